@@ -1,0 +1,54 @@
+// ctpipe/core/costs.hpp: the exact cost model (SPEC.md §1-§2).
+#pragma once
+
+#include "ctpipe/core/op.hpp"
+#include "ctpipe/core/rational.hpp"
+
+namespace ctpipe {
+
+/// Costs of the ops, in time units, for one whole rank's layers (all its `V` chunks):
+/// a chunk's op costs `t/V`. Defaults are the article's: a forward costs 1, a full
+/// backward 2, split into an input-gradient part 1 and a weight-gradient part 1; no
+/// point-to-point latency. `c` is added to a dependency that crosses ranks.
+/// A structural type: usable as a template argument.
+/// Checked by check_costs(): `t_f > 0`, every cost >= 0.
+struct costs {
+  rational f{1};  ///< t_f: forward of one micro-batch through a rank's layers
+  rational b{2};  ///< t_b: full backward (B)
+  rational i{1};  ///< t_i: input-gradient backward (I)
+  rational w{1};  ///< t_w: weight-gradient backward (W)
+  rational c{0};  ///< t_c: latency of one point-to-point transfer between ranks
+
+  /// The cost of one op of kind `k` on one of `V` chunks: `t_k / V`. Transfers cost 0
+  /// here (their latency is `c`, charged on the dependency).
+  constexpr rational of(op_kind k, int V) const {
+    switch (k) {
+      case op_kind::F: return f / V;
+      case op_kind::B: return b / V;
+      case op_kind::I: return i / V;
+      case op_kind::W: return w / V;
+      default: return rational{0};
+    }
+  }
+
+  friend constexpr bool operator==(const costs&, const costs&) = default;
+};
+
+/// The gate on a cost set. Raises:
+/// - `ctpipe: t_f (forward cost) must be > 0`
+/// - `ctpipe: costs must be >= 0`
+constexpr void check_costs(const costs& c) {
+  detail::require(c.f > rational{0}, "ctpipe: t_f (forward cost) must be > 0");
+  detail::require(c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} &&
+                      c.c >= rational{0},
+                  "ctpipe: costs must be >= 0");
+}
+
+/// Checks gamma = M_W / M_B of the finer memory model (SPEC.md §3). Raises
+/// `ctpipe: gamma must lie in [0, 1]`.
+constexpr void check_gamma(rational gamma) {
+  detail::require(gamma >= rational{0} && gamma <= rational{1},
+                  "ctpipe: gamma must lie in [0, 1]");
+}
+
+}  // namespace ctpipe

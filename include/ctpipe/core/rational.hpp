@@ -1,0 +1,139 @@
+// ctpipe/core/rational.hpp: exact rational numbers for times, costs and fractions.
+//
+// Decision: our own small type rather than boost::rational<long long>. Both work in
+// constant expressions, but Boost's header pulls in the iostream family (about 0.4 s per
+// translation unit here) and silently wraps on overflow. Exactness is what this library
+// exists for, so overflow must be an error: every operation checks it and raises
+// `ctpipe: rational overflow (64-bit numerator or denominator)` through detail::fail,
+// a compile error in a constant expression and ctpipe::error at run time.
+#pragma once
+
+#include <cstdint>      // std::int64_t
+#include <numeric>      // std::gcd
+#include <string_view>  // parse_rational input
+
+#include "ctpipe/core/error.hpp"
+
+namespace ctpipe {
+
+/// An exact rational number `num / den` with 64-bit integers.
+///
+/// Invariant: reduced to lowest terms and `den > 0` (so `==` compares values).
+/// Construct through the constructor, which normalises; the members are public only so
+/// that `rational` is a structural type usable as a template argument (costs of a frozen
+/// schedule). Units are whatever the caller measures: times are in units of the cost of
+/// one whole-rank forward `t_f` (SPEC.md §1).
+/// Errors: a zero denominator raises `ctpipe: rational with zero denominator`;
+/// overflow of any operation raises `ctpipe: rational overflow (64-bit numerator or
+/// denominator)`.
+struct rational {
+  std::int64_t num = 0;  ///< numerator (carries the sign)
+  std::int64_t den = 1;  ///< denominator, always > 0
+
+  constexpr rational() = default;
+  constexpr rational(std::int64_t n) : num(n), den(1) {}  // NOLINT: implicit from integers
+  constexpr rational(std::int64_t n, std::int64_t d) : num(n), den(d) {
+    detail::require(d != 0, "ctpipe: rational with zero denominator");
+    if (den < 0) {
+      num = negate(num);
+      den = negate(den);
+    }
+    const std::int64_t g = std::gcd(num, den);
+    num /= g;
+    den /= g;
+  }
+
+  friend constexpr rational operator+(rational a, rational b) {
+    const std::int64_t g = std::gcd(a.den, b.den);
+    const std::int64_t bd = b.den / g;
+    return {add(mul(a.num, bd), mul(b.num, a.den / g)), mul(a.den, bd)};
+  }
+  friend constexpr rational operator-(rational a) { return {negate(a.num), a.den}; }
+  friend constexpr rational operator-(rational a, rational b) { return a + (-b); }
+  friend constexpr rational operator*(rational a, rational b) {
+    const std::int64_t g1 = std::gcd(a.num, b.den);
+    const std::int64_t g2 = std::gcd(b.num, a.den);
+    return {mul(a.num / g1, b.num / g2), mul(a.den / g2, b.den / g1)};
+  }
+  friend constexpr rational operator/(rational a, rational b) {
+    detail::require(b.num != 0, "ctpipe: rational division by zero");
+    return a * rational{b.den, b.num};
+  }
+  constexpr rational& operator+=(rational b) { return *this = *this + b; }
+  constexpr rational& operator-=(rational b) { return *this = *this - b; }
+  constexpr rational& operator*=(rational b) { return *this = *this * b; }
+  constexpr rational& operator/=(rational b) { return *this = *this / b; }
+
+  friend constexpr bool operator==(rational a, rational b) = default;
+  friend constexpr bool operator<(rational a, rational b) {
+    return mul(a.num, b.den) < mul(b.num, a.den);
+  }
+  friend constexpr bool operator>(rational a, rational b) { return b < a; }
+  friend constexpr bool operator<=(rational a, rational b) { return !(b < a); }
+  friend constexpr bool operator>=(rational a, rational b) { return !(a < b); }
+
+  /// Nearest double, for display only; never used in a comparison.
+  constexpr double to_double() const { return static_cast<double>(num) / static_cast<double>(den); }
+
+  /// Checked 64-bit helpers (GCC and Clang builtins, usable in constant expressions).
+  static constexpr std::int64_t mul(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    detail::require(!__builtin_mul_overflow(a, b, &r), overflow_message);
+    return r;
+  }
+  static constexpr std::int64_t add(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    detail::require(!__builtin_add_overflow(a, b, &r), overflow_message);
+    return r;
+  }
+  static constexpr std::int64_t negate(std::int64_t a) { return mul(a, -1); }
+
+  static constexpr const char* overflow_message =
+      "ctpipe: rational overflow (64-bit numerator or denominator)";
+};
+
+/// max of two rationals.
+constexpr rational max(rational a, rational b) { return a < b ? b : a; }
+
+/// Parses an exact number: an integer (`3`, `-2`), a fraction (`1/2`, `-7/3`) or a
+/// decimal (`0.43` = 43/100, `1.5`). Surrounding spaces are not accepted; anything else
+/// (empty text, `1/0`, `1.`, `.5`, `2x`, more than 18 digits) raises
+/// `ctpipe: not an exact number (use 3, 1/2 or 0.25)` (or the zero-denominator message).
+/// The same parser runs at compile time and in the `ctpipe` tool.
+constexpr rational parse_rational(std::string_view text) {
+  constexpr const char* bad = "ctpipe: not an exact number (use 3, 1/2 or 0.25)";
+  bool negative = false;
+  std::size_t i = 0;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  // Reads a run of digits; returns the value, its digit count through `digits`.
+  auto digits_at = [&](std::int64_t& value, std::int64_t& scale) {
+    std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      detail::require(i - start < 18, bad);
+      value = value * 10 + (text[i] - '0');
+      scale *= 10;
+      ++i;
+    }
+    return i - start;
+  };
+  std::int64_t whole = 0;
+  std::int64_t unused = 1;
+  detail::require(digits_at(whole, unused) > 0, bad);
+  rational value{whole};
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    std::int64_t frac = 0;
+    std::int64_t scale = 1;
+    detail::require(digits_at(frac, scale) > 0, bad);
+    value = value + rational{frac, scale};
+  } else if (i < text.size() && text[i] == '/') {
+    ++i;
+    std::int64_t den = 0;
+    detail::require(digits_at(den, unused) > 0, bad);
+    value = rational{whole, den};
+  }
+  detail::require(i == text.size(), bad);
+  return negative ? -value : value;
+}
+
+}  // namespace ctpipe

@@ -1,0 +1,75 @@
+// ctpipe/core/schedule.hpp: schedule storage (one flat op array + per-rank offsets).
+//
+// Layout (CSR): all ranks' ops back to back, rank 0 first; `offsets` has P+1 entries and
+// rank r's ops are ops[offsets[r] .. offsets[r+1]). No padding to the longest rank.
+// Three owners share one view type:
+// - frozen_schedule<N, P>: fixed arrays, the value of schedule_v<spec> (compile time,
+//   static storage, readable by a runtime at zero cost);
+// - schedule: free-store arrays, built by generate() at run time or transiently inside
+//   a constant expression;
+// - any caller's own arrays, wrapped in a schedule_view (e.g. a schedule read from a file).
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t
+#include <span>     // per-rank op lists
+
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/op.hpp"
+#include "ctpipe/core/shape.hpp"
+
+namespace ctpipe {
+
+/// A non-owning view of a schedule: its shape, its ops (all ranks, rank 0 first) and the
+/// `P+1` per-rank offsets. Every analysis takes this type.
+struct schedule_view {
+  pipeline_shape shape;                      ///< P, m, V, placement
+  std::span<const op> ops;                   ///< all ops, CSR order
+  std::span<const std::uint32_t> offsets;    ///< P+1 entries, offsets[P] == ops.size()
+
+  /// Rank r's ops in execution order (0 <= r < P).
+  constexpr std::span<const op> rank(int r) const {
+    return ops.subspan(offsets[r], offsets[r + 1] - offsets[r]);
+  }
+  /// Total number of ops over all ranks.
+  constexpr std::size_t size() const { return ops.size(); }
+};
+
+/// A schedule frozen at compile time: `N` ops over `R` ranks in fixed arrays (plain C
+/// arrays: cheaper to index during constant evaluation than std::array). The value type
+/// of schedule_v; 4 bytes per op plus 4 bytes per rank.
+template <std::size_t N, std::size_t R>
+struct frozen_schedule {
+  pipeline_shape shape;        ///< P, m, V, placement
+  op ops[N];                   ///< all ops, CSR order
+  std::uint32_t offsets[R + 1];  ///< rank r's ops are ops[offsets[r] .. offsets[r+1])
+
+  constexpr schedule_view view() const { return {shape, {ops, N}, {offsets, R + 1}}; }
+  constexpr std::span<const op> rank(int r) const { return view().rank(r); }
+  constexpr std::size_t size() const { return N; }
+};
+
+/// A schedule owning its ops on the free store (run time, or transient inside a
+/// constant expression). Build it with generate(spec) or fill it yourself:
+/// `schedule s{shape, total_ops}; s.ops()[k] = ...; s.offsets()[r] = ...`.
+class schedule {
+ public:
+  constexpr schedule() = default;
+  /// Storage for `total_ops` ops over `shape.P` ranks (offsets start as all zero).
+  constexpr schedule(const pipeline_shape& shape, std::size_t total_ops)
+      : shape_(shape), ops_(total_ops), offsets_(static_cast<std::size_t>(shape.P) + 1) {}
+
+  constexpr schedule_view view() const { return {shape_, ops_.span(), offsets_.span()}; }
+  constexpr std::span<const op> rank(int r) const { return view().rank(r); }
+  constexpr std::size_t size() const { return ops_.size(); }
+  constexpr const pipeline_shape& shape() const { return shape_; }
+  constexpr std::span<op> ops() { return ops_.span(); }
+  constexpr std::span<std::uint32_t> offsets() { return offsets_.span(); }
+
+ private:
+  pipeline_shape shape_;
+  detail::buffer<op> ops_;
+  detail::buffer<std::uint32_t> offsets_;
+};
+
+}  // namespace ctpipe
