@@ -1,0 +1,75 @@
+// ctpipe/schedules/generate.hpp: one entry point for every family, at run time
+// (generate) and frozen at compile time (schedule_v).
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t
+
+#include "ctpipe/core/schedule.hpp"
+#include "ctpipe/schedules/gpipe.hpp"
+#include "ctpipe/schedules/one_f_one_b.hpp"
+#include "ctpipe/schedules/spec.hpp"
+
+namespace ctpipe {
+
+/// Writes rank `r`'s ops of schedule `s` into `out` (a callable taking an op), in
+/// execution order. Does not check `s`: call check_spec first (generate does).
+template <class Out>
+constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
+  switch (s.family) {
+    case schedule_family::gpipe: schedules::gpipe(s.shape, r, out); break;
+    case schedule_family::one_f_one_b: schedules::one_f_one_b(s.shape, r, out); break;
+  }
+}
+
+namespace detail {
+
+/// Fills `ops` (P * ops_per_rank(s) entries) and `offsets` (P+1 entries) with schedule s,
+/// proving on the way that each rank got exactly ops_per_rank(s) ops.
+constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
+  const std::size_t per_rank = ops_per_rank(s);
+  std::size_t written = 0;
+  offsets[0] = 0;
+  for (int r = 0; r < s.shape.P; ++r) {
+    op* cursor = ops + written;
+    generate_rank(s, r, [&cursor](op o) { *cursor++ = o; });
+    written += per_rank;
+    require(cursor == ops + written,
+            "ctpipe: internal error: a generator wrote a wrong number of ops");
+    offsets[r + 1] = static_cast<std::uint32_t>(written);
+  }
+}
+
+/// Total ops of s, after its gate (so an invalid spec fails here with its message).
+constexpr std::size_t checked_total_ops(const schedule_spec& s) {
+  check_spec(s);
+  return ops_per_rank(s) * static_cast<std::size_t>(s.shape.P);
+}
+
+template <schedule_spec S>
+constexpr auto freeze() {
+  frozen_schedule<checked_total_ops(S), static_cast<std::size_t>(S.shape.P)> f{};
+  f.shape = S.shape;
+  fill_schedule(S, f.ops, f.offsets);
+  return f;
+}
+
+}  // namespace detail
+
+/// Generates schedule `s` into free-store storage: at run time, or inside a constant
+/// expression (transient allocation, freed before the evaluation ends).
+/// Raises the messages of check_spec().
+constexpr schedule generate(const schedule_spec& s) {
+  schedule out{s.shape, detail::checked_total_ops(s)};
+  detail::fill_schedule(s, out.ops().data(), out.offsets().data());
+  return out;
+}
+
+/// Schedule `S` frozen at compile time: a frozen_schedule with `P * ops_per_rank(S)` ops
+/// in static storage. `schedule_v<S>.rank(r)` is rank r's op list as a
+/// `std::span<const op>`, usable in constant expressions and by a runtime at zero cost.
+/// An invalid `S` is a compile error showing the check_spec() message.
+template <schedule_spec S>
+inline constexpr auto schedule_v = detail::freeze<S>();
+
+}  // namespace ctpipe
