@@ -1,0 +1,36 @@
+// ctpipe/analysis/communication.hpp: point-to-point message counts (SPEC.md §3).
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t
+
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/schedule.hpp"
+
+namespace ctpipe {
+
+/// Point-to-point transfers of the whole step: one per F whose next stage lives on
+/// another rank (its activation), one per B or I whose previous stage lives on another
+/// rank (its input gradient). Neighbouring stages on one rank (the V-shape turn) send
+/// nothing; W sends nothing. Linear in the number of ops. Expects ops inside the shape
+/// (stage < P*V): run validate() first on a schedule built by hand.
+constexpr std::size_t messages(schedule_view v) {
+  const int S = v.shape.stages();
+  // sends[kind * S + s]: 1 when an op of that kind on stage s sends a message.
+  detail::buffer<std::uint8_t> sends(static_cast<std::size_t>(op_kind_count) * static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) {
+    const bool up = s + 1 < S && v.shape.rank_of(s + 1) != v.shape.rank_of(s);
+    const bool down = s > 0 && v.shape.rank_of(s - 1) != v.shape.rank_of(s);
+    sends[static_cast<std::size_t>(s)] = up;                                             // F
+    sends[static_cast<std::size_t>(S + s)] = sends[static_cast<std::size_t>(2 * S + s)] = down;  // B, I
+  }
+  const std::uint8_t* table = sends.data();
+  const op* ops = v.ops.data();
+  std::size_t count = 0;
+  for (std::size_t k = 0, n = v.size(); k < n; ++k) {
+    count += table[(ops[k].bits >> 28) * static_cast<std::uint32_t>(S) + ((ops[k].bits >> 16) & 0xFFFu)];
+  }
+  return count;
+}
+
+}  // namespace ctpipe

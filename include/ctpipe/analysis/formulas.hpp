@@ -1,0 +1,107 @@
+// ctpipe/analysis/formulas.hpp: the closed forms the simulator is proved against.
+//
+// Each function returns a closed_form: whether a closed form is known for these
+// parameters, its exact value, the formula as text and where it comes from. Outside the
+// range where a formula is proved, `holds` is false and `condition` says why, so that
+// callers (the `ctpipe` tool) show the simulated value instead of a false formula.
+#pragma once
+
+#include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/schedules/spec.hpp"
+
+namespace ctpipe {
+
+/// A closed form for one quantity.
+struct closed_form {
+  bool holds = false;           ///< a formula applies to these parameters
+  rational value{};             ///< its exact value (when holds)
+  const char* formula = "";     ///< the formula, in the article's letters
+  const char* source = "";      ///< paper or framework it comes from
+  const char* condition = "";   ///< when it applies (or, when !holds, why not)
+};
+
+namespace detail {
+constexpr closed_form no_formula(const char* why) { return {false, rational{0}, "", "", why}; }
+constexpr const char* gpipe_source = "Huang et al., GPipe (NeurIPS 2019); SPEC.md §4";
+constexpr const char* one_f_one_b_source =
+    "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); SPEC.md §4";
+constexpr const char* no_latency = "t_c = 0 (with latency the 1F1B steady state stalls; no closed form)";
+}  // namespace detail
+
+/// Makespan T in time units.
+/// - GPipe: `(m+P-1)(t_f+t_b) + 2(P-1)t_c` (forwards fill the pipe in m+P-1 steps, the
+///   backwards drain it in m+P-1 steps, each of the P-1 boundaries is crossed once each
+///   way on the critical path).
+/// - 1F1B with t_c = 0: `(m+P-1)(t_f+t_b)`, the same as GPipe (SPEC.md §4).
+constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  switch (s.family) {
+    case schedule_family::gpipe:
+      return {true, (m + P - 1) * (c.f + c.b) + rational{2} * (P - 1) * c.c,
+              "(m+P-1)(t_f+t_b) + 2(P-1)t_c", detail::gpipe_source, "any costs"};
+    case schedule_family::one_f_one_b:
+      if (c.c != rational{0}) return detail::no_formula(detail::no_latency);
+      return {true, (m + P - 1) * (c.f + c.b), "(m+P-1)(t_f+t_b)", detail::one_f_one_b_source,
+              "t_c = 0"};
+  }
+  return detail::no_formula("unknown schedule");
+}
+
+/// Bubble fraction, total idle / (P*T). With t_c = 0 both GPipe and 1F1B give the
+/// article's `(P-1)/(m+P-1)` (rank 0 waits `(P-1)(t_f+t_b)` for its first backward);
+/// GPipe with latency: `(P-1)(t_f+t_b+2t_c) / ((m+P-1)(t_f+t_b) + 2(P-1)t_c)`.
+constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const costs& c) {
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  const rational busy = c.f + c.b;
+  const bool has_latency = c.c != rational{0};
+  switch (s.family) {
+    case schedule_family::gpipe:
+      if (has_latency) {
+        return {true, (P - 1) * (busy + rational{2} * c.c) / ((m + P - 1) * busy + rational{2} * (P - 1) * c.c),
+                "(P-1)(t_f+t_b+2t_c)/((m+P-1)(t_f+t_b)+2(P-1)t_c)", detail::gpipe_source, "any costs"};
+      }
+      return {true, (P - 1) / (m + P - 1), "(P-1)/(m+P-1)", detail::gpipe_source, "t_c = 0"};
+    case schedule_family::one_f_one_b:
+      if (has_latency) return detail::no_formula(detail::no_latency);
+      return {true, (P - 1) / (m + P - 1), "(P-1)/(m+P-1)", detail::one_f_one_b_source, "t_c = 0"};
+  }
+  return detail::no_formula("unknown schedule");
+}
+
+/// Peak in-flight activations of rank r, in chunks (SPEC.md §3-§4): GPipe `m` on every
+/// rank; 1F1B `min(m, P-r)` (rank r does P-1-r warmup forwards, then one more forward
+/// before each backward). Both hold for every gamma (they run full backwards B, which
+/// free a whole activation at once); gamma is a parameter for the split-backward families.
+constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational gamma, int r) {
+  (void)gamma;
+  const int P = s.shape.P;
+  const int m = s.shape.m;
+  switch (s.family) {
+    case schedule_family::gpipe:
+      return {true, rational{m}, "m", detail::gpipe_source, "any costs, any gamma"};
+    case schedule_family::one_f_one_b:
+      return {true, rational{P - r < m ? P - r : m}, "min(m, P-r)", detail::one_f_one_b_source,
+              "any costs, any gamma"};
+  }
+  return detail::no_formula("unknown schedule");
+}
+
+/// Point-to-point messages of the whole step: 2 per micro-batch per rank boundary
+/// crossed (an activation forward, a gradient back; the article's table), so
+/// `2m(S-1)` on the loop placement with S = P*V stages and P > 1, `2m(2P-2)` on the
+/// V-shape (its turn stays on one rank), 0 for P = 1.
+constexpr closed_form messages_formula(const schedule_spec& s) {
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  if (s.shape.P == 1) return {true, rational{0}, "0 (one rank)", "SPEC.md §3", "P = 1"};
+  if (s.shape.layout == placement::v_shape) {
+    return {true, rational{2} * m * (rational{2} * P - 2), "2m(2P-2)", "SPEC.md §3", "V-shape, P > 1"};
+  }
+  return {true, rational{2} * m * (P * rational{s.shape.V} - 1), "2m(PV-1)",
+          "SPEC.md §4 table (2V per micro-batch per boundary)", "loop placement, P > 1"};
+}
+
+}  // namespace ctpipe

@@ -1,0 +1,153 @@
+// ctpipe/analysis/simulate.hpp: exact timeline of a schedule under SPEC.md §2.
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::int64_t
+
+#include "ctpipe/analysis/walk.hpp"
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/schedule.hpp"
+
+namespace ctpipe {
+
+/// The exact timeline of a schedule: each op's start and end, and per-rank totals.
+///
+/// Times are kept as integer ticks of length tick() (the least common multiple of the
+/// cost denominators, in time units of `t_f`), so the simulation does no rational
+/// arithmetic per op; every accessor returns the exact rational. Shapes: start/end are
+/// indexed like the schedule's flat op array; per-rank values by rank 0..P-1.
+class simulation {
+ public:
+  constexpr simulation() = default;
+
+  /// Length of one tick, in time units.
+  constexpr rational tick() const { return tick_; }
+  /// Makespan T: the end of the last op.
+  constexpr rational makespan() const { return time(makespan_); }
+  /// Start and end of the op at flat position k.
+  constexpr rational start(std::size_t k) const { return time(start_[k]); }
+  constexpr rational end(std::size_t k) const { return time(end_[k]); }
+  /// Busy time of rank r: the sum of its ops' costs.
+  constexpr rational busy(int r) const { return time(busy_[idx(r)]); }
+  /// Idle time (bubble) of rank r: T - busy(r).
+  constexpr rational idle(int r) const { return time(makespan_ - busy_[idx(r)]); }
+  /// Span of rank r: end of its last op - start of its first (0 for an empty rank).
+  constexpr rational span(int r) const { return time(last_end_[idx(r)] - first_start_[idx(r)]); }
+  /// Bubble fraction: total idle / (P * T) (SPEC.md §3).
+  constexpr rational bubble_fraction() const {
+    std::int64_t idle_total = 0;
+    for (int r = 0; r < ranks_; ++r) idle_total = rational::add(idle_total, makespan_ - busy_[idx(r)]);
+    return {idle_total, rational::mul(makespan_, ranks_)};
+  }
+  /// Span bubble: max over ranks of span - busy (the Zero Bubble papers' measure).
+  constexpr rational span_bubble() const {
+    std::int64_t worst = 0;
+    for (int r = 0; r < ranks_; ++r) {
+      const std::int64_t gap = last_end_[idx(r)] - first_start_[idx(r)] - busy_[idx(r)];
+      if (gap > worst) worst = gap;
+    }
+    return time(worst);
+  }
+  /// Raw ticks (multiply by tick() for time units), for drawing code.
+  constexpr std::int64_t start_ticks(std::size_t k) const { return start_[k]; }
+  constexpr std::int64_t end_ticks(std::size_t k) const { return end_[k]; }
+  constexpr std::int64_t makespan_ticks() const { return makespan_; }
+  /// Number of ranks.
+  constexpr int ranks() const { return ranks_; }
+
+ private:
+  friend constexpr simulation simulate(schedule_view v, const costs& c);
+  static constexpr std::size_t idx(int r) { return static_cast<std::size_t>(r); }
+  constexpr rational time(std::int64_t ticks) const { return tick_ * rational{ticks}; }
+
+  rational tick_{1};
+  std::int64_t makespan_ = 0;
+  int ranks_ = 0;
+  detail::buffer<std::int64_t> start_, end_;
+  detail::buffer<std::int64_t> busy_, first_start_, last_end_;
+};
+
+namespace detail {
+constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
+  return rational::mul(a / std::gcd(a, b), b);
+}
+}  // namespace detail
+
+/// Simulates schedule `v` with costs `c` (SPEC.md §2): each rank runs its ops one at a
+/// time in list order; an op starts at the latest of its rank becoming free and each
+/// dependency's end, plus `c.c` when that dependency ran on another rank. A chunk's op
+/// costs `t/V`. Linear in the number of ops.
+///
+/// Errors: check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
+/// stage < P*V and micro-batch < m` for a transfer op or an op outside the shape;
+/// `ctpipe: schedule deadlocks (validate() names the stuck ops)`; rational overflow when
+/// the times do not fit 64 bits. simulate does not check that the schedule is complete:
+/// run validate() for that.
+constexpr simulation simulate(schedule_view v, const costs& c) {
+  check_costs(c);
+  const int P = v.shape.P;
+  const int V = v.shape.V;
+  const int S = v.shape.stages();
+  simulation out;
+  out.ranks_ = P;
+  // One tick divides every duration and the latency.
+  std::int64_t den = c.c.den;
+  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W}) den = detail::lcm(den, c.of(k, V).den);
+  out.tick_ = rational{1, den};
+  std::int64_t dur[4] = {};
+  std::int64_t longest = 0;
+  for (int k = 0; k < 4; ++k) {
+    dur[k] = (c.of(static_cast<op_kind>(k), V) * rational{den}).num;
+    longest = longest < dur[k] ? dur[k] : longest;
+  }
+  const std::int64_t latency = (c.c * rational{den}).num;
+  // Every time is at most (ops) * (longest op + latency): check once, not per op.
+  rational::mul(rational::add(longest, latency), static_cast<std::int64_t>(v.size()) + 1);
+
+  // Latency charged on a dependency: F waits for the previous stage's F, B/I for the
+  // next stage's B/I; both cost t_c only when that stage lives on another rank.
+  detail::buffer<std::int64_t> latency_prev(static_cast<std::size_t>(S));
+  detail::buffer<std::int64_t> latency_next(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) {
+    latency_prev[static_cast<std::size_t>(s)] = s > 0 && v.shape.rank_of(s - 1) != v.shape.rank_of(s) ? latency : 0;
+    latency_next[static_cast<std::size_t>(s)] = s + 1 < S && v.shape.rank_of(s + 1) != v.shape.rank_of(s) ? latency : 0;
+  }
+  out.start_ = detail::buffer<std::int64_t>(v.size());
+  out.end_ = detail::buffer<std::int64_t>(v.size());
+  out.busy_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));
+  out.first_start_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));
+  out.last_end_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));
+  std::int64_t* start = out.start_.data();
+  std::int64_t* end = out.end_.data();
+  std::int64_t* free_at = out.last_end_.data();  // a rank is free when its last op ends
+  std::int64_t* busy = out.busy_.data();
+  const std::int64_t* lat_prev = latency_prev.data();
+  const std::int64_t* lat_next = latency_next.data();
+
+  // Stamps are end time + 1 (the walk reserves 0 for "not run"; 1 means "time 0").
+  detail::dependency_walk walk(v);
+  const bool finished = walk.run([&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s,
+                                     std::int64_t stamp_a, std::int64_t stamp_b) {
+    const std::int64_t ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0);
+    const std::int64_t ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0);
+    const std::int64_t t = free_at[r] > ready_a ? (free_at[r] > ready_b ? free_at[r] : ready_b)
+                                                : (ready_a > ready_b ? ready_a : ready_b);
+    busy[r] += dur[kind];
+    free_at[r] = end[k] = (start[k] = t) + dur[kind];
+    return end[k] + 1;
+  });
+  detail::require(!walk.out_of_shape(),
+                  "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");
+  detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");
+  const std::uint32_t* off = v.offsets.data();
+  for (int r = 0; r < P; ++r) {
+    const std::size_t ri = static_cast<std::size_t>(r);
+    out.first_start_[ri] = off[r] == off[r + 1] ? 0 : start[off[r]];
+    out.makespan_ = out.last_end_[ri] > out.makespan_ ? out.last_end_[ri] : out.makespan_;
+  }
+  return out;
+}
+
+}  // namespace ctpipe

@@ -1,0 +1,185 @@
+// ctpipe/analysis/validate.hpp: is a set of per-rank op lists a valid schedule?
+// (SPEC.md §2: every needed op exactly once on the rank owning its stage, F before B/I
+// before W, and the lists run to completion.)
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t, std::uint8_t
+
+#include "ctpipe/analysis/walk.hpp"
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/schedule.hpp"
+
+namespace ctpipe {
+
+/// What is wrong with one op of a schedule.
+enum class fault : std::uint8_t {
+  bad_offsets,      ///< offsets are not P+1 non-decreasing positions ending at the op count
+  not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule
+  out_of_shape,     ///< stage >= P*V or micro-batch >= m
+  wrong_rank,       ///< the op's stage is owned by another rank
+  duplicate,        ///< the same (kind, stage, micro-batch) appears twice
+  mixed_backward,   ///< both B and I/W for one (stage, micro-batch)
+  missing,          ///< a needed op appears nowhere (`at` names it; rank = owner, step = -1)
+  out_of_order,     ///< B/I before its F, or W before its I, on the same rank
+  deadlock,         ///< the rank's first op that can never run (`needs` = what it waits for)
+};
+
+/// One-line description of a fault, for messages.
+constexpr const char* fault_description(fault f) {
+  constexpr const char* text[] = {
+      "offsets are not P+1 non-decreasing positions ending at the op count",
+      "a send/recv op in a compute schedule",
+      "stage or micro-batch outside the shape",
+      "op on a rank that does not own its stage",
+      "op appears twice",
+      "both B and I/W for one stage and micro-batch",
+      "op missing",
+      "op comes before the op it needs on the same rank",
+      "deadlock: this op waits for an op that never runs",
+  };
+  return text[static_cast<int>(f)];
+}
+
+/// One problem found by validate(). `rank` and `step` locate the offending op (`step`
+/// is its index in that rank's list; -1 for a missing op, which is in no list); `at` is
+/// the op; `needs` is the op it waits for (deadlock, out_of_order) or equals `at`.
+struct validation_issue {
+  fault what = fault::missing;
+  int rank = -1;
+  int step = -1;
+  op at{};
+  op needs{};
+  friend constexpr bool operator==(const validation_issue&, const validation_issue&) = default;
+};
+
+/// Summary of validate(): how many issues and the first one.
+struct validation_result {
+  std::size_t count = 0;         ///< number of issues found
+  validation_issue first{};      ///< the first issue (meaningful when count > 0)
+  constexpr bool ok() const { return count == 0; }
+};
+
+namespace detail {
+
+/// The op that blocked op `o` of a stuck rank waits for.
+constexpr op needed_dependency(const dependency_walk& walk, op o) {
+  const int s = o.stage();
+  const int j = o.microbatch();
+  if (o.kind() == op_kind::F) return op{op_kind::F, s - 1, j};
+  if (o.kind() == op_kind::W) return op{op_kind::I, s, j};
+  if (!walk.ran(true, s, j)) return op{op_kind::F, s, j};
+  return op{o.kind(), s + 1, j};
+}
+
+}  // namespace detail
+
+/// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
+/// fixed order: layout and range problems (then it stops: nothing else can be indexed),
+/// then per op in rank order wrong rank, duplicate, mixed backward, out of order, then
+/// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
+/// first op of that rank that can never run, wherever in its list it is. Returns the
+/// number of issues. Each (stage, micro-batch) needs an F and either one B or one I and
+/// one W. Linear in the number of ops.
+template <class OnIssue>
+constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
+  std::size_t count = 0;
+  auto report = [&](fault f, int r, int step, op at, op needs) {
+    ++count;
+    on_issue(validation_issue{f, r, step, at, needs});
+  };
+  const int P = v.shape.P;
+  const int S = v.shape.stages();
+  const int m = v.shape.m;
+  // Layout.
+  bool layout_ok = v.offsets.size() == static_cast<std::size_t>(P) + 1 && v.offsets[0] == 0 &&
+                   v.offsets[static_cast<std::size_t>(P)] == v.size();
+  for (int r = 0; layout_ok && r < P; ++r) layout_ok = v.offsets[static_cast<std::size_t>(r)] <= v.offsets[static_cast<std::size_t>(r) + 1];
+  if (!layout_ok) {
+    report(fault::bad_offsets, -1, -1, op{}, op{});
+    return count;
+  }
+  // One pass over every op: range, owner, duplicate, mixed backward, order.
+  // where[kind * keys + key] = flat index + 1 of that op, 0 = not seen.
+  const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
+  detail::buffer<std::uint32_t> where_buffer(keys * 4);
+  detail::buffer<int> owner_buffer(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) owner_buffer[static_cast<std::size_t>(s)] = v.shape.rank_of(s);
+  std::uint32_t* where = where_buffer.data();
+  const int* owner = owner_buffer.data();
+  const std::uint32_t* off = v.offsets.data();
+  bool split = false;
+  bool in_shape = true;
+  const op* ops = v.ops.data();
+  for (int r = 0; r < P; ++r) {
+    for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+      // Decoded by hand (not through op's accessors) to keep constant evaluation cheap.
+      const std::uint32_t kind = ops[k].bits >> 28;
+      const std::uint32_t s = (ops[k].bits >> 16) & 0xFFFu;
+      const std::uint32_t j = ops[k].bits & 0xFFFFu;
+      const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + j;
+      if (kind > 3 || s >= static_cast<std::uint32_t>(S) || j >= static_cast<std::uint32_t>(m)) {
+        report(kind > 3 ? fault::not_compute : fault::out_of_shape, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+        in_shape = false;
+        continue;
+      }
+      if (owner[s] != r) report(fault::wrong_rank, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+      if (where[kind * keys + key] != 0) {
+        report(fault::duplicate, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+        continue;
+      }
+      where[kind * keys + key] = k + 1;
+      if (kind == 0) continue;
+      split = split || kind > 1;
+      // B conflicts with I/W, I/W with B; B/I need their F, W its I.
+      if (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0 : where[keys + key] != 0) {
+        report(fault::mixed_backward, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+      } else if (where[(kind == 3 ? 2 * keys : 0) + key] == 0) {
+        report(fault::out_of_order, r, static_cast<int>(k - off[r]), ops[k],
+               op{kind == 3 ? op_kind::I : op_kind::F, static_cast<int>(s), static_cast<int>(j)});
+      }
+    }
+  }
+  if (!in_shape) return count;
+  // Missing ops, by (stage, micro-batch).
+  for (int s = 0; s < S; ++s) {
+    for (int j = 0; j < m; ++j) {
+      const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
+      const bool has_b = where[keys + key] != 0;
+      const bool has_i = where[2 * keys + key] != 0;
+      const bool has_w = where[3 * keys + key] != 0;
+      if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
+      auto missing = [&](op_kind k) { report(fault::missing, owner[s], -1, op{k, s, j}, op{k, s, j}); };
+      if (where[key] == 0) missing(op_kind::F);
+      if (has_b) continue;
+      if (!has_i && !has_w) missing(split ? op_kind::I : op_kind::B);
+      if (has_i && !has_w) missing(op_kind::W);
+      if (!has_i && has_w) missing(op_kind::I);
+      if (split && !has_i && !has_w) missing(op_kind::W);
+    }
+  }
+  // Deadlock.
+  detail::dependency_walk walk(v);
+  if (!walk.run([](auto...) { return std::int64_t{1}; })) {
+    for (int r = 0; r < P; ++r) {
+      const std::uint32_t k = walk.position(r);
+      if (k == v.offsets[static_cast<std::size_t>(r) + 1]) continue;
+      const op o = v.ops[k];
+      report(fault::deadlock, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o,
+             detail::needed_dependency(walk, o));
+    }
+  }
+  return count;
+}
+
+/// Validates schedule `v` and returns the number of issues and the first one;
+/// `validate(v).ok()` is the check to static_assert.
+constexpr validation_result validate(schedule_view v) {
+  validation_result result;
+  validate(v, [&result](const validation_issue& issue) {
+    if (result.count++ == 0) result.first = issue;
+  });
+  return result;
+}
+
+}  // namespace ctpipe

@@ -1,0 +1,124 @@
+// ctpipe/analysis/walk.hpp: runs a schedule's per-rank lists under SPEC.md §2's
+// dependencies, in an order that is linear in the number of ops. Shared by the
+// simulator (which stamps end times) and the validator (which reports where it stalls).
+//
+// Algorithm: a stack of runnable ranks. A rank runs ops until its next op needs one that
+// has not run; then it parks on that op (a per-op list of waiting ranks). When an op
+// runs, the ranks parked on it go back on the stack. Each op runs once and each rank
+// parks at most once per op it runs, so the work is O(ops + P).
+//
+// Compile-time budget: Clang counts evaluation steps roughly per statement, and allows
+// about 1M per constant evaluation, so the per-op loop below is written as a handful of
+// plain statements over raw pointers (see GUIDE.md §4).
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t, std::int64_t
+
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/schedule.hpp"
+
+namespace ctpipe::detail {
+
+class dependency_walk {
+ public:
+  /// Prepares a walk of `v` (the view must outlive the walk).
+  constexpr explicit dependency_walk(schedule_view v)
+      : v_(v),
+        S_(static_cast<std::uint32_t>(v.shape.stages())),
+        m_(static_cast<std::uint32_t>(v.shape.m)),
+        keys_(static_cast<std::size_t>(S_) * m_),
+        stamp_(2 * keys_ + 2),
+        wait_(2 * keys_ + 2),
+        next_wait_(static_cast<std::size_t>(v.shape.P)),
+        pos_(static_cast<std::size_t>(v.shape.P)),
+        stack_(static_cast<std::size_t>(v.shape.P)) {}
+
+  /// Runs every op whose dependencies can be met, in a dependency-respecting order.
+  /// For each op calls `visit(rank, index, kind, stage, stamp_a, stamp_b)` and stores the
+  /// non-zero stamp it returns as the op's completion stamp (the simulator returns end
+  /// time + 1). `index` is the op's position in the flat array; `kind` its op_kind as an
+  /// integer; `stamp_a` / `stamp_b` are the stamps of the ops it depends on, or 1 where
+  /// it has none: `a` = the previous stage's F for an F, the same stage's F for B/I, the
+  /// same stage's I (or B) for W; `b` = the next stage's B/I for a B/I.
+  /// Stops at the first op outside the shape (see out_of_shape()).
+  /// Returns true when every rank ran all of its ops.
+  template <class Visit>
+  constexpr bool run(Visit&& visit) {
+    const op* ops = v_.ops.data();
+    const std::uint32_t* off = v_.offsets.data();
+    std::int64_t* stamp = stamp_.data();
+    std::uint32_t* wait = wait_.data();
+    std::uint32_t* next_wait = next_wait_.data();
+    std::uint32_t* pos = pos_.data();
+    std::uint32_t* stack = stack_.data();
+    const std::uint32_t keys = static_cast<std::uint32_t>(keys_);
+    const std::uint32_t always = 2 * keys;   // a slot that is always done (stamp 1)
+    const std::uint32_t nowhere = 2 * keys + 1;  // where W's completion goes
+    stamp[always] = 1;
+    std::uint32_t top = 0;
+    for (int r = v_.shape.P - 1; r >= 0; --r) {
+      pos[r] = off[r];
+      stack[top++] = static_cast<std::uint32_t>(r);
+    }
+    while (top > 0) {
+      const std::uint32_t r = stack[--top];
+      std::uint32_t k = pos[r];
+      for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
+        const std::uint32_t bits = ops[k].bits;
+        const std::uint32_t kind = bits >> 28;
+        const std::uint32_t s = (bits >> 16) & 0xFFFu;
+        const std::uint32_t key = s * m_ + (bits & 0xFFFFu);
+        if (kind > 3 || s >= S_ || (bits & 0xFFFFu) >= m_) {
+          out_of_shape_ = true;
+          return false;
+        }
+        // Slots of the two dependencies and of this op's own completion.
+        const std::uint32_t a = kind == 0 ? (s > 0 ? key - m_ : always) : kind == 3 ? keys + key : key;
+        const std::uint32_t b = (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always;
+        const std::uint32_t self = kind == 0 ? key : kind == 3 ? nowhere : keys + key;
+        const std::uint32_t missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
+        if (missing != nowhere) {  // park rank r on that op
+          next_wait[r] = wait[missing];
+          wait[missing] = r + 1;
+          break;
+        }
+        stamp[self] = visit(r, k, kind, s, stamp[a], stamp[b]);
+        for (std::uint32_t w = wait[self]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
+        wait[self] = 0;
+      }
+      pos[r] = k;
+    }
+    for (int r = 0; r < v_.shape.P; ++r) {
+      if (pos[r] != off[r + 1]) return false;
+    }
+    return true;
+  }
+
+  /// Position in the flat array of rank r's first op that did not run (== offsets[r+1]
+  /// when the rank finished).
+  constexpr std::uint32_t position(int r) const { return pos_[static_cast<std::size_t>(r)]; }
+
+  /// Whether run() stopped at an op that is not a compute op or lies outside the shape.
+  constexpr bool out_of_shape() const { return out_of_shape_; }
+
+  /// Whether an F (forward == true) or a B/I of (stage, micro-batch) has run.
+  constexpr bool ran(bool forward, int stage, int microbatch) const {
+    const std::size_t key = static_cast<std::size_t>(stage) * m_ + static_cast<std::size_t>(microbatch);
+    return stamp_[forward ? key : keys_ + key] != 0;
+  }
+
+ private:
+  schedule_view v_;
+  std::uint32_t S_;
+  std::uint32_t m_;
+  std::size_t keys_;                 // S*m
+  buffer<std::int64_t> stamp_;       // [F keys | B/I keys | always | nowhere]: stamps
+  buffer<std::uint32_t> wait_;       // same slots: first rank + 1 parked on that op
+  buffer<std::uint32_t> next_wait_;  // per rank: next rank + 1 parked on the same op
+  buffer<std::uint32_t> pos_;        // per rank: next op to run
+  buffer<std::uint32_t> stack_;      // runnable ranks
+  bool out_of_shape_ = false;
+};
+
+}  // namespace ctpipe::detail
