@@ -1,0 +1,54 @@
+// ctpipe/io/format.hpp (run time, opt-in): text forms of ctpipe's values.
+// Exact numbers print as "33" or "3/11"; ops as PyTorch action strings "0F3".
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+#include "ctpipe/core/error.hpp"
+#include "ctpipe/core/op.hpp"
+#include "ctpipe/core/rational.hpp"
+
+namespace ctpipe::io {
+
+/// "33", "-1/2", "3/11": the exact value, lowest terms.
+inline std::string to_string(rational x) {
+  return x.den == 1 ? fmt::format("{}", x.num) : fmt::format("{}/{}", x.num, x.den);
+}
+
+/// PyTorch's action string of an op: `<stage><kind><micro-batch>`, e.g. `0F3`, `2B5`,
+/// `1SEND_F2` (torch.distributed.pipelining `_Action`).
+inline std::string action(op o) {
+  return fmt::format("{}{}{}", o.stage(), kind_name(o.kind()), o.microbatch());
+}
+
+/// Parses an action string such as `0F3` or `12SEND_B10`: digits, a kind name, digits,
+/// nothing else. Raises ctpipe::error(`ctpipe: not an action string (expected
+/// <stage><kind><micro-batch> such as 0F3)`) on anything else, including a stage of
+/// 4096 or more or a micro-batch of 65536 or more.
+inline op parse_action(std::string_view text) {
+  constexpr const char* bad = "ctpipe: not an action string (expected <stage><kind><micro-batch> such as 0F3)";
+  auto number = [&](std::size_t& i, long limit) {
+    const std::size_t start = i;
+    long value = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && value < limit) value = value * 10 + (text[i++] - '0');
+    detail::require(i > start && value < limit, bad);
+    return static_cast<int>(value);
+  };
+  std::size_t i = 0;
+  const int stage = number(i, max_stages);
+  for (int k = op_kind_count - 1; k >= 0; --k) {  // longest names first: SEND_F before F
+    const std::string_view name = kind_name(static_cast<op_kind>(k));
+    if (text.substr(i, name.size()) == name) {
+      i += name.size();
+      const int microbatch = number(i, max_microbatches);
+      detail::require(i == text.size(), bad);
+      return op{static_cast<op_kind>(k), stage, microbatch};
+    }
+  }
+  detail::fail(bad);
+}
+
+}  // namespace ctpipe::io

@@ -1,0 +1,180 @@
+// ctpipe/io/text.hpp (run time, opt-in): the article's two views in a terminal.
+// - timeline: one row per rank, time across, each op a box from its simulated start to
+//   its end, labelled with its kind and micro-batch; idle time shaded;
+// - readout: makespan, idle, bubble fraction against its formula, span bubble, messages;
+// - in-flight view: one bar per rank, as long as its peak, with the value and formula.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctpipe/io/format.hpp"
+#include "ctpipe/io/report.hpp"
+
+namespace ctpipe::io {
+
+/// How the text views look. `width` is the timeline's target width in columns (the
+/// scale is the largest whole number of columns per tick that fits, or several ticks per
+/// column when even one does not); `color` adds ANSI colours (forward blue, backward
+/// green, bubble grey); without colour the kinds differ by their label letters and the
+/// bubble is shaded with '░'.
+struct text_style {
+  int width = 100;
+  bool color = false;
+};
+
+namespace detail {
+
+inline const char* kind_color(op_kind k) {
+  switch (k) {
+    case op_kind::F: return "\x1b[44;97m";  // blue
+    case op_kind::B: return "\x1b[42;30m";  // green
+    case op_kind::I: return "\x1b[46;30m";  // cyan
+    case op_kind::W: return "\x1b[45;97m";  // magenta
+    default: return "\x1b[43;30m";          // yellow: transfers
+  }
+}
+inline constexpr const char* bubble_color = "\x1b[90m";
+inline constexpr const char* reset_color = "\x1b[0m";
+inline constexpr const char* shade = "\u2591";  // ░
+
+/// Compares a simulated value with its closed form, as the readout prints it.
+inline std::string against(rational simulated, const closed_form& f) {
+  if (!f.holds) return fmt::format("(no closed form: {})", f.condition);
+  if (f.value == simulated) return fmt::format("= formula {}", f.formula);
+  return fmt::format("!= formula {} = {} (a bug: please report it)", f.formula, to_string(f.value));
+}
+
+inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x.to_double()); }
+
+}  // namespace detail
+
+/// The timeline: a time axis, one row per rank, and a legend line.
+inline std::string render_timeline(const report& rep, const text_style& style = {}) {
+  const schedule_view v = rep.ops.view();
+  const std::int64_t total = rep.sim.makespan_ticks();
+  // Columns: `per_tick` columns per tick when that fits `width`, else `width` columns.
+  const std::int64_t per_tick = std::max<std::int64_t>(1, style.width / std::max<std::int64_t>(total, 1));
+  const std::int64_t columns = total * per_tick <= style.width ? total * per_tick : style.width;
+  auto column = [&](std::int64_t ticks) { return static_cast<std::size_t>(ticks * columns / total); };
+  const int label_width = static_cast<int>(fmt::format("rank {}", v.shape.P - 1).size()) + 2;
+
+  std::string out;
+  // Axis: a number every `step` time units (1, 2, 5, 10, 20, 50, ...), at the column
+  // where that time falls, spaced at least 6 columns apart.
+  const std::int64_t ticks_per_unit = rep.sim.tick().den;  // a tick is 1/den time units
+  const double cols_per_unit = static_cast<double>(columns * ticks_per_unit) / static_cast<double>(total);
+  std::int64_t step = 1;
+  for (int k = 0; static_cast<double>(step) * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
+  std::string axis(static_cast<std::size_t>(columns) + 8, ' ');
+  for (std::int64_t t = 0; t * ticks_per_unit <= total; t += step) {
+    const std::string label = fmt::format("{}", t);
+    const std::size_t at = column(t * ticks_per_unit);
+    if (at + label.size() <= axis.size()) axis.replace(at, label.size(), label);
+  }
+  axis.erase(axis.find_last_not_of(' ') + 1);
+  out += fmt::format("{:<{}}{}\n", "time", label_width, axis);
+
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::vector<std::string> cells(static_cast<std::size_t>(columns), std::string(detail::shade));
+    std::vector<int> owner(static_cast<std::size_t>(columns), -1);  // op kind drawn there
+    const auto list = v.rank(r);
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::size_t flat = v.offsets[static_cast<std::size_t>(r)] + k;
+      const std::size_t from = column(rep.sim.start_ticks(flat));
+      const std::size_t to = std::max(from + 1, column(rep.sim.end_ticks(flat)));
+      if (from >= static_cast<std::size_t>(columns)) continue;
+      const op o = list[k];
+      std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
+      if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
+      for (std::size_t c = from; c < to && c < static_cast<std::size_t>(columns); ++c) {
+        const std::size_t i = c - from;
+        cells[c] = i < label.size() && label.size() <= to - from ? std::string(1, label[i])
+                   : i == 0                                      ? std::string(1, label[0])
+                                                                 : std::string(" ");
+        owner[c] = static_cast<int>(o.kind());
+      }
+    }
+    std::string row = fmt::format("{:<{}}", fmt::format("rank {}", r), label_width);
+    int current = -2;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (style.color && owner[c] != current) {
+        row += detail::reset_color;
+        row += owner[c] < 0 ? detail::bubble_color : detail::kind_color(static_cast<op_kind>(owner[c]));
+        current = owner[c];
+      }
+      row += cells[c];
+    }
+    if (style.color) row += detail::reset_color;
+    out += row + "\n";
+  }
+  const rational unit_cols = rational{columns} * rational{ticks_per_unit} / rational{total};
+  out += fmt::format("{:<{}}F forward  B backward  I input-gradient  W weight-gradient  {} bubble (idle);  "
+                     "1 time unit = {} columns\n",
+                     "", label_width, detail::shade, to_string(unit_cols));
+  return out;
+}
+
+/// The readout: makespan, busy and idle per rank, bubble fraction against its formula,
+/// span bubble, messages.
+inline std::string render_readout(const report& rep) {
+  const int P = rep.spec.shape.P;
+  std::string idle;
+  for (int r = 0; r < P; ++r) idle += (r ? " " : "") + to_string(rep.sim.idle(r));
+  std::string out;
+  out += fmt::format("makespan {} {}\n", to_string(rep.sim.makespan()),
+                     detail::against(rep.sim.makespan(), rep.makespan_formula));
+  out += fmt::format("idle per rank {}\n", idle);
+  const rational bubble = rep.sim.bubble_fraction();
+  out += fmt::format("simulated bubble {} ({}) {}\n", to_string(bubble), detail::percent(bubble),
+                     detail::against(bubble, rep.bubble_formula));
+  out += fmt::format("span bubble {} (largest span - busy over ranks)\n", to_string(rep.sim.span_bubble()));
+  const rational msgs{static_cast<std::int64_t>(rep.message_count)};
+  out += fmt::format("messages {} {}\n", rep.message_count, detail::against(msgs, rep.message_formula));
+  return out;
+}
+
+/// The in-flight view: one bar per rank, its length proportional to the rank's peak.
+inline std::string render_in_flight(const report& rep, const text_style& style = {}) {
+  const int P = rep.spec.shape.P;
+  const int V = rep.spec.shape.V;
+  rational top{0};
+  for (int r = 0; r < P; ++r) top = max(top, rep.memory.peak(r));
+  const int bar_width = std::max(10, std::min(style.width - 40, 50));
+  const int label_width = static_cast<int>(fmt::format("rank {}", P - 1).size()) + 2;
+  std::string out = fmt::format("in-flight activations: peak per rank, in {} (gamma = {})\n",
+                                V > 1 ? "chunks (1/V of a full activation)" : "activations",
+                                to_string(rep.gamma));
+  for (int r = 0; r < P; ++r) {
+    const rational peak = rep.memory.peak(r);
+    const int len = top == rational{0} ? 0 : static_cast<int>((peak / top * rational{bar_width}).to_double() + 0.5);
+    std::string bar;
+    for (int k = 0; k < len; ++k) bar += "\u2588";  // █
+    std::string tail = fmt::format(" {}", to_string(peak));
+    if (V > 1) tail += fmt::format(" ({} full)", to_string(rep.memory.peak_activations(r)));
+    tail += " " + detail::against(peak, rep.peak_formula[static_cast<std::size_t>(r)]);
+    out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width,
+                       style.color ? "\x1b[33m" : "", bar, style.color ? detail::reset_color : "", tail);
+  }
+  return out;
+}
+
+/// Title line: schedule, shape, costs, gamma.
+inline std::string render_title(const report& rep) {
+  const auto& s = rep.spec.shape;
+  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n",
+                     family_name(rep.spec.family), s.P, s.m, s.V, placement_name(s.layout), to_string(rep.cost.f),
+                     to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c));
+}
+
+/// Everything the `ctpipe` tool prints in text format.
+inline std::string render_text(const report& rep, const text_style& style = {}) {
+  return render_title(rep) + "\n" + render_timeline(rep, style) + "\n" + render_readout(rep) + "\n" +
+         render_in_flight(rep, style);
+}
+
+}  // namespace ctpipe::io
