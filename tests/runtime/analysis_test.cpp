@@ -1,0 +1,168 @@
+// Simulation, in-flight profile, messages, validator and the grid proofs at run time
+// (the same functions tests/static evaluates inside static_assert).
+#include <ctpipe/ctpipe.hpp>
+
+#include <vector>
+
+#include "catch.hpp"
+#include "faulty.hpp"
+#include "proofs.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::fault_case;
+
+TEST_CASE("grid proofs hold at run time (twins of tests/static)", "[analysis][proofs]") {
+  using ctpipe::tests::prove_structure;
+  using ctpipe::tests::prove_timing;
+  const costs article{};
+  const costs equal{rational{1}, rational{1}};
+  const costs uneven{rational{1, 2}, rational{5, 3}};
+  const costs light_backward{rational{3}, rational{1, 2}};
+  const costs with_latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 4}};
+  for (auto family : all_families) {
+    INFO(family_name(family));
+    REQUIRE(prove_structure(family, 1, 8, 1, 32));
+    REQUIRE(prove_timing(family, article, 1, 8, 1, 32));
+    REQUIRE(prove_timing(family, equal, 1, 8, 1, 16));
+    REQUIRE(prove_timing(family, uneven, 1, 8, 1, 16));
+    REQUIRE(prove_timing(family, light_backward, 1, 8, 1, 16));
+  }
+  REQUIRE(prove_timing(schedule_family::gpipe, with_latency, 1, 8, 1, 16));
+  // Beyond the compile-time grid, at run time only.
+  REQUIRE(prove_structure(schedule_family::one_f_one_b, 9, 16, 1, 64));
+  REQUIRE(prove_timing(schedule_family::one_f_one_b, article, 9, 16, 1, 64));
+}
+
+TEST_CASE("proofs can fail: a formula outside its range is not claimed", "[analysis][proofs]") {
+  // 1F1B with latency has no closed form: the proof must say false, not pass vacuously.
+  const costs with_latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  REQUIRE_FALSE(ctpipe::tests::prove_timing(schedule_family::one_f_one_b, with_latency, 2, 2, 3, 3));
+  REQUIRE_FALSE(bubble_fraction_formula({schedule_family::one_f_one_b, {2, 3}}, with_latency).holds);
+  // The simulated makespan is 14: neither the no-latency form (m+P-1)(t_f+t_b) = 12 nor
+  // GPipe's latency form 12 + 2(P-1)t_c = 13 (each steady step pays a round trip).
+  const schedule s = generate({schedule_family::one_f_one_b, {2, 3}});
+  REQUIRE(simulate(s.view(), with_latency).makespan() == rational{14});
+}
+
+TEST_CASE("simulation: per-op times, idle, span, span bubble", "[analysis]") {
+  const schedule s = generate({schedule_family::one_f_one_b, {4, 8}});
+  const simulation sim = simulate(s.view(), costs{});
+  // Rank 3 (last) starts its first forward at 3 and alternates F/B without a gap.
+  const auto rank3 = s.view().offsets[3];
+  REQUIRE(sim.start(rank3) == rational{3});
+  REQUIRE(sim.end(rank3) == rational{4});
+  REQUIRE(sim.start(rank3 + 1) == rational{4});  // 3B0
+  REQUIRE(sim.end(rank3 + 1) == rational{6});
+  for (int r = 0; r < 4; ++r) {
+    REQUIRE(sim.busy(r) == rational{24});
+    REQUIRE(sim.idle(r) == rational{9});
+  }
+  // Rank 0 spans the whole step (idle 9 inside its span); rank 3 runs from 3 to 27
+  // without a gap: span 24 = busy.
+  REQUIRE(sim.span(0) == rational{33});
+  REQUIRE(sim.span(3) == rational{24});
+  REQUIRE(sim.span_bubble() == rational{9});
+}
+
+TEST_CASE("simulation with fractional costs and latency is exact", "[analysis]") {
+  const costs c{rational{1, 3}, rational{1, 2}, rational{1}, rational{1}, rational{1, 7}};
+  const schedule s = generate({schedule_family::gpipe, {3, 5}});
+  const simulation sim = simulate(s.view(), c);
+  // GPipe: (m+P-1)(t_f+t_b) + 2(P-1)t_c = 7 * 5/6 + 4/7.
+  REQUIRE(sim.makespan() == rational{7} * rational{5, 6} + rational{4, 7});
+  REQUIRE(sim.tick() == rational{1, 42});
+}
+
+TEST_CASE("in-flight levels follow list order; gamma only matters for split backwards", "[analysis]") {
+  const schedule s = generate({schedule_family::one_f_one_b, {2, 3}});
+  const in_flight_profile mem = in_flight(s.view());
+  // Rank 0: F0 (1) F1 (2) B0 (1) F2 (2) B1 (1) B2 (0).
+  const std::vector<rational> expected{1, 2, 1, 2, 1, 0};
+  for (std::size_t k = 0; k < expected.size(); ++k) REQUIRE(mem.level_after(k) == expected[k]);
+  REQUIRE(mem.peak(0) == rational{2});
+  REQUIRE(mem.peak_activations(0) == rational{2});
+  // A hand-made split-backward list: F +1, I frees 1 - gamma, W frees gamma.
+  const schedule split = ctpipe::tests::from_lists(
+      {1, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::I, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::I, 0, 1},
+                op{op_kind::W, 0, 0}, op{op_kind::W, 0, 1}}});
+  REQUIRE(validate(split.view()).ok());
+  const in_flight_profile finer = in_flight(split.view(), rational{43, 100});
+  REQUIRE(finer.level_after(1) == rational{43, 100});
+  REQUIRE(finer.peak(0) == rational{143, 100});
+  REQUIRE(in_flight(split.view()).peak(0) == rational{2});
+  REQUIRE(in_flight(split.view(), rational{0}).peak(0) == rational{1});
+}
+
+TEST_CASE("messages: two per micro-batch per rank boundary", "[analysis]") {
+  REQUIRE(messages(generate({schedule_family::one_f_one_b, {3, 4}}).view()) == 16);
+  REQUIRE(messages(generate({schedule_family::gpipe, {1, 4}}).view()) == 0);
+  REQUIRE(messages_formula({schedule_family::gpipe, {4, 8}}).value == rational{48});
+}
+
+TEST_CASE("validator: a missing backward is named, and the ranks it blocks", "[analysis][validate]") {
+  std::vector<validation_issue> issues;
+  const schedule s = ctpipe::tests::make_faulty(fault_case::missing_backward);
+  validate(s.view(), [&](const validation_issue& i) { issues.push_back(i); });
+  REQUIRE(issues.size() >= 2);
+  REQUIRE(issues[0].what == fault::missing);
+  REQUIRE(issues[0].at == op{op_kind::B, 2, 3});
+  REQUIRE(issues[0].rank == 2);
+  // Rank 1 cannot run its B of micro-batch 3: it waits for 2B3.
+  bool rank1_stuck = false;
+  for (const auto& i : issues) {
+    rank1_stuck = rank1_stuck || (i.what == fault::deadlock && i.rank == 1 && i.at == op{op_kind::B, 1, 3} &&
+                                  i.needs == op{op_kind::B, 2, 3});
+  }
+  REQUIRE(rank1_stuck);
+  REQUIRE(ctpipe::tests::first_issue(fault_case::missing_backward) == issues[0]);
+}
+
+TEST_CASE("validator: a duplicated forward is named at its step", "[analysis][validate]") {
+  const validation_issue i = ctpipe::tests::first_issue(fault_case::duplicate_forward);
+  REQUIRE(i.what == fault::duplicate);
+  REQUIRE(i.rank == 0);
+  REQUIRE(i.step == 3);
+  REQUIRE(i.at == op{op_kind::F, 0, 2});
+}
+
+TEST_CASE("validator: a late fault (rank 2, B before F of micro-batch 5 at step 9)", "[analysis][validate]") {
+  const validation_issue i = ctpipe::tests::first_issue(fault_case::late_backward_before_forward);
+  REQUIRE(i.what == fault::out_of_order);
+  REQUIRE(i.rank == 2);
+  REQUIRE(i.step == 9);
+  REQUIRE(i.at == op{op_kind::B, 2, 5});
+  REQUIRE(i.needs == op{op_kind::F, 2, 5});
+  const schedule s = ctpipe::tests::make_faulty(fault_case::late_backward_before_forward);
+  REQUIRE_THROWS_WITH(simulate(s.view(), costs{}), "ctpipe: schedule deadlocks (validate() names the stuck ops)");
+}
+
+TEST_CASE("validator: a cross-rank deadlock names each stuck rank's first op", "[analysis][validate]") {
+  std::vector<validation_issue> issues;
+  validate(ctpipe::tests::make_faulty(fault_case::cross_rank_deadlock).view(),
+           [&](const validation_issue& i) { issues.push_back(i); });
+  REQUIRE(issues.size() == 2);
+  REQUIRE(issues[0] == validation_issue{fault::deadlock, 0, 1, op{op_kind::B, 0, 0}, op{op_kind::B, 1, 0}});
+  REQUIRE(issues[1] == validation_issue{fault::deadlock, 1, 1, op{op_kind::F, 1, 1}, op{op_kind::F, 0, 1}});
+}
+
+TEST_CASE("validator: wrong rank, out of shape, send/recv, mixed backward, bad offsets", "[analysis][validate]") {
+  using ctpipe::tests::from_lists;
+  // Stage 1 on rank 0.
+  auto wrong = from_lists({2, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::F, 1, 0}, op{op_kind::B, 1, 0}, op{op_kind::B, 0, 0}}, {}});
+  REQUIRE(validate(wrong.view()).first == validation_issue{fault::wrong_rank, 0, 1, op{op_kind::F, 1, 0}, op{op_kind::F, 1, 0}});
+  auto outside = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 1}}});
+  REQUIRE(validate(outside.view()).first.what == fault::out_of_shape);
+  REQUIRE_THROWS_WITH(simulate(outside.view(), costs{}),
+                      "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");
+  auto transfer = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::B, 0, 0}}});
+  REQUIRE(validate(transfer.view()).first == validation_issue{fault::not_compute, 0, 1, op{op_kind::send_f, 0, 0}, op{op_kind::send_f, 0, 0}});
+  auto mixed = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::W, 0, 0}}});
+  REQUIRE(validate(mixed.view()).first.what == fault::mixed_backward);
+  auto w_first = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::W, 0, 0}, op{op_kind::I, 0, 0}}});
+  REQUIRE(validate(w_first.view()).first == validation_issue{fault::out_of_order, 0, 1, op{op_kind::W, 0, 0}, op{op_kind::I, 0, 0}});
+  const op ops[] = {op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}};
+  const std::uint32_t offsets[] = {0, 3};
+  REQUIRE(validate(schedule_view{{1, 1}, ops, offsets}).first.what == fault::bad_offsets);
+  // Every fault has a description.
+  for (int f = 0; f <= static_cast<int>(fault::deadlock); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
+}

@@ -1,0 +1,133 @@
+// Core values: rationals, ops, shapes, costs, schedule storage.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/format.hpp>
+
+#include <cstdint>
+#include <limits>
+
+#include "catch.hpp"
+#include "options.hpp"
+
+using namespace ctpipe;
+
+TEST_CASE("rationals are exact and reduced", "[core]") {
+  constexpr rational third{1, 3};
+  constexpr rational sum = third + rational{1, 6};
+  STATIC_REQUIRE(sum == rational{1, 2});
+  REQUIRE(sum.num == 1);
+  REQUIRE(sum.den == 2);
+  REQUIRE(rational{4, -6} == rational{-2, 3});
+  REQUIRE(rational{-2, 3}.den == 3);
+  REQUIRE(rational{3, 4} * rational{2, 3} == rational{1, 2});
+  REQUIRE(rational{3, 4} / rational{3, 8} == rational{2});
+  REQUIRE(rational{1, 3} < rational{1, 2});
+  REQUIRE(rational{-1, 2} < rational{0});
+  REQUIRE(io::to_string(rational{33}) == "33");
+  REQUIRE(io::to_string(rational{6, 22}) == "3/11");
+}
+
+TEST_CASE("rational overflow and zero denominators are errors, never wrong answers", "[core]") {
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  REQUIRE_THROWS_WITH(rational{big} + rational{1}, "ctpipe: rational overflow (64-bit numerator or denominator)");
+  REQUIRE_THROWS_WITH(rational{big} * rational{2}, "ctpipe: rational overflow (64-bit numerator or denominator)");
+  REQUIRE_THROWS_WITH((rational{1, big} + rational{1, big - 1}),
+                      "ctpipe: rational overflow (64-bit numerator or denominator)");
+  REQUIRE_THROWS_WITH((rational{1, 0}), "ctpipe: rational with zero denominator");
+  REQUIRE_THROWS_WITH(rational{1} / rational{0}, "ctpipe: rational division by zero");
+}
+
+TEST_CASE("parse_rational reads integers, fractions and decimals exactly", "[core]") {
+  STATIC_REQUIRE(parse_rational("1/2") == rational{1, 2});
+  REQUIRE(parse_rational("3") == rational{3});
+  REQUIRE(parse_rational("-7/3") == rational{-7, 3});
+  REQUIRE(parse_rational("0.43") == rational{43, 100});
+  REQUIRE(parse_rational("1.5") == rational{3, 2});
+  for (const char* bad : {"", "-", "1/", "/2", "1.", ".5", "2x", "1/2/3", " 1", "1 ", "abc", "1234567890123456789"}) {
+    INFO(bad);
+    REQUIRE_THROWS_WITH(parse_rational(bad), "ctpipe: not an exact number (use 3, 1/2 or 0.25)");
+  }
+  REQUIRE_THROWS_WITH(parse_rational("1/0"), "ctpipe: rational with zero denominator");
+}
+
+TEST_CASE("an op packs kind, stage and micro-batch into 4 bytes", "[core]") {
+  constexpr op o{op_kind::B, 4095, 65535};
+  STATIC_REQUIRE(sizeof(op) == 4);
+  REQUIRE(o.kind() == op_kind::B);
+  REQUIRE(o.stage() == 4095);
+  REQUIRE(o.microbatch() == 65535);
+  REQUIRE(io::action(op{op_kind::F, 0, 3}) == "0F3");
+  REQUIRE(io::action(op{op_kind::send_b, 1, 2}) == "1SEND_B2");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096) and micro-batch in [0, 65536)");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096) and micro-batch in [0, 65536)");
+}
+
+TEST_CASE("action strings parse strictly", "[core]") {
+  REQUIRE(io::parse_action("0F3") == op{op_kind::F, 0, 3});
+  REQUIRE(io::parse_action("12W10") == op{op_kind::W, 12, 10});
+  REQUIRE(io::parse_action("1RECV_F2") == op{op_kind::recv_f, 1, 2});
+  for (const char* bad : {"", "F3", "0F", "0X3", "1F0x", "0f3", "-1F0", "4096F0", "0F65536", "0F3 "}) {
+    INFO(bad);
+    REQUIRE_THROWS_WITH(io::parse_action(bad),
+                        "ctpipe: not an action string (expected <stage><kind><micro-batch> such as 0F3)");
+  }
+}
+
+TEST_CASE("stage placement: loop and V-shape", "[core]") {
+  constexpr pipeline_shape loop{4, 8, 2};
+  REQUIRE(loop.stages() == 8);
+  REQUIRE(loop.rank_of(5) == 1);
+  REQUIRE(loop.chunk_of(5) == 1);
+  REQUIRE(loop.stage_of(1, 1) == 5);
+  constexpr pipeline_shape v{4, 8, 2, placement::v_shape};
+  REQUIRE(v.rank_of(7) == 0);
+  REQUIRE(v.rank_of(4) == 3);
+  REQUIRE(v.chunk_of(4) == 1);
+  REQUIRE(v.stage_of(0, 1) == 7);
+  for (int s = 0; s < 8; ++s) {
+    REQUIRE(v.stage_of(v.rank_of(s), v.chunk_of(s)) == s);
+    REQUIRE(loop.stage_of(loop.rank_of(s), loop.chunk_of(s)) == s);
+  }
+}
+
+TEST_CASE("the shape and cost gates give the library's messages at run time", "[core]") {
+  REQUIRE_THROWS_WITH(check_shape({0, 8}), "ctpipe: P (pipeline ranks) must be >= 1");
+  REQUIRE_THROWS_WITH(check_shape({4, 0}), "ctpipe: m (micro-batches) must be >= 1");
+  REQUIRE_THROWS_WITH(check_shape({4, 8, 0}), "ctpipe: V (model chunks per rank) must be >= 1");
+  REQUIRE_THROWS_WITH(check_shape({4, 8, 3, placement::v_shape}), "ctpipe: the V-shape placement needs V = 2");
+  REQUIRE_THROWS_WITH(check_shape({4097, 8}), "ctpipe: P*V must be at most 4096 stages");
+  REQUIRE_THROWS_WITH(check_shape({4, 65537}), "ctpipe: m must be at most 65536 micro-batches");
+  REQUIRE_THROWS_WITH(check_spec({schedule_family::gpipe, {4, 8, 2}}),
+                      "ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)");
+  REQUIRE_THROWS_WITH(check_costs({rational{0}}), "ctpipe: t_f (forward cost) must be > 0");
+  REQUIRE_THROWS_WITH(check_costs({rational{1}, rational{-1}}), "ctpipe: costs must be >= 0");
+  REQUIRE_THROWS_WITH(check_gamma(rational{3, 2}), "ctpipe: gamma must lie in [0, 1]");
+}
+
+TEST_CASE("parsing of the --costs option", "[core][tool]") {
+  REQUIRE(tool::parse_costs("") == costs{});
+  const costs c = tool::parse_costs("f=1/2,c=0.25");
+  REQUIRE(c.f == rational{1, 2});
+  REQUIRE(c.b == rational{2});
+  REQUIRE(c.c == rational{1, 4});
+  REQUIRE(tool::parse_costs("i=2,w=1").b == rational{3});
+  REQUIRE(tool::parse_costs("b=5,i=2,w=1").b == rational{5});
+  for (const char* bad : {"f", "f=", "x=1", "f=1,f=2", "f=1,", ",f=1", "f:1", "f==1"}) {
+    INFO(bad);
+    REQUIRE_THROWS_AS(tool::parse_costs(bad), ctpipe::error);
+  }
+  REQUIRE_THROWS_WITH(tool::parse_costs("b=-1"), "ctpipe: costs must be >= 0");
+}
+
+TEST_CASE("schedule storage: CSR layout, per-rank spans", "[core]") {
+  const schedule s = generate({schedule_family::gpipe, {3, 2}});
+  const schedule_view v = s.view();
+  REQUIRE(v.offsets.size() == 4);
+  REQUIRE(v.offsets[0] == 0);
+  REQUIRE(v.offsets[3] == v.size());
+  REQUIRE(v.size() == 12);
+  for (int r = 0; r < 3; ++r) {
+    REQUIRE(v.rank(r).size() == 4);
+    REQUIRE(v.rank(r)[0] == op{op_kind::F, r, 0});
+    REQUIRE(v.rank(r)[3] == op{op_kind::B, r, 1});
+  }
+}

@@ -1,0 +1,134 @@
+// Reference schedules (../shared/vectors, read here, never copied):
+// - every vector our generators cover equals the generated order, rank by rank;
+// - for every vector, the metrics table of vectors/README.md (makespan, bubble, peak
+//   in-flight per rank, messages) is what our validator and simulator compute from the
+//   vector's own order with t_f = 1, t_b = 2, t_i = t_w = 1, t_c = 0, gamma = 1.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/format.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+
+using namespace ctpipe;
+
+namespace {
+
+const std::string vectors_dir = CTPIPE_VECTORS_DIR;
+
+nlohmann::json read_vector(const std::string& name) {
+  std::ifstream in(vectors_dir + "/" + name + ".json");
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+/// A vector's op lists as a schedule. An overlapped pair `(a;b)OVERLAP_F_B` counts as
+/// its two ops, in order (vectors/README.md).
+struct vector_schedule {
+  pipeline_shape shape;
+  std::vector<op> ops;
+  std::vector<std::uint32_t> offsets{0};
+  schedule_view view() const { return {shape, ops, offsets}; }
+};
+
+vector_schedule to_schedule(const nlohmann::json& j) {
+  vector_schedule s;
+  s.shape = {j.at("P").get<int>(), j.at("m").get<int>(), j.at("V").get<int>(),
+             j.at("placement") == "v" ? placement::v_shape : placement::loop};
+  for (const auto& rank : j.at("ranks")) {
+    for (const auto& action : rank) {
+      const std::string text = action.get<std::string>();
+      if (text.starts_with("(")) {
+        const auto semicolon = text.find(';');
+        const auto close = text.find(')');
+        s.ops.push_back(io::parse_action(text.substr(1, semicolon - 1)));
+        s.ops.push_back(io::parse_action(text.substr(semicolon + 1, close - semicolon - 1)));
+      } else {
+        s.ops.push_back(io::parse_action(text));
+      }
+    }
+    s.offsets.push_back(static_cast<std::uint32_t>(s.ops.size()));
+  }
+  return s;
+}
+
+struct table_row {
+  std::string file;
+  std::string makespan;
+  std::string bubble;
+  std::vector<std::string> peaks;
+  long long messages = 0;
+};
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(' ');
+  const auto b = s.find_last_not_of(' ');
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+/// Rows of the metrics table in vectors/README.md.
+std::vector<table_row> read_table() {
+  std::ifstream in(vectors_dir + "/README.md");
+  REQUIRE(in.good());
+  std::vector<table_row> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("| ") || line.starts_with("| file") || line.starts_with("|---")) continue;
+    std::vector<std::string> cells;
+    std::stringstream cells_in(line.substr(1));
+    std::string cell;
+    while (std::getline(cells_in, cell, '|')) cells.push_back(trim(cell));
+    if (cells.size() < 5) continue;
+    table_row row{cells[0], cells[1], cells[2], {}, std::stoll(cells[4])};
+    std::stringstream peaks(cells[3]);
+    for (std::string p; peaks >> p;) row.peaks.push_back(p);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("generated orders equal the frameworks' vectors, rank by rank", "[vectors]") {
+  const struct {
+    const char* file;
+    schedule_family family;
+  } cases[] = {{"megatron_1f1b_P4_m8", schedule_family::one_f_one_b}, {"torch_GPipe_P4_m8", schedule_family::gpipe}};
+  for (const auto& c : cases) {
+    INFO(c.file);
+    const auto j = read_vector(c.file);
+    REQUIRE(j.at("schedule") == family_name(c.family));
+    const schedule s = generate({c.family, {j.at("P").get<int>(), j.at("m").get<int>(), j.at("V").get<int>()}});
+    REQUIRE(j.at("ranks").size() == static_cast<std::size_t>(s.shape().P));
+    for (int r = 0; r < s.shape().P; ++r) {
+      INFO("rank " << r);
+      std::vector<std::string> generated;
+      for (const op o : s.rank(r)) generated.push_back(io::action(o));
+      REQUIRE(generated == j.at("ranks")[static_cast<std::size_t>(r)].get<std::vector<std::string>>());
+    }
+  }
+}
+
+TEST_CASE("vectors/README.md metrics, computed from each vector's own order", "[vectors]") {
+  const auto rows = read_table();
+  REQUIRE(rows.size() >= 14);
+  const costs article{};  // t_f = 1, t_b = 2, t_i = t_w = 1, t_c = 0
+  for (const auto& row : rows) {
+    INFO(row.file);
+    const vector_schedule s = to_schedule(read_vector(row.file));
+    const validation_result valid = validate(s.view());
+    REQUIRE(valid.ok());
+    const simulation sim = simulate(s.view(), article);
+    REQUIRE(io::to_string(sim.makespan()) == row.makespan);
+    REQUIRE(io::to_string(sim.bubble_fraction()) == row.bubble);
+    const in_flight_profile mem = in_flight(s.view());
+    REQUIRE(row.peaks.size() == static_cast<std::size_t>(s.shape.P));
+    for (int r = 0; r < s.shape.P; ++r) REQUIRE(io::to_string(mem.peak(r)) == row.peaks[static_cast<std::size_t>(r)]);
+    REQUIRE(static_cast<long long>(messages(s.view())) == row.messages);
+  }
+}
