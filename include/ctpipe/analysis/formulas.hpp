@@ -39,6 +39,9 @@ constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
   const rational m{s.shape.m};
   switch (s.family) {
     case schedule_family::gpipe:
+      if (c.c == rational{0}) {
+        return {true, (m + P - 1) * (c.f + c.b), "(m+P-1)(t_f+t_b)", detail::gpipe_source, "t_c = 0"};
+      }
       return {true, (m + P - 1) * (c.f + c.b) + rational{2} * (P - 1) * c.c,
               "(m+P-1)(t_f+t_b) + 2(P-1)t_c", detail::gpipe_source, "any costs"};
     case schedule_family::one_f_one_b:

@@ -130,10 +130,10 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   detail::dependency_walk walk(v);
   const bool finished = walk.run([&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s,
                                      std::int64_t stamp_a, std::int64_t stamp_b) {
-    const std::int64_t ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0);
-    const std::int64_t ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0);
-    const std::int64_t t = free_at[r] > ready_a ? (free_at[r] > ready_b ? free_at[r] : ready_b)
-                                                : (ready_a > ready_b ? ready_a : ready_b);
+    const std::int64_t ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0),
+                       ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
+                       ready = ready_a > ready_b ? ready_a : ready_b,
+                       t = free_at[r] > ready ? free_at[r] : ready;
     busy[r] += dur[kind];
     free_at[r] = end[k] = (start[k] = t) + dur[kind];
     return end[k] + 1;

@@ -113,30 +113,30 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   const op* ops = v.ops.data();
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-      // Decoded by hand (not through op's accessors) to keep constant evaluation cheap.
-      const std::uint32_t kind = ops[k].bits >> 28;
-      const std::uint32_t s = (ops[k].bits >> 16) & 0xFFFu;
-      const std::uint32_t j = ops[k].bits & 0xFFFFu;
-      const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + j;
-      if (kind > 3 || s >= static_cast<std::uint32_t>(S) || j >= static_cast<std::uint32_t>(m)) {
+      // Decoded by hand in one declaration statement (Clang charges a step per
+      // statement): keeps the per-op cost of a constant evaluation low. `mixed`: B next to
+      // an I/W, or I/W next to a B; `early`: a B/I before its F, or a W before its I.
+      const std::size_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
+                        fits = kind <= 3 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m),
+                        key = fits ? s * static_cast<std::size_t>(m) + j : 0, slot = kind * keys + key,
+                        mixed = fits && (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0
+                                                   : kind != 0 && where[keys + key] != 0),
+                        early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
+      if (!fits) {
         report(kind > 3 ? fault::not_compute : fault::out_of_shape, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
         in_shape = false;
         continue;
       }
       if (owner[s] != r) report(fault::wrong_rank, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
-      if (where[kind * keys + key] != 0) {
+      if (where[slot] != 0) {
         report(fault::duplicate, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
         continue;
       }
-      where[kind * keys + key] = k + 1;
-      if (kind == 0) continue;
+      where[slot] = k + 1;
       split = split || kind > 1;
-      // B conflicts with I/W, I/W with B; B/I need their F, W its I.
-      if (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0 : where[keys + key] != 0) {
-        report(fault::mixed_backward, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
-      } else if (where[(kind == 3 ? 2 * keys : 0) + key] == 0) {
-        report(fault::out_of_order, r, static_cast<int>(k - off[r]), ops[k],
-               op{kind == 3 ? op_kind::I : op_kind::F, static_cast<int>(s), static_cast<int>(j)});
+      if (mixed || early) {
+        report(mixed ? fault::mixed_backward : fault::out_of_order, r, static_cast<int>(k - off[r]), ops[k],
+               mixed ? ops[k] : op{kind == 3 ? op_kind::I : op_kind::F, static_cast<int>(s), static_cast<int>(j)});
       }
     }
   }
@@ -145,9 +145,7 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   for (int s = 0; s < S; ++s) {
     for (int j = 0; j < m; ++j) {
       const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
-      const bool has_b = where[keys + key] != 0;
-      const bool has_i = where[2 * keys + key] != 0;
-      const bool has_w = where[3 * keys + key] != 0;
+      const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
       if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
       auto missing = [&](op_kind k) { report(fault::missing, owner[s], -1, op{k, s, j}, op{k, s, j}); };
       if (where[key] == 0) missing(op_kind::F);

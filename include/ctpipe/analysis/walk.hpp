@@ -65,27 +65,32 @@ class dependency_walk {
       const std::uint32_t r = stack[--top];
       std::uint32_t k = pos[r];
       for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
-        const std::uint32_t bits = ops[k].bits;
-        const std::uint32_t kind = bits >> 28;
-        const std::uint32_t s = (bits >> 16) & 0xFFFu;
-        const std::uint32_t key = s * m_ + (bits & 0xFFFFu);
-        if (kind > 3 || s >= S_ || (bits & 0xFFFFu) >= m_) {
+        // One declaration statement: Clang charges a step per statement, not per
+        // declarator. `a`, `b`: slots of the two dependencies; `self`: this op's slot.
+        const std::uint32_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
+                            j = bits & 0xFFFFu, in_shape = kind <= 3 && s < S_ && j < m_,
+                            key = in_shape ? s * m_ + j : 0,
+                            a = !in_shape ? always
+                                : kind == 0 ? (s > 0 ? key - m_ : always)
+                                : kind == 3 ? keys + key
+                                            : key,
+                            b = in_shape && (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always,
+                            self = kind == 0 ? key : kind == 3 ? nowhere : keys + key,
+                            missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
+        if (!in_shape) {
           out_of_shape_ = true;
           return false;
         }
-        // Slots of the two dependencies and of this op's own completion.
-        const std::uint32_t a = kind == 0 ? (s > 0 ? key - m_ : always) : kind == 3 ? keys + key : key;
-        const std::uint32_t b = (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always;
-        const std::uint32_t self = kind == 0 ? key : kind == 3 ? nowhere : keys + key;
-        const std::uint32_t missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
         if (missing != nowhere) {  // park rank r on that op
           next_wait[r] = wait[missing];
           wait[missing] = r + 1;
           break;
         }
         stamp[self] = visit(r, k, kind, s, stamp[a], stamp[b]);
-        for (std::uint32_t w = wait[self]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
-        wait[self] = 0;
+        if (wait[self] != 0) {  // wake the ranks parked on this op
+          for (std::uint32_t w = wait[self]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
+          wait[self] = 0;
+        }
       }
       pos[r] = k;
     }
