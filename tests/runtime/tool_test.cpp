@@ -16,11 +16,12 @@ TEST_CASE("ctpipe with no arguments shows the article's 1F1B P=4 m=8", "[tool]")
   const std::string& out = run.out;
   REQUIRE(out.find("1f1b  P = 4  m = 8  V = 1") != std::string::npos);
   // The timeline: one row per rank, forwards and backwards labelled, bubbles shaded.
-  for (const char* row : {"rank 0  F0 F1 F2 F3 ", "rank 1  \u2591\u2591\u2591F0 F1 F2 ", "rank 3  "}) {
+  for (const char* row : {"rank 0  F0-F1-F2-F3-\u2591", "rank 1  \u2591\u2591\u2591F0-F1-F2-\u2591",
+                          "rank 3  \u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591F0-B0====F1-"}) {
     INFO(row);
     REQUIRE(out.find(row) != std::string::npos);
   }
-  REQUIRE(out.find("B0    ") != std::string::npos);
+  REQUIRE(out.find("F- forward  B= backward  \u2591 bubble (idle);  1 time unit = 3 columns") != std::string::npos);
   REQUIRE(out.find("simulated bubble 3/11 (27.3%) = formula (P-1)/(m+P-1)") != std::string::npos);
   REQUIRE(out.find("makespan 33 = formula (m+P-1)(t_f+t_b)") != std::string::npos);
   REQUIRE(out.find("messages 48 = formula 2m(PV-1)") != std::string::npos);

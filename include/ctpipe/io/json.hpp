@@ -10,7 +10,7 @@
 
 namespace ctpipe::io {
 
-/// The JSON object the `ctpipe` tool prints with `--format json`. Exact numbers are
+/// The JSON object the `ctpipe` tool prints with `--format json`, fields in this order. Exact numbers are
 /// strings ("3/11", "33"); counts are integers. Fields, exactly:
 /// `schedule`, `P`, `m`, `V`, `placement` ("loop" or "v"), `costs` ({"f","b","i","w","c"}
 /// as strings), `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the
@@ -18,8 +18,8 @@ namespace ctpipe::io {
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
 /// null where no closed form applies; the whole field null when none applies), `messages` (integer), `ranks` (per rank, action
 /// strings such as "0F3"), `timeline` (per rank, [action, start, end] triples).
-inline nlohmann::json to_json(const report& rep) {
-  using nlohmann::json;
+inline nlohmann::ordered_json to_json(const report& rep) {
+  using json = nlohmann::ordered_json;
   const auto& s = rep.spec.shape;
   const schedule_view v = rep.ops.view();
   json idle = json::array();

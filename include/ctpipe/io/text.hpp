@@ -20,8 +20,8 @@ namespace ctpipe::io {
 /// How the text views look. `width` is the timeline's target width in columns (the
 /// scale is the largest whole number of columns per tick that fits, or several ticks per
 /// column when even one does not); `color` adds ANSI colours (forward blue, backward
-/// green, bubble grey); without colour the kinds differ by their label letters and the
-/// bubble is shaded with '░'.
+/// green, bubble grey); without colour the kinds differ by their label letters and fill
+/// characters (F `-`, B `=`, I `~`, W `+`) and the bubble is shaded with '░'.
 struct text_style {
   int width = 100;
   bool color = false;
@@ -41,6 +41,17 @@ inline const char* kind_color(op_kind k) {
 inline constexpr const char* bubble_color = "\x1b[90m";
 inline constexpr const char* reset_color = "\x1b[0m";
 inline constexpr const char* shade = "\u2591";  // ░
+
+/// What fills an op's box after its label: F '-', B '=', I '~', W '+', transfers '.'.
+inline char fill(op_kind k) {
+  switch (k) {
+    case op_kind::F: return '-';
+    case op_kind::B: return '=';
+    case op_kind::I: return '~';
+    case op_kind::W: return '+';
+    default: return '.';
+  }
+}
 
 /// Compares a simulated value with its closed form, as the readout prints it.
 inline std::string against(rational simulated, const closed_form& f) {
@@ -79,6 +90,7 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   axis.erase(axis.find_last_not_of(' ') + 1);
   out += fmt::format("{:<{}}{}\n", "time", label_width, axis);
 
+  bool present[op_kind_count] = {};
   for (int r = 0; r < v.shape.P; ++r) {
     std::vector<std::string> cells(static_cast<std::size_t>(columns), std::string(detail::shade));
     std::vector<int> owner(static_cast<std::size_t>(columns), -1);  // op kind drawn there
@@ -91,13 +103,15 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
       const op o = list[k];
       std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
       if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
+      // The label, then the kind's fill; a box narrower than its label keeps the letter.
+      const bool fits = label.size() <= to - from;
       for (std::size_t c = from; c < to && c < static_cast<std::size_t>(columns); ++c) {
         const std::size_t i = c - from;
-        cells[c] = i < label.size() && label.size() <= to - from ? std::string(1, label[i])
-                   : i == 0                                      ? std::string(1, label[0])
-                                                                 : std::string(" ");
+        const char ch = fits && i < label.size() ? label[i] : i == 0 ? label[0] : detail::fill(o.kind());
+        cells[c] = std::string(1, ch);
         owner[c] = static_cast<int>(o.kind());
       }
+      present[static_cast<int>(o.kind())] = true;
     }
     std::string row = fmt::format("{:<{}}", fmt::format("rank {}", r), label_width);
     int current = -2;
@@ -113,9 +127,13 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
     out += row + "\n";
   }
   const rational unit_cols = rational{columns} * rational{ticks_per_unit} / rational{total};
-  out += fmt::format("{:<{}}F forward  B backward  I input-gradient  W weight-gradient  {} bubble (idle);  "
-                     "1 time unit = {} columns\n",
-                     "", label_width, detail::shade, to_string(unit_cols));
+  constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
+  std::string legend;
+  for (int k = 0; k < 4; ++k) {
+    if (present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), detail::fill(static_cast<op_kind>(k)), names[k]);
+  }
+  out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} columns\n", "", label_width, legend, detail::shade,
+                     to_string(unit_cols));
   return out;
 }
 
@@ -146,8 +164,8 @@ inline std::string render_in_flight(const report& rep, const text_style& style =
   for (int r = 0; r < P; ++r) top = max(top, rep.memory.peak(r));
   const int bar_width = std::max(10, std::min(style.width - 40, 50));
   const int label_width = static_cast<int>(fmt::format("rank {}", P - 1).size()) + 2;
-  std::string out = fmt::format("in-flight activations: peak per rank, in {} (gamma = {})\n",
-                                V > 1 ? "chunks (1/V of a full activation)" : "activations",
+  std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {})\n",
+                                V > 1 ? ", in chunks (a chunk is 1/V of a full activation)" : "",
                                 to_string(rep.gamma));
   for (int r = 0; r < P; ++r) {
     const rational peak = rep.memory.peak(r);
