@@ -1,0 +1,20 @@
+# Sourced by scripts/ctpipe.sh and scripts/test.sh: installs the Debian packages that are
+# missing (as root through apt-get, otherwise through sudo), nothing else.
+ctpipe_install_missing() {
+  missing=""
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+  done
+  [ -z "$missing" ] && return 0
+  echo "ctpipe: installing missing Debian packages:$missing" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq >&2
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+# What building the tool needs.
+CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev"
+# What the tests add: Catch2, and Clang with its sanitizer runtime for the CI builds.
+CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 clang libclang-rt-14-dev"

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Installs what is missing, then configures, builds and runs every test for each given
+# workflow preset (CMakePresets.json): default `dev` (GCC, -Werror). `.ci/run` adds
+# `ci` (Clang, every header compiled on its own) and `asan` (Clang with AddressSanitizer
+# and UndefinedBehaviorSanitizer).
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+ctpipe_install_missing $CTPIPE_TEST_PACKAGES
+[ $# -gt 0 ] || set -- dev
+for preset in "$@"; do
+  echo "== ctpipe: workflow preset $preset"
+  cmake --workflow --preset "$preset"
+done
