@@ -30,6 +30,16 @@ namespace detail {
 /// Raises ctpipe::error(message). Not constexpr on purpose (see the file comment).
 [[noreturn]] inline void fail(const char* message) { throw error(message); }
 
+/// A rule reporter that raises: `raise("ctpipe: ...")` is fail() as a function object,
+/// for the rule sets written as `rules(value, on_error)` (see check_shape), whose other
+/// reporters record the message instead (shape_error).
+struct raise_error {
+  constexpr void operator()(const char* message) const {
+    if (message != nullptr) fail(message);
+  }
+};
+inline constexpr raise_error raise{};
+
 /// The gate every public entry point uses: `require(P >= 1, "ctpipe: ...")`.
 /// Compile time: a hard error whose diagnostic shows the message. Run time: throws.
 constexpr void require(bool ok, const char* message) {

@@ -61,4 +61,16 @@ struct op {
 
 static_assert(sizeof(op) == 4, "ctpipe: an op is 4 bytes");
 
+namespace detail {
+/// An op built without the range check, for generators whose shape passed
+/// check_shape() (stage < 4096, micro-batch < 65536 hold by construction): one
+/// expression, so cheap in a constant evaluation.
+constexpr op make_op(op_kind k, int stage, int microbatch) {
+  op o;
+  o.bits = (static_cast<std::uint32_t>(k) << 28) | (static_cast<std::uint32_t>(stage) << 16) |
+           static_cast<std::uint32_t>(microbatch);
+  return o;
+}
+}  // namespace detail
+
 }  // namespace ctpipe

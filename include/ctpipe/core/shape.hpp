@@ -51,6 +51,24 @@ struct pipeline_shape {
   friend constexpr bool operator==(const pipeline_shape&, const pipeline_shape&) = default;
 };
 
+namespace detail {
+/// The shape rules: on the first broken rule calls `on_error("ctpipe: ...")` with the
+/// message literal and returns false. Callers: check_shape (raises), shape_error.
+template <class OnError>
+constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
+  if (s.P < 1) { on_error("ctpipe: P (pipeline ranks) must be >= 1"); return false; }
+  if (s.m < 1) { on_error("ctpipe: m (micro-batches) must be >= 1"); return false; }
+  if (s.V < 1) { on_error("ctpipe: V (model chunks per rank) must be >= 1"); return false; }
+  if (s.layout == placement::v_shape && s.V != 2) { on_error("ctpipe: the V-shape placement needs V = 2"); return false; }
+  if (s.P > max_stages || s.V > max_stages || s.P * s.V > max_stages) {
+    on_error("ctpipe: P*V must be at most 4096 stages");
+    return false;
+  }
+  if (s.m > max_microbatches) { on_error("ctpipe: m must be at most 65536 micro-batches"); return false; }
+  return true;
+}
+}  // namespace detail
+
 /// The gate on a shape, used by every generator and by the `ctpipe` tool.
 /// Raises (compile error in a constant expression, ctpipe::error at run time):
 /// - `ctpipe: P (pipeline ranks) must be >= 1`
@@ -59,15 +77,13 @@ struct pipeline_shape {
 /// - `ctpipe: the V-shape placement needs V = 2`
 /// - `ctpipe: P*V must be at most 4096 stages`
 /// - `ctpipe: m must be at most 65536 micro-batches`
-constexpr void check_shape(const pipeline_shape& s) {
-  detail::require(s.P >= 1, "ctpipe: P (pipeline ranks) must be >= 1");
-  detail::require(s.m >= 1, "ctpipe: m (micro-batches) must be >= 1");
-  detail::require(s.V >= 1, "ctpipe: V (model chunks per rank) must be >= 1");
-  detail::require(s.layout != placement::v_shape || s.V == 2,
-                  "ctpipe: the V-shape placement needs V = 2");
-  detail::require(s.P <= max_stages && s.V <= max_stages && s.P * s.V <= max_stages,
-                  "ctpipe: P*V must be at most 4096 stages");
-  detail::require(s.m <= max_microbatches, "ctpipe: m must be at most 65536 micro-batches");
+constexpr void check_shape(const pipeline_shape& s) { detail::shape_rules(s, detail::raise); }
+
+/// The message check_shape() would raise for `s`, or nullptr when `s` is valid.
+constexpr const char* shape_error(const pipeline_shape& s) {
+  const char* error = nullptr;
+  detail::shape_rules(s, [&error](const char* message) { error = message; });
+  return error;
 }
 
 /// Name of a placement as the tool and JSON print it: `loop` or `v`.

@@ -7,6 +7,7 @@
 
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/schedules/gpipe.hpp"
+#include "ctpipe/schedules/interleaved.hpp"
 #include "ctpipe/schedules/one_f_one_b.hpp"
 #include "ctpipe/schedules/spec.hpp"
 
@@ -19,6 +20,10 @@ constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
   switch (s.family) {
     case schedule_family::gpipe: schedules::gpipe(s.shape, r, out); break;
     case schedule_family::one_f_one_b: schedules::one_f_one_b(s.shape, r, out); break;
+    case schedule_family::interleaved_1f1b:
+      schedules::interleaved_1f1b(s.shape, r, group_size(s), warmup_forwards(s, r), out);
+      break;
+    case schedule_family::looped_bfs: schedules::looped_bfs(s.shape, r, out); break;
   }
 }
 

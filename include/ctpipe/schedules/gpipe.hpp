@@ -12,8 +12,8 @@ namespace ctpipe::schedules {
 /// Every rank stores `m` activations before its first backward.
 template <class Out>
 constexpr void gpipe(const pipeline_shape& s, int r, Out&& out) {
-  for (int j = 0; j < s.m; ++j) out(op{op_kind::F, r, j});
-  for (int j = 0; j < s.m; ++j) out(op{op_kind::B, r, j});
+  for (int j = 0; j < s.m; ++j) out(detail::make_op(op_kind::F, r, j));
+  for (int j = 0; j < s.m; ++j) out(detail::make_op(op_kind::B, r, j));
 }
 
 }  // namespace ctpipe::schedules

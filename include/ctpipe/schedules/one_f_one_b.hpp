@@ -17,12 +17,12 @@ namespace ctpipe::schedules {
 template <class Out>
 constexpr void one_f_one_b(const pipeline_shape& s, int r, Out&& out) {
   const int warmup = s.P - 1 - r < s.m ? s.P - 1 - r : s.m;
-  for (int j = 0; j < warmup; ++j) out(op{op_kind::F, r, j});
+  for (int j = 0; j < warmup; ++j) out(detail::make_op(op_kind::F, r, j));
   for (int j = 0; j < s.m - warmup; ++j) {
-    out(op{op_kind::F, r, warmup + j});
-    out(op{op_kind::B, r, j});
+    out(detail::make_op(op_kind::F, r, warmup + j));
+    out(detail::make_op(op_kind::B, r, j));
   }
-  for (int j = s.m - warmup; j < s.m; ++j) out(op{op_kind::B, r, j});
+  for (int j = s.m - warmup; j < s.m; ++j) out(detail::make_op(op_kind::B, r, j));
 }
 
 }  // namespace ctpipe::schedules
