@@ -33,4 +33,31 @@ constexpr std::size_t messages(schedule_view v) {
   return count;
 }
 
+/// Transfers from one rank to another over the whole step, by direction.
+struct message_count {
+  std::size_t activations = 0;  ///< forward direction: an F's output to the next stage
+  std::size_t gradients = 0;    ///< backward direction: a B/I's input gradient to the previous stage
+  friend constexpr bool operator==(const message_count&, const message_count&) = default;
+};
+
+/// Messages sent by rank `from` to rank `to` (0 <= from, to < P), split into activations
+/// and gradients. On the loop placement each micro-batch crosses from rank r to r+1
+/// `V` times forward (r < P-1) and the wrap from P-1 to 0 `V-1` times; gradients go the
+/// other way as often. Keyed by direction, never by peer alone: with P = 2 both of a
+/// rank's neighbours are the same rank. Linear in the number of ops; expects ops inside
+/// the shape.
+constexpr message_count messages_between(schedule_view v, int from, int to) {
+  const int S = v.shape.stages();
+  message_count count;
+  for (const op o : v.ops) {
+    const int s = o.stage();
+    if (v.shape.rank_of(s) != from) continue;
+    if (o.kind() == op_kind::F && s + 1 < S && v.shape.rank_of(s + 1) == to && to != from) ++count.activations;
+    if ((o.kind() == op_kind::B || o.kind() == op_kind::I) && s > 0 && v.shape.rank_of(s - 1) == to && to != from) {
+      ++count.gradients;
+    }
+  }
+  return count;
+}
+
 }  // namespace ctpipe

@@ -27,6 +27,23 @@ constexpr const char* gpipe_source = "Huang et al., GPipe (NeurIPS 2019); SPEC.m
 constexpr const char* one_f_one_b_source =
     "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); SPEC.md §4";
 constexpr const char* no_latency = "t_c = 0 (with latency the 1F1B steady state stalls; no closed form)";
+constexpr const char* interleaved_source =
+    "Narayanan et al. (SC 2021); Megatron-LM get_pp_rank_microbatches; SPEC.md §4";
+constexpr const char* looped_source = "Lamy-Poirier, Breadth-First Pipeline Parallelism (2023); PyTorch ScheduleLoopedBFS";
+constexpr const char* chunked_no_latency = "t_c = 0 (with latency the chunks' round trips stall; no closed form)";
+constexpr const char* torch_few = "m >= P (with m < P PyTorch's rounds never reach a steady state; no closed form)";
+constexpr const char* looped_few = "m >= P (with m < P each chunk waits for micro-batch 0 to come round; no closed form)";
+
+/// Why the chunked families (interleaved, looped BFS) have no timing closed form for
+/// `s` and `c`, or nullptr when `(P-1)/(mV+P-1)` applies.
+constexpr const char* chunked_timing_exception(const schedule_spec& s, const costs& c) {
+  if (c.c != rational{0}) return chunked_no_latency;
+  if (s.shape.V > 1 && s.shape.m < s.shape.P) {
+    if (s.family == schedule_family::looped_bfs) return looped_few;
+    if (s.variant == interleaved_variant::torch) return torch_few;
+  }
+  return nullptr;
+}
 }  // namespace detail
 
 /// Makespan T in time units.
@@ -34,6 +51,9 @@ constexpr const char* no_latency = "t_c = 0 (with latency the 1F1B steady state 
 ///   backwards drain it in m+P-1 steps, each of the P-1 boundaries is crossed once each
 ///   way on the critical path).
 /// - 1F1B with t_c = 0: `(m+P-1)(t_f+t_b)`, the same as GPipe (SPEC.md §4).
+/// - interleaved 1F1B and looped BFS with t_c = 0: `(m+(P-1)/V)(t_f+t_b)`: the fill and
+///   drain are made of chunk ops, 1/V as long. Not for V > 1 with m < P under PyTorch's
+///   rules (torch variant) or looped BFS: there the pipe never fills.
 constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
   const rational P{s.shape.P};
   const rational m{s.shape.m};
@@ -48,6 +68,13 @@ constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
       if (c.c != rational{0}) return detail::no_formula(detail::no_latency);
       return {true, (m + P - 1) * (c.f + c.b), "(m+P-1)(t_f+t_b)", detail::one_f_one_b_source,
               "t_c = 0"};
+    case schedule_family::interleaved_1f1b:
+    case schedule_family::looped_bfs: {
+      if (const char* why = detail::chunked_timing_exception(s, c)) return detail::no_formula(why);
+      return {true, (m + (P - 1) / rational{s.shape.V}) * (c.f + c.b), "(m+(P-1)/V)(t_f+t_b)",
+              s.family == schedule_family::looped_bfs ? detail::looped_source : detail::interleaved_source,
+              "t_c = 0"};
+    }
   }
   return detail::no_formula("unknown schedule");
 }
@@ -55,6 +82,8 @@ constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
 /// Bubble fraction, total idle / (P*T). With t_c = 0 both GPipe and 1F1B give the
 /// article's `(P-1)/(m+P-1)` (rank 0 waits `(P-1)(t_f+t_b)` for its first backward);
 /// GPipe with latency: `(P-1)(t_f+t_b+2t_c) / ((m+P-1)(t_f+t_b) + 2(P-1)t_c)`.
+/// Interleaved 1F1B and looped BFS (t_c = 0): `(P-1)/(mV+P-1)`, the article's: the
+/// fill and drain shrink by V (same exceptions as makespan_formula).
 constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const costs& c) {
   const rational P{s.shape.P};
   const rational m{s.shape.m};
@@ -70,13 +99,23 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
     case schedule_family::one_f_one_b:
       if (has_latency) return detail::no_formula(detail::no_latency);
       return {true, (P - 1) / (m + P - 1), "(P-1)/(m+P-1)", detail::one_f_one_b_source, "t_c = 0"};
+    case schedule_family::interleaved_1f1b:
+    case schedule_family::looped_bfs: {
+      if (const char* why = detail::chunked_timing_exception(s, c)) return detail::no_formula(why);
+      return {true, (P - 1) / (m * rational{s.shape.V} + P - 1), "(P-1)/(mV+P-1)",
+              s.family == schedule_family::looped_bfs ? detail::looped_source : detail::interleaved_source,
+              "t_c = 0"};
+    }
   }
   return detail::no_formula("unknown schedule");
 }
 
 /// Peak in-flight activations of rank r, in chunks (SPEC.md §3-§4): GPipe `m` on every
 /// rank; 1F1B `min(m, P-r)` (rank r does P-1-r warmup forwards, then one more forward
-/// before each backward). Both hold for every gamma (they run full backwards B, which
+/// before each backward); interleaved 1F1B `min(mV, 2(P-1-r) + (V-1)g + 1)` (its warmup
+/// plus one; `(P-1-r)` instead of `2(P-1-r)` with warmup factor 1; `mV` for
+/// megatron-legacy with m = P; P = 8, V = 2, g = 8: rank 0 holds 23 chunks = 23/2 full
+/// activations, the article's example); looped BFS `mV`. Both hold for every gamma (they run full backwards B, which
 /// free a whole activation at once); gamma is a parameter for the split-backward families.
 constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational gamma, int r) {
   (void)gamma;
@@ -88,6 +127,24 @@ constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational ga
     case schedule_family::one_f_one_b:
       return {true, rational{P - r < m ? P - r : m}, "min(m, P-r)", detail::one_f_one_b_source,
               "any costs, any gamma"};
+    case schedule_family::interleaved_1f1b: {
+      const int V = s.shape.V;
+      if (V == 1) {
+        return {true, rational{P - r < m ? P - r : m}, "min(m, P-r)", detail::one_f_one_b_source,
+                "V = 1 (plain 1F1B)"};
+      }
+      if (s.variant == interleaved_variant::megatron_legacy && m == P) {
+        return {true, rational{m * V}, "mV", detail::interleaved_source, "megatron-legacy with m = P: all forwards first"};
+      }
+      // Rank r holds its warmup forwards plus the one forward before its first backward.
+      const int k = s.warmup_factor;
+      const int peak = k * (P - 1 - r) + (V - 1) * group_size(s) + 1;
+      return {true, rational{peak < m * V ? peak : m * V},
+              k == 2 ? "min(mV, 2(P-1-r) + (V-1)g + 1)" : "min(mV, (P-1-r) + (V-1)g + 1)",
+              detail::interleaved_source, "any costs, any gamma"};
+    }
+    case schedule_family::looped_bfs:
+      return {true, rational{m * s.shape.V}, "mV", detail::looped_source, "any costs, any gamma"};
   }
   return detail::no_formula("unknown schedule");
 }
