@@ -42,6 +42,9 @@ int run(int argc, char** argv) {
   long long P = 4;
   long long m = 8;
   long long V = 1;
+  std::string variant_text = "megatron";
+  long long group = 0;
+  long long warmup_factor = 2;
   std::string costs_text;
   std::string gamma_text = "1";
   std::string format = "text";
@@ -51,6 +54,15 @@ int run(int argc, char** argv) {
   app.add_option("-P", P, "pipeline ranks (stages for V = 1)")->capture_default_str();
   app.add_option("-m", m, "micro-batches")->capture_default_str();
   app.add_option("-V", V, "model chunks per rank (virtual stages)")->capture_default_str();
+  app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")
+      ->capture_default_str();
+  app.add_option("--group,-g", group,
+                 "interleaved-1f1b: micro-batches per group (Megatron's microbatch_group_size_per_vp_stage); "
+                 "0 = the variant's default (P, or m / max(1, m/P) for torch)")
+      ->capture_default_str();
+  app.add_option("--warmup-factor", warmup_factor,
+                 "interleaved-1f1b: warmup forwards added per rank away from the last (2, or 1)")
+      ->capture_default_str();
   app.add_option("--costs", costs_text,
                  "op costs, exact: f=1,b=2,i=1,w=1,c=0 (any subset; 1/2 and 0.25 accepted; "
                  "b defaults to i+w when i or w is given)");
@@ -86,8 +98,19 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "ctpipe: --width must lie in [20, 100000]\n");
     return 2;
   }
+  if (!ctpipe::variant_from_name(variant_text, spec.variant)) {
+    fmt::print(stderr, "ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)\n", variant_text);
+    return 2;
+  }
+  const bool interleaved = spec.family == ctpipe::schedule_family::interleaved_1f1b;
+  if (!interleaved && (app.count("--variant") + app.count("--group") + app.count("--warmup-factor")) > 0) {
+    fmt::print(stderr, "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
+    return 2;
+  }
   auto narrow = [](long long x) { return static_cast<int>(std::clamp<long long>(x, INT_MIN, INT_MAX)); };
   spec.shape = {narrow(P), narrow(m), narrow(V), ctpipe::placement::loop};
+  spec.group = narrow(group);
+  spec.warmup_factor = narrow(warmup_factor);
   ctpipe::check_spec(spec);  // throws ctpipe::error with the library's message
   if (2LL * P * m * V > max_tool_ops) {
     fmt::print(stderr, "ctpipe: P*m*V too large for the tool (at most {} ops)\n", max_tool_ops);

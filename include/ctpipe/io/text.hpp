@@ -64,67 +64,96 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 
 }  // namespace detail
 
-/// The timeline: a time axis, one row per rank, and a legend line.
+/// The timeline: one row per rank, time across, each op a box from its simulated start
+/// to its end labelled with its kind and micro-batch (and `.c`, its chunk, when V > 1),
+/// idle time shaded; a time axis above and a legend below. The scale gives the shortest
+/// op room for its label and one fill character; a timeline wider than `style.width` is cut into bands of that
+/// width, one above the other, each with its own axis (at most 40 bands: beyond that the
+/// scale shrinks and labels are cut to their first letter).
 inline std::string render_timeline(const report& rep, const text_style& style = {}) {
   const schedule_view v = rep.ops.view();
-  const std::int64_t total = rep.sim.makespan_ticks();
-  // Columns: `per_tick` columns per tick when that fits `width`, else `width` columns.
-  const std::int64_t per_tick = std::max<std::int64_t>(1, style.width / std::max<std::int64_t>(total, 1));
-  const std::int64_t columns = total * per_tick <= style.width ? total * per_tick : style.width;
+  const std::int64_t total = std::max<std::int64_t>(rep.sim.makespan_ticks(), 1);
+  const std::int64_t width = std::max(style.width, 20);
+  auto label_of = [&](op o) {
+    std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
+    if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
+    return label;
+  };
+  // Columns per tick: fill the width, and give the shortest op room for the longest label.
+  std::int64_t shortest = total;
+  std::size_t longest_label = 1;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const std::int64_t d = rep.sim.end_ticks(k) - rep.sim.start_ticks(k);
+    if (d > 0) shortest = std::min(shortest, d);
+    longest_label = std::max(longest_label, label_of(v.ops[k]).size());
+  }
+  // +1: a fill character between neighbouring labels ("F0-F1-").
+  const std::int64_t per_tick =
+      std::max<std::int64_t>(width / total, (static_cast<std::int64_t>(longest_label) + shortest) / shortest);
+  std::int64_t columns = total * per_tick;
+  if (columns > 40 * width) columns = 40 * width;  // too long even in bands: shrink
   auto column = [&](std::int64_t ticks) { return static_cast<std::size_t>(ticks * columns / total); };
   const int label_width = static_cast<int>(fmt::format("rank {}", v.shape.P - 1).size()) + 2;
 
-  std::string out;
+  // Full-length rows first, then cut into bands.
+  bool present[op_kind_count] = {};
+  std::vector<std::vector<std::string>> cells(static_cast<std::size_t>(v.shape.P),
+                                              std::vector<std::string>(static_cast<std::size_t>(columns), detail::shade));
+  std::vector<std::vector<int>> owner(static_cast<std::size_t>(v.shape.P), std::vector<int>(static_cast<std::size_t>(columns), -1));
+  for (int r = 0; r < v.shape.P; ++r) {
+    auto& row = cells[static_cast<std::size_t>(r)];
+    auto& kinds = owner[static_cast<std::size_t>(r)];
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      const op o = v.ops[k];
+      const std::size_t from = column(rep.sim.start_ticks(k));
+      const std::size_t to = std::max(from + 1, column(rep.sim.end_ticks(k)));
+      const std::string label = label_of(o);
+      // The label, then the kind's fill; a box narrower than its label keeps the letter.
+      const bool fits = label.size() <= to - from;
+      for (std::size_t c = from; c < to && c < row.size(); ++c) {
+        const std::size_t i = c - from;
+        row[c] = std::string(1, fits && i < label.size() ? label[i] : i == 0 ? label[0] : detail::fill(o.kind()));
+        kinds[c] = static_cast<int>(o.kind());
+      }
+      present[static_cast<int>(o.kind())] = true;
+    }
+  }
+
   // Axis: a number every `step` time units (1, 2, 5, 10, 20, 50, ...), at the column
   // where that time falls, spaced at least 6 columns apart.
   const std::int64_t ticks_per_unit = rep.sim.tick().den;  // a tick is 1/den time units
   const double cols_per_unit = static_cast<double>(columns * ticks_per_unit) / static_cast<double>(total);
   std::int64_t step = 1;
   for (int k = 0; static_cast<double>(step) * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
-  std::string axis(static_cast<std::size_t>(columns) + 8, ' ');
-  for (std::int64_t t = 0; t * ticks_per_unit <= total; t += step) {
-    const std::string label = fmt::format("{}", t);
-    const std::size_t at = column(t * ticks_per_unit);
-    if (at + label.size() <= axis.size()) axis.replace(at, label.size(), label);
-  }
-  axis.erase(axis.find_last_not_of(' ') + 1);
-  out += fmt::format("{:<{}}{}\n", "time", label_width, axis);
 
-  bool present[op_kind_count] = {};
-  for (int r = 0; r < v.shape.P; ++r) {
-    std::vector<std::string> cells(static_cast<std::size_t>(columns), std::string(detail::shade));
-    std::vector<int> owner(static_cast<std::size_t>(columns), -1);  // op kind drawn there
-    const auto list = v.rank(r);
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const std::size_t flat = v.offsets[static_cast<std::size_t>(r)] + k;
-      const std::size_t from = column(rep.sim.start_ticks(flat));
-      const std::size_t to = std::max(from + 1, column(rep.sim.end_ticks(flat)));
-      if (from >= static_cast<std::size_t>(columns)) continue;
-      const op o = list[k];
-      std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
-      if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
-      // The label, then the kind's fill; a box narrower than its label keeps the letter.
-      const bool fits = label.size() <= to - from;
-      for (std::size_t c = from; c < to && c < static_cast<std::size_t>(columns); ++c) {
-        const std::size_t i = c - from;
-        const char ch = fits && i < label.size() ? label[i] : i == 0 ? label[0] : detail::fill(o.kind());
-        cells[c] = std::string(1, ch);
-        owner[c] = static_cast<int>(o.kind());
-      }
-      present[static_cast<int>(o.kind())] = true;
+  std::string out;
+  for (std::int64_t band = 0; band * width < columns; ++band) {
+    const std::size_t first = static_cast<std::size_t>(band * width);
+    const std::size_t last = static_cast<std::size_t>(std::min(columns, (band + 1) * width));
+    std::string axis(last - first, ' ');
+    for (std::int64_t t = 0; t * ticks_per_unit <= total; t += step) {
+      const std::string label = fmt::format("{}", t);
+      const std::size_t at = column(t * ticks_per_unit);
+      if (at >= first && at + label.size() <= last) axis.replace(at - first, label.size(), label);
     }
-    std::string row = fmt::format("{:<{}}", fmt::format("rank {}", r), label_width);
-    int current = -2;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      if (style.color && owner[c] != current) {
-        row += detail::reset_color;
-        row += owner[c] < 0 ? detail::bubble_color : detail::kind_color(static_cast<op_kind>(owner[c]));
-        current = owner[c];
+    axis.erase(axis.find_last_not_of(' ') + 1);
+    if (band > 0) out += "\n";
+    out += fmt::format("{:<{}}{}\n", "time", label_width, axis);
+    for (int r = 0; r < v.shape.P; ++r) {
+      std::string row = fmt::format("{:<{}}", fmt::format("rank {}", r), label_width);
+      int current = -2;
+      for (std::size_t c = first; c < last; ++c) {
+        const int kind = owner[static_cast<std::size_t>(r)][c];
+        if (style.color && kind != current) {
+          row += detail::reset_color;
+          row += kind < 0 ? detail::bubble_color : detail::kind_color(static_cast<op_kind>(kind));
+          current = kind;
+        }
+        row += cells[static_cast<std::size_t>(r)][c];
       }
-      row += cells[c];
+      if (style.color) row += detail::reset_color;
+      out += row + "\n";
     }
-    if (style.color) row += detail::reset_color;
-    out += row + "\n";
   }
   const rational unit_cols = rational{columns} * rational{ticks_per_unit} / rational{total};
   constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
@@ -132,8 +161,8 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   for (int k = 0; k < 4; ++k) {
     if (present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), detail::fill(static_cast<op_kind>(k)), names[k]);
   }
-  out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} columns\n", "", label_width, legend, detail::shade,
-                     to_string(unit_cols));
+  out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} columns{}\n", "", label_width, legend, detail::shade,
+                     to_string(unit_cols), v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
   return out;
 }
 
@@ -181,11 +210,16 @@ inline std::string render_in_flight(const report& rep, const text_style& style =
   return out;
 }
 
-/// Title line: schedule, shape, costs, gamma.
+/// Title line: schedule, shape, the interleaved parameters, costs.
 inline std::string render_title(const report& rep) {
   const auto& s = rep.spec.shape;
-  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n",
-                     family_name(rep.spec.family), s.P, s.m, s.V, placement_name(s.layout), to_string(rep.cost.f),
+  std::string params;
+  if (rep.spec.family == schedule_family::interleaved_1f1b) {
+    params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(rep.spec.variant), group_size(rep.spec),
+                         rep.spec.warmup_factor);
+  }
+  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n",
+                     family_name(rep.spec.family), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
                      to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c));
 }
 
