@@ -7,7 +7,9 @@
 #include <ctpipe/io/format.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -94,16 +96,36 @@ std::vector<table_row> read_table() {
 
 }  // namespace
 
+/// Every vector file of the directory.
+static std::vector<std::string> vector_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(vectors_dir)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 TEST_CASE("generated orders equal the frameworks' vectors, rank by rank", "[vectors]") {
-  const struct {
-    const char* file;
-    schedule_family family;
-  } cases[] = {{"megatron_1f1b_P4_m8", schedule_family::one_f_one_b}, {"torch_GPipe_P4_m8", schedule_family::gpipe}};
-  for (const auto& c : cases) {
-    INFO(c.file);
-    const auto j = read_vector(c.file);
-    REQUIRE(j.at("schedule") == family_name(c.family));
-    const schedule s = generate({c.family, {j.at("P").get<int>(), j.at("m").get<int>(), j.at("V").get<int>()}});
+  int compared = 0;
+  int rejected = 0;
+  for (const auto& name : vector_names()) {
+    const auto j = read_vector(name);
+    schedule_spec spec{};
+    if (!family_from_name(j.at("schedule").get<std::string>(), spec.family)) continue;  // a family not generated yet
+    INFO(name);
+    spec.shape = {j.at("P").get<int>(), j.at("m").get<int>(), j.at("V").get<int>(),
+                  j.at("placement") == "v" ? placement::v_shape : placement::loop};
+    if (j.contains("variant")) REQUIRE(variant_from_name(j.at("variant").get<std::string>(), spec.variant));
+    if (j.contains("group") && spec.variant != interleaved_variant::torch) spec.group = j.at("group").get<int>();
+    if (j.contains("error")) {
+      // The peer rejects this configuration: so must we, at run time and without throwing.
+      REQUIRE(spec_error(spec) != nullptr);
+      REQUIRE_THROWS_AS(generate(spec), ctpipe::error);
+      ++rejected;
+      continue;
+    }
+    const schedule s = generate(spec);
     REQUIRE(j.at("ranks").size() == static_cast<std::size_t>(s.shape().P));
     for (int r = 0; r < s.shape().P; ++r) {
       INFO("rank " << r);
@@ -111,7 +133,11 @@ TEST_CASE("generated orders equal the frameworks' vectors, rank by rank", "[vect
       for (const op o : s.rank(r)) generated.push_back(io::action(o));
       REQUIRE(generated == j.at("ranks")[static_cast<std::size_t>(r)].get<std::vector<std::string>>());
     }
+    ++compared;
   }
+  // gpipe, 1f1b, 8 interleaved-1f1b (2 of them rejected), looped-bfs.
+  REQUIRE(compared == 9);
+  REQUIRE(rejected == 2);
 }
 
 TEST_CASE("vectors/README.md metrics, computed from each vector's own order", "[vectors]") {
