@@ -10,6 +10,7 @@
 #include "ctpipe/schedules/interleaved.hpp"
 #include "ctpipe/schedules/one_f_one_b.hpp"
 #include "ctpipe/schedules/spec.hpp"
+#include "ctpipe/schedules/zero_bubble.hpp"
 
 namespace ctpipe {
 
@@ -24,6 +25,12 @@ constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
       schedules::interleaved_1f1b(s.shape, r, group_size(s), warmup_forwards(s, r), out);
       break;
     case schedule_family::looped_bfs: schedules::looped_bfs(s.shape, r, out); break;
+    case schedule_family::zb_h1: schedules::zb_handcrafted(s.shape, r, 1, out); break;
+    case schedule_family::zb_h2: schedules::zb_handcrafted(s.shape, r, 2, out); break;
+    case schedule_family::zbv: schedules::zbv(s.shape, r, out); break;
+    case schedule_family::interleaved_zb:
+      schedules::interleaved_zero_bubble(s.shape, r, group_size(s), warmup_forwards(s, r), out);
+      break;
   }
 }
 

@@ -19,23 +19,55 @@ namespace ctpipe {
 ///   `ScheduleInterleaved1F1B` (see interleaved_variant).
 /// - `looped_bfs`: breadth-first looping (Lamy-Poirier 2023), PyTorch's
 ///   `ScheduleLoopedBFS`.
-enum class schedule_family : std::uint8_t { gpipe, one_f_one_b, interleaved_1f1b, looped_bfs };
+/// - `zb_h1`, `zb_h2`: Zero Bubble's handcrafted schedules (Qi et al., ICLR 2024), split
+///   backward I/W, one chunk per rank; ZB-H1 keeps 1F1B's memory, ZB-H2 doubles the
+///   warmup to remove the bubble.
+/// - `zbv`: ZB-V, V-shape placement with two chunks per rank (Qi et al. 2024, §6),
+///   PyTorch's `ScheduleZBVZeroBubble`.
+/// - `interleaved_zb`: PyTorch's `ScheduleInterleavedZeroBubble` (ZB1P on the loop
+///   placement with V chunks).
+enum class schedule_family : std::uint8_t {
+  gpipe,
+  one_f_one_b,
+  interleaved_1f1b,
+  looped_bfs,
+  zb_h1,
+  zb_h2,
+  zbv,
+  interleaved_zb,
+};
 
 /// Every family, in the order the tool lists them.
-inline constexpr schedule_family all_families[] = {schedule_family::gpipe, schedule_family::one_f_one_b,
-                                                   schedule_family::interleaved_1f1b,
-                                                   schedule_family::looped_bfs};
+inline constexpr schedule_family all_families[] = {
+    schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::interleaved_1f1b,
+    schedule_family::looped_bfs, schedule_family::zb_h1, schedule_family::zb_h2,
+    schedule_family::zbv, schedule_family::interleaved_zb};
 
 /// The family's name as the tool, JSON and the vectors spell it: `gpipe`, `1f1b`,
-/// `interleaved-1f1b`, `looped-bfs`.
+/// `interleaved-1f1b`, `looped-bfs`, `zb-h1`, `zb-h2`, `zbv`, `interleaved-zb`.
 constexpr const char* family_name(schedule_family f) {
   switch (f) {
     case schedule_family::gpipe: return "gpipe";
     case schedule_family::one_f_one_b: return "1f1b";
     case schedule_family::interleaved_1f1b: return "interleaved-1f1b";
     case schedule_family::looped_bfs: return "looped-bfs";
+    case schedule_family::zb_h1: return "zb-h1";
+    case schedule_family::zb_h2: return "zb-h2";
+    case schedule_family::zbv: return "zbv";
+    case schedule_family::interleaved_zb: return "interleaved-zb";
   }
   return "?";
+}
+
+/// Whether the family splits its backwards into I and W (the Zero Bubble family).
+constexpr bool splits_backward(schedule_family f) {
+  return f == schedule_family::zb_h1 || f == schedule_family::zb_h2 || f == schedule_family::zbv ||
+         f == schedule_family::interleaved_zb;
+}
+
+/// The placement a family runs on: the V-shape for ZB-V, the loop for every other.
+constexpr placement natural_placement(schedule_family f) {
+  return f == schedule_family::zbv ? placement::v_shape : placement::loop;
 }
 
 /// The family called `name`, or false if there is none (then `out` is unchanged).
@@ -110,24 +142,34 @@ struct schedule_spec {
 constexpr int group_size(const schedule_spec& s) {
   const int P = s.shape.P;
   const int m = s.shape.m;
+  if (s.family == schedule_family::interleaved_zb) return m / (m / P > 1 ? m / P : 1);
   if (s.family != schedule_family::interleaved_1f1b) return 1;
   if (s.variant == interleaved_variant::torch) return m / (m / P > 1 ? m / P : 1);
   return s.group != 0 ? s.group : P;
 }
 
-/// Warmup forwards of rank r in schedule s (the ops before its first backward):
-/// 1F1B `min(P-1-r, m)`; interleaved `min(m*V, (V-1)g + k(P-1-r))` with the warmup
-/// factor k (Megatron's `get_pp_rank_microbatches`), `m*V` for megatron-legacy with
-/// m == P, and 1F1B's count when V = 1 (as both frameworks then run plain 1F1B);
-/// GPipe and looped BFS `m*V` (every forward first).
+/// Warmup forwards of rank r in schedule s (the forwards before its first backward):
+/// 1F1B and ZB-H1 `min(P-1-r, m)`; ZB-H2 `min(2(P-1-r), m)`; interleaved
+/// `min(m*V, (V-1)g + k(P-1-r))` with the warmup factor k (Megatron's
+/// `get_pp_rank_microbatches`), `m*V` for megatron-legacy with m == P, and 1F1B's count
+/// when V = 1 (as both frameworks then run plain 1F1B); interleaved ZB the same with
+/// k = 1 (PyTorch); ZB-V its chunk-0 warmup `min(m, 2(P-r)-1)`; GPipe and looped BFS
+/// `m*V` (every forward first).
 constexpr int warmup_forwards(const schedule_spec& s, int r) {
   const int P = s.shape.P;
   const int m = s.shape.m;
   const int V = s.shape.V;
   const int total = m * V;
   int warmup = total;
-  if (s.family == schedule_family::one_f_one_b || (s.family == schedule_family::interleaved_1f1b && V == 1)) {
+  if (s.family == schedule_family::one_f_one_b || s.family == schedule_family::zb_h1 ||
+      (s.family == schedule_family::interleaved_1f1b && V == 1)) {
     warmup = P - 1 - r;
+  } else if (s.family == schedule_family::zb_h2) {
+    warmup = 2 * (P - 1 - r);
+  } else if (s.family == schedule_family::zbv) {
+    return 2 * (P - r) - 1 < m ? 2 * (P - r) - 1 : m;
+  } else if (s.family == schedule_family::interleaved_zb) {
+    warmup = (V - 1) * group_size(s) + (P - 1 - r);
   } else if (s.family == schedule_family::interleaved_1f1b &&
              !(s.variant == interleaved_variant::megatron_legacy && m == P)) {
     warmup = (V - 1) * group_size(s) + s.warmup_factor * (P - 1 - r);
@@ -145,16 +187,31 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
   const int m = s.shape.m;
   const bool interleaved = s.family == schedule_family::interleaved_1f1b;
   if (!interleaved && (s.group != 0 || s.variant != interleaved_variant::megatron || s.warmup_factor != 2)) {
-    on_error("ctpipe: gpipe, 1f1b and looped-bfs take no group, variant or warmup factor");
+    on_error("ctpipe: only interleaved-1f1b takes a group, variant or warmup factor");
     return false;
   }
   if (s.family == schedule_family::gpipe || s.family == schedule_family::one_f_one_b) {
     if (s.shape.V != 1) { on_error("ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)"); return false; }
     return true;
   }
+  if (s.family == schedule_family::zb_h1 || s.family == schedule_family::zb_h2) {
+    if (s.shape.V != 1) { on_error("ctpipe: zb-h1 and zb-h2 have one model chunk per rank (V must be 1)"); return false; }
+    return true;
+  }
+  if (s.family == schedule_family::zbv) {
+    if (s.shape.V != 2 || s.shape.layout != placement::v_shape) {
+      on_error("ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)");
+      return false;
+    }
+    return true;
+  }
   if (s.shape.layout != placement::loop) {
-    on_error("ctpipe: interleaved-1f1b and looped-bfs run on the loop placement");
+    on_error("ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement");
     return false;
+  }
+  if (s.family == schedule_family::interleaved_zb) {
+    if (m % (m / P > 1 ? m / P : 1) != 0) { on_error("ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0"); return false; }
+    return true;
   }
   if (!interleaved) return true;
   if (s.warmup_factor != 1 && s.warmup_factor != 2) { on_error("ctpipe: the warmup factor must be 1 or 2"); return false; }
@@ -190,9 +247,12 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 }  // namespace detail
 
 /// The gate of every generator. Raises the check_shape() messages, and:
-/// - `ctpipe: gpipe, 1f1b and looped-bfs take no group, variant or warmup factor`
+/// - `ctpipe: only interleaved-1f1b takes a group, variant or warmup factor`
 /// - `ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)`
-/// - `ctpipe: interleaved-1f1b and looped-bfs run on the loop placement`
+/// - `ctpipe: zb-h1 and zb-h2 have one model chunk per rank (V must be 1)`
+/// - `ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)`
+/// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
+/// - `ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: the warmup factor must be 1 or 2`
 /// - `ctpipe: the group size must be >= 0 (0 = the variant's default)`
 /// - `ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m], but m < P`
@@ -215,9 +275,11 @@ constexpr const char* spec_error(const schedule_spec& s) {
 }
 
 /// Ops each rank runs: every one of its `m*V` (micro-batch, chunk) pairs has an F and a
-/// B. A closed form: generate() proves each generator writes exactly this many.
+/// B, or an F, an I and a W for the split-backward families. A closed form: generate()
+/// proves each generator writes exactly this many.
 constexpr std::size_t ops_per_rank(const schedule_spec& s) {
-  return static_cast<std::size_t>(s.shape.m) * static_cast<std::size_t>(s.shape.V) * 2;
+  return static_cast<std::size_t>(s.shape.m) * static_cast<std::size_t>(s.shape.V) *
+         (splits_backward(s.family) ? 3 : 2);
 }
 
 }  // namespace ctpipe
