@@ -34,6 +34,30 @@ constexpr const char* chunked_no_latency = "t_c = 0 (with latency the chunks' ro
 constexpr const char* torch_few = "m >= P (with m < P PyTorch's rounds never reach a steady state; no closed form)";
 constexpr const char* looped_few = "m >= P (with m < P each chunk waits for micro-batch 0 to come round; no closed form)";
 
+constexpr const char* zb_source = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); SPEC.md §4";
+constexpr const char* torch_zb_source = "PyTorch ScheduleInterleavedZeroBubble";
+
+/// Why the Zero Bubble family has no timing closed form for `s` and `c`, or nullptr.
+/// ZB-H1: m >= P and t_w <= t_i. ZB-H2 makespan and ZB-V: m >= 2P-1 and t_f = t_i = t_w.
+constexpr const char* zb_timing_exception(const schedule_spec& s, const costs& c) {
+  const int P = s.shape.P;
+  const int m = s.shape.m;
+  if (c.c != rational{0}) return "t_c = 0 (no closed form with latency)";
+  switch (s.family) {
+    case schedule_family::zb_h1:
+      if (m < P) return "m >= P (below it the steady state never forms)";
+      if (c.w > c.i) return "t_w <= t_i (a longer W stretches every steady step)";
+      return nullptr;
+    case schedule_family::zb_h2:
+    case schedule_family::zbv:
+      if (m < 2 * P - 1) return "m >= 2P-1 (below it the pipe never fills)";
+      if (c.f != c.i || c.i != c.w) return "t_f = t_i = t_w (the handcrafted order assumes equal costs)";
+      return nullptr;
+    default:
+      return "no closed form is claimed for interleaved-zb";
+  }
+}
+
 /// Why the chunked families (interleaved, looped BFS) have no timing closed form for
 /// `s` and `c`, or nullptr when `(P-1)/(mV+P-1)` applies.
 constexpr const char* chunked_timing_exception(const schedule_spec& s, const costs& c) {
@@ -54,6 +78,13 @@ constexpr const char* chunked_timing_exception(const schedule_spec& s, const cos
 /// - interleaved 1F1B and looped BFS with t_c = 0: `(m+(P-1)/V)(t_f+t_b)`: the fill and
 ///   drain are made of chunk ops, 1/V as long. Not for V > 1 with m < P under PyTorch's
 ///   rules (torch variant) or looped BFS: there the pipe never fills.
+/// - ZB-H1 with m >= P and t_w <= t_i: `m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)` (each rank
+///   idles `(P-1)(t_f+t_i-t_w)`: the W it moves into each bubble shortens it).
+/// - ZB-H2 with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f` (no rank idles
+///   inside its span; the last rank starts `(P-1)t_f` late).
+/// - ZB-V with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f/2` (the same with
+///   chunk forwards of half the length).
+/// - interleaved ZB: none claimed.
 constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
   const rational P{s.shape.P};
   const rational m{s.shape.m};
@@ -74,6 +105,23 @@ constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
       return {true, (m + (P - 1) / rational{s.shape.V}) * (c.f + c.b), "(m+(P-1)/V)(t_f+t_b)",
               s.family == schedule_family::looped_bfs ? detail::looped_source : detail::interleaved_source,
               "t_c = 0"};
+    }
+    case schedule_family::zb_h1:
+    case schedule_family::zb_h2:
+    case schedule_family::zbv:
+    case schedule_family::interleaved_zb: {
+      if (const char* why = detail::zb_timing_exception(s, c)) return detail::no_formula(why);
+      const rational busy = m * (c.f + c.i + c.w);
+      if (s.family == schedule_family::zb_h1) {
+        return {true, busy + (P - 1) * (c.f + c.i - c.w), "m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)", detail::zb_source,
+                "m >= P, t_w <= t_i, t_c = 0"};
+      }
+      if (s.family == schedule_family::zb_h2) {
+        return {true, busy + (P - 1) * c.f, "m(t_f+t_i+t_w) + (P-1)t_f", detail::zb_source,
+                "m >= 2P-1, t_f = t_i = t_w, t_c = 0"};
+      }
+      return {true, busy + (P - 1) * c.f / rational{2}, "m(t_f+t_i+t_w) + (P-1)t_f/2", detail::zb_source,
+              "m >= 2P-1, t_f = t_i = t_w, t_c = 0"};
     }
   }
   return detail::no_formula("unknown schedule");
@@ -106,8 +154,63 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
               s.family == schedule_family::looped_bfs ? detail::looped_source : detail::interleaved_source,
               "t_c = 0"};
     }
+    case schedule_family::zb_h1:
+    case schedule_family::zb_h2:
+    case schedule_family::zbv:
+    case schedule_family::interleaved_zb: {
+      // Every rank is busy m(t_f+t_i+t_w): bubble = 1 - busy / T.
+      const closed_form T = makespan_formula(s, c);
+      if (!T.holds) return T;
+      const rational busy = m * (c.f + c.i + c.w);
+      const char* text = s.family == schedule_family::zb_h1   ? "(P-1)(t_f+t_i-t_w) / T"
+                         : s.family == schedule_family::zb_h2 ? "(P-1)/(3m+P-1)"
+                                                              : "(P-1)/(6m+P-1)";
+      return {true, (T.value - busy) / T.value, text, T.source, T.condition};
+    }
   }
   return detail::no_formula("unknown schedule");
+}
+
+/// Span bubble: the largest (span - busy) over ranks (the Zero Bubble papers' measure).
+/// - GPipe, 1F1B, interleaved 1F1B, looped BFS: rank 0 runs from 0 to T, so its idle:
+///   `(P-1)(t_f+t_b)` (1/V of it with V chunks; GPipe with latency `(P-1)(t_f+t_b+2t_c)`),
+///   under the same conditions as makespan_formula.
+/// - ZB-H1, m >= P, t_w <= t_i: `(P-1)(t_f+t_i-t_w)`.
+/// - ZB-H2, m >= 2P-1: `(P-1) max(0, t_f+t_i-2t_w)` (any costs, t_c = 0).
+/// - ZB-V, m >= 2P-1, t_f = t_i = t_w: 0.
+constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c) {
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  switch (s.family) {
+    case schedule_family::zb_h2: {
+      if (c.c != rational{0}) return detail::no_formula("t_c = 0 (no closed form with latency)");
+      if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("m >= 2P-1 (below it the pipe never fills)");
+      const rational gap = c.f + c.i - rational{2} * c.w;
+      return {true, (P - 1) * max(rational{0}, gap), "(P-1) max(0, t_f+t_i-2t_w)", detail::zb_source,
+              "m >= 2P-1, t_c = 0"};
+    }
+    case schedule_family::zbv: {
+      const closed_form T = makespan_formula(s, c);
+      if (!T.holds) return T;
+      return {true, rational{0}, "0", T.source, T.condition};
+    }
+    case schedule_family::zb_h1: {
+      const closed_form T = makespan_formula(s, c);
+      if (!T.holds) return T;
+      return {true, (P - 1) * (c.f + c.i - c.w), "(P-1)(t_f+t_i-t_w)", T.source, T.condition};
+    }
+    case schedule_family::interleaved_zb:
+      return detail::no_formula("no closed form is claimed for interleaved-zb");
+    default: {
+      // Rank 0 starts at 0 and ends last: its span is T, its span bubble its idle.
+      const closed_form T = makespan_formula(s, c);
+      if (!T.holds) return T;
+      const char* text = s.family == schedule_family::gpipe && c.c != rational{0} ? "(P-1)(t_f+t_b+2t_c)"
+                         : s.shape.V > 1                                            ? "(P-1)(t_f+t_b)/V"
+                                                                                    : "(P-1)(t_f+t_b)";
+      return {true, T.value - m * (c.f + c.b), text, T.source, T.condition};
+    }
+  }
 }
 
 /// Peak in-flight activations of rank r, in chunks (SPEC.md §3-§4): GPipe `m` on every
@@ -115,10 +218,11 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
 /// before each backward); interleaved 1F1B `min(mV, 2(P-1-r) + (V-1)g + 1)` (its warmup
 /// plus one; `(P-1-r)` instead of `2(P-1-r)` with warmup factor 1; `mV` for
 /// megatron-legacy with m = P; P = 8, V = 2, g = 8: rank 0 holds 23 chunks = 23/2 full
-/// activations, the article's example); looped BFS `mV`. Both hold for every gamma (they run full backwards B, which
+/// activations, the article's example); looped BFS `mV`; ZB-H1 (m >= P) `(P-r) + r*gamma`
+/// (the split backward frees `1-gamma` at I: the W that waits keeps `gamma`); ZB-H2
+/// (m >= 2P-1, gamma = 1) `2P-1`; ZB-V (m >= 2P-1, gamma = 1) `2P` chunks. Both hold for every gamma (they run full backwards B, which
 /// free a whole activation at once); gamma is a parameter for the split-backward families.
 constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational gamma, int r) {
-  (void)gamma;
   const int P = s.shape.P;
   const int m = s.shape.m;
   switch (s.family) {
@@ -145,6 +249,20 @@ constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational ga
     }
     case schedule_family::looped_bfs:
       return {true, rational{m * s.shape.V}, "mV", detail::looped_source, "any costs, any gamma"};
+    case schedule_family::zb_h1:
+      if (m < P) return detail::no_formula("m >= P");
+      // Rank r holds P-r whole activations and r whose I has run but whose W waits.
+      return {true, rational{P - r} + rational{r} * gamma, "(P-r) + r*gamma", detail::zb_source, "m >= P, any costs"};
+    case schedule_family::zb_h2:
+      if (m < 2 * P - 1) return detail::no_formula("m >= 2P-1");
+      if (gamma != rational{1}) return detail::no_formula("gamma = 1 (the claimed form)");
+      return {true, rational{2 * P - 1}, "2P-1", detail::zb_source, "m >= 2P-1, gamma = 1, any costs"};
+    case schedule_family::zbv:
+      if (m < 2 * P - 1) return detail::no_formula("m >= 2P-1");
+      if (gamma != rational{1}) return detail::no_formula("gamma = 1 (the claimed form)");
+      return {true, rational{2 * P}, "2P", detail::zb_source, "m >= 2P-1, gamma = 1, any costs"};
+    case schedule_family::interleaved_zb:
+      return detail::no_formula("no closed form is claimed for interleaved-zb");
   }
   return detail::no_formula("unknown schedule");
 }
