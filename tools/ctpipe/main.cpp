@@ -41,7 +41,7 @@ int run(int argc, char** argv) {
   std::string schedule_name = "1f1b";
   long long P = 4;
   long long m = 8;
-  long long V = 1;
+  long long V = 0;  // 0: the schedule's own (2 for zbv, else 1)
   std::string variant_text = "megatron";
   long long group = 0;
   long long warmup_factor = 2;
@@ -53,7 +53,9 @@ int run(int argc, char** argv) {
   app.add_option("--schedule,-s", schedule_name, "schedule: " + known_schedules())->capture_default_str();
   app.add_option("-P", P, "pipeline ranks (stages for V = 1)")->capture_default_str();
   app.add_option("-m", m, "micro-batches")->capture_default_str();
-  app.add_option("-V", V, "model chunks per rank (virtual stages)")->capture_default_str();
+  app.add_option("-V", V, "model chunks per rank (virtual stages); default 2 for zbv, else 1");
+  std::string placement_text;
+  app.add_option("--placement", placement_text, "loop or v (V-shape); default v for zbv, else loop");
   app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")
       ->capture_default_str();
   app.add_option("--group,-g", group,
@@ -107,12 +109,21 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
     return 2;
   }
+  ctpipe::placement layout = ctpipe::natural_placement(spec.family);
+  if (!placement_text.empty()) {
+    if (placement_text != "loop" && placement_text != "v") {
+      fmt::print(stderr, "ctpipe: --placement takes loop or v, not '{}'\n", placement_text);
+      return 2;
+    }
+    layout = placement_text == "v" ? ctpipe::placement::v_shape : ctpipe::placement::loop;
+  }
+  if (app.count("-V") == 0) V = spec.family == ctpipe::schedule_family::zbv ? 2 : 1;
   auto narrow = [](long long x) { return static_cast<int>(std::clamp<long long>(x, INT_MIN, INT_MAX)); };
-  spec.shape = {narrow(P), narrow(m), narrow(V), ctpipe::placement::loop};
+  spec.shape = {narrow(P), narrow(m), narrow(V), layout};
   spec.group = narrow(group);
   spec.warmup_factor = narrow(warmup_factor);
   ctpipe::check_spec(spec);  // throws ctpipe::error with the library's message
-  if (2LL * P * m * V > max_tool_ops) {
+  if (3LL * P * m * V > max_tool_ops) {
     fmt::print(stderr, "ctpipe: P*m*V too large for the tool (at most {} ops)\n", max_tool_ops);
     return 2;
   }

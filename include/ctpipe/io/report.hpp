@@ -27,6 +27,7 @@ struct report {
   validation_result validity;         ///< ok() for every generated schedule
   closed_form makespan_formula;       ///< see analysis/formulas.hpp
   closed_form bubble_formula;
+  closed_form span_bubble_formula;
   closed_form message_formula;
   std::vector<closed_form> peak_formula;  ///< per rank
 };
@@ -36,13 +37,14 @@ struct report {
 inline report analyze(const schedule_spec& spec, const costs& cost, rational gamma) {
   check_costs(cost);
   check_gamma(gamma);
-  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}};
+  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}};
   out.validity = validate(out.ops.view());
   out.sim = simulate(out.ops.view(), cost);
   out.memory = in_flight(out.ops.view(), gamma);
   out.message_count = messages(out.ops.view());
   out.makespan_formula = makespan_formula(spec, cost);
   out.bubble_formula = bubble_fraction_formula(spec, cost);
+  out.span_bubble_formula = span_bubble_formula(spec, cost);
   out.message_formula = messages_formula(spec);
   for (int r = 0; r < spec.shape.P; ++r) out.peak_formula.push_back(peak_in_flight_formula(spec, gamma, r));
   return out;

@@ -179,33 +179,40 @@ inline std::string render_readout(const report& rep) {
   const rational bubble = rep.sim.bubble_fraction();
   out += fmt::format("simulated bubble {} ({}) {}\n", to_string(bubble), detail::percent(bubble),
                      detail::against(bubble, rep.bubble_formula));
-  out += fmt::format("span bubble {} (largest span - busy over ranks)\n", to_string(rep.sim.span_bubble()));
+  out += fmt::format("span bubble {} (largest span - busy over ranks) {}\n", to_string(rep.sim.span_bubble()),
+                     detail::against(rep.sim.span_bubble(), rep.span_bubble_formula));
   const rational msgs{static_cast<std::int64_t>(rep.message_count)};
   out += fmt::format("messages {} {}\n", rep.message_count, detail::against(msgs, rep.message_formula));
   return out;
 }
 
-/// The in-flight view: one bar per rank, its length proportional to the rank's peak.
+/// The in-flight view: one bar per rank, its length proportional to the rank's peak,
+/// with the value and its closed form. For a split-backward schedule with gamma != 1 each
+/// row also gives the plain count's peak (gamma = 1), to show what the finer memory model
+/// saves.
 inline std::string render_in_flight(const report& rep, const text_style& style = {}) {
   const int P = rep.spec.shape.P;
   const int V = rep.spec.shape.V;
+  const bool compare = splits_backward(rep.spec.family) && rep.gamma != rational{1};
+  const in_flight_profile plain = compare ? in_flight(rep.ops.view()) : in_flight_profile{};
   rational top{0};
   for (int r = 0; r < P; ++r) top = max(top, rep.memory.peak(r));
   const int bar_width = std::max(10, std::min(style.width - 40, 50));
   const int label_width = static_cast<int>(fmt::format("rank {}", P - 1).size()) + 2;
-  std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {})\n",
+  std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {}{})\n",
                                 V > 1 ? ", in chunks (a chunk is 1/V of a full activation)" : "",
-                                to_string(rep.gamma));
+                                to_string(rep.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
   for (int r = 0; r < P; ++r) {
     const rational peak = rep.memory.peak(r);
     const int len = top == rational{0} ? 0 : static_cast<int>((peak / top * rational{bar_width}).to_double() + 0.5);
     std::string bar;
     for (int k = 0; k < len; ++k) bar += "\u2588";  // █
     std::string tail = fmt::format(" {}", to_string(peak));
+    if (compare) tail += fmt::format(" [{}]", to_string(plain.peak(r)));
     if (V > 1) tail += fmt::format(" ({} full)", to_string(rep.memory.peak_activations(r)));
     tail += " " + detail::against(peak, rep.peak_formula[static_cast<std::size_t>(r)]);
-    out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width,
-                       style.color ? "\x1b[33m" : "", bar, style.color ? detail::reset_color : "", tail);
+    out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width, style.color ? "\x1b[33m" : "", bar,
+                       style.color ? detail::reset_color : "", tail);
   }
   return out;
 }
