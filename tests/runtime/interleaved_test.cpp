@@ -107,11 +107,11 @@ TEST_CASE("interleaved configurations are accepted and rejected with the rule's 
   REQUIRE_THROWS_WITH(generate(interleaved(4, 6, 2, interleaved_variant::megatron_legacy)),
                       "ctpipe: interleaved-1f1b (megatron-legacy) needs m % P == 0");
   REQUIRE_THROWS_WITH(check_spec({schedule_family::interleaved_1f1b, {4, 8, 2, placement::v_shape}}),
-                      "ctpipe: interleaved-1f1b and looped-bfs run on the loop placement");
+                      "ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement");
   REQUIRE_THROWS_WITH(check_spec({schedule_family::interleaved_1f1b, {4, 8, 2}, interleaved_variant::megatron, 0, 3}),
                       "ctpipe: the warmup factor must be 1 or 2");
   REQUIRE_THROWS_WITH(check_spec({schedule_family::one_f_one_b, {4, 8}, interleaved_variant::torch}),
-                      "ctpipe: gpipe, 1f1b and looped-bfs take no group, variant or warmup factor");
+                      "ctpipe: only interleaved-1f1b takes a group, variant or warmup factor");
 }
 
 TEST_CASE("warmup factor 1: same makespan without latency, fewer chunks in flight; factor 2 hides latency",

@@ -17,14 +17,18 @@ struct claimed {
   rational bubble;
   int peaks[8];           ///< peak in-flight per rank (chunks), first P entries; {-1}: not claimed
   long long messages;
+  rational span_bubble{-1};  ///< max over ranks of span - busy
 };
 
 inline constexpr rational unclaimed{-1};
-inline constexpr costs article{};
+inline constexpr costs article{};  // t_f = 1, t_b = 2, t_i = t_w = 1 (SPEC §5's Zero Bubble table too)
 inline constexpr costs equal_costs{rational{1}, rational{1}};
 
 constexpr schedule_spec gpipe(int P, int m) { return {schedule_family::gpipe, {P, m}}; }
 constexpr schedule_spec one_f_one_b(int P, int m) { return {schedule_family::one_f_one_b, {P, m}}; }
+constexpr schedule_spec zero_bubble(schedule_family f, int P, int m) {
+  return {f, {P, m, f == schedule_family::zbv || f == schedule_family::interleaved_zb ? 2 : 1, natural_placement(f)}};
+}
 constexpr schedule_spec interleaved(int P, int m, int V, interleaved_variant variant = interleaved_variant::megatron,
                                     int group = 0) {
   return {schedule_family::interleaved_1f1b, {P, m, V}, variant, group};
@@ -53,6 +57,11 @@ inline constexpr claimed claims[] = {
      {69, 2}, {3, 23}, {12, 10, 8, 6}, 140},
     {"issue 7: torch P=4 m=3 V=2 (no steady state)", interleaved(4, 3, 2, interleaved_variant::torch), article,
      unclaimed, {2, 5}, {-1}, -1},
+    {"SPEC §5 ZB-H1 P=4 m=8", zero_bubble(schedule_family::zb_h1, 4, 8), article, 27, {1, 9}, {4, 4, 4, 4}, 48, 3},
+    {"SPEC §5 ZB-H2 P=4 m=8", zero_bubble(schedule_family::zb_h2, 4, 8), article, 27, {1, 9}, {7, 7, 7, 7}, 48, 0},
+    {"SPEC §5 ZB-V P=4 m=8", zero_bubble(schedule_family::zbv, 4, 8), article, {51, 2}, {1, 17}, {8, 8, 8, 8}, 96, 0},
+    {"vectors: interleaved ZB P=4 m=8 V=2", zero_bubble(schedule_family::interleaved_zb, 4, 8), article, {51, 2},
+     {1, 17}, {8, 8, 8, 8}, 112},
 };
 
 /// True when schedule `c` is valid and its simulated values equal the claimed ones.
@@ -66,6 +75,7 @@ constexpr bool holds(const claimed& c) {
   for (int r = 0; r < c.spec.shape.P && c.peaks[0] >= 0; ++r) {
     if (mem.peak(r) != rational{c.peaks[r]}) return false;
   }
+  if (c.span_bubble != unclaimed && sim.span_bubble() != c.span_bubble) return false;
   return c.messages < 0 || static_cast<long long>(messages(s.view())) == c.messages;
 }
 

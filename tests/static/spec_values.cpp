@@ -31,7 +31,11 @@ static_assert(holds(claims[14]), "interleaved legacy P=4 m=4 V=2");
 static_assert(holds(claims[15]), "interleaved P=2 m=4 V=2");
 static_assert(holds(claims[16]), "interleaved P=4 m=10 V=2 g=5");
 static_assert(holds(claims[17]), "torch interleaved P=4 m=3 V=2");
-static_assert(std::size(claims) == 18, "a new claim needs its static_assert above");
+static_assert(holds(claims[18]), "SPEC §5 ZB-H1 P=4 m=8");
+static_assert(holds(claims[19]), "SPEC §5 ZB-H2 P=4 m=8");
+static_assert(holds(claims[20]), "SPEC §5 ZB-V P=4 m=8");
+static_assert(holds(claims[21]), "interleaved ZB P=4 m=8 V=2");
+static_assert(std::size(claims) == 22, "a new claim needs its static_assert above");
 
 // The frozen path: schedule_v holds the same ops as generate(), in static storage, and
 // analyses read it in constant expressions.

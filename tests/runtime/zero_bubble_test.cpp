@@ -1,0 +1,147 @@
+// The Zero Bubble family at run time: the grid proofs of tests/static with validation
+// and interleaved ZB, the cases, and the tool.
+#include <ctpipe/ctpipe.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "cases.hpp"
+#include "proofs.hpp"
+#include "tool_runner.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::zero_bubble;
+
+TEST_CASE("Zero Bubble grid: valid, formulas where they apply (twin of tests/static)", "[zero-bubble][proofs]") {
+  for (auto family : {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv, schedule_family::interleaved_zb}) {
+    for (int P = 1; P <= 8; ++P) {
+      for (int m = 1; m <= 4 * P; ++m) {
+        INFO(family_name(family) << " P " << P << " m " << m);
+        REQUIRE(ctpipe::tests::prove_zero_bubble_point(family, P, m, true));
+      }
+    }
+  }
+}
+
+TEST_CASE("ZB-H1 idles 3 per rank where 1F1B idles 9 (P = 4, m = 8, t_f = t_i = t_w = 1)", "[zero-bubble]") {
+  const simulation zb = simulate(generate(zero_bubble(schedule_family::zb_h1, 4, 8)).view(), costs{});
+  const simulation plain = simulate(generate({schedule_family::one_f_one_b, {4, 8}}).view(), costs{});
+  for (int r = 0; r < 4; ++r) {
+    REQUIRE(zb.idle(r) == rational{3});
+    REQUIRE(plain.idle(r) == rational{9});
+  }
+}
+
+TEST_CASE("ZB-H1 with t_w > t_i: idle (P-1)t_f = 3, not the formula's 0", "[zero-bubble]") {
+  const costs heavy_w{rational{1}, rational{3}, rational{1}, rational{2}};
+  const schedule_spec spec = zero_bubble(schedule_family::zb_h1, 4, 8);
+  const simulation sim = simulate(generate(spec).view(), heavy_w);
+  for (int r = 0; r < 4; ++r) REQUIRE(sim.idle(r) == rational{3});
+  REQUIRE_FALSE(makespan_formula(spec, heavy_w).holds);
+  REQUIRE_FALSE(span_bubble_formula(spec, heavy_w).holds);
+  const auto run = ctpipe::tests::run_tool("--schedule zb-h1 --costs f=1,i=1,w=2");
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.out.find("idle per rank 3 3 3 3") != std::string::npos);
+  REQUIRE(run.out.find("(no closed form: t_w <= t_i") != std::string::npos);
+  REQUIRE(run.out.find("= formula (P-1)(t_f+t_i-t_w)") == std::string::npos);
+}
+
+TEST_CASE("P = 1 works for every schedule: no messages, no bubble", "[zero-bubble]") {
+  for (auto family : all_families) {
+    INFO(family_name(family));
+    const int V = family == schedule_family::gpipe || family == schedule_family::one_f_one_b ||
+                          family == schedule_family::zb_h1 || family == schedule_family::zb_h2
+                      ? 1
+                      : 2;
+    const schedule s = generate({family, {1, 4, V, natural_placement(family)}});
+    REQUIRE(validate(s.view()).ok());
+    REQUIRE(messages(s.view()) == 0);
+    const simulation sim = simulate(s.view(), costs{});
+    REQUIRE(sim.bubble_fraction() == rational{0});
+    REQUIRE(sim.span_bubble() == rational{0});
+  }
+}
+
+TEST_CASE("m = 1 works for ZB-H1 and ZB-H2; ZB-V below 2P-1 micro-batches stays valid", "[zero-bubble]") {
+  for (int P = 1; P <= 8; ++P) {
+    INFO("P " << P);
+    REQUIRE(validate(generate(zero_bubble(schedule_family::zb_h1, P, 1)).view()).ok());
+    REQUIRE(validate(generate(zero_bubble(schedule_family::zb_h2, P, 1)).view()).ok());
+    for (int m = 1; m < 2 * P - 1; ++m) REQUIRE(validate(generate(zero_bubble(schedule_family::zbv, P, m)).view()).ok());
+  }
+}
+
+TEST_CASE("Ws are numbered first-in first-out after their Is", "[zero-bubble]") {
+  // Per stage for every schedule; across a rank's stages too, except ZB-V, whose
+  // cooldown (as PyTorch's) drains chunk 1's Ws before chunk 0's.
+  for (auto family : {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv, schedule_family::interleaved_zb}) {
+    const schedule s = generate(zero_bubble(family, 4, 8));
+    for (int r = 0; r < 4; ++r) {
+      INFO(family_name(family) << " rank " << r);
+      std::vector<op> is;
+      std::vector<op> ws;
+      for (const op o : s.rank(r)) {
+        if (o.kind() == op_kind::I) is.push_back(o);
+        if (o.kind() == op_kind::W) {
+          ws.push_back(o);
+          REQUIRE(std::count_if(is.begin(), is.end(), [&](op i) { return i.stage() == o.stage(); }) >=
+                  std::count_if(ws.begin(), ws.end(), [&](op w) { return w.stage() == o.stage(); }));
+        }
+      }
+      REQUIRE(is.size() == ws.size());
+      for (int stage : {s.shape().stage_of(r, 0), s.shape().stage_of(r, s.shape().V - 1)}) {
+        std::vector<int> i_order;
+        std::vector<int> w_order;
+        for (op o : is) if (o.stage() == stage) i_order.push_back(o.microbatch());
+        for (op o : ws) if (o.stage() == stage) w_order.push_back(o.microbatch());
+        REQUIRE(i_order == w_order);
+      }
+      if (family != schedule_family::zbv) {
+        for (std::size_t k = 0; k < ws.size(); ++k) {
+          REQUIRE(ws[k].stage() == is[k].stage());
+          REQUIRE(ws[k].microbatch() == is[k].microbatch());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("placement and V are checked for ZB-V and the ZB-H schedules", "[zero-bubble]") {
+  REQUIRE_THROWS_WITH(generate({schedule_family::zbv, {4, 8, 2, placement::loop}}),
+                      "ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)");
+  REQUIRE_THROWS_WITH(generate({schedule_family::zbv, {4, 8, 1}}),
+                      "ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)");
+  REQUIRE_THROWS_WITH(generate({schedule_family::zb_h1, {4, 8, 2}}),
+                      "ctpipe: zb-h1 and zb-h2 have one model chunk per rank (V must be 1)");
+  REQUIRE_THROWS_WITH(generate({schedule_family::interleaved_zb, {4, 9, 2}}),
+                      "ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0");
+  const auto run = ctpipe::tests::run_tool("--schedule zbv --placement loop");
+  REQUIRE(run.exit_code == 2);
+  REQUIRE(run.err == "ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)\n");
+}
+
+TEST_CASE("tool: Zero Bubble table, both bubble metrics, I and W, gamma view", "[zero-bubble][tool]") {
+  const auto h2 = ctpipe::tests::run_tool("--schedule zb-h2");
+  REQUIRE(h2.exit_code == 0);
+  REQUIRE(h2.out.find("simulated bubble 1/9 (11.1%) = formula (P-1)/(3m+P-1)") != std::string::npos);
+  REQUIRE(h2.out.find("span bubble 0 (largest span - busy over ranks) = formula (P-1) max(0, t_f+t_i-2t_w)") !=
+          std::string::npos);
+  REQUIRE(h2.out.find("I~ input-gradient  W+ weight-gradient") != std::string::npos);
+  const auto v = ctpipe::tests::run_tool("--schedule zbv --format json");
+  REQUIRE(v.exit_code == 0);
+  const auto j = nlohmann::json::parse(v.out);
+  REQUIRE(j["makespan"] == "51/2");
+  REQUIRE(j["bubble_fraction"] == "1/17");
+  REQUIRE(j["span_bubble"] == "0");
+  REQUIRE(j["placement"] == "v");
+  REQUIRE(j["V"] == 2);
+  REQUIRE(j["peak_in_flight"] == nlohmann::json{"8", "8", "8", "8"});
+  // The memory view for gamma = 0.43 against the plain count.
+  const auto mem = ctpipe::tests::run_tool("--schedule zb-h1 --gamma 0.43");
+  REQUIRE(mem.out.find("(gamma = 43/100; in brackets the plain count, gamma = 1)") != std::string::npos);
+  REQUIRE(mem.out.find(" 4 [4] = formula (P-r) + r*gamma") != std::string::npos);
+  REQUIRE(mem.out.find(" 229/100 [4] = formula (P-r) + r*gamma") != std::string::npos);
+}
