@@ -16,5 +16,7 @@ ctpipe_install_missing() {
 
 # What building the tool needs.
 CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev"
-# What the tests add: Catch2, and Clang with its sanitizer runtime for the CI builds.
-CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 clang libclang-rt-14-dev"
+# What the tests add: Catch2; the Clang presets (clang, ci, asan) also Clang and its
+# sanitizer runtime.
+CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2"
+CTPIPE_CLANG_PACKAGES="clang libclang-rt-14-dev"

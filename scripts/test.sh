@@ -6,8 +6,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-ctpipe_install_missing $CTPIPE_TEST_PACKAGES
 [ $# -gt 0 ] || set -- dev
+packages=$CTPIPE_TEST_PACKAGES
+for preset in "$@"; do
+  [ "$preset" = dev ] || packages="$packages $CTPIPE_CLANG_PACKAGES"
+done
+ctpipe_install_missing $packages
 for preset in "$@"; do
   echo "== ctpipe: workflow preset $preset"
   cmake --workflow --preset "$preset"

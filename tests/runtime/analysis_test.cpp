@@ -2,6 +2,8 @@
 // (the same functions tests/static evaluates inside static_assert).
 #include <ctpipe/ctpipe.hpp>
 
+#include <span>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -165,4 +167,52 @@ TEST_CASE("validator: wrong rank, out of shape, send/recv, mixed backward, bad o
   REQUIRE(validate(schedule_view{{1, 1}, ops, offsets}).first.what == fault::bad_offsets);
   // Every fault has a description.
   for (int f = 0; f <= static_cast<int>(fault::deadlock); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
+}
+
+TEST_CASE("malformed views are errors, never out-of-bounds reads or writes", "[analysis][validate]") {
+  const op ops[] = {op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::B, 0, 1}};
+  const char* layout = "ctpipe: schedule view offsets must be P+1 non-decreasing positions from 0 to the op count";
+  // Offsets claiming more ops than the view holds.
+  const std::uint32_t too_many[] = {0, 4};
+  const schedule_view short_ops{{1, 2}, std::span<const op>(ops, 2), too_many};
+  // Offsets too short for P, and none at all.
+  const std::uint32_t two[] = {0, 2};
+  const schedule_view short_offsets{{4, 1}, std::span<const op>(ops, 2), two};
+  const schedule_view no_offsets{{1, 1}, {}, {}};
+  for (const schedule_view& v : {short_ops, short_offsets, no_offsets}) {
+    REQUIRE_THROWS_WITH(simulate(v, costs{}), layout);
+    REQUIRE_THROWS_WITH(in_flight(v), layout);
+    REQUIRE_THROWS_WITH(messages(v), layout);
+    REQUIRE_THROWS_WITH(messages_between(v, 0, 0), layout);
+    REQUIRE(validate(v).first.what == fault::bad_offsets);
+  }
+  // Invalid shapes.
+  for (const pipeline_shape shape : {pipeline_shape{-1, 1}, pipeline_shape{0, 1}, pipeline_shape{1, 0},
+                                     pipeline_shape{1, 1, 0}, pipeline_shape{1, -1}, pipeline_shape{2, 1, 1, placement::v_shape}}) {
+    const schedule_view v{shape, {}, {}};
+    REQUIRE(validate(v).first.what == fault::bad_shape);
+    REQUIRE_THROWS_AS(simulate(v, costs{}), ctpipe::error);
+    REQUIRE_THROWS_AS(in_flight(v), ctpipe::error);
+    REQUIRE_THROWS_AS(messages(v), ctpipe::error);
+  }
+  // Ops outside the shape, and unused kind codes decoded from raw bits.
+  op odd{};
+  odd.bits = 0xF0000000u;  // kind code 15
+  const op outside[] = {op{op_kind::F, 4000, 0}, odd};
+  const std::uint32_t both[] = {0, 1, 2};
+  const schedule_view v{{2, 1}, outside, both};
+  REQUIRE(messages(v) == 0);
+  REQUIRE(in_flight(v).peak(0) == rational{1});  // in_flight counts by kind only
+  REQUIRE(in_flight(v).peak(1) == rational{0});  // kind 15 allocates nothing
+  REQUIRE(validate(v).first.what == fault::out_of_shape);
+  REQUIRE(std::string(kind_name(odd.kind())) == "?");
+  REQUIRE_THROWS_AS(simulate(v, costs{}), ctpipe::error);
+  REQUIRE_THROWS_AS((op{static_cast<op_kind>(200), 0, 0}), ctpipe::error);
+}
+
+TEST_CASE("a gamma whose denominator overflows the levels is an error, not a wrong peak", "[analysis]") {
+  const schedule s = generate({schedule_family::gpipe, {2, 16}});
+  REQUIRE_THROWS_WITH(in_flight(s.view(), rational{999999999999999999, 1000000000000000000}),
+                      "ctpipe: rational overflow (64-bit numerator or denominator)");
+  REQUIRE(in_flight(s.view(), rational{3, 7}).peak(0) == rational{16});
 }

@@ -57,8 +57,8 @@ TEST_CASE("an op packs kind, stage and micro-batch into 4 bytes", "[core]") {
   REQUIRE(o.microbatch() == 65535);
   REQUIRE(io::action(op{op_kind::F, 0, 3}) == "0F3");
   REQUIRE(io::action(op{op_kind::send_b, 1, 2}) == "1SEND_B2");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096) and micro-batch in [0, 65536)");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096) and micro-batch in [0, 65536)");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 8 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 8 kinds");
 }
 
 TEST_CASE("action strings parse strictly", "[core]") {

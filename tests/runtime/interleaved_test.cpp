@@ -140,7 +140,7 @@ TEST_CASE("tool: interleaved options, chunk labels, formula that does not apply"
   REQUIRE(j["bubble_fraction"] == "2/5");
   REQUIRE(j["bubble_fraction_formula"].is_null());
   const auto text = ctpipe::tests::run_tool("--schedule interleaved-1f1b --variant torch -P 4 -m 3 -V 2");
-  REQUIRE(text.out.find("simulated bubble 2/5 (40.0%) (no closed form: m >= P") != std::string::npos);
+  REQUIRE(text.out.find("simulated bubble 2/5 (40.0%) (no closed form: needs m >= P") != std::string::npos);
   const auto bad = ctpipe::tests::run_tool("--schedule interleaved-1f1b -P 6 -m 3 -V 2");
   REQUIRE(bad.exit_code == 2);
   REQUIRE(bad.out.empty());

@@ -1,6 +1,9 @@
 // The `ctpipe` tool as a user runs it: the default view, JSON fields, bad input.
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -68,7 +71,26 @@ TEST_CASE("latency: a formula that does not apply is null, never false", "[tool]
   REQUIRE(j["bubble_fraction_formula"].is_null());
   REQUIRE(j["makespan"] == "14");
   const auto text = run_tool("--costs c=1/2 -P 2 -m 3");
-  REQUIRE(text.out.find("no closed form: t_c = 0") != std::string::npos);
+  REQUIRE(text.out.find("no closed form: needs t_c = 0") != std::string::npos);
+}
+
+TEST_CASE("numbers are decimal: a leading zero is not octal", "[tool]") {
+  const auto run = run_tool("-P 010 -m 8 --format json");
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(nlohmann::json::parse(run.out)["P"] == 10);
+}
+
+TEST_CASE("output that cannot be written: exit 1 and a message; a closed stderr is no crash", "[tool]") {
+  const auto full = run_tool("> /dev/full");
+  REQUIRE(full.exit_code == 1);
+  REQUIRE(full.err == "ctpipe: cannot write to standard output\n");
+  const auto json_full = run_tool("--format json > /dev/full");
+  REQUIRE(json_full.exit_code == 1);
+  // Bad input while stderr is unwritable: still exit 2, not an abort (run_tool would
+  // redirect stderr itself, so call the shell directly).
+  const int status = std::system((std::string(CTPIPE_TOOL_PATH) + " -P 0 2>/dev/full").c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 2);
 }
 
 TEST_CASE("help: --help prints usage and exits 0", "[tool]") {
@@ -103,7 +125,16 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"--color maybe", "ctpipe: --color takes auto, always or never"},
       {"--width 5", "ctpipe: --width must lie in [20, 100000]\n"},
       {"-P 5000", "ctpipe: P*V must be at most 4096 stages\n"},
-      {"-P 4096 -m 65536", "ctpipe: P*m*V too large for the tool"},
+      {"-P 4096 -m 65536", "ctpipe: 536870912 ops are too many for --format text (at most 16777216)\n"},
+      {"-P 1024 -m 4096 --format json", "ctpipe: 8388608 ops are too many for --format json (at most 2097152)\n"},
+      {"-P 0x10", "ctpipe: -P takes a whole number, not '0x10'\n"},
+      {"-P ' 4'", "ctpipe: -P takes a whole number, not ' 4'\n"},
+      {"-P '4 '", "ctpipe: -P takes a whole number, not '4 '\n"},
+      {"-P ''", "ctpipe: -P takes a whole number, not ''\n"},
+      {"-m 1e3", "ctpipe: -m takes a whole number, not '1e3'\n"},
+      {"--group x -s interleaved-1f1b", "ctpipe: --group takes a whole number, not 'x'\n"},
+      {"--schedule \"$(printf 'gpipe\\nx')\"", "ctpipe: unknown schedule 'gpipe\\nx' (known: "},
+      {"--placement w", "ctpipe: --placement takes loop or v, not 'w'\n"},
       {"--bogus", "ctpipe: "},
       {"extra", "ctpipe: "},
   };

@@ -1,20 +1,22 @@
 // ctpipe: the command-line tool. Generates a schedule with the library's functions (the
 // same ones a static_assert evaluates), simulates it exactly and shows the article's
-// views: the timeline with its bubbles, the bubble readout against the closed form, and
-// the in-flight activations per rank. `ctpipe` alone shows the article's default:
+// views: the timeline with its bubbles, the bubble readouts against their closed forms,
+// and the in-flight activations per rank. `ctpipe` alone shows the article's default:
 // 1F1B, P = 4, m = 8.
 //
-// Exit codes: 0 on success, 2 on bad input (one line starting `ctpipe:` on stderr,
-// nothing on stdout).
+// Exit codes: 0 on success; 2 on bad input (one line starting `ctpipe:` on stderr,
+// nothing on stdout); 1 when the output cannot be written.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -24,9 +26,29 @@
 
 namespace {
 
-/// Largest schedule the tool analyses (ops over all ranks): about 1 GiB of working
-/// memory. The library itself has no such limit.
-constexpr long long max_tool_ops = 1LL << 24;
+/// Largest schedule the tool analyses (ops over all ranks), by format: measured working
+/// memory at the limit is about 0.5 GiB for text and 1 GiB for JSON (README). The library
+/// itself has no such limit.
+constexpr long long max_text_ops = 1LL << 24;
+constexpr long long max_json_ops = 1LL << 21;
+
+/// Bad input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Prints one line on stderr, control characters of echoed input escaped (so a value
+/// holding a newline cannot make it two lines). Never throws: it runs inside handlers.
+void print_error(std::string_view message) noexcept {
+  std::string line;
+  for (char ch : message) {
+    if (ch == '\n') line += "\\n";
+    else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) line += '?';
+    else line += ch;
+  }
+  line += '\n';
+  std::fputs(line.c_str(), stderr);
+}
 
 std::string known_schedules() {
   std::string names;
@@ -34,35 +56,58 @@ std::string known_schedules() {
   return names;
 }
 
+/// A whole number in decimal: an optional '-', then digits; nothing else (no spaces,
+/// no '+', no 0x). Values beyond int are clamped so that the library's range checks
+/// reject them with their own message.
+int parse_whole(const std::string& text, const char* option) {
+  long long value = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, error] = std::from_chars(first, last, value, 10);
+  const bool digits_only = !text.empty() && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9'));
+  if (error == std::errc::result_out_of_range && digits_only && end == last) {
+    value = text[0] == '-' ? LLONG_MIN : LLONG_MAX;
+  } else if (error != std::errc{} || end != last || !digits_only) {
+    throw usage_error(fmt::format("ctpipe: {} takes a whole number, not '{}'", option, text));
+  }
+  return static_cast<int>(std::clamp<long long>(value, INT_MIN, INT_MAX));
+}
+
+/// Writes everything or reports that it could not (exit code 1).
+bool write_stdout(const std::string& out) {
+  const bool written = std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
+  return std::fflush(stdout) == 0 && written && std::ferror(stdout) == 0;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"ctpipe: pipeline-parallel schedules, simulated exactly.\n"
                "With no options it shows the article's default: 1F1B, P = 4, m = 8."};
   app.name("ctpipe");
   std::string schedule_name = "1f1b";
-  long long P = 4;
-  long long m = 8;
-  long long V = 0;  // 0: the schedule's own (2 for zbv, else 1)
+  std::string P_text = "4";
+  std::string m_text = "8";
+  std::string V_text;  // empty: the schedule's own (2 for zbv, else 1)
+  std::string placement_text;
   std::string variant_text = "megatron";
-  long long group = 0;
-  long long warmup_factor = 2;
+  std::string group_text = "0";
+  std::string warmup_text = "2";
   std::string costs_text;
   std::string gamma_text = "1";
   std::string format = "text";
   std::string color = "auto";
-  int width = 100;
+  std::string width_text = "100";
   app.add_option("--schedule,-s", schedule_name, "schedule: " + known_schedules())->capture_default_str();
-  app.add_option("-P", P, "pipeline ranks (stages for V = 1)")->capture_default_str();
-  app.add_option("-m", m, "micro-batches")->capture_default_str();
-  app.add_option("-V", V, "model chunks per rank (virtual stages); default 2 for zbv, else 1");
-  std::string placement_text;
+  app.add_option("-P", P_text, "pipeline ranks")->capture_default_str();
+  app.add_option("-m", m_text, "micro-batches")->capture_default_str();
+  app.add_option("-V", V_text, "model chunks per rank (virtual stages); default 2 for zbv, else 1");
   app.add_option("--placement", placement_text, "loop or v (V-shape); default v for zbv, else loop");
   app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")
       ->capture_default_str();
-  app.add_option("--group,-g", group,
+  app.add_option("--group,-g", group_text,
                  "interleaved-1f1b: micro-batches per group (Megatron's microbatch_group_size_per_vp_stage); "
                  "0 = the variant's default (P, or m / max(1, m/P) for torch)")
       ->capture_default_str();
-  app.add_option("--warmup-factor", warmup_factor,
+  app.add_option("--warmup-factor", warmup_text,
                  "interleaved-1f1b: warmup forwards added per rank away from the last (2, or 1)")
       ->capture_default_str();
   app.add_option("--costs", costs_text,
@@ -70,62 +115,52 @@ int run(int argc, char** argv) {
                  "b defaults to i+w when i or w is given)");
   app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
   app.add_option("--format", format, "text or json")->capture_default_str();
-  app.add_option("--width", width, "timeline width in columns (text)")->capture_default_str();
+  app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
   app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return 0;
+    return write_stdout(app.help()) ? 0 : 1;
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "ctpipe: {}\n", e.what());
-    return 2;
+    throw usage_error(fmt::format("ctpipe: {}", e.what()));
   }
 
   ctpipe::schedule_spec spec{};
   if (!ctpipe::family_from_name(schedule_name, spec.family)) {
-    fmt::print(stderr, "ctpipe: unknown schedule '{}' (known: {})\n", schedule_name, known_schedules());
-    return 2;
+    throw usage_error(fmt::format("ctpipe: unknown schedule '{}' (known: {})", schedule_name, known_schedules()));
   }
   if (format != "text" && format != "json") {
-    fmt::print(stderr, "ctpipe: unknown format '{}' (known: text, json)\n", format);
-    return 2;
+    throw usage_error(fmt::format("ctpipe: unknown format '{}' (known: text, json)", format));
   }
   if (color != "auto" && color != "always" && color != "never") {
-    fmt::print(stderr, "ctpipe: --color takes auto, always or never, not '{}'\n", color);
-    return 2;
+    throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
   }
-  if (width < 20 || width > 100000) {
-    fmt::print(stderr, "ctpipe: --width must lie in [20, 100000]\n");
-    return 2;
-  }
+  const int width = parse_whole(width_text, "--width");
+  if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
   if (!ctpipe::variant_from_name(variant_text, spec.variant)) {
-    fmt::print(stderr, "ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)\n", variant_text);
-    return 2;
+    throw usage_error(fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
   }
-  const bool interleaved = spec.family == ctpipe::schedule_family::interleaved_1f1b;
-  if (!interleaved && (app.count("--variant") + app.count("--group") + app.count("--warmup-factor")) > 0) {
-    fmt::print(stderr, "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
-    return 2;
+  if (spec.family != ctpipe::schedule_family::interleaved_1f1b &&
+      app.count("--variant") + app.count("--group") + app.count("--warmup-factor") > 0) {
+    throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
   }
   ctpipe::placement layout = ctpipe::natural_placement(spec.family);
   if (!placement_text.empty()) {
     if (placement_text != "loop" && placement_text != "v") {
-      fmt::print(stderr, "ctpipe: --placement takes loop or v, not '{}'\n", placement_text);
-      return 2;
+      throw usage_error(fmt::format("ctpipe: --placement takes loop or v, not '{}'", placement_text));
     }
     layout = placement_text == "v" ? ctpipe::placement::v_shape : ctpipe::placement::loop;
   }
-  if (app.count("-V") == 0) V = spec.family == ctpipe::schedule_family::zbv ? 2 : 1;
-  auto narrow = [](long long x) { return static_cast<int>(std::clamp<long long>(x, INT_MIN, INT_MAX)); };
-  spec.shape = {narrow(P), narrow(m), narrow(V), layout};
-  spec.group = narrow(group);
-  spec.warmup_factor = narrow(warmup_factor);
+  const int V = app.count("-V") == 0 ? (spec.family == ctpipe::schedule_family::zbv ? 2 : 1) : parse_whole(V_text, "-V");
+  spec.shape = {parse_whole(P_text, "-P"), parse_whole(m_text, "-m"), V, layout};
+  spec.group = parse_whole(group_text, "--group");
+  spec.warmup_factor = parse_whole(warmup_text, "--warmup-factor");
   ctpipe::check_spec(spec);  // throws ctpipe::error with the library's message
-  if (3LL * P * m * V > max_tool_ops) {
-    fmt::print(stderr, "ctpipe: P*m*V too large for the tool (at most {} ops)\n", max_tool_ops);
-    return 2;
+  const long long ops = static_cast<long long>(ctpipe::ops_per_rank(spec)) * spec.shape.P;
+  const long long limit = format == "json" ? max_json_ops : max_text_ops;
+  if (ops > limit) {
+    throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, format, limit));
   }
   const ctpipe::costs cost = ctpipe::tool::parse_costs(costs_text);
   const ctpipe::rational gamma = ctpipe::parse_rational(gamma_text);
@@ -141,7 +176,10 @@ int run(int argc, char** argv) {
                      !(term != nullptr && std::string_view(term) == "dumb");
     out = ctpipe::io::render_text(rep, {width, color == "always" || (color == "auto" && tty)});
   }
-  fmt::print("{}", out);
+  if (!write_stdout(out)) {
+    print_error("ctpipe: cannot write to standard output");
+    return 1;
+  }
   return 0;
 }
 
@@ -150,11 +188,12 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
+  } catch (const usage_error& e) {
+    print_error(e.what());
   } catch (const ctpipe::error& e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return 2;
+    print_error(e.what());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ctpipe: {}\n", e.what());
-    return 2;
+    print_error(std::string("ctpipe: ") + e.what());
   }
+  return 2;
 }

@@ -12,7 +12,8 @@
 
 namespace ctpipe {
 
-/// A closed form for one quantity.
+/// A closed form for one quantity. With P = 1 nothing crosses ranks, so the latency
+/// t_c never matters there.
 struct closed_form {
   bool holds = false;           ///< a formula applies to these parameters
   rational value{};             ///< its exact value (when holds)
@@ -26,13 +27,13 @@ constexpr closed_form no_formula(const char* why) { return {false, rational{0}, 
 constexpr const char* gpipe_source = "Huang et al., GPipe (NeurIPS 2019); SPEC.md §4";
 constexpr const char* one_f_one_b_source =
     "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); SPEC.md §4";
-constexpr const char* no_latency = "t_c = 0 (with latency the 1F1B steady state stalls; no closed form)";
+constexpr const char* no_latency = "needs t_c = 0 (with latency the 1F1B steady state stalls)";
 constexpr const char* interleaved_source =
     "Narayanan et al. (SC 2021); Megatron-LM get_pp_rank_microbatches; SPEC.md §4";
 constexpr const char* looped_source = "Lamy-Poirier, Breadth-First Pipeline Parallelism (2023); PyTorch ScheduleLoopedBFS";
-constexpr const char* chunked_no_latency = "t_c = 0 (with latency the chunks' round trips stall; no closed form)";
-constexpr const char* torch_few = "m >= P (with m < P PyTorch's rounds never reach a steady state; no closed form)";
-constexpr const char* looped_few = "m >= P (with m < P each chunk waits for micro-batch 0 to come round; no closed form)";
+constexpr const char* chunked_no_latency = "needs t_c = 0 (with latency the chunks' round trips stall)";
+constexpr const char* torch_few = "needs m >= P (with m < P PyTorch's rounds never reach a steady state)";
+constexpr const char* looped_few = "needs m >= P (with m < P each chunk waits for micro-batch 0 to come round)";
 
 constexpr const char* zb_source = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); SPEC.md §4";
 constexpr const char* torch_zb_source = "PyTorch ScheduleInterleavedZeroBubble";
@@ -42,26 +43,26 @@ constexpr const char* torch_zb_source = "PyTorch ScheduleInterleavedZeroBubble";
 constexpr const char* zb_timing_exception(const schedule_spec& s, const costs& c) {
   const int P = s.shape.P;
   const int m = s.shape.m;
-  if (c.c != rational{0}) return "t_c = 0 (no closed form with latency)";
+  if (c.c != rational{0} && P > 1) return "needs t_c = 0";
   switch (s.family) {
     case schedule_family::zb_h1:
-      if (m < P) return "m >= P (below it the steady state never forms)";
-      if (c.w > c.i) return "t_w <= t_i (a longer W stretches every steady step)";
+      if (m < P) return "needs m >= P (below it the steady state never forms)";
+      if (c.w > c.i) return "needs t_w <= t_i (a longer W stretches every steady step)";
       return nullptr;
     case schedule_family::zb_h2:
     case schedule_family::zbv:
-      if (m < 2 * P - 1) return "m >= 2P-1 (below it the pipe never fills)";
-      if (c.f != c.i || c.i != c.w) return "t_f = t_i = t_w (the handcrafted order assumes equal costs)";
+      if (m < 2 * P - 1) return "needs m >= 2P-1 (below it the pipe never fills)";
+      if (c.f != c.i || c.i != c.w) return "needs t_f = t_i = t_w (the handcrafted order assumes equal costs)";
       return nullptr;
     default:
-      return "no closed form is claimed for interleaved-zb";
+      return "none is claimed for interleaved-zb";
   }
 }
 
 /// Why the chunked families (interleaved, looped BFS) have no timing closed form for
 /// `s` and `c`, or nullptr when `(P-1)/(mV+P-1)` applies.
 constexpr const char* chunked_timing_exception(const schedule_spec& s, const costs& c) {
-  if (c.c != rational{0}) return chunked_no_latency;
+  if (c.c != rational{0} && s.shape.P > 1) return chunked_no_latency;
   if (s.shape.V > 1 && s.shape.m < s.shape.P) {
     if (s.family == schedule_family::looped_bfs) return looped_few;
     if (s.variant == interleaved_variant::torch) return torch_few;
@@ -96,7 +97,7 @@ constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
       return {true, (m + P - 1) * (c.f + c.b) + rational{2} * (P - 1) * c.c,
               "(m+P-1)(t_f+t_b) + 2(P-1)t_c", detail::gpipe_source, "any costs"};
     case schedule_family::one_f_one_b:
-      if (c.c != rational{0}) return detail::no_formula(detail::no_latency);
+      if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula(detail::no_latency);
       return {true, (m + P - 1) * (c.f + c.b), "(m+P-1)(t_f+t_b)", detail::one_f_one_b_source,
               "t_c = 0"};
     case schedule_family::interleaved_1f1b:
@@ -136,7 +137,7 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
   const rational P{s.shape.P};
   const rational m{s.shape.m};
   const rational busy = c.f + c.b;
-  const bool has_latency = c.c != rational{0};
+  const bool has_latency = c.c != rational{0} && s.shape.P > 1;  // one rank sends nothing
   switch (s.family) {
     case schedule_family::gpipe:
       if (has_latency) {
@@ -183,8 +184,8 @@ constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c
   const rational m{s.shape.m};
   switch (s.family) {
     case schedule_family::zb_h2: {
-      if (c.c != rational{0}) return detail::no_formula("t_c = 0 (no closed form with latency)");
-      if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("m >= 2P-1 (below it the pipe never fills)");
+      if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula("needs t_c = 0");
+      if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("needs m >= 2P-1 (below it the pipe never fills)");
       const rational gap = c.f + c.i - rational{2} * c.w;
       return {true, (P - 1) * max(rational{0}, gap), "(P-1) max(0, t_f+t_i-2t_w)", detail::zb_source,
               "m >= 2P-1, t_c = 0"};
@@ -200,7 +201,7 @@ constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c
       return {true, (P - 1) * (c.f + c.i - c.w), "(P-1)(t_f+t_i-t_w)", T.source, T.condition};
     }
     case schedule_family::interleaved_zb:
-      return detail::no_formula("no closed form is claimed for interleaved-zb");
+      return detail::no_formula("none is claimed for interleaved-zb");
     default: {
       // Rank 0 starts at 0 and ends last: its span is T, its span bubble its idle.
       const closed_form T = makespan_formula(s, c);
@@ -250,19 +251,19 @@ constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational ga
     case schedule_family::looped_bfs:
       return {true, rational{m * s.shape.V}, "mV", detail::looped_source, "any costs, any gamma"};
     case schedule_family::zb_h1:
-      if (m < P) return detail::no_formula("m >= P");
+      if (m < P) return detail::no_formula("needs m >= P");
       // Rank r holds P-r whole activations and r whose I has run but whose W waits.
       return {true, rational{P - r} + rational{r} * gamma, "(P-r) + r*gamma", detail::zb_source, "m >= P, any costs"};
     case schedule_family::zb_h2:
-      if (m < 2 * P - 1) return detail::no_formula("m >= 2P-1");
-      if (gamma != rational{1}) return detail::no_formula("gamma = 1 (the claimed form)");
+      if (m < 2 * P - 1) return detail::no_formula("needs m >= 2P-1");
+      if (gamma != rational{1}) return detail::no_formula("needs gamma = 1 (the claimed form)");
       return {true, rational{2 * P - 1}, "2P-1", detail::zb_source, "m >= 2P-1, gamma = 1, any costs"};
     case schedule_family::zbv:
-      if (m < 2 * P - 1) return detail::no_formula("m >= 2P-1");
-      if (gamma != rational{1}) return detail::no_formula("gamma = 1 (the claimed form)");
+      if (m < 2 * P - 1) return detail::no_formula("needs m >= 2P-1");
+      if (gamma != rational{1}) return detail::no_formula("needs gamma = 1 (the claimed form)");
       return {true, rational{2 * P}, "2P", detail::zb_source, "m >= 2P-1, gamma = 1, any costs"};
     case schedule_family::interleaved_zb:
-      return detail::no_formula("no closed form is claimed for interleaved-zb");
+      return detail::no_formula("none is claimed for interleaved-zb");
   }
   return detail::no_formula("unknown schedule");
 }

@@ -44,16 +44,22 @@ class in_flight_profile {
 };
 
 /// Computes the in-flight profile of schedule `v` for a given `gamma` (default 1).
-/// Linear in the number of ops. Raises `ctpipe: gamma must lie in [0, 1]`.
+/// Linear in the number of ops. Raises the check_view() messages,
+/// `ctpipe: gamma must lie in [0, 1]`, and rational overflow when ops x gamma's
+/// denominator does not fit 64 bits.
 constexpr in_flight_profile in_flight(schedule_view v, rational gamma = rational{1}) {
+  check_view(v);
   check_gamma(gamma);
+  // Every level lies within +-(ops * den): one overflow check covers the whole loop.
+  rational::mul(static_cast<std::int64_t>(v.size()) + 1, gamma.den);
   in_flight_profile out;
   out.unit_ = gamma.den;
   out.V_ = v.shape.V;
   const std::int64_t q = gamma.den;
   const std::int64_t p = gamma.num;
-  // What each kind adds, in units of 1/q chunks: F +1, B -1, I -(1-gamma), W -gamma.
-  const std::int64_t delta[op_kind_count] = {q, -q, p - q, -p, 0, 0, 0, 0};
+  // What each kind adds, in units of 1/q chunks: F +1, B -1, I -(1-gamma), W -gamma;
+  // transfers and the unused kind codes (up to 15) nothing.
+  const std::int64_t delta[16] = {q, -q, p - q, -p};
   out.level_ = detail::buffer<std::int64_t>(v.size());
   out.peak_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(v.shape.P));
   const op* ops = v.ops.data();

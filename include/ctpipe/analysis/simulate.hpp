@@ -80,12 +80,13 @@ constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
 /// dependency's end, plus `c.c` when that dependency ran on another rank. A chunk's op
 /// costs `t/V`. Linear in the number of ops.
 ///
-/// Errors: check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
+/// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
 /// stage < P*V and micro-batch < m` for a transfer op or an op outside the shape;
 /// `ctpipe: schedule deadlocks (validate() names the stuck ops)`; rational overflow when
 /// the times do not fit 64 bits. simulate does not check that the schedule is complete:
 /// run validate() for that.
 constexpr simulation simulate(schedule_view v, const costs& c) {
+  check_view(v);
   check_costs(c);
   const int P = v.shape.P;
   const int V = v.shape.V;

@@ -14,6 +14,7 @@ namespace ctpipe {
 
 /// What is wrong with one op of a schedule.
 enum class fault : std::uint8_t {
+  bad_shape,        ///< the shape fails check_shape() (P, m or V < 1, ...)
   bad_offsets,      ///< offsets are not P+1 non-decreasing positions ending at the op count
   not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule
   out_of_shape,     ///< stage >= P*V or micro-batch >= m
@@ -28,6 +29,7 @@ enum class fault : std::uint8_t {
 /// One-line description of a fault, for messages.
 constexpr const char* fault_description(fault f) {
   constexpr const char* text[] = {
+      "the shape is invalid (see check_shape)",
       "offsets are not P+1 non-decreasing positions ending at the op count",
       "a send/recv op in a compute schedule",
       "stage or micro-batch outside the shape",
@@ -75,7 +77,8 @@ constexpr op needed_dependency(const dependency_walk& walk, op o) {
 }  // namespace detail
 
 /// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
-/// fixed order: layout and range problems (then it stops: nothing else can be indexed),
+/// fixed order: shape, layout and range problems (then it stops: nothing else can be
+/// indexed),
 /// then per op in rank order wrong rank, duplicate, mixed backward, out of order, then
 /// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
 /// first op of that rank that can never run, wherever in its list it is. Returns the
@@ -91,6 +94,10 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   const int P = v.shape.P;
   const int S = v.shape.stages();
   const int m = v.shape.m;
+  if (shape_error(v.shape) != nullptr) {
+    report(fault::bad_shape, -1, -1, op{}, op{});
+    return count;
+  }
   // Layout.
   bool layout_ok = v.offsets.size() == static_cast<std::size_t>(P) + 1 && v.offsets[0] == 0 &&
                    v.offsets[static_cast<std::size_t>(P)] == v.size();

@@ -21,9 +21,10 @@ inline constexpr int op_kind_count = 8;
 
 /// PyTorch's action name of a kind: `F`, `B`, `I`, `W`, `SEND_F`, `RECV_F`, `SEND_B`,
 /// `RECV_B`.
+/// An op decoded from raw bits may carry an unused kind (8..15): its name is `?`.
 constexpr const char* kind_name(op_kind k) {
   constexpr const char* names[] = {"F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
-  return names[static_cast<int>(k)];
+  return static_cast<int>(k) < op_kind_count ? names[static_cast<int>(k)] : "?";
 }
 
 /// True for the compute kinds F, B, I, W.
@@ -34,8 +35,9 @@ constexpr bool is_compute(op_kind k) { return k <= op_kind::W; }
 /// Layout of `bits`: kind in bits 28..31, stage in bits 16..27 (so stage < 4096),
 /// micro-batch in bits 0..15 (so micro-batch < 65536). The limits match check_shape().
 /// A structural type; `op{}` is `F` of micro-batch 0 on stage 0.
-/// Errors: a stage or micro-batch outside those limits raises
-/// `ctpipe: op stage must lie in [0, 4096) and micro-batch in [0, 65536)`.
+/// Errors: a stage or micro-batch outside those limits, or a kind that is not one of the
+/// eight, raises `ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind
+/// among the 8 kinds`.
 struct op {
   std::uint32_t bits = 0;  ///< packed kind, stage, micro-batch (see above)
 
@@ -51,9 +53,9 @@ struct op {
 
  private:
   static constexpr std::uint32_t pack(op_kind k, int stage, int microbatch) {
-    detail::require(stage >= 0 && stage < max_stages && microbatch >= 0 &&
-                        microbatch < max_microbatches,
-                    "ctpipe: op stage must lie in [0, 4096) and micro-batch in [0, 65536)");
+    detail::require(stage >= 0 && stage < max_stages && microbatch >= 0 && microbatch < max_microbatches &&
+                        static_cast<int>(k) < op_kind_count,
+                    "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 8 kinds");
     return (static_cast<std::uint32_t>(k) << 28) | (static_cast<std::uint32_t>(stage) << 16) |
            static_cast<std::uint32_t>(microbatch);
   }

@@ -8,7 +8,8 @@
 // a compile error in a constant expression and ctpipe::error at run time.
 #pragma once
 
-#include <cstdint>      // std::int64_t
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, INT64_MIN
 #include <numeric>      // std::gcd
 #include <string_view>  // parse_rational input
 
@@ -34,6 +35,8 @@ struct rational {
   constexpr rational(std::int64_t n) : num(n), den(1) {}  // NOLINT: implicit from integers
   constexpr rational(std::int64_t n, std::int64_t d) : num(n), den(d) {
     detail::require(d != 0, "ctpipe: rational with zero denominator");
+    // -2^63 has no negation (and std::gcd of it is undefined): out of range.
+    check_overflow(n == INT64_MIN || d == INT64_MIN);
     if (den < 0) {
       num = negate(num);
       den = negate(den);
@@ -78,61 +81,68 @@ struct rational {
   /// Checked 64-bit helpers (GCC and Clang builtins, usable in constant expressions).
   static constexpr std::int64_t mul(std::int64_t a, std::int64_t b) {
     std::int64_t r = 0;
-    detail::require(!__builtin_mul_overflow(a, b, &r), overflow_message);
+    check_overflow(__builtin_mul_overflow(a, b, &r));
     return r;
   }
   static constexpr std::int64_t add(std::int64_t a, std::int64_t b) {
     std::int64_t r = 0;
-    detail::require(!__builtin_add_overflow(a, b, &r), overflow_message);
+    check_overflow(__builtin_add_overflow(a, b, &r));
     return r;
   }
   static constexpr std::int64_t negate(std::int64_t a) { return mul(a, -1); }
 
-  static constexpr const char* overflow_message =
-      "ctpipe: rational overflow (64-bit numerator or denominator)";
+  /// The one overflow error: the message is a literal at the require() call, so GCC's and
+  /// Clang's compile-time diagnostics both show it.
+  static constexpr void check_overflow(bool overflowed) {
+    detail::require(!overflowed, "ctpipe: rational overflow (64-bit numerator or denominator)");
+  }
 };
 
 /// max of two rationals.
 constexpr rational max(rational a, rational b) { return a < b ? b : a; }
 
+namespace detail {
+/// The parser's one error (a literal at the require() call, for GCC's diagnostics).
+constexpr void check_number(bool ok) { require(ok, "ctpipe: not an exact number (use 3, 1/2 or 0.25)"); }
+
+/// Reads a run of 1 to 18 decimal digits at text[i...] (so the value fits 64 bits),
+/// advancing i; writes the value and returns the digit count.
+constexpr int read_digits(std::string_view text, std::size_t& i, std::int64_t& value) {
+  int count = 0;
+  value = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++count) {
+    check_number(count < 18);
+    value = value * 10 + (text[i] - '0');
+  }
+  check_number(count > 0);
+  return count;
+}
+}  // namespace detail
+
 /// Parses an exact number: an integer (`3`, `-2`), a fraction (`1/2`, `-7/3`) or a
 /// decimal (`0.43` = 43/100, `1.5`). Surrounding spaces are not accepted; anything else
-/// (empty text, `1/0`, `1.`, `.5`, `2x`, more than 18 digits) raises
-/// `ctpipe: not an exact number (use 3, 1/2 or 0.25)` (or the zero-denominator message).
-/// The same parser runs at compile time and in the `ctpipe` tool.
+/// (empty text, `1.`, `.5`, `2x`, a run of more than 18 digits) raises
+/// `ctpipe: not an exact number (use 3, 1/2 or 0.25)`; `1/0` raises the zero-denominator
+/// message. The same parser runs at compile time and in the `ctpipe` tool.
 constexpr rational parse_rational(std::string_view text) {
-  constexpr const char* bad = "ctpipe: not an exact number (use 3, 1/2 or 0.25)";
-  bool negative = false;
   std::size_t i = 0;
-  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
-  // Reads a run of digits; returns the value, its digit count through `digits`.
-  auto digits_at = [&](std::int64_t& value, std::int64_t& scale) {
-    std::size_t start = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      detail::require(i - start < 18, bad);
-      value = value * 10 + (text[i] - '0');
-      scale *= 10;
-      ++i;
-    }
-    return i - start;
-  };
+  const bool negative = i < text.size() && text[i] == '-';
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
   std::int64_t whole = 0;
-  std::int64_t unused = 1;
-  detail::require(digits_at(whole, unused) > 0, bad);
+  detail::read_digits(text, i, whole);
   rational value{whole};
   if (i < text.size() && text[i] == '.') {
-    ++i;
-    std::int64_t frac = 0;
+    std::int64_t fraction = 0;
+    const int digits = detail::read_digits(text, ++i, fraction);
     std::int64_t scale = 1;
-    detail::require(digits_at(frac, scale) > 0, bad);
-    value = value + rational{frac, scale};
+    for (int d = 0; d < digits; ++d) scale *= 10;  // at most 10^18: fits
+    value = value + rational{fraction, scale};
   } else if (i < text.size() && text[i] == '/') {
-    ++i;
     std::int64_t den = 0;
-    detail::require(digits_at(den, unused) > 0, bad);
+    detail::read_digits(text, ++i, den);
     value = rational{whole, den};
   }
-  detail::require(i == text.size(), bad);
+  detail::check_number(i == text.size());
   return negative ? -value : value;
 }
 

@@ -35,6 +35,18 @@ struct schedule_view {
   constexpr std::size_t size() const { return ops.size(); }
 };
 
+/// Checks the structure of a view before an analysis indexes it: the shape passes
+/// check_shape() (its messages), and `offsets` holds P+1 non-decreasing positions from 0
+/// to the op count, else `ctpipe: schedule view offsets must be P+1 non-decreasing
+/// positions from 0 to the op count`. O(P). Op contents are each analysis's business.
+constexpr void check_view(const schedule_view& v) {
+  check_shape(v.shape);
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
+  bool ok = v.offsets.size() == P + 1 && v.offsets[0] == 0 && v.offsets[P] == v.ops.size();
+  for (std::size_t r = 0; ok && r < P; ++r) ok = v.offsets[r] <= v.offsets[r + 1];
+  detail::require(ok, "ctpipe: schedule view offsets must be P+1 non-decreasing positions from 0 to the op count");
+}
+
 /// A schedule frozen at compile time: `N` ops over `R` ranks in fixed arrays (plain C
 /// arrays: cheaper to index during constant evaluation than std::array). The value type
 /// of schedule_v; 4 bytes per op plus 4 bytes per rank.

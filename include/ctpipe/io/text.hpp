@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,77 +65,96 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 
 }  // namespace detail
 
-/// The timeline: one row per rank, time across, each op a box from its simulated start
-/// to its end labelled with its kind and micro-batch (and `.c`, its chunk, when V > 1),
-/// idle time shaded; a time axis above and a legend below. The scale gives the shortest
-/// op room for its label and one fill character; a timeline wider than `style.width` is cut into bands of that
-/// width, one above the other, each with its own axis (at most 40 bands: beyond that the
-/// scale shrinks and labels are cut to their first letter).
+/// The timeline: one row per rank, time across, idle time shaded; a time axis above and
+/// a legend below. Each column shows what its rank does at the column's middle instant
+/// (so bubbles and ops keep their true proportions at any scale); an op whose box is wide
+/// enough carries a label with its kind and micro-batch, and its chunk when V > 1
+/// (`F3.1`). The scale gives the shortest op room for its label and one fill character;
+/// a timeline wider than `style.width` is cut into bands of that width, one above the
+/// other, each with its own axis. Beyond 12 bands the scale shrinks instead and labels
+/// drop out where they do not fit. Ops that take no time, or much less than a column,
+/// do not show. Column positions
+/// are computed in floating point: display only; every number printed is exact.
 inline std::string render_timeline(const report& rep, const text_style& style = {}) {
+  constexpr double max_bands = 12;
   const schedule_view v = rep.ops.view();
-  const std::int64_t total = std::max<std::int64_t>(rep.sim.makespan_ticks(), 1);
+  const double total = static_cast<double>(std::max<std::int64_t>(rep.sim.makespan_ticks(), 1));
   const std::int64_t width = std::max(style.width, 20);
   auto label_of = [&](op o) {
     std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
     if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
     return label;
   };
-  // Columns per tick: fill the width, and give the shortest op room for the longest label.
-  std::int64_t shortest = total;
+  // Columns: fill the width, and give the shortest op room for the longest label + 1.
+  double shortest = total;
   std::size_t longest_label = 1;
   for (std::size_t k = 0; k < v.size(); ++k) {
-    const std::int64_t d = rep.sim.end_ticks(k) - rep.sim.start_ticks(k);
+    const double d = static_cast<double>(rep.sim.end_ticks(k) - rep.sim.start_ticks(k));
     if (d > 0) shortest = std::min(shortest, d);
     longest_label = std::max(longest_label, label_of(v.ops[k]).size());
   }
-  // +1: a fill character between neighbouring labels ("F0-F1-").
-  const std::int64_t per_tick =
-      std::max<std::int64_t>(width / total, (static_cast<std::int64_t>(longest_label) + shortest) / shortest);
-  std::int64_t columns = total * per_tick;
-  if (columns > 40 * width) columns = 40 * width;  // too long even in bands: shrink
-  auto column = [&](std::int64_t ticks) { return static_cast<std::size_t>(ticks * columns / total); };
+  // Columns per shortest op: a whole number, enough for the longest label and a fill
+  // character, more if that still does not fill the width. (Ops that last a multiple of
+  // the shortest then get a whole number of columns: equal ops look equal.)
+  const double per_shortest =
+      std::max(std::floor(static_cast<double>(width) / total * shortest), static_cast<double>(longest_label + 1));
+  const double per_tick = per_shortest / shortest;
+  const std::int64_t columns = static_cast<std::int64_t>(
+      std::clamp(std::round(per_tick * total), 1.0, static_cast<double>(max_bands) * static_cast<double>(width)));
+  const double ticks_per_column = total / static_cast<double>(columns);
+  // First column whose middle lies at or after `ticks`.
+  auto column = [&](std::int64_t ticks) {
+    const double c = std::ceil(static_cast<double>(ticks) / ticks_per_column - 0.5);
+    return static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(columns)));
+  };
   const int label_width = static_cast<int>(fmt::format("rank {}", v.shape.P - 1).size()) + 2;
 
-  // Full-length rows first, then cut into bands.
+  // Full-length rows first, then cut into bands. kinds[r][c]: the op kind there, -1 idle.
   bool present[op_kind_count] = {};
+  const std::size_t ncols = static_cast<std::size_t>(columns);
   std::vector<std::vector<std::string>> cells(static_cast<std::size_t>(v.shape.P),
-                                              std::vector<std::string>(static_cast<std::size_t>(columns), detail::shade));
-  std::vector<std::vector<int>> owner(static_cast<std::size_t>(v.shape.P), std::vector<int>(static_cast<std::size_t>(columns), -1));
+                                              std::vector<std::string>(ncols, detail::shade));
+  std::vector<std::vector<int>> kinds(static_cast<std::size_t>(v.shape.P), std::vector<int>(ncols, -1));
   for (int r = 0; r < v.shape.P; ++r) {
     auto& row = cells[static_cast<std::size_t>(r)];
-    auto& kinds = owner[static_cast<std::size_t>(r)];
+    auto& kind_row = kinds[static_cast<std::size_t>(r)];
     for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
       const op o = v.ops[k];
+      if (static_cast<int>(o.kind()) < op_kind_count) present[static_cast<int>(o.kind())] = true;
+      // The columns whose middle falls inside the op; the label if it fits with a fill.
       const std::size_t from = column(rep.sim.start_ticks(k));
-      const std::size_t to = std::max(from + 1, column(rep.sim.end_ticks(k)));
+      const std::size_t to = column(rep.sim.end_ticks(k));
       const std::string label = label_of(o);
-      // The label, then the kind's fill; a box narrower than its label keeps the letter.
-      const bool fits = label.size() <= to - from;
-      for (std::size_t c = from; c < to && c < row.size(); ++c) {
+      const bool labelled = to - std::min(from, to) > label.size();
+      for (std::size_t c = from; c < to; ++c) {
         const std::size_t i = c - from;
-        row[c] = std::string(1, fits && i < label.size() ? label[i] : i == 0 ? label[0] : detail::fill(o.kind()));
-        kinds[c] = static_cast<int>(o.kind());
+        row[c] = std::string(1, labelled && i < label.size() ? label[i] : detail::fill(o.kind()));
+        kind_row[c] = static_cast<int>(o.kind());
       }
-      present[static_cast<int>(o.kind())] = true;
+      if (!labelled && from < to) row[from] = std::string(1, label[0]);
     }
   }
 
-  // Axis: a number every `step` time units (1, 2, 5, 10, 20, 50, ...), at the column
-  // where that time falls, spaced at least 6 columns apart.
-  const std::int64_t ticks_per_unit = rep.sim.tick().den;  // a tick is 1/den time units
-  const double cols_per_unit = static_cast<double>(columns * ticks_per_unit) / static_cast<double>(total);
-  std::int64_t step = 1;
-  for (int k = 0; static_cast<double>(step) * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
+  // Axis: a number every `step` time units (1, 2, 5, 10, 20, 50, ...), spaced at least
+  // 6 columns apart and never overlapping the previous number.
+  const double ticks_per_unit = static_cast<double>(rep.sim.tick().den);  // a tick is 1/den time units
+  const double cols_per_unit = ticks_per_unit / ticks_per_column;
+  double step = 1;
+  for (int k = 0; step * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
 
   std::string out;
   for (std::int64_t band = 0; band * width < columns; ++band) {
     const std::size_t first = static_cast<std::size_t>(band * width);
     const std::size_t last = static_cast<std::size_t>(std::min(columns, (band + 1) * width));
     std::string axis(last - first, ' ');
-    for (std::int64_t t = 0; t * ticks_per_unit <= total; t += step) {
-      const std::string label = fmt::format("{}", t);
-      const std::size_t at = column(t * ticks_per_unit);
-      if (at >= first && at + label.size() <= last) axis.replace(at - first, label.size(), label);
+    std::size_t free_from = first;
+    for (double t = std::ceil(static_cast<double>(first) * ticks_per_column / ticks_per_unit / step) * step;
+         t * ticks_per_unit <= total && t * cols_per_unit < static_cast<double>(last); t += step) {
+      const std::string label = fmt::format("{}", static_cast<long long>(t));
+      const auto at = static_cast<std::size_t>(std::llround(t * cols_per_unit));
+      if (at < free_from || at + label.size() > last) continue;
+      axis.replace(at - first, label.size(), label);
+      free_from = at + label.size() + 1;
     }
     axis.erase(axis.find_last_not_of(' ') + 1);
     if (band > 0) out += "\n";
@@ -143,7 +163,7 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
       std::string row = fmt::format("{:<{}}", fmt::format("rank {}", r), label_width);
       int current = -2;
       for (std::size_t c = first; c < last; ++c) {
-        const int kind = owner[static_cast<std::size_t>(r)][c];
+        const int kind = kinds[static_cast<std::size_t>(r)][c];
         if (style.color && kind != current) {
           row += detail::reset_color;
           row += kind < 0 ? detail::bubble_color : detail::kind_color(static_cast<op_kind>(kind));
@@ -155,14 +175,15 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
       out += row + "\n";
     }
   }
-  const rational unit_cols = rational{columns} * rational{ticks_per_unit} / rational{total};
   constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
   std::string legend;
   for (int k = 0; k < 4; ++k) {
     if (present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), detail::fill(static_cast<op_kind>(k)), names[k]);
   }
-  out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} columns{}\n", "", label_width, legend, detail::shade,
-                     to_string(unit_cols), v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
+  const rational unit_cols = rational{columns} * rational{rep.sim.tick().den} / rational{rep.sim.makespan_ticks() > 0 ? rep.sim.makespan_ticks() : 1};
+  out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} column{}{}\n", "", label_width, legend, detail::shade,
+                     to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
+                     v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
   return out;
 }
 

@@ -182,6 +182,10 @@ namespace detail {
 /// calls `on_error("ctpipe: ...")` with the message literal and returns false.
 template <class OnError>
 constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
+  if (static_cast<int>(s.family) > static_cast<int>(schedule_family::interleaved_zb)) {
+    on_error("ctpipe: unknown schedule family");
+    return false;
+  }
   if (!shape_rules(s.shape, on_error)) return false;
   const int P = s.shape.P;
   const int m = s.shape.m;
@@ -246,7 +250,8 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 }
 }  // namespace detail
 
-/// The gate of every generator. Raises the check_shape() messages, and:
+/// The gate of every generator. Raises `ctpipe: unknown schedule family`, the
+/// check_shape() messages, and:
 /// - `ctpipe: only interleaved-1f1b takes a group, variant or warmup factor`
 /// - `ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)`
 /// - `ctpipe: zb-h1 and zb-h2 have one model chunk per rank (V must be 1)`
