@@ -16,7 +16,8 @@ ctpipe_install_missing() {
 
 # What building the tool needs.
 CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev"
-# What the tests add: Catch2; the Clang presets (clang, ci, asan) also Clang and its
+# What the tests add: Catch2, Chromium, ImageMagick; the Clang presets (clang, ci, asan) also Clang and its
 # sanitizer runtime.
-CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2"
+# Headless Chromium and ImageMagick for the screenshot test of the SVG pictures.
+CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 chromium imagemagick"
 CTPIPE_CLANG_PACKAGES="clang libclang-rt-14-dev"

@@ -19,9 +19,12 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ctpipe/io/json.hpp"
+#include "ctpipe/io/svg.hpp"
 #include "ctpipe/io/text.hpp"
+#include "ctpipe/io/trace.hpp"
 #include "options.hpp"
 
 namespace {
@@ -30,7 +33,7 @@ namespace {
 /// memory at the limit is about 0.5 GiB for text and 1 GiB for JSON (README). The library
 /// itself has no such limit.
 constexpr long long max_text_ops = 1LL << 24;
-constexpr long long max_json_ops = 1LL << 21;
+constexpr long long max_json_ops = 1LL << 21;  // also SVG and trace: every op is an element
 
 /// Bad input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
 struct usage_error : std::runtime_error {
@@ -79,9 +82,108 @@ bool write_stdout(const std::string& out) {
   return std::fflush(stdout) == 0 && written && std::ferror(stdout) == 0;
 }
 
+/// `ctpipe compare`: several schedules for the same P and m (and V where it applies) on
+/// one time axis, with a table of their bubble, span bubble, peak and messages.
+int run_compare(int argc, char** argv) {
+  CLI::App app{"ctpipe compare: several schedules on one time axis, with a table of their bubble, peak and messages."};
+  app.name("ctpipe compare");
+  std::string schedules_text = "gpipe,1f1b,interleaved-1f1b,zb-h1,zb-h2,zbv";
+  std::string P_text = "4";
+  std::string m_text = "8";
+  std::string V_text = "2";
+  std::string costs_text;
+  std::string gamma_text = "1";
+  std::string format = "text";
+  std::string width_text = "100";
+  app.add_option("--schedules", schedules_text, "comma-separated schedules: " + known_schedules())->capture_default_str();
+  app.add_option("-P", P_text, "pipeline ranks")->capture_default_str();
+  app.add_option("-m", m_text, "micro-batches")->capture_default_str();
+  app.add_option("-V", V_text, "model chunks per rank, for the schedules that take several (zbv always 2)")
+      ->capture_default_str();
+  app.add_option("--costs", costs_text, "op costs, exact: f=1,b=2,i=1,w=1,c=0");
+  app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
+  app.add_option("--format", format, "text or svg")->capture_default_str();
+  app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return write_stdout(app.help()) ? 0 : 1;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(fmt::format("ctpipe: {}", e.what()));
+  }
+  if (format != "text" && format != "svg") {
+    throw usage_error(fmt::format("ctpipe: unknown format '{}' for compare (known: text, svg)", format));
+  }
+  const int width = parse_whole(width_text, "--width");
+  if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
+  const int P = parse_whole(P_text, "-P");
+  const int m = parse_whole(m_text, "-m");
+  const int chunks = parse_whole(V_text, "-V");
+  const ctpipe::costs cost = ctpipe::tool::parse_costs(costs_text);
+  const ctpipe::rational gamma = ctpipe::parse_rational(gamma_text);
+  ctpipe::check_shape({P, m});
+
+  // Each schedule with its own V and placement; one it rejects becomes a table row.
+  std::vector<ctpipe::io::report> reports;
+  std::vector<std::string> rejected;
+  std::string_view rest = schedules_text;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string name(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    ctpipe::schedule_family family{};
+    if (!ctpipe::family_from_name(name, family)) {
+      throw usage_error(fmt::format("ctpipe: unknown schedule '{}' (known: {})", name, known_schedules()));
+    }
+    const bool chunked = family == ctpipe::schedule_family::interleaved_1f1b || family == ctpipe::schedule_family::looped_bfs ||
+                         family == ctpipe::schedule_family::interleaved_zb;
+    const int V = family == ctpipe::schedule_family::zbv ? 2 : chunked ? chunks : 1;
+    const ctpipe::schedule_spec spec{family, {P, m, V, ctpipe::natural_placement(family)}};
+    if (const char* why = ctpipe::spec_error(spec)) {
+      rejected.push_back(fmt::format("{}: rejected ({})", name, why));
+      continue;
+    }
+    if (static_cast<long long>(ctpipe::ops_per_rank(spec)) * P > max_json_ops) {
+      throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule", max_json_ops));
+    }
+    reports.push_back(ctpipe::io::analyze(spec, cost, gamma));
+  }
+  if (reports.empty()) throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape");
+
+  std::string out;
+  ctpipe::rational longest{0};
+  for (const auto& rep : reports) longest = ctpipe::max(longest, rep.sim.makespan());
+  if (format == "svg") {
+    std::vector<const ctpipe::io::report*> pointers;
+    for (const auto& rep : reports) pointers.push_back(&rep);
+    out = ctpipe::io::render_svg_compare(pointers);
+  } else {
+    for (const auto& rep : reports) {
+      out += ctpipe::io::render_title(rep) + ctpipe::io::render_timeline(rep, {width, false, longest}) + "\n";
+    }
+    out += fmt::format("{:<18}{:>12}{:>14}{:>9}{:>13}{:>14}{:>10}\n", "schedule", "makespan", "bubble", "", "span bubble",
+                       "peak rank 0", "messages");
+    for (const auto& rep : reports) {
+      const ctpipe::rational bubble = rep.sim.bubble_fraction();
+      out += fmt::format("{:<18}{:>12}{:>14}{:>9}{:>13}{:>14}{:>10}\n", ctpipe::family_name(rep.spec.family),
+                         ctpipe::io::to_string(rep.sim.makespan()), ctpipe::io::to_string(bubble),
+                         fmt::format("{:.1f}%", 100 * bubble.to_double()), ctpipe::io::to_string(rep.sim.span_bubble()),
+                         ctpipe::io::to_string(rep.memory.peak(0)), rep.message_count);
+    }
+    for (const auto& line : rejected) out += line + "\n";
+  }
+  if (!write_stdout(out)) {
+    print_error("ctpipe: cannot write to standard output");
+    return 1;
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "compare") return run_compare(argc - 1, argv + 1);
   CLI::App app{"ctpipe: pipeline-parallel schedules, simulated exactly.\n"
-               "With no options it shows the article's default: 1F1B, P = 4, m = 8."};
+               "With no options it shows the article's default: 1F1B, P = 4, m = 8.\n"
+               "`ctpipe compare --help` draws several schedules on one time axis."};
   app.name("ctpipe");
   std::string schedule_name = "1f1b";
   std::string P_text = "4";
@@ -114,7 +216,9 @@ int run(int argc, char** argv) {
                  "op costs, exact: f=1,b=2,i=1,w=1,c=0 (any subset; 1/2 and 0.25 accepted; "
                  "b defaults to i+w when i or w is given)");
   app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
-  app.add_option("--format", format, "text or json")->capture_default_str();
+  app.add_option("--format", format, "text, json, svg (the timeline and in-flight views) or trace (Chrome trace-event "
+                                     "JSON for Perfetto)")
+      ->capture_default_str();
   app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
   app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
 
@@ -130,8 +234,8 @@ int run(int argc, char** argv) {
   if (!ctpipe::family_from_name(schedule_name, spec.family)) {
     throw usage_error(fmt::format("ctpipe: unknown schedule '{}' (known: {})", schedule_name, known_schedules()));
   }
-  if (format != "text" && format != "json") {
-    throw usage_error(fmt::format("ctpipe: unknown format '{}' (known: text, json)", format));
+  if (format != "text" && format != "json" && format != "svg" && format != "trace") {
+    throw usage_error(fmt::format("ctpipe: unknown format '{}' (known: text, json, svg, trace)", format));
   }
   if (color != "auto" && color != "always" && color != "never") {
     throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
@@ -158,7 +262,7 @@ int run(int argc, char** argv) {
   spec.warmup_factor = parse_whole(warmup_text, "--warmup-factor");
   ctpipe::check_spec(spec);  // throws ctpipe::error with the library's message
   const long long ops = static_cast<long long>(ctpipe::ops_per_rank(spec)) * spec.shape.P;
-  const long long limit = format == "json" ? max_json_ops : max_text_ops;
+  const long long limit = format == "text" ? max_text_ops : max_json_ops;
   if (ops > limit) {
     throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, format, limit));
   }
@@ -169,6 +273,10 @@ int run(int argc, char** argv) {
   std::string out;
   if (format == "json") {
     out = ctpipe::io::to_json(rep).dump(2) + "\n";
+  } else if (format == "svg") {
+    out = ctpipe::io::render_svg(rep);
+  } else if (format == "trace") {
+    out = ctpipe::io::to_trace(rep).dump() + "\n";
   } else {
     const char* no_color = std::getenv("NO_COLOR");
     const char* term = std::getenv("TERM");

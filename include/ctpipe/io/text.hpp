@@ -26,6 +26,10 @@ namespace ctpipe::io {
 struct text_style {
   int width = 100;
   bool color = false;
+  /// Time span of the axis in time units; 0 = the schedule's makespan. A nonzero span
+  /// fixes the scale to `width` columns for that span (no bands, labels where they fit):
+  /// `ctpipe compare` draws several schedules on one axis this way.
+  rational time_span{0};
 };
 
 namespace detail {
@@ -98,10 +102,12 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   // the shortest then get a whole number of columns: equal ops look equal.)
   const double per_shortest =
       std::max(std::floor(static_cast<double>(width) / total * shortest), static_cast<double>(longest_label + 1));
-  const double per_tick = per_shortest / shortest;
+  const bool fixed_span = style.time_span > rational{0};
+  const double span_ticks = fixed_span ? (style.time_span / rep.sim.tick()).to_double() : total;
+  const double per_tick = fixed_span ? static_cast<double>(width) / span_ticks : per_shortest / shortest;
   const std::int64_t columns = static_cast<std::int64_t>(
-      std::clamp(std::round(per_tick * total), 1.0, static_cast<double>(max_bands) * static_cast<double>(width)));
-  const double ticks_per_column = total / static_cast<double>(columns);
+      std::clamp(std::round(per_tick * span_ticks), 1.0, static_cast<double>(max_bands) * static_cast<double>(width)));
+  const double ticks_per_column = span_ticks / static_cast<double>(columns);
   // First column whose middle lies at or after `ticks`.
   auto column = [&](std::int64_t ticks) {
     const double c = std::ceil(static_cast<double>(ticks) / ticks_per_column - 0.5);
@@ -149,7 +155,7 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
     std::string axis(last - first, ' ');
     std::size_t free_from = first;
     for (double t = std::ceil(static_cast<double>(first) * ticks_per_column / ticks_per_unit / step) * step;
-         t * ticks_per_unit <= total && t * cols_per_unit < static_cast<double>(last); t += step) {
+         t * ticks_per_unit <= span_ticks && t * cols_per_unit < static_cast<double>(last); t += step) {
       const std::string label = fmt::format("{}", static_cast<long long>(t));
       const auto at = static_cast<std::size_t>(std::llround(t * cols_per_unit));
       if (at < free_from || at + label.size() > last) continue;
@@ -180,7 +186,8 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   for (int k = 0; k < 4; ++k) {
     if (present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), detail::fill(static_cast<op_kind>(k)), names[k]);
   }
-  const rational unit_cols = rational{columns} * rational{rep.sim.tick().den} / rational{rep.sim.makespan_ticks() > 0 ? rep.sim.makespan_ticks() : 1};
+  const rational unit_cols =
+      rational{columns} / (fixed_span ? style.time_span : rep.sim.tick() * rational{std::max<std::int64_t>(rep.sim.makespan_ticks(), 1)});
   out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} column{}{}\n", "", label_width, legend, detail::shade,
                      to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
                      v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");

@@ -1,0 +1,352 @@
+// ctpipe/io/svg.hpp (run time, opt-in): the article's two views as one self-contained SVG.
+//
+// - Timeline: one lane per rank, time across; each op a box from its simulated start to
+//   its end (never from its list position), coloured by kind (F, B, I, W, transfers),
+//   labelled with its micro-batch (and `.chunk` when V > 1) where the box is wide enough;
+//   idle time as hatched boxes; a time axis below.
+// - In-flight view: per rank the level of in-flight activations over time (a step line
+//   built from the simulated event times) and the peak as a bar with its value.
+// - Title (parameters), legend and readouts (makespan, bubble fraction simulated and by
+//   formula, span bubble, peaks, messages).
+//
+// Shapes carry classes and data attributes for tools and tests: `rect.op` (data-rank,
+// data-action, data-start, data-end: exact times), `rect.idle` (data-rank, data-start,
+// data-end). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>  // compare's reports
+
+#include "ctpipe/io/format.hpp"
+#include "ctpipe/io/report.hpp"
+
+namespace ctpipe::io {
+
+/// Geometry of the SVG. `width` is the plot width in pixels for the time span drawn
+/// (`time_span`, in time units; 0 = the schedule's makespan); 0 = automatic: about 22
+/// pixels for the shortest op, so its micro-batch fits, within [1000, 4000]. Pass the same
+/// `time_span` and `width` to several drawings to put them on one time axis.
+struct svg_style {
+  double width = 0;
+  rational time_span{0};
+};
+
+namespace detail {
+
+/// Fill colour of an op kind (colour-blind-safe Tableau hues).
+inline const char* svg_fill(op_kind k) {
+  switch (k) {
+    case op_kind::F: return "#4e79a7";
+    case op_kind::B: return "#59a14f";
+    case op_kind::I: return "#76b7b2";
+    case op_kind::W: return "#b07aa1";
+    default: return "#edc948";
+  }
+}
+
+/// The kind's colour for chunk c of V: later chunks lighter (mixed with white), so the
+/// chunks of an interleaved schedule stand apart even where no label fits.
+inline std::string svg_fill(op_kind k, int chunk, int V) {
+  const std::string base = svg_fill(k);
+  if (V <= 1 || chunk == 0) return base;
+  const double mix = 0.5 * chunk / (V - 1);
+  std::string out = "#";
+  for (int i = 0; i < 3; ++i) {
+    const int value = std::stoi(base.substr(1 + 2 * static_cast<std::size_t>(i), 2), nullptr, 16);
+    out += fmt::format("{:02x}", static_cast<int>(value + (255 - value) * mix));
+  }
+  return out;
+}
+
+/// The automatic plot width: 26 pixels for the shortest op, within [1000, 4000].
+inline double svg_auto_width(const report& rep, rational span) {
+  rational shortest = span;
+  for (std::size_t k = 0; k < rep.ops.size(); ++k) {
+    const rational d = rep.sim.end(k) - rep.sim.start(k);
+    if (d > rational{0} && d < shortest) shortest = d;
+  }
+  return std::clamp(26.0 * (span / shortest).to_double(), 1000.0, 4000.0);
+}
+
+inline std::string svg_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
+    else if (ch == '&') out += "&amp;";
+    else if (ch == '"') out += "&quot;";
+    else out += ch;
+  }
+  return out;
+}
+
+/// A readout line: simulated value, then its closed form or why there is none.
+inline std::string svg_against(rational simulated, const closed_form& f) {
+  if (!f.holds) return fmt::format("{} (no closed form: {})", to_string(simulated), f.condition);
+  return fmt::format("{} {} formula {}", to_string(simulated), f.value == simulated ? "=" : "!=", f.formula);
+}
+
+/// Everything one schedule's drawing needs: its lanes start at `top`; returns the height.
+class svg_drawing {
+ public:
+  svg_drawing(const report& rep, const svg_style& style, double left) : rep_(rep), left_(left) {
+    const rational span = style.time_span > rational{0} ? style.time_span : rep.sim.makespan();
+    const double width = style.width > 0 ? style.width : svg_auto_width(rep, span);
+    scale_ = width / std::max(span.to_double(), 1e-12);
+    span_ = span;
+  }
+
+  double x(rational t) const { return left_ + t.to_double() * scale_; }
+
+  /// The timeline lanes, axis included. Returns the height used.
+  double timeline(std::string& out, double top) const {
+    const schedule_view v = rep_.ops.view();
+    const int P = v.shape.P;
+    for (int r = 0; r < P; ++r) {
+      const double y = top + r * (lane_ + gap_);
+      out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n",
+                         left_ - 8, y + lane_ * 0.7, r);
+      rational cursor{0};
+      auto idle = [&](rational from, rational to) {
+        if (!(from < to)) return;
+        out += fmt::format(
+            "<rect class=\"idle\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
+            "width=\"{:.4f}\" height=\"{}\" fill=\"url(#hatch)\" stroke=\"#bbb\" stroke-width=\"0.5\"/>\n",
+            r, to_string(from), to_string(to), x(from), y, (to - from).to_double() * scale_, lane_);
+      };
+      for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+        const op o = v.ops[k];
+        const rational start = rep_.sim.start(k);
+        const rational end = rep_.sim.end(k);
+        idle(cursor, start);
+        cursor = end;
+        const double w = (end - start).to_double() * scale_;
+        out += fmt::format(
+            "<rect class=\"op\" data-rank=\"{}\" data-action=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
+            "y=\"{:.2f}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\"><title>{} "
+            "[{}, {}]</title></rect>\n",
+            r, action(o), to_string(start), to_string(end), x(start), y, w, lane_,
+            svg_fill(o.kind(), v.shape.chunk_of(o.stage()), v.shape.V), action(o),
+            to_string(start), to_string(end));
+        std::string label = fmt::format("{}", o.microbatch());
+        if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
+        if (w >= 6.5 * static_cast<double>(label.size()) + 3) {
+          // White on the full colours, dark on the lighter later chunks.
+          const bool light = v.shape.V > 1 && 2 * v.shape.chunk_of(o.stage()) >= v.shape.V;
+          out += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\"{}>{}</text>\n",
+                             x(start) + w / 2, y + lane_ * 0.7, light ? " style=\"fill:#222\"" : "", label);
+        }
+      }
+      idle(cursor, rep_.sim.makespan());
+    }
+    const double axis_y = top + P * (lane_ + gap_);
+    axis(out, axis_y);
+    return P * (lane_ + gap_) + 28;
+  }
+
+  /// The in-flight view: per rank a step line of the level over time and the peak bar.
+  double in_flight_view(std::string& out, double top) const {
+    const schedule_view v = rep_.ops.view();
+    const int P = v.shape.P;
+    rational highest{0};
+    for (int r = 0; r < P; ++r) highest = max(highest, rep_.memory.peak(r));
+    const double unit = highest > rational{0} ? (mem_lane_ - 6) / highest.to_double() : 0;
+    const double bar_left = x(span_) + 30;
+    for (int r = 0; r < P; ++r) {
+      const double base = top + (r + 1) * mem_lane_;
+      out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n",
+                         left_ - 8, base - 4, r);
+      out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#ccc\"/>\n", x(0), base,
+                         x(span_), base);
+      // Steps: the level changes at an F's start and at a B/I/W's end; events at the same
+      // instant (a B ending as the next F starts) make one step to their last level.
+      std::string path = fmt::format("M{:.3f},{:.3f}", x(0), base);
+      double level = 0;
+      rational pending_at{0};
+      double pending = 0;
+      for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+        const rational at = v.ops[k].kind() == op_kind::F ? rep_.sim.start(k) : rep_.sim.end(k);
+        if (at != pending_at) {
+          path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit, x(pending_at),
+                              base - pending * unit);
+          level = pending;
+          pending_at = at;
+        }
+        pending = rep_.memory.level_after(k).to_double();
+      }
+      path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit,
+                          x(pending_at), base - pending * unit, x(rep_.sim.makespan()), base - pending * unit);
+      out += fmt::format("<path class=\"in-flight\" data-rank=\"{}\" d=\"{}\" fill=\"none\" stroke=\"#e15759\" "
+                         "stroke-width=\"1.5\"/>\n",
+                         r, path);
+      const rational peak = rep_.memory.peak(r);
+      const double bar = highest > rational{0} ? 120 * (peak / highest).to_double() : 0;
+      out += fmt::format("<rect class=\"peak\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
+                         "height=\"{:.2f}\" fill=\"#f28e2b\"/>\n",
+                         r, to_string(peak), bar_left, base - mem_lane_ + 8, bar, mem_lane_ - 12);
+      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", bar_left + bar + 6, base - 8,
+                         to_string(peak));
+    }
+    return P * mem_lane_ + 10;
+  }
+
+  double right_edge() const { return x(span_) + 220; }
+
+ private:
+  void axis(std::string& out, double y) const {
+    out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#333\"/>\n", x(0), y,
+                       x(span_), y);
+    // A tick every `step` time units (1, 2, 5, 10, ...), at least 50 px apart.
+    double step = 1;
+    for (int k = 0; step * scale_ < 50; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
+    for (double t = 0; t <= span_.to_double() + 1e-9; t += step) {
+      const double at = left_ + t * scale_;
+      out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#333\"/>\n", at, y, at,
+                         y + 4);
+      out += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n", at, y + 16,
+                         static_cast<long long>(t));
+    }
+  }
+
+  const report& rep_;
+  double left_;
+  double scale_ = 1;
+  rational span_{1};
+  static constexpr double lane_ = 20;
+  static constexpr double gap_ = 4;
+  static constexpr double mem_lane_ = 34;
+};
+
+inline std::string svg_header(double width, double height) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
+      "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
+      "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+      "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/>"
+      "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#999\" stroke-width=\"1.5\"/></pattern></defs>\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
+      "<style>.label{{fill:#fff;font-size:10px}} .title{{font-size:15px;font-weight:bold}} "
+      ".lane,.axis,.value,.readout,.legend{{fill:#222}} .section{{font-size:12px;font-weight:bold;fill:#222}}</style>\n",
+      width, height, width, height);
+}
+
+inline std::string svg_title(const report& rep) {
+  const auto& s = rep.spec.shape;
+  std::string params;
+  if (rep.spec.family == schedule_family::interleaved_1f1b) {
+    params = fmt::format(", variant {}, g = {}, warmup factor {}", variant_name(rep.spec.variant), group_size(rep.spec),
+                         rep.spec.warmup_factor);
+  }
+  return fmt::format("{}: P = {}, m = {}, V = {}, placement {}{}; t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}; gamma = {}",
+                     family_name(rep.spec.family), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
+                     to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c),
+                     to_string(rep.gamma));
+}
+
+/// The legend: one swatch per op kind present, and the hatch for idle time.
+inline double svg_legend(std::string& out, const report& rep, double left, double y) {
+  bool present[op_kind_count] = {};
+  for (const op o : rep.ops.view().ops) {
+    if (static_cast<int>(o.kind()) < op_kind_count) present[static_cast<int>(o.kind())] = true;
+  }
+  const char* names[op_kind_count] = {"F forward", "B backward", "I input gradient", "W weight gradient",
+                                      "send activation", "receive activation", "send gradient", "receive gradient"};
+  double x = left;
+  for (int k = 0; k < op_kind_count; ++k) {
+    if (!present[k]) continue;
+    out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\"/>"
+                       "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+                       x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, names[k]);
+    x += 30 + 7.0 * static_cast<double>(std::string(names[k]).size());
+  }
+  out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
+                     "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",
+                     x, y - 10, x + 18, y,
+                     rep.spec.shape.V > 1 ? ";   labels: micro-batch.chunk, later chunks lighter" : ";   labels: micro-batch");
+  return 22;
+}
+
+/// The readouts, one line each.
+inline double svg_readouts(std::string& out, const report& rep, double left, double y) {
+  std::string peaks;
+  for (int r = 0; r < rep.spec.shape.P; ++r) peaks += (r ? " " : "") + to_string(rep.memory.peak(r));
+  const std::vector<std::string> lines = {
+      "makespan " + svg_against(rep.sim.makespan(), rep.makespan_formula),
+      fmt::format("bubble fraction {} ({:.1f}%)", svg_against(rep.sim.bubble_fraction(), rep.bubble_formula),
+                  100 * rep.sim.bubble_fraction().to_double()),
+      "span bubble " + svg_against(rep.sim.span_bubble(), rep.span_bubble_formula),
+      fmt::format("peak in-flight per rank ({}): {}", rep.spec.shape.V > 1 ? "chunks" : "activations", peaks),
+      "messages " + svg_against(rational{static_cast<std::int64_t>(rep.message_count)}, rep.message_formula),
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y + 16.0 * static_cast<double>(i),
+                       svg_escape(lines[i]));
+  }
+  return 16.0 * static_cast<double>(lines.size()) + 6;
+}
+
+}  // namespace detail
+
+/// One schedule as a self-contained SVG document: title, legend, timeline with hatched
+/// bubbles and a time axis, readouts, and the in-flight view.
+inline std::string render_svg(const report& rep, const svg_style& style = {}) {
+  const double left = 70;
+  const detail::svg_drawing drawing(rep, style, left);
+  std::string body;
+  double y = 28;
+  body += fmt::format("<text class=\"title\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", 10.0, y,
+                      detail::svg_escape(detail::svg_title(rep)));
+  y += 24;
+  y += detail::svg_legend(body, rep, left, y);
+  body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">timeline (time units of t_f)</text>\n", y + 4);
+  y += 14;
+  y += drawing.timeline(body, y);
+  y += 10 + detail::svg_readouts(body, rep, left, y + 6);
+  body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">in-flight activations over time and peak per rank{}</text>\n",
+                      y + 10, rep.spec.shape.V > 1 ? " (chunks)" : "");
+  y += 16;
+  y += drawing.in_flight_view(body, y);
+  const double width = std::max(drawing.right_edge(), 900.0);
+  return detail::svg_header(width, y + 10) + body + "</svg>\n";
+}
+
+/// Several schedules one above another on one time axis (the longest makespan), each
+/// with its title and timeline, then a table of their bubble, span bubble, rank-0 peak
+/// and messages. `width`: plot width in pixels for the longest makespan.
+inline std::string render_svg_compare(const std::vector<const report*>& reports, double width = 1200) {
+  rational longest{0};
+  for (const report* rep : reports) longest = max(longest, rep->sim.makespan());
+  const double left = 70;
+  std::string body;
+  double y = 26;
+  body += fmt::format("<text class=\"title\" x=\"10\" y=\"{:.1f}\">schedules compared on one time axis</text>\n", y);
+  y += 16;
+  for (const report* rep : reports) {
+    y += 18;
+    body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">{}</text>\n", y, detail::svg_escape(detail::svg_title(*rep)));
+    y += 8;
+    const detail::svg_drawing drawing(*rep, {width, longest}, left);
+    y += drawing.timeline(body, y);
+  }
+  y += 20;
+  const char* heads[] = {"schedule", "makespan", "bubble", "span bubble", "peak rank 0", "messages"};
+  for (int c = 0; c < 6; ++c) {
+    body += fmt::format("<text class=\"section\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 140.0 * c, y, heads[c]);
+  }
+  for (const report* rep : reports) {
+    y += 16;
+    const std::string cells[] = {family_name(rep->spec.family), to_string(rep->sim.makespan()),
+                                 to_string(rep->sim.bubble_fraction()), to_string(rep->sim.span_bubble()),
+                                 to_string(rep->memory.peak(0)), fmt::format("{}", rep->message_count)};
+    for (int c = 0; c < 6; ++c) {
+      body += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 140.0 * c, y, cells[c]);
+    }
+  }
+  return detail::svg_header(std::max(left + width + 40, 900.0), y + 20) + body + "</svg>\n";
+}
+
+}  // namespace ctpipe::io
