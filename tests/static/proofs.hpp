@@ -5,6 +5,23 @@
 
 #include <ctpipe/ctpipe.hpp>
 
+// The P = 1 .. 8 x m in [1, 32] grid as static_asserts, P = 5 .. 8 split in halves of
+// the m range where one evaluation would exceed Clang's step budget:
+// CTPIPE_EACH_P(proof, args...) asserts proof(args..., P_lo, P_hi, m_lo, m_hi).
+#define CTPIPE_EACH_P(PROOF, ...)                                   \
+  static_assert(PROOF(__VA_ARGS__, 1, 1, 1, 32), #PROOF " P = 1");  \
+  static_assert(PROOF(__VA_ARGS__, 2, 2, 1, 32), #PROOF " P = 2");  \
+  static_assert(PROOF(__VA_ARGS__, 3, 3, 1, 32), #PROOF " P = 3");  \
+  static_assert(PROOF(__VA_ARGS__, 4, 4, 1, 32), #PROOF " P = 4");  \
+  static_assert(PROOF(__VA_ARGS__, 5, 5, 1, 16), #PROOF " P = 5");  \
+  static_assert(PROOF(__VA_ARGS__, 5, 5, 17, 32), #PROOF " P = 5"); \
+  static_assert(PROOF(__VA_ARGS__, 6, 6, 1, 16), #PROOF " P = 6");  \
+  static_assert(PROOF(__VA_ARGS__, 6, 6, 17, 32), #PROOF " P = 6"); \
+  static_assert(PROOF(__VA_ARGS__, 7, 7, 1, 16), #PROOF " P = 7");  \
+  static_assert(PROOF(__VA_ARGS__, 7, 7, 17, 32), #PROOF " P = 7"); \
+  static_assert(PROOF(__VA_ARGS__, 8, 8, 1, 16), #PROOF " P = 8");  \
+  static_assert(PROOF(__VA_ARGS__, 8, 8, 17, 32), #PROOF " P = 8")
+
 namespace ctpipe::tests {
 
 /// Timing proof: for every P in [P_lo, P_hi] and m in [m_lo, m_hi], schedule `fam` with

@@ -5,7 +5,7 @@
 // latency t_c for GPipe, whose formulas include it).
 // Each static_assert is one constant evaluation (one P, half the m range) within the
 // default limits of GCC 12 and Clang 14, with no -fconstexpr-* flag. The run-time twin
-// of every grid is tests/runtime/proofs_test.cpp, through the same functions.
+// of every grid is tests/runtime/analysis_test.cpp, through the same functions.
 #include "proofs.hpp"
 
 namespace {
@@ -22,21 +22,6 @@ constexpr costs equal{rational{1}, rational{1}};              // t_f = t_b = 1
 constexpr costs uneven{rational{1, 2}, rational{5, 3}};       // t_f = 1/2, t_b = 5/3
 constexpr costs light_backward{rational{3}, rational{1, 2}};  // t_b < t_f
 constexpr costs with_latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 4}};
-
-// P = 1 .. 8 with m in [1, 32], split where one evaluation would exceed Clang's budget.
-#define CTPIPE_EACH_P(PROOF, ...)                                                  \
-  static_assert(PROOF(__VA_ARGS__, 1, 1, 1, 32), #PROOF " P = 1");                 \
-  static_assert(PROOF(__VA_ARGS__, 2, 2, 1, 32), #PROOF " P = 2");                 \
-  static_assert(PROOF(__VA_ARGS__, 3, 3, 1, 32), #PROOF " P = 3");                 \
-  static_assert(PROOF(__VA_ARGS__, 4, 4, 1, 32), #PROOF " P = 4");                 \
-  static_assert(PROOF(__VA_ARGS__, 5, 5, 1, 16), #PROOF " P = 5");                 \
-  static_assert(PROOF(__VA_ARGS__, 5, 5, 17, 32), #PROOF " P = 5");                \
-  static_assert(PROOF(__VA_ARGS__, 6, 6, 1, 16), #PROOF " P = 6");                 \
-  static_assert(PROOF(__VA_ARGS__, 6, 6, 17, 32), #PROOF " P = 6");                \
-  static_assert(PROOF(__VA_ARGS__, 7, 7, 1, 16), #PROOF " P = 7");                 \
-  static_assert(PROOF(__VA_ARGS__, 7, 7, 17, 32), #PROOF " P = 7");                \
-  static_assert(PROOF(__VA_ARGS__, 8, 8, 1, 16), #PROOF " P = 8");                 \
-  static_assert(PROOF(__VA_ARGS__, 8, 8, 17, 32), #PROOF " P = 8")
 
 // P = 1 .. 8 with m in [1, 16].
 #define CTPIPE_EACH_P_HALF(PROOF, ...)                              \

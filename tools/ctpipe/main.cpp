@@ -76,10 +76,40 @@ int parse_whole(const std::string& text, const char* option) {
   return static_cast<int>(std::clamp<long long>(value, INT_MIN, INT_MAX));
 }
 
+/// Parses the command line into `app`; `--help` prints the help. Returns true to go on,
+/// false when the help was printed (exit code in `code`). Parse errors are bad input.
+bool parse_command_line(CLI::App& app, int argc, char** argv, int& code);
+
+/// `--width`: 20 to 100000 columns.
+int parse_width(const std::string& text) {
+  const int width = parse_whole(text, "--width");
+  if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
+  return width;
+}
+
 /// Writes everything or reports that it could not (exit code 1).
 bool write_stdout(const std::string& out) {
   const bool written = std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
   return std::fflush(stdout) == 0 && written && std::ferror(stdout) == 0;
+}
+
+bool parse_command_line(CLI::App& app, int argc, char** argv, int& code) {
+  try {
+    app.parse(argc, argv);
+    return true;
+  } catch (const CLI::CallForHelp&) {
+    code = write_stdout(app.help()) ? 0 : 1;
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(fmt::format("ctpipe: {}", e.what()));
+  }
+}
+
+/// Writes the output, or says it could not: exit code 0 or 1.
+int finish(const std::string& out) {
+  if (write_stdout(out)) return 0;
+  print_error("ctpipe: cannot write to standard output");
+  return 1;
 }
 
 /// `ctpipe compare`: several schedules for the same P and m (and V where it applies) on
@@ -104,18 +134,11 @@ int run_compare(int argc, char** argv) {
   app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
   app.add_option("--format", format, "text or svg")->capture_default_str();
   app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return write_stdout(app.help()) ? 0 : 1;
-  } catch (const CLI::ParseError& e) {
-    throw usage_error(fmt::format("ctpipe: {}", e.what()));
-  }
+  if (int code = 0; !parse_command_line(app, argc, argv, code)) return code;
   if (format != "text" && format != "svg") {
     throw usage_error(fmt::format("ctpipe: unknown format '{}' for compare (known: text, svg)", format));
   }
-  const int width = parse_whole(width_text, "--width");
-  if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
+  const int width = parse_width(width_text);
   const int P = parse_whole(P_text, "-P");
   const int m = parse_whole(m_text, "-m");
   const int chunks = parse_whole(V_text, "-V");
@@ -172,11 +195,7 @@ int run_compare(int argc, char** argv) {
     }
     for (const auto& line : rejected) out += line + "\n";
   }
-  if (!write_stdout(out)) {
-    print_error("ctpipe: cannot write to standard output");
-    return 1;
-  }
-  return 0;
+  return finish(out);
 }
 
 int run(int argc, char** argv) {
@@ -222,13 +241,7 @@ int run(int argc, char** argv) {
   app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
   app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return write_stdout(app.help()) ? 0 : 1;
-  } catch (const CLI::ParseError& e) {
-    throw usage_error(fmt::format("ctpipe: {}", e.what()));
-  }
+  if (int code = 0; !parse_command_line(app, argc, argv, code)) return code;
 
   ctpipe::schedule_spec spec{};
   if (!ctpipe::family_from_name(schedule_name, spec.family)) {
@@ -240,8 +253,7 @@ int run(int argc, char** argv) {
   if (color != "auto" && color != "always" && color != "never") {
     throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
   }
-  const int width = parse_whole(width_text, "--width");
-  if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
+  const int width = parse_width(width_text);
   if (!ctpipe::variant_from_name(variant_text, spec.variant)) {
     throw usage_error(fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
   }
@@ -284,11 +296,7 @@ int run(int argc, char** argv) {
                      !(term != nullptr && std::string_view(term) == "dumb");
     out = ctpipe::io::render_text(rep, {width, color == "always" || (color == "auto" && tty)});
   }
-  if (!write_stdout(out)) {
-    print_error("ctpipe: cannot write to standard output");
-    return 1;
-  }
-  return 0;
+  return finish(out);
 }
 
 }  // namespace
