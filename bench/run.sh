@@ -1,0 +1,75 @@
+#!/bin/sh
+# Every benchmark in one command; writes bench/RESULTS.md (machine, compilers, date):
+# dispatch overhead (callgrind instruction counts and Google Benchmark timings), run-time
+# generation + simulation throughput, bytes per op, compile time and memory of one proof
+# as the schedule grows, the largest proof each compiler accepts, the test proofs' cost.
+# Takes about 20 minutes on 2 cores.
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+ctpipe_install_missing $CTPIPE_TOOL_PACKAGES $CTPIPE_CLANG_PACKAGES libbenchmark-dev valgrind
+cmake --preset bench >/dev/null
+cmake --build --preset bench >/dev/null
+bin=build/bench/bench
+out=bench/RESULTS.md.new
+count() {  # instructions callgrind counts for `dispatch_bench --count MODE 100000`
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin/dispatch_bench" --count "$1" 100000 2>&1 |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+{
+  echo "# Benchmark results"
+  echo
+  echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -m); $(g++ --version | head -n 1);"
+  echo "$(clang++ --version | head -n 1); measured $(date -u +%Y-%m-%d) by \`bench/run.sh\`."
+  echo
+  echo "## Dispatch overhead (\`bench/dispatch_bench.cpp\`)"
+  echo
+  echo "Rank 0 of 1F1B P = 4, m = 8 (16 ops), each op one call of an opaque \`launch(kind, stage,"
+  echo "micro-batch)\`. Instructions per run of the program, counted by"
+  echo "\`valgrind --tool=callgrind\` over 100,000 runs, minus an empty run's count:"
+  echo
+  none=$(count none)
+  hand=$(count hand)
+  echo "| way | instructions per run | vs hand-written |"
+  echo "|---|---|---|"
+  for way in hand visitor table loop; do
+    n=$(count "$way")
+    awk "BEGIN { per = ($n - $none) / 100000; base = ($hand - $none) / 100000;
+                 printf \"| %s | %.1f | %+.1f%% |\\n\", \"$way\", per, (per / base - 1) * 100 }"
+  done
+  echo
+  echo "Timings (Google Benchmark, one core, noisy machine: the instruction counts above are"
+  echo "the stable measure):"
+  echo
+  echo '```'
+  "$bin/dispatch_bench" --benchmark_min_time=0.2 2>/dev/null | grep -E '^(BM_|Benchmark)'
+  echo '```'
+  echo
+  echo "## Run-time generation + simulation (\`bench/runtime_bench.cpp\`)"
+  echo
+  echo '```'
+  "$bin/runtime_bench" --benchmark_min_time=0.5 2>/dev/null | grep -E '^(BM_|Benchmark)'
+  echo '```'
+  echo
+  echo "## Bytes per op of a frozen schedule (\`bench/bytes_per_op.cpp\`)"
+  echo
+  g++ -std=c++20 -O2 -Iinclude bench/bytes_per_op.cpp -o build/bench/bytes_per_op && build/bench/bytes_per_op
+  echo
+  echo "## Compile time of one proof as the schedule grows (\`bench/compile_scaling.sh\`)"
+  echo
+  echo "\`bench/compile_probe.cpp\`: schedule_v, validate, simulate against the bubble formula,"
+  echo "peaks against theirs; P = 8; \`-fsyntax-only\`; \"limit\" = the compiler's default"
+  echo "constexpr limit stopped it."
+  echo
+  bench/compile_scaling.sh
+  echo
+  echo "## Largest schedule proved (\`bench/largest_proof.sh\`, P = 8)"
+  echo
+  bench/largest_proof.sh
+  echo
+  echo "## Compile time of the test proofs (\`bench/proof_times.sh\`)"
+  echo
+  bench/proof_times.sh
+} >"$out"
+mv "$out" bench/RESULTS.md
+echo "wrote bench/RESULTS.md"
