@@ -135,9 +135,9 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
                        ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
                        ready = ready_a > ready_b ? ready_a : ready_b,
                        t = free_at[r] > ready ? free_at[r] : ready;
-    busy[r] += dur[kind];
-    free_at[r] = end[k] = (start[k] = t) + dur[kind];
-    return end[k] + 1;
+    // One statement (Clang charges per statement): record start, end, busy time; the
+    // stamp is end + 1.
+    return (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[kind], dur[kind])) + 1;
   });
   detail::require(!walk.out_of_shape(),
                   "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");

@@ -77,12 +77,12 @@ class dependency_walk {
                             b = in_shape && (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always,
                             self = kind == 0 ? key : kind == 3 ? nowhere : keys + key,
                             missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
-        if (!in_shape) {
-          out_of_shape_ = true;
-          return false;
-        }
-        if (missing != nowhere) {  // park rank r on that op
-          next_wait[r] = wait[missing];
+        if (!in_shape || missing != nowhere) {  // one test per op on the common path
+          if (!in_shape) {
+            out_of_shape_ = true;
+            return false;
+          }
+          next_wait[r] = wait[missing];  // park rank r on that op
           wait[missing] = r + 1;
           break;
         }
