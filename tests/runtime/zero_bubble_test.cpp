@@ -26,6 +26,35 @@ TEST_CASE("Zero Bubble grid: valid, formulas where they apply (twin of tests/sta
   }
 }
 
+TEST_CASE("Zero Bubble formulas outside SPEC.md's stated ranges: they say they do not apply", "[zero-bubble][proofs]") {
+  // (t_f, t_i, t_w) with t_f < t_w <= t_i, with min(t_i, t_w) > t_f, and with t_w > t_i.
+  const costs outside[] = {
+      {rational{1}, rational{4}, rational{2}, rational{2}},
+      {rational{3}, rational{15}, rational{10}, rational{5}},
+      {rational{1}, rational{3}, rational{1}, rational{2}},
+      {rational{1, 2}, rational{2}, rational{1}, rational{1}},
+  };
+  for (auto family : {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv}) {
+    for (int P = 1; P <= 6; ++P) {
+      for (int m = 1; m <= 4 * P; ++m) {
+        INFO(family_name(family) << " P " << P << " m " << m);
+        REQUIRE(ctpipe::tests::prove_zero_bubble_point(family, P, m, false, outside));
+      }
+    }
+  }
+  // The counterexamples themselves: the simulation is right, the bare formula would not be.
+  const costs h1_case{rational{1}, rational{4}, rational{2}, rational{2}};
+  const schedule_spec h1 = zero_bubble(schedule_family::zb_h1, 2, 2);
+  REQUIRE(simulate(generate(h1).view(), h1_case).makespan() == rational{12});  // (m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w) = 11)
+  REQUIRE_FALSE(makespan_formula(h1, h1_case).holds);
+  const schedule_spec h2 = zero_bubble(schedule_family::zb_h2, 2, 3);
+  REQUIRE(simulate(generate(h2).view(), h1_case).span_bubble() == rational{1});  // (P-1) max(0, t_f+t_i-2t_w) = 0
+  REQUIRE_FALSE(span_bubble_formula(h2, h1_case).holds);
+  const auto run = ctpipe::tests::run_tool("--schedule zb-h1 -P 2 -m 2 --costs f=1,i=2,w=2");
+  REQUIRE(run.out.find("a bug") == std::string::npos);
+  REQUIRE(run.out.find("makespan 12 (no closed form: needs t_w <= t_i and t_w <= t_f") != std::string::npos);
+}
+
 TEST_CASE("ZB-H1 idles 3 per rank where 1F1B idles 9 (P = 4, m = 8, t_f = t_i = t_w = 1)", "[zero-bubble]") {
   const simulation zb = simulate(generate(zero_bubble(schedule_family::zb_h1, 4, 8)).view(), costs{});
   const simulation plain = simulate(generate({schedule_family::one_f_one_b, {4, 8}}).view(), costs{});
@@ -45,7 +74,7 @@ TEST_CASE("ZB-H1 with t_w > t_i: idle (P-1)t_f = 3, not the formula's 0", "[zero
   const auto run = ctpipe::tests::run_tool("--schedule zb-h1 --costs f=1,i=1,w=2");
   REQUIRE(run.exit_code == 0);
   REQUIRE(run.out.find("idle per rank 3 3 3 3") != std::string::npos);
-  REQUIRE(run.out.find("(no closed form: needs t_w <= t_i") != std::string::npos);
+  REQUIRE(run.out.find("(no closed form: needs t_w <= t_i and t_w <= t_f") != std::string::npos);
   REQUIRE(run.out.find("= formula (P-1)(t_f+t_i-t_w)") == std::string::npos);
 }
 

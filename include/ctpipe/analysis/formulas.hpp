@@ -13,7 +13,8 @@
 namespace ctpipe {
 
 /// A closed form for one quantity. With P = 1 nothing crosses ranks, so the latency
-/// t_c never matters there.
+/// t_c never matters there. The functions below expect a valid spec
+/// (`spec_error(s) == nullptr`) and, for peaks, 0 <= r < P.
 struct closed_form {
   bool holds = false;           ///< a formula applies to these parameters
   rational value{};             ///< its exact value (when holds)
@@ -47,7 +48,8 @@ constexpr const char* zb_timing_exception(const schedule_spec& s, const costs& c
   switch (s.family) {
     case schedule_family::zb_h1:
       if (m < P) return "needs m >= P (below it the steady state never forms)";
-      if (c.w > c.i) return "needs t_w <= t_i (a longer W stretches every steady step)";
+      // A W longer than the I or the F it shares a steady step with stretches the step.
+      if (c.w > c.i || c.w > c.f) return "needs t_w <= t_i and t_w <= t_f (a longer W stretches every steady step)";
       return nullptr;
     case schedule_family::zb_h2:
     case schedule_family::zbv:
@@ -79,8 +81,10 @@ constexpr const char* chunked_timing_exception(const schedule_spec& s, const cos
 /// - interleaved 1F1B and looped BFS with t_c = 0: `(m+(P-1)/V)(t_f+t_b)`: the fill and
 ///   drain are made of chunk ops, 1/V as long. Not for V > 1 with m < P under PyTorch's
 ///   rules (torch variant) or looped BFS: there the pipe never fills.
-/// - ZB-H1 with m >= P and t_w <= t_i: `m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)` (each rank
-///   idles `(P-1)(t_f+t_i-t_w)`: the W it moves into each bubble shortens it).
+/// - ZB-H1 with m >= P and t_w <= min(t_i, t_f): `m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)`
+///   (each rank idles `(P-1)(t_f+t_i-t_w)`: the W it moves into each bubble shortens it).
+///   SPEC.md states only t_w <= t_i; with t_f < t_w <= t_i the formula is false (P = 2,
+///   m = 2, (t_f, t_i, t_w) = (1, 2, 2): makespan 12, not 11), so ctpipe also needs t_w <= t_f.
 /// - ZB-H2 with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f` (no rank idles
 ///   inside its span; the last rank starts `(P-1)t_f` late).
 /// - ZB-V with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f/2` (the same with
@@ -176,8 +180,10 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
 /// - GPipe, 1F1B, interleaved 1F1B, looped BFS: rank 0 runs from 0 to T, so its idle:
 ///   `(P-1)(t_f+t_b)` (1/V of it with V chunks; GPipe with latency `(P-1)(t_f+t_b+2t_c)`),
 ///   under the same conditions as makespan_formula.
-/// - ZB-H1, m >= P, t_w <= t_i: `(P-1)(t_f+t_i-t_w)`.
-/// - ZB-H2, m >= 2P-1: `(P-1) max(0, t_f+t_i-2t_w)` (any costs, t_c = 0).
+/// - ZB-H1, m >= P, t_w <= min(t_i, t_f): `(P-1)(t_f+t_i-t_w)`.
+/// - ZB-H2, m >= 2P-1, min(t_i, t_w) <= t_f: `(P-1) max(0, t_f+t_i-2t_w)` (t_c = 0). SPEC.md
+///   states it for any costs; with t_i and t_w both longer than t_f it is false (P = 2,
+///   m = 3, (1, 2, 2): span bubble 1, not 0).
 /// - ZB-V, m >= 2P-1, t_f = t_i = t_w: 0.
 constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c) {
   const rational P{s.shape.P};
@@ -186,9 +192,12 @@ constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c
     case schedule_family::zb_h2: {
       if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula("needs t_c = 0");
       if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("needs m >= 2P-1 (below it the pipe never fills)");
+      if (c.i > c.f && c.w > c.f) {
+        return detail::no_formula("needs min(t_i, t_w) <= t_f (with both longer than t_f the warmup runs dry)");
+      }
       const rational gap = c.f + c.i - rational{2} * c.w;
       return {true, (P - 1) * max(rational{0}, gap), "(P-1) max(0, t_f+t_i-2t_w)", detail::zb_source,
-              "m >= 2P-1, t_c = 0"};
+              "m >= 2P-1, min(t_i, t_w) <= t_f, t_c = 0"};
     }
     case schedule_family::zbv: {
       const closed_form T = makespan_formula(s, c);
