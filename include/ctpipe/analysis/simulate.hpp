@@ -35,8 +35,9 @@ class simulation {
   constexpr rational idle(int r) const { return time(makespan_ - busy_[idx(r)]); }
   /// Span of rank r: end of its last op - start of its first (0 for an empty rank).
   constexpr rational span(int r) const { return time(last_end_[idx(r)] - first_start_[idx(r)]); }
-  /// Bubble fraction: total idle / (P * T) (SPEC.md §3).
+  /// Bubble fraction: total idle / (P * T) (SPEC.md §3); 0 for a schedule without ops.
   constexpr rational bubble_fraction() const {
+    if (makespan_ == 0) return rational{0};
     std::int64_t idle_total = 0;
     for (int r = 0; r < ranks_; ++r) idle_total = rational::add(idle_total, makespan_ - busy_[idx(r)]);
     return {idle_total, rational::mul(makespan_, ranks_)};

@@ -32,7 +32,7 @@ struct rational {
   std::int64_t den = 1;  ///< denominator, always > 0
 
   constexpr rational() = default;
-  constexpr rational(std::int64_t n) : num(n), den(1) {}  // NOLINT: implicit from integers
+  constexpr rational(std::int64_t n) : num(n), den(1) { check_overflow(n == INT64_MIN); }  // NOLINT: implicit
   constexpr rational(std::int64_t n, std::int64_t d) : num(n), den(d) {
     detail::require(d != 0, "ctpipe: rational with zero denominator");
     // -2^63 has no negation (and std::gcd of it is undefined): out of range.

@@ -148,7 +148,8 @@ constexpr int group_size(const schedule_spec& s) {
   return s.group != 0 ? s.group : P;
 }
 
-/// Warmup forwards of rank r in schedule s (the forwards before its first backward):
+/// Warmup forwards of rank r in schedule s (the forwards of its warmup phase; the steady
+/// phase then starts with one more forward before the first backward):
 /// 1F1B and ZB-H1 `min(P-1-r, m)`; ZB-H2 `min(2(P-1-r), m)`; interleaved
 /// `min(m*V, (V-1)g + k(P-1-r))` with the warmup factor k (Megatron's
 /// `get_pp_rank_microbatches`), `m*V` for megatron-legacy with m == P, and 1F1B's count
@@ -182,8 +183,9 @@ namespace detail {
 /// calls `on_error("ctpipe: ...")` with the message literal and returns false.
 template <class OnError>
 constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
-  if (static_cast<int>(s.family) > static_cast<int>(schedule_family::interleaved_zb)) {
-    on_error("ctpipe: unknown schedule family");
+  if (static_cast<int>(s.family) > static_cast<int>(schedule_family::interleaved_zb) ||
+      static_cast<int>(s.variant) > static_cast<int>(interleaved_variant::torch)) {
+    on_error("ctpipe: unknown schedule family or interleaved variant");
     return false;
   }
   if (!shape_rules(s.shape, on_error)) return false;
@@ -250,7 +252,8 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 }
 }  // namespace detail
 
-/// The gate of every generator. Raises `ctpipe: unknown schedule family`, the
+/// The gate of every generator. Raises `ctpipe: unknown schedule family or interleaved
+/// variant`, the
 /// check_shape() messages, and:
 /// - `ctpipe: only interleaved-1f1b takes a group, variant or warmup factor`
 /// - `ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)`
