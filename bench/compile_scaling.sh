@@ -13,7 +13,7 @@ looped_bfs loop 4 16 128 512 2048
 zb_h1 loop 1 42 341 1365 5461
 zb_h2 loop 1 42 341 1365 5461
 zbv v_shape 2 21 170 682 2730
-interleaved_zb loop 4 11 85 341 1365"
+interleaved_zb loop 4 11 88 344 1368"
 echo "| compiler | schedule | V | m | ops | result | time (s) | memory (MiB) | s per 1K ops |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for cxx in g++ clang++; do

@@ -53,6 +53,8 @@ count() {  # instructions callgrind counts for `dispatch_bench --count MODE 1000
   echo
   echo "## Bytes per op of a frozen schedule (\`bench/bytes_per_op.cpp\`)"
   echo
+  echo "Each op is 4 bytes; the P+1 per-rank offsets (4 bytes each) and the shape come on top."
+  echo
   g++ -std=c++20 -O2 -Iinclude bench/bytes_per_op.cpp -o build/bench/bytes_per_op && build/bench/bytes_per_op
   echo
   echo "## Compile time of one proof as the schedule grows (\`bench/compile_scaling.sh\`)"
@@ -63,6 +65,20 @@ count() {  # instructions callgrind counts for `dispatch_bench --count MODE 1000
   echo
   bench/compile_scaling.sh
   echo
+  echo "The 32K-op target schedule, 1F1B P = 32, m = 512, with and without the validation:"
+  echo
+  echo "| compiler | validated | time (s) | memory (MiB) |"
+  echo "|---|---|---|---|"
+  for cxx in g++ clang++; do
+    for validate in 1 0; do
+      /usr/bin/time -f "%e %M" -o /tmp/ctpipe-target.time "$cxx" -std=c++20 -fsyntax-only -Iinclude \
+        -DCTPIPE_FAMILY=one_f_one_b -DCTPIPE_P=32 -DCTPIPE_M=512 -DCTPIPE_V=1 -DCTPIPE_LAYOUT=loop \
+        -DCTPIPE_VALIDATE=$validate bench/compile_probe.cpp
+      set -- $(cat /tmp/ctpipe-target.time)
+      echo "| $cxx | $validate | $1 | $(($2 / 1024)) |"
+    done
+  done
+  echo
   echo "## Largest schedule proved (\`bench/largest_proof.sh\`, P = 8)"
   echo
   bench/largest_proof.sh
@@ -70,6 +86,10 @@ count() {  # instructions callgrind counts for `dispatch_bench --count MODE 1000
   echo "## Compile time of the test proofs (\`bench/proof_times.sh\`)"
   echo
   bench/proof_times.sh
+  echo
+  echo "## The \`ctpipe\` tool at its size limits (\`bench/tool_limits.sh\`)"
+  echo
+  bench/tool_limits.sh
 } >"$out"
 mv "$out" bench/RESULTS.md
 echo "wrote bench/RESULTS.md"

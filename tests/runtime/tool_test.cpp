@@ -127,6 +127,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-P 5000", "ctpipe: P*V must be at most 4096 stages\n"},
       {"-P 4096 -m 65536", "ctpipe: 536870912 ops are too many for --format text (at most 16777216)\n"},
       {"-P 1024 -m 4096 --format json", "ctpipe: 8388608 ops are too many for --format json (at most 2097152)\n"},
+      {"-P 1024 -m 1024 --format trace", "ctpipe: 2097152 ops are too many for --format trace (at most 524288)\n"},
       {"-P 0x10", "ctpipe: -P takes a whole number, not '0x10'\n"},
       {"-P ' 4'", "ctpipe: -P takes a whole number, not ' 4'\n"},
       {"-P '4 '", "ctpipe: -P takes a whole number, not '4 '\n"},

@@ -30,10 +30,11 @@
 namespace {
 
 /// Largest schedule the tool analyses (ops over all ranks), by format: measured working
-/// memory at the limit is about 0.5 GiB for text and 1 GiB for JSON (README). The library
-/// itself has no such limit.
+/// memory at each limit is 0.6 to 2 GiB (bench/tool_limits.sh). The library itself has no
+/// such limit.
 constexpr long long max_text_ops = 1LL << 24;
-constexpr long long max_json_ops = 1LL << 21;  // also SVG and trace: every op is an element
+constexpr long long max_json_ops = 1LL << 21;   // also SVG: every op is an element
+constexpr long long max_trace_ops = 1LL << 19;  // a trace event is four times a JSON op
 
 /// Bad input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
 struct usage_error : std::runtime_error {
@@ -274,7 +275,7 @@ int run(int argc, char** argv) {
   spec.warmup_factor = parse_whole(warmup_text, "--warmup-factor");
   ctpipe::check_spec(spec);  // throws ctpipe::error with the library's message
   const long long ops = static_cast<long long>(ctpipe::ops_per_rank(spec)) * spec.shape.P;
-  const long long limit = format == "text" ? max_text_ops : max_json_ops;
+  const long long limit = format == "text" ? max_text_ops : format == "trace" ? max_trace_ops : max_json_ops;
   if (ops > limit) {
     throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, format, limit));
   }
