@@ -23,6 +23,7 @@
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/report.hpp"
+#include "ctpipe/io/text.hpp"  // readout_lines
 
 namespace ctpipe::io {
 
@@ -82,12 +83,6 @@ inline std::string svg_escape(const std::string& text) {
     else out += ch;
   }
   return out;
-}
-
-/// A readout line: simulated value, then its closed form or why there is none.
-inline std::string svg_against(rational simulated, const closed_form& f) {
-  if (!f.holds) return fmt::format("{} (no closed form: {})", to_string(simulated), f.condition);
-  return fmt::format("{} {} formula {}", to_string(simulated), f.value == simulated ? "=" : "!=", f.formula);
 }
 
 /// Everything one schedule's drawing needs: its lanes start at `top`; returns the height.
@@ -270,18 +265,12 @@ inline double svg_legend(std::string& out, const report& rep, double left, doubl
   return 22;
 }
 
-/// The readouts, one line each.
+/// The readouts (the text view's lines, and the peaks), one line each.
 inline double svg_readouts(std::string& out, const report& rep, double left, double y) {
+  std::vector<std::string> lines = readout_lines(rep);
   std::string peaks;
   for (int r = 0; r < rep.spec.shape.P; ++r) peaks += (r ? " " : "") + to_string(rep.memory.peak(r));
-  const std::vector<std::string> lines = {
-      "makespan " + svg_against(rep.sim.makespan(), rep.makespan_formula),
-      fmt::format("bubble fraction {} ({:.1f}%)", svg_against(rep.sim.bubble_fraction(), rep.bubble_formula),
-                  100 * rep.sim.bubble_fraction().to_double()),
-      "span bubble " + svg_against(rep.sim.span_bubble(), rep.span_bubble_formula),
-      fmt::format("peak in-flight per rank ({}): {}", rep.spec.shape.V > 1 ? "chunks" : "activations", peaks),
-      "messages " + svg_against(rational{static_cast<std::int64_t>(rep.message_count)}, rep.message_formula),
-  };
+  lines.push_back(fmt::format("peak in-flight per rank ({}): {}", rep.spec.shape.V > 1 ? "chunks" : "activations", peaks));
   for (std::size_t i = 0; i < lines.size(); ++i) {
     out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y + 16.0 * static_cast<double>(i),
                        svg_escape(lines[i]));

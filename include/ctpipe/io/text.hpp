@@ -194,23 +194,28 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   return out;
 }
 
-/// The readout: makespan, busy and idle per rank, bubble fraction against its formula,
-/// span bubble, messages.
-inline std::string render_readout(const report& rep) {
-  const int P = rep.spec.shape.P;
+/// The readout lines, shared by the text view and the SVG: makespan, idle per rank,
+/// bubble fraction, span bubble and messages, each against its closed form.
+inline std::vector<std::string> readout_lines(const report& rep) {
   std::string idle;
-  for (int r = 0; r < P; ++r) idle += (r ? " " : "") + to_string(rep.sim.idle(r));
-  std::string out;
-  out += fmt::format("makespan {} {}\n", to_string(rep.sim.makespan()),
-                     detail::against(rep.sim.makespan(), rep.makespan_formula));
-  out += fmt::format("idle per rank {}\n", idle);
+  for (int r = 0; r < rep.spec.shape.P; ++r) idle += (r ? " " : "") + to_string(rep.sim.idle(r));
   const rational bubble = rep.sim.bubble_fraction();
-  out += fmt::format("simulated bubble {} ({}) {}\n", to_string(bubble), detail::percent(bubble),
-                     detail::against(bubble, rep.bubble_formula));
-  out += fmt::format("span bubble {} (largest span - busy over ranks) {}\n", to_string(rep.sim.span_bubble()),
-                     detail::against(rep.sim.span_bubble(), rep.span_bubble_formula));
   const rational msgs{static_cast<std::int64_t>(rep.message_count)};
-  out += fmt::format("messages {} {}\n", rep.message_count, detail::against(msgs, rep.message_formula));
+  return {
+      fmt::format("makespan {} {}", to_string(rep.sim.makespan()), detail::against(rep.sim.makespan(), rep.makespan_formula)),
+      fmt::format("idle per rank {}", idle),
+      fmt::format("simulated bubble {} ({}) {}", to_string(bubble), detail::percent(bubble),
+                  detail::against(bubble, rep.bubble_formula)),
+      fmt::format("span bubble {} (largest span - busy over ranks) {}", to_string(rep.sim.span_bubble()),
+                  detail::against(rep.sim.span_bubble(), rep.span_bubble_formula)),
+      fmt::format("messages {} {}", rep.message_count, detail::against(msgs, rep.message_formula)),
+  };
+}
+
+/// The readout: readout_lines(), one per line.
+inline std::string render_readout(const report& rep) {
+  std::string out;
+  for (const std::string& line : readout_lines(rep)) out += line + "\n";
   return out;
 }
 
