@@ -23,7 +23,7 @@
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/report.hpp"
-#include "ctpipe/io/text.hpp"  // readout_lines
+#include "ctpipe/io/text.hpp"  // readout_lines, render_title
 
 namespace ctpipe::io {
 
@@ -229,17 +229,11 @@ inline std::string svg_header(double width, double height) {
       width, height, width, height);
 }
 
+/// The text view's title line (render_title) with gamma, for the SVG.
 inline std::string svg_title(const report& rep) {
-  const auto& s = rep.spec.shape;
-  std::string params;
-  if (rep.spec.family == schedule_family::interleaved_1f1b) {
-    params = fmt::format(", variant {}, g = {}, warmup factor {}", variant_name(rep.spec.variant), group_size(rep.spec),
-                         rep.spec.warmup_factor);
-  }
-  return fmt::format("{}: P = {}, m = {}, V = {}, placement {}{}; t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}; gamma = {}",
-                     family_name(rep.spec.family), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
-                     to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c),
-                     to_string(rep.gamma));
+  std::string title = render_title(rep);
+  title.pop_back();  // its newline
+  return title + fmt::format("  gamma = {}", to_string(rep.gamma));
 }
 
 /// The legend: one swatch per op kind present, and the hatch for idle time.
