@@ -1,4 +1,4 @@
-// ctpipe/ctpipe.hpp: the whole library (core, schedules, analysis). Defines nothing.
+// ctpipe/ctpipe.hpp: the whole library (core, schedules, analysis, lower). Defines nothing.
 // Run-time I/O (text timeline, JSON) is opt-in under ctpipe/io/.
 #pragma once
 
@@ -21,3 +21,6 @@
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"
+#include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/transfer.hpp"
+#include "ctpipe/lower/validate.hpp"

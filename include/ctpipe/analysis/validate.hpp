@@ -24,6 +24,11 @@ enum class fault : std::uint8_t {
   missing,          ///< a needed op appears nowhere (`at` names it; rank = owner, step = -1)
   out_of_order,     ///< B/I before its F, or W before its I, on the same rank
   deadlock,         ///< the rank's first op that can never run (`needs` = what it waits for)
+  // Faults of lowered schedules (validate_lowered(), ctpipe/lower/validate.hpp):
+  local_transfer,       ///< a send/recv between two stages of one rank (no message is needed)
+  send_before_compute,  ///< a send before the compute op that produces its data (`needs` = that op)
+  not_received,         ///< a compute op whose input from another rank was not received before it
+  wrong_microbatch,     ///< a compute op finds another micro-batch's message received on its edge
 };
 
 /// One-line description of a fault, for messages.
@@ -39,6 +44,10 @@ constexpr const char* fault_description(fault f) {
       "op missing",
       "op comes before the op it needs on the same rank",
       "deadlock: this op waits for an op that never runs",
+      "send/recv between two stages on one rank",
+      "send comes before the compute op that produces its data",
+      "compute op whose input was not received before it on its rank",
+      "compute op consumes a message received for another micro-batch",
   };
   return text[static_cast<int>(f)];
 }
@@ -74,6 +83,15 @@ constexpr op needed_dependency(const dependency_walk& walk, op o) {
   return op{o.kind(), s + 1, j};
 }
 
+/// Whether `v.offsets` holds P+1 non-decreasing positions from 0 to the op count (the
+/// shape must be valid). O(P).
+constexpr bool layout_ok(const schedule_view& v) {
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
+  bool ok = v.offsets.size() == P + 1 && v.offsets[0] == 0 && v.offsets[P] == v.size();
+  for (std::size_t r = 0; ok && r < P; ++r) ok = v.offsets[r] <= v.offsets[r + 1];
+  return ok;
+}
+
 }  // namespace detail
 
 /// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
@@ -98,11 +116,7 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
     report(fault::bad_shape, -1, -1, op{}, op{});
     return count;
   }
-  // Layout.
-  bool layout_ok = v.offsets.size() == static_cast<std::size_t>(P) + 1 && v.offsets[0] == 0 &&
-                   v.offsets[static_cast<std::size_t>(P)] == v.size();
-  for (int r = 0; layout_ok && r < P; ++r) layout_ok = v.offsets[static_cast<std::size_t>(r)] <= v.offsets[static_cast<std::size_t>(r) + 1];
-  if (!layout_ok) {
+  if (!detail::layout_ok(v)) {
     report(fault::bad_offsets, -1, -1, op{}, op{});
     return count;
   }

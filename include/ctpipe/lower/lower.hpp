@@ -1,0 +1,195 @@
+// ctpipe/lower/lower.hpp: adds the point-to-point transfers to a compute schedule, in an
+// order that runs to completion whether a send blocks until its receive is posted
+// (rendezvous) or returns at once (buffered).
+//
+// Algorithm. Simulate the compute schedule with every op costing one tick and no
+// latency (any positive costs would do). Give each compute op the key (start tick, 1)
+// and each message the key (end tick of the op that produces it, 0), ties among
+// messages broken by the producer's position; then every rank's lowered list is its
+// compute ops, its sends and its receives sorted by key. Each SEND lands right after
+// its producer (which starts a tick before the message's key), each RECV before its
+// consumer (which starts no earlier than the producer ends).
+//
+// Why it cannot deadlock: take the events (compute ops, and messages as one event for
+// their SEND and RECV) in increasing key order. When an event's turn comes, every
+// smaller key has run, so a compute op is at the head of its rank's list with its
+// inputs received, and a message's SEND and RECV are both at the heads of their ranks'
+// lists: the rendezvous happens. Buffered sends only allow more. The same key order
+// also makes the order of the messages between any two ranks the same on both sides,
+// so a batched call (for_each_batch) sees its peers in a consistent order.
+//
+// Cost: one simulation and a counting sort over ticks: linear in the number of ops
+// (the makespan of a unit-cost schedule is at most its op count).
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t
+#include <span>     // rank lists
+
+#include "ctpipe/analysis/communication.hpp"
+#include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/analysis/validate.hpp"
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/schedule.hpp"
+#include "ctpipe/lower/transfer.hpp"
+#include "ctpipe/schedules/generate.hpp"
+
+namespace ctpipe {
+
+namespace detail {
+
+/// Whether compute op `o` of a schedule of shape `shape` sends a message: an F whose
+/// next stage, or a B/I whose previous stage, lives on another rank.
+constexpr bool sends_message(const pipeline_shape& shape, op o) {
+  const int s = o.stage();
+  switch (o.kind()) {
+    case op_kind::F: return s + 1 < shape.stages() && shape.rank_of(s + 1) != shape.rank_of(s);
+    case op_kind::B:
+    case op_kind::I: return s > 0 && shape.rank_of(s - 1) != shape.rank_of(s);
+    default: return false;
+  }
+}
+
+}  // namespace detail
+
+/// The lowered form of compute schedule `v`: every rank's compute ops in their order,
+/// with a SEND right after each op whose output crosses to another rank and the
+/// matching RECV on the receiving rank placed before the op that consumes it (see the
+/// file comment for the order and why it cannot deadlock). Shapes: the result has the
+/// same shape as `v` and `v.size() + 2 * messages(v)` ops, CSR like every schedule.
+/// Neighbouring stages on one rank (the V-shape turn, P = 1) get no message.
+/// Source of the op names and stage convention: PyTorch's `_add_send_recv`.
+///
+/// Errors: check_view()'s messages; `ctpipe: lower() takes a valid compute schedule
+/// (validate() names the problems)` when validate(v) finds any issue (a lowered input
+/// included). Linear in the number of ops; usable in constant expressions.
+constexpr schedule lower(schedule_view v) {
+  check_view(v);
+  detail::require(validate(v).ok(), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
+  const simulation sim = simulate(v, costs{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}});
+  const pipeline_shape& shape = v.shape;
+  const std::size_t n = v.size();
+  const op* ops = v.ops.data();
+
+  // Counting sort of the events by key: bucket 2t holds the messages sent at tick t,
+  // bucket 2t+1 the compute ops starting at tick t. Event e = 2k (message of op k) or
+  // 2k+1 (op k itself).
+  const std::size_t buckets = 2 * static_cast<std::size_t>(sim.makespan_ticks()) + 2;
+  detail::buffer<std::uint32_t> first(buckets + 1);
+  detail::buffer<std::uint32_t> sent_by(n);  // 1 when op k sends a message
+  std::size_t events = n;
+  for (std::size_t k = 0; k < n; ++k) {
+    sent_by[k] = detail::sends_message(shape, ops[k]) ? 1 : 0;
+    events += sent_by[k];
+    ++first[2 * static_cast<std::size_t>(sim.start_ticks(k)) + 2];
+    if (sent_by[k] != 0) ++first[2 * static_cast<std::size_t>(sim.end_ticks(k)) + 1];
+  }
+  for (std::size_t b = 1; b <= buckets; ++b) first[b] += first[b - 1];
+  detail::buffer<std::uint32_t> order(events);
+  for (std::size_t k = 0; k < n; ++k) {
+    order[first[2 * static_cast<std::size_t>(sim.start_ticks(k)) + 1]++] = static_cast<std::uint32_t>(2 * k + 1);
+    if (sent_by[k] != 0) order[first[2 * static_cast<std::size_t>(sim.end_ticks(k))]++] = static_cast<std::uint32_t>(2 * k);
+  }
+
+  // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
+  const int P = shape.P;
+  schedule out{shape, events + (events - n)};
+  std::span<std::uint32_t> offsets = out.offsets();
+  for (int r = 0; r < P; ++r) offsets[static_cast<std::size_t>(r) + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
+  for (std::size_t k = 0; k < n; ++k) {
+    if (sent_by[k] == 0) continue;
+    const op send{ops[k].kind() == op_kind::F ? op_kind::send_f : op_kind::send_b, ops[k].stage(), ops[k].microbatch()};
+    ++offsets[static_cast<std::size_t>(shape.rank_of(send.stage())) + 1];
+    ++offsets[static_cast<std::size_t>(peer_rank(shape, send)) + 1];
+  }
+  detail::buffer<std::uint32_t> cursor(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) {
+    offsets[static_cast<std::size_t>(r) + 1] += offsets[static_cast<std::size_t>(r)];
+    cursor[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r)];
+  }
+  std::span<op> lowered = out.ops();
+  for (std::size_t e = 0; e < events; ++e) {
+    const std::size_t k = order[e] / 2;
+    const op o = ops[k];
+    const std::size_t owner = static_cast<std::size_t>(shape.rank_of(o.stage()));
+    if (order[e] % 2 == 1) {
+      lowered[cursor[owner]++] = o;
+      continue;
+    }
+    const op send{o.kind() == op_kind::F ? op_kind::send_f : op_kind::send_b, o.stage(), o.microbatch()};
+    lowered[cursor[owner]++] = send;
+    lowered[cursor[static_cast<std::size_t>(peer_rank(shape, send))]++] = matching_transfer(send);
+  }
+  return out;
+}
+
+/// The compute ops of `v` (a lowered schedule, or any schedule), in their order: the
+/// transfer ops dropped. Same shape; CSR. Raises check_view()'s messages. Linear.
+constexpr schedule compute_part(schedule_view v) {
+  check_view(v);
+  std::size_t n = 0;
+  for (const op o : v.ops) n += is_transfer(o.kind()) ? 0 : 1;
+  schedule out{v.shape, n};
+  std::span<op> ops = out.ops();
+  std::span<std::uint32_t> offsets = out.offsets();
+  std::size_t w = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (const op o : v.rank(r)) {
+      if (!is_transfer(o.kind())) ops[w++] = o;
+    }
+    offsets[static_cast<std::size_t>(r) + 1] = static_cast<std::uint32_t>(w);
+  }
+  return out;
+}
+
+/// Calls `f(first, last)` for each batch of rank list `rank_ops`: a maximal run
+/// `rank_ops[first .. last)` of consecutive transfer ops, which a runtime may post as
+/// one batched call (PyTorch's `batch_isend_irecv`, MPI_Isend/MPI_Irecv + MPI_Waitall).
+/// On a schedule from lower(), the messages a batch exchanges with any one peer rank
+/// come in the same order on both ranks. Linear in the list's length.
+template <class F>
+constexpr void for_each_batch(std::span<const op> rank_ops, F&& f) {
+  const std::size_t n = rank_ops.size();
+  std::size_t k = 0;
+  while (k < n) {
+    if (!is_transfer(rank_ops[k].kind())) {
+      ++k;
+      continue;
+    }
+    const std::size_t first = k;
+    while (k < n && is_transfer(rank_ops[k].kind())) ++k;
+    f(first, k);
+  }
+}
+
+namespace detail {
+
+/// Op count of lower(generate(S)), after S's gate.
+template <schedule_spec S>
+constexpr std::size_t lowered_size() {
+  const schedule s = generate(S);
+  return s.size() + 2 * messages(s.view());
+}
+
+template <schedule_spec S>
+constexpr auto freeze_lowered() {
+  frozen_schedule<lowered_size<S>(), static_cast<std::size_t>(S.shape.P)> f{};
+  f.shape = S.shape;
+  const schedule l = lower(generate(S).view());
+  const std::span<const op> ops = l.view().ops;
+  for (std::size_t k = 0; k < ops.size(); ++k) f.ops[k] = ops[k];
+  for (int r = 0; r <= S.shape.P; ++r) f.offsets[r] = l.view().offsets[static_cast<std::size_t>(r)];
+  return f;
+}
+
+}  // namespace detail
+
+/// Schedule `S` lowered and frozen at compile time: `lower(generate(S))` as a
+/// frozen_schedule in static storage (`P * ops_per_rank(S) + 2 * messages` ops).
+/// `lowered_v<S>.rank(r)` is rank r's executable list (compute and transfer ops), which
+/// a runtime walks with no allocation or lookup. An invalid `S` is a compile error
+/// showing the check_spec() message.
+template <schedule_spec S>
+inline constexpr auto lowered_v = detail::freeze_lowered<S>();
+
+}  // namespace ctpipe

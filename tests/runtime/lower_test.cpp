@@ -1,0 +1,283 @@
+// Lowering (send/recv ops), its validator under rendezvous and buffered sends, batches
+// and peer order, at run time: the whole grid of issue 3 and the negative cases.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/format.hpp>
+#include <ctpipe/lower/lower.hpp>
+#include <ctpipe/lower/validate.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "faulty.hpp"
+#include "proofs_lower.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::from_lists;
+
+namespace Catch {
+template <>
+struct StringMaker<validation_issue> {
+  static std::string convert(const validation_issue& i) {
+    return "{" + std::string(fault_description(i.what)) + ", rank " + std::to_string(i.rank) + ", step " +
+           std::to_string(i.step) + ", " + io::action(i.at) + " needs " + io::action(i.needs) + "}";
+  }
+};
+}  // namespace Catch
+
+namespace {
+
+constexpr send_semantics both[] = {send_semantics::rendezvous, send_semantics::buffered};
+
+std::vector<validation_issue> issues_of(schedule_view v, send_semantics sem) {
+  std::vector<validation_issue> out;
+  validate_lowered(v, sem, [&](const validation_issue& i) { out.push_back(i); });
+  return out;
+}
+
+/// A copy of `v` with positions a and b of rank r's list exchanged.
+schedule swapped(schedule_view v, int r, std::size_t a, std::size_t b) {
+  schedule s{v.shape, v.size()};
+  std::copy(v.ops.begin(), v.ops.end(), s.ops().begin());
+  std::copy(v.offsets.begin(), v.offsets.end(), s.offsets().begin());
+  std::swap(s.ops()[v.offsets[static_cast<std::size_t>(r)] + a], s.ops()[v.offsets[static_cast<std::size_t>(r)] + b]);
+  return s;
+}
+
+/// Position of op `o` in rank r's list.
+std::size_t position_of(schedule_view v, int r, op o) {
+  const auto list = v.rank(r);
+  const auto it = std::find(list.begin(), list.end(), o);
+  REQUIRE(it != list.end());
+  return static_cast<std::size_t>(it - list.begin());
+}
+
+}  // namespace
+
+TEST_CASE("lowering: every family over P <= 6, m <= 12, V <= 3 runs under both send semantics",
+          "[lower][proofs]") {
+  using ctpipe::tests::prove_lowering_grid;
+  for (schedule_family family : all_families) {
+    INFO(family_name(family));
+    REQUIRE(prove_lowering_grid(family, interleaved_variant::megatron, 1, 6, 1, 12, 3));
+  }
+  for (interleaved_variant variant : {interleaved_variant::megatron_legacy, interleaved_variant::torch}) {
+    INFO(variant_name(variant));
+    REQUIRE(prove_lowering_grid(schedule_family::interleaved_1f1b, variant, 1, 6, 1, 12, 3));
+  }
+}
+
+TEST_CASE("lowering: P = 2, V = 2, m = 4 interleaved has 24 messages, 12 sent by each rank", "[lower]") {
+  const schedule_spec spec{schedule_family::interleaved_1f1b, {2, 4, 2}};
+  const schedule compute = generate(spec);
+  const schedule lowered = lower(compute.view());
+  REQUIRE(messages(compute.view()) == 24);
+  std::vector<op> sends, receives;
+  for (int r = 0; r < 2; ++r) {
+    int sent = 0;
+    for (const op o : lowered.rank(r)) {
+      if (!is_transfer(o.kind())) continue;
+      // Both neighbours of a rank are the other rank: the peer alone cannot tell the
+      // messages apart, the key can.
+      REQUIRE(peer_rank(spec.shape, o) == 1 - r);
+      (is_send(o.kind()) ? sends : receives).push_back(o);
+      sent += is_send(o.kind()) ? 1 : 0;
+    }
+    REQUIRE(sent == 12);
+  }
+  REQUIRE(sends.size() == 24);
+  REQUIRE(receives.size() == 24);
+  // Each RECV matches exactly one SEND, of its own direction: no message is matched
+  // across directions.
+  for (const op recv : receives) {
+    const op send = matching_transfer(recv);
+    REQUIRE(std::count(sends.begin(), sends.end(), send) == 1);
+    REQUIRE(message_of(send) == message_of(recv));
+    REQUIRE((send.kind() == op_kind::send_f) == (recv.kind() == op_kind::recv_f));
+  }
+  for (const send_semantics sem : both) REQUIRE(validate_lowered(lowered.view(), sem).ok());
+  // The frozen form is the same schedule.
+  constexpr auto& frozen = lowered_v<schedule_spec{schedule_family::interleaved_1f1b, {2, 4, 2}}>;
+  REQUIRE(std::equal(frozen.view().ops.begin(), frozen.view().ops.end(), lowered.view().ops.begin(), lowered.view().ops.end()));
+}
+
+TEST_CASE("lowering: message keys, tags and partners", "[lower]") {
+  const pipeline_shape shape{2, 4, 2};
+  const op send_f{op_kind::send_f, 1, 3};
+  REQUIRE(matching_transfer(send_f) == op{op_kind::recv_f, 2, 3});
+  REQUIRE(matching_transfer(matching_transfer(send_f)) == send_f);
+  REQUIRE(message_of(send_f) == message_key{1, 3, true});
+  const op send_b{op_kind::send_b, 2, 3};
+  REQUIRE(matching_transfer(send_b) == op{op_kind::recv_b, 1, 3});
+  REQUIRE(message_of(send_b) == message_key{1, 3, false});
+  // Same edge and micro-batch, other direction: another tag.
+  REQUIRE(message_tag(shape, send_f) != message_tag(shape, send_b));
+  REQUIRE(message_tag(shape, send_f) == message_tag(shape, matching_transfer(send_f)));
+  REQUIRE(peer_rank(shape, send_f) == 0);
+  REQUIRE(peer_rank(shape, send_b) == 1);
+  // The V-shape turn: stages 3 and 4 of ZB-V with P = 4 are both on rank 3.
+  const schedule zbv = lower(generate({schedule_family::zbv, {4, 8, 2, placement::v_shape}}).view());
+  for (const op o : zbv.view().ops) {
+    if (is_transfer(o.kind())) REQUIRE(message_of(o).edge != 3);
+  }
+  // P = 1 has no message at all.
+  const schedule one = lower(generate({schedule_family::one_f_one_b, {1, 5}}).view());
+  REQUIRE(one.size() == 10);
+}
+
+TEST_CASE("lowering: batches are the runs of transfers, consistent across ranks", "[lower]") {
+  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view());
+  for (int r = 0; r < 4; ++r) {
+    const auto list = lowered.rank(r);
+    std::size_t in_batches = 0, last_end = 0;
+    for_each_batch(list, [&](std::size_t first, std::size_t last) {
+      REQUIRE(first < last);
+      REQUIRE((first == 0 || !is_transfer(list[first - 1].kind())));
+      REQUIRE((last == list.size() || !is_transfer(list[last].kind())));
+      REQUIRE(first >= last_end);
+      last_end = last;
+      in_batches += last - first;
+    });
+    std::size_t transfers = 0;
+    for (const op o : list) transfers += is_transfer(o.kind()) ? 1 : 0;
+    REQUIRE(in_batches == transfers);
+  }
+  REQUIRE(peer_order_consistent(lowered.view()));
+  // Exchanging two messages of one rank pair on one side breaks the order.
+  const std::size_t a = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 0});
+  const std::size_t b = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 1});
+  REQUIRE_FALSE(peer_order_consistent(swapped(lowered.view(), 1, a, b).view()));
+}
+
+TEST_CASE("lowered validator: rendezvous deadlock where both ranks send", "[lower][validate]") {
+  // P = 2, m = 2: after F1 rank 0 sends its activation while rank 1, having finished
+  // B0, sends its gradient; neither has posted the receive the other needs.
+  const schedule s = from_lists({2, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::F, 0, 1},
+                                          op{op_kind::send_f, 0, 1}, op{op_kind::recv_b, 0, 0}, op{op_kind::B, 0, 0},
+                                          op{op_kind::recv_b, 0, 1}, op{op_kind::B, 0, 1}},
+                                         {op{op_kind::recv_f, 1, 0}, op{op_kind::F, 1, 0}, op{op_kind::B, 1, 0},
+                                          op{op_kind::send_b, 1, 0}, op{op_kind::recv_f, 1, 1}, op{op_kind::F, 1, 1},
+                                          op{op_kind::B, 1, 1}, op{op_kind::send_b, 1, 1}}});
+  const auto issues = issues_of(s.view(), send_semantics::rendezvous);
+  REQUIRE(issues.size() == 2);
+  REQUIRE(issues[0] == validation_issue{fault::deadlock, 0, 3, op{op_kind::send_f, 0, 1}, op{op_kind::recv_f, 1, 1}});
+  REQUIRE(issues[1] == validation_issue{fault::deadlock, 1, 3, op{op_kind::send_b, 1, 0}, op{op_kind::recv_b, 0, 0}});
+  // Buffered sends do not wait: the same lists run.
+  REQUIRE(validate_lowered(s.view(), send_semantics::buffered).ok());
+}
+
+TEST_CASE("lowered validator: a deadlock late in the schedule, not at the start", "[lower][validate]") {
+  // Lowered 1F1B, P = 2, m = 8; rank 1 posts its last receive (of 0F7's activation) only
+  // after sending the gradient of micro-batch 6, while rank 0 sends that activation
+  // before receiving the gradient.
+  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {2, 8}}).view());
+  const std::size_t recv = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 7});
+  const std::size_t send = position_of(lowered.view(), 1, op{op_kind::send_b, 1, 6});
+  REQUIRE(send == recv + 1);
+  const schedule late = swapped(lowered.view(), 1, recv, send);
+  const auto issues = issues_of(late.view(), send_semantics::rendezvous);
+  REQUIRE(issues.size() == 2);
+  const std::size_t rank0_step = position_of(lowered.view(), 0, op{op_kind::send_f, 0, 7});
+  REQUIRE(rank0_step > 20);
+  REQUIRE(issues[0] == validation_issue{fault::deadlock, 0, static_cast<int>(rank0_step), op{op_kind::send_f, 0, 7},
+                                        op{op_kind::recv_f, 1, 7}});
+  REQUIRE(issues[1] == validation_issue{fault::deadlock, 1, static_cast<int>(recv), op{op_kind::send_b, 1, 6},
+                                        op{op_kind::recv_b, 0, 6}});
+  REQUIRE(validate_lowered(late.view(), send_semantics::buffered).ok());
+}
+
+TEST_CASE("lowered validator: a send placed before its compute", "[lower][validate]") {
+  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view());
+  const std::size_t f = position_of(lowered.view(), 2, op{op_kind::F, 2, 5});
+  REQUIRE(lowered.rank(2)[f + 1] == op{op_kind::send_f, 2, 5});
+  const schedule early = swapped(lowered.view(), 2, f, f + 1);
+  for (const send_semantics sem : both) {
+    const auto issues = issues_of(early.view(), sem);
+    REQUIRE_FALSE(issues.empty());
+    // The rank halts there; the ranks waiting on it are reported stuck after it.
+    const auto it = std::find_if(issues.begin(), issues.end(), [](const validation_issue& i) { return i.rank == 2; });
+    REQUIRE(it != issues.end());
+    REQUIRE(*it == validation_issue{fault::send_before_compute, 2, static_cast<int>(f), op{op_kind::send_f, 2, 5},
+                                    op{op_kind::F, 2, 5}});
+  }
+  // A split backward names I as the producer of a gradient.
+  const schedule zb = lower(generate({schedule_family::zb_h1, {2, 2}}).view());
+  const std::size_t i = position_of(zb.view(), 1, op{op_kind::I, 1, 0});
+  const std::size_t send = position_of(zb.view(), 1, op{op_kind::send_b, 1, 0});
+  REQUIRE(send > i);
+  schedule moved{zb.shape(), zb.size()};
+  std::copy(zb.view().ops.begin(), zb.view().ops.end(), moved.ops().begin());
+  std::copy(zb.view().offsets.begin(), zb.view().offsets.end(), moved.offsets().begin());
+  auto list = moved.ops().subspan(moved.offsets()[1]);
+  std::rotate(list.begin() + static_cast<std::ptrdiff_t>(i), list.begin() + static_cast<std::ptrdiff_t>(send),
+              list.begin() + static_cast<std::ptrdiff_t>(send) + 1);
+  REQUIRE(validate_lowered(moved.view(), send_semantics::buffered).first ==
+          validation_issue{fault::send_before_compute, 1, static_cast<int>(i), op{op_kind::send_b, 1, 0},
+                           op{op_kind::I, 1, 0}});
+}
+
+TEST_CASE("lowered validator: a receive consumed by the wrong micro-batch", "[lower][validate]") {
+  // Rank 1 receives micro-batch 1's activation where micro-batch 0's belongs: F0 finds
+  // micro-batch 1's message on its edge.
+  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {2, 4}}).view());
+  const std::size_t r0 = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 0});
+  const std::size_t r1 = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 1});
+  const schedule wrong = swapped(lowered.view(), 1, r0, r1);
+  const validation_result buffered = validate_lowered(wrong.view(), send_semantics::buffered);
+  REQUIRE(buffered.first == validation_issue{fault::wrong_microbatch, 1, static_cast<int>(r0) + 1, op{op_kind::F, 1, 0},
+                                             op{op_kind::recv_f, 1, 1}});
+  // Under rendezvous rank 1 waits at the receive of micro-batch 1 while rank 0 sends
+  // micro-batch 0: a deadlock, named on both ranks.
+  const auto rendezvous = issues_of(wrong.view(), send_semantics::rendezvous);
+  REQUIRE(rendezvous.size() == 2);
+  REQUIRE(rendezvous[0].what == fault::deadlock);
+  REQUIRE(rendezvous[0].at == op{op_kind::send_f, 0, 0});
+  REQUIRE(rendezvous[1].at == op{op_kind::recv_f, 1, 1});
+  // A compute op with no receive at all before it.
+  schedule dropped = from_lists({2, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::recv_b, 0, 0},
+                                          op{op_kind::B, 0, 0}},
+                                         {op{op_kind::F, 1, 0}, op{op_kind::recv_f, 1, 0}, op{op_kind::B, 1, 0},
+                                          op{op_kind::send_b, 1, 0}}});
+  REQUIRE(validate_lowered(dropped.view(), send_semantics::buffered).first ==
+          validation_issue{fault::not_received, 1, 0, op{op_kind::F, 1, 0}, op{op_kind::recv_f, 1, 0}});
+}
+
+TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") {
+  const pipeline_shape two{2, 1};
+  const op f0{op_kind::F, 0, 0}, b0{op_kind::B, 0, 0}, f1{op_kind::F, 1, 0}, b1{op_kind::B, 1, 0};
+  const op sf{op_kind::send_f, 0, 0}, rf{op_kind::recv_f, 1, 0}, sb{op_kind::send_b, 1, 0}, rb{op_kind::recv_b, 0, 0};
+  const schedule good = from_lists(two, {{f0, sf, rb, b0}, {rf, f1, b1, sb}});
+  for (const send_semantics sem : both) REQUIRE(validate_lowered(good.view(), sem).ok());
+  // A missing RECV: named on the rank that should hold it.
+  const schedule missing = from_lists(two, {{f0, sf, rb, b0}, {f1, b1, sb}});
+  REQUIRE(validate_lowered(missing.view(), send_semantics::rendezvous).first ==
+          validation_issue{fault::missing, 1, -1, rf, rf});
+  // A duplicated SEND.
+  const schedule twice = from_lists(two, {{f0, sf, sf, rb, b0}, {rf, f1, b1, sb}});
+  REQUIRE(validate_lowered(twice.view(), send_semantics::buffered).first ==
+          validation_issue{fault::duplicate, 0, 2, sf, sf});
+  // A SEND on the rank that does not own its stage, and one with no partner stage.
+  const schedule elsewhere = from_lists(two, {{f0, sf, rb, b0}, {rf, f1, b1, sb, op{op_kind::send_f, 0, 0}}});
+  REQUIRE(validate_lowered(elsewhere.view(), send_semantics::buffered).first.what == fault::wrong_rank);
+  const schedule edge = from_lists(two, {{f0, sf, rb, b0, op{op_kind::send_b, 0, 0}}, {rf, f1, b1, sb}});
+  REQUIRE(validate_lowered(edge.view(), send_semantics::buffered).first.what == fault::out_of_shape);
+  // A message across the V-shape turn (stages 1 and 2 of P = 2 live on rank 1).
+  const schedule zbv = lower(generate({schedule_family::zbv, {2, 2, 2, placement::v_shape}}).view());
+  std::vector<op> ops(zbv.view().ops.begin(), zbv.view().ops.end());
+  std::vector<std::uint32_t> offsets(zbv.view().offsets.begin(), zbv.view().offsets.end());
+  ops.push_back(op{op_kind::send_f, 1, 0});
+  ++offsets[2];
+  const auto turn = validate_lowered(schedule_view{zbv.shape(), ops, offsets}, send_semantics::buffered);
+  REQUIRE(turn.first == validation_issue{fault::local_transfer, 1, static_cast<int>(offsets[2] - offsets[1]) - 1,
+                                         op{op_kind::send_f, 1, 0}, op{op_kind::send_f, 1, 0}});
+  // Compute faults keep their meaning, with steps in the lowered lists.
+  const schedule no_b = from_lists(two, {{f0, sf, rb}, {rf, f1, b1, sb}});
+  REQUIRE(validate_lowered(no_b.view(), send_semantics::buffered).first == validation_issue{fault::missing, 0, -1, b0, b0});
+  const schedule late_b = from_lists(two, {{f0, sf, rb, b0}, {rf, b1, f1, sb}});
+  REQUIRE(validate_lowered(late_b.view(), send_semantics::buffered).first ==
+          validation_issue{fault::out_of_order, 1, 1, b1, f1});
+  // lower() refuses an invalid or already lowered schedule.
+  REQUIRE_THROWS_WITH(lower(good.view()), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
+  REQUIRE(semantics_name(send_semantics::rendezvous) == std::string("rendezvous"));
+}
