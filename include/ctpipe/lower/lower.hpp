@@ -36,22 +36,6 @@
 
 namespace ctpipe {
 
-namespace detail {
-
-/// Whether compute op `o` of a schedule of shape `shape` sends a message: an F whose
-/// next stage, or a B/I whose previous stage, lives on another rank.
-constexpr bool sends_message(const pipeline_shape& shape, op o) {
-  const int s = o.stage();
-  switch (o.kind()) {
-    case op_kind::F: return s + 1 < shape.stages() && shape.rank_of(s + 1) != shape.rank_of(s);
-    case op_kind::B:
-    case op_kind::I: return s > 0 && shape.rank_of(s - 1) != shape.rank_of(s);
-    default: return false;
-  }
-}
-
-}  // namespace detail
-
 /// The lowered form of compute schedule `v`: every rank's compute ops in their order,
 /// with a SEND right after each op whose output crosses to another rank and the
 /// matching RECV on the receiving rank placed before the op that consumes it (see the
@@ -71,54 +55,85 @@ constexpr schedule lower(schedule_view v) {
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
 
+  // sends[kind * S + s]: 1 when an op of that kind on stage s sends a message (F up,
+  // B/I down across ranks); peer[kind * S + s]: the rank receiving it; owner[s]: the
+  // rank of stage s. The per-op loops
+  // below decode ops by hand and read these tables: Clang charges a constant
+  // evaluation per statement (GUIDE.md §4).
+  const int S = shape.stages();
+  const std::uint32_t uS = static_cast<std::uint32_t>(S);
+  detail::buffer<std::uint32_t> sends_b(4 * static_cast<std::size_t>(S)), peer_b(4 * static_cast<std::size_t>(S)),
+      owner_b(static_cast<std::size_t>(S));
+  for (int st = 0; st < S; ++st) {
+    const std::size_t i = static_cast<std::size_t>(st);
+    owner_b[i] = static_cast<std::uint32_t>(shape.rank_of(st));
+    sends_b[i] = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st) ? 1 : 0;
+    sends_b[uS + i] = sends_b[2 * uS + i] = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st) ? 1 : 0;
+    peer_b[i] = static_cast<std::uint32_t>(shape.rank_of(st + 1 < S ? st + 1 : st));
+    peer_b[uS + i] = peer_b[2 * uS + i] = static_cast<std::uint32_t>(shape.rank_of(st > 0 ? st - 1 : st));
+  }
+  const std::uint32_t* sends = sends_b.data();
+  const std::uint32_t* peer = peer_b.data();
+  const std::uint32_t* owner = owner_b.data();
+
   // Counting sort of the events by key: bucket 2t holds the messages sent at tick t,
   // bucket 2t+1 the compute ops starting at tick t. Event e = 2k (message of op k) or
   // 2k+1 (op k itself).
   const std::size_t buckets = 2 * static_cast<std::size_t>(sim.makespan_ticks()) + 2;
-  detail::buffer<std::uint32_t> first(buckets + 1);
-  detail::buffer<std::uint32_t> sent_by(n);  // 1 when op k sends a message
+  detail::buffer<std::uint32_t> first_b(buckets + 1), start_b(n), end_b(n);
+  std::uint32_t* first = first_b.data();
+  std::uint32_t* start = start_b.data();  // start tick of op k
+  std::uint32_t* end = end_b.data();      // end tick of op k: when its message leaves
   std::size_t events = n;
   for (std::size_t k = 0; k < n; ++k) {
-    sent_by[k] = detail::sends_message(shape, ops[k]) ? 1 : 0;
-    events += sent_by[k];
-    ++first[2 * static_cast<std::size_t>(sim.start_ticks(k)) + 2];
-    if (sent_by[k] != 0) ++first[2 * static_cast<std::size_t>(sim.end_ticks(k)) + 1];
+    start[k] = static_cast<std::uint32_t>(sim.start_ticks(k));
+    end[k] = static_cast<std::uint32_t>(sim.end_ticks(k));
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+    events += sent;
+    ++first[2 * start[k] + 2];
+    first[2 * end[k] + 1] += sent;
   }
   for (std::size_t b = 1; b <= buckets; ++b) first[b] += first[b - 1];
-  detail::buffer<std::uint32_t> order(events);
+  detail::buffer<std::uint32_t> order_b(events);
+  std::uint32_t* order = order_b.data();
   for (std::size_t k = 0; k < n; ++k) {
-    order[first[2 * static_cast<std::size_t>(sim.start_ticks(k)) + 1]++] = static_cast<std::uint32_t>(2 * k + 1);
-    if (sent_by[k] != 0) order[first[2 * static_cast<std::size_t>(sim.end_ticks(k))]++] = static_cast<std::uint32_t>(2 * k);
+    const std::uint32_t bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+    order[first[2 * start[k] + 1]++] = static_cast<std::uint32_t>(2 * k + 1);
+    if (sent != 0) order[first[2 * end[k]]++] = static_cast<std::uint32_t>(2 * k);
   }
 
   // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
   const int P = shape.P;
   schedule out{shape, events + (events - n)};
-  std::span<std::uint32_t> offsets = out.offsets();
-  for (int r = 0; r < P; ++r) offsets[static_cast<std::size_t>(r) + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
+  std::uint32_t* offsets = out.offsets().data();
+  for (int r = 0; r < P; ++r) offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
   for (std::size_t k = 0; k < n; ++k) {
-    if (sent_by[k] == 0) continue;
-    const op send{ops[k].kind() == op_kind::F ? op_kind::send_f : op_kind::send_b, ops[k].stage(), ops[k].microbatch()};
-    ++offsets[static_cast<std::size_t>(shape.rank_of(send.stage())) + 1];
-    ++offsets[static_cast<std::size_t>(peer_rank(shape, send)) + 1];
+    const std::uint32_t bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
+    if (sends[row] != 0) ++offsets[peer[row] + 1];
+    offsets[owner[(bits >> 16) & 0xFFFu] + 1] += sends[row];
   }
-  detail::buffer<std::uint32_t> cursor(static_cast<std::size_t>(P));
+  detail::buffer<std::uint32_t> cursor_b(static_cast<std::size_t>(P));
+  std::uint32_t* cursor = cursor_b.data();
   for (int r = 0; r < P; ++r) {
-    offsets[static_cast<std::size_t>(r) + 1] += offsets[static_cast<std::size_t>(r)];
-    cursor[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r)];
+    offsets[r + 1] += offsets[r];
+    cursor[r] = offsets[r];
   }
-  std::span<op> lowered = out.ops();
+  // Emit in key order. A message event writes SEND on the producer's rank and RECV on
+  // the peer: kind codes 4 + 2*(kind != F) and 5 + 2*(kind != F), the RECV's stage one
+  // up (activation) or one down (gradient).
+  op* lowered = out.ops().data();
   for (std::size_t e = 0; e < events; ++e) {
-    const std::size_t k = order[e] / 2;
-    const op o = ops[k];
-    const std::size_t owner = static_cast<std::size_t>(shape.rank_of(o.stage()));
+    const std::uint32_t k = order[e] / 2, bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
+                        j = bits & 0xFFFFu, rank = owner[s], gradient = kind != 0 ? 1u : 0u;
     if (order[e] % 2 == 1) {
-      lowered[cursor[owner]++] = o;
+      lowered[cursor[rank]++] = ops[k];
       continue;
     }
-    const op send{o.kind() == op_kind::F ? op_kind::send_f : op_kind::send_b, o.stage(), o.microbatch()};
-    lowered[cursor[owner]++] = send;
-    lowered[cursor[static_cast<std::size_t>(peer_rank(shape, send))]++] = matching_transfer(send);
+    lowered[cursor[rank]++] = detail::make_op(static_cast<op_kind>(4 + 2 * gradient), static_cast<int>(s), static_cast<int>(j));
+    lowered[cursor[peer[kind * uS + s]]++] =
+        detail::make_op(static_cast<op_kind>(5 + 2 * gradient), static_cast<int>(gradient != 0 ? s - 1 : s + 1), static_cast<int>(j));
   }
   return out;
 }
@@ -176,9 +191,10 @@ constexpr auto freeze_lowered() {
   frozen_schedule<lowered_size<S>(), static_cast<std::size_t>(S.shape.P)> f{};
   f.shape = S.shape;
   const schedule l = lower(generate(S).view());
-  const std::span<const op> ops = l.view().ops;
-  for (std::size_t k = 0; k < ops.size(); ++k) f.ops[k] = ops[k];
-  for (int r = 0; r <= S.shape.P; ++r) f.offsets[r] = l.view().offsets[static_cast<std::size_t>(r)];
+  const schedule_view lv = l.view();
+  const op* ops = lv.ops.data();
+  for (std::size_t k = 0, n = lv.size(); k < n; ++k) f.ops[k] = ops[k];
+  for (int r = 0; r <= S.shape.P; ++r) f.offsets[r] = lv.offsets[static_cast<std::size_t>(r)];
   return f;
 }
 

@@ -63,15 +63,39 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   const int m = shape.m;
   const std::uint32_t* off = v.offsets.data();
 
+  // Messages are numbered by slot = ed * m + j, where ed = 2 * edge + (gradient ? 1 : 0).
+  // link[kind * S + s] is the ed that an op of that kind on stage s sends, receives or
+  // (a compute op) takes its input from, or `none` (a local input, no partner stage, or
+  // a partner on the same rank). Clang charges a constant evaluation per statement, so
+  // the per-op loops decode ops by hand and read this table (GUIDE.md §4).
+  const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
+  detail::buffer<std::uint32_t> link_table(8 * static_cast<std::size_t>(S), none);
+  for (int st = 0; st < S; ++st) {
+    const bool up = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st);
+    const bool down = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st);
+    const std::uint32_t e = static_cast<std::uint32_t>(st);
+    std::uint32_t* row = link_table.data();
+    if (down) row[0 * S + st] = 2 * (e - 1);                // F takes the activation of edge st-1
+    if (up) row[1 * S + st] = row[2 * S + st] = 2 * e + 1;  // B, I take the gradient of edge st
+    if (up) row[4 * S + st] = 2 * e;                        // SEND_F: activation of edge st
+    if (down) row[5 * S + st] = 2 * (e - 1);                // RECV_F: activation of edge st-1
+    if (down) row[6 * S + st] = 2 * (e - 1) + 1;            // SEND_B: gradient of edge st-1
+    if (up) row[7 * S + st] = 2 * e + 1;                    // RECV_B: gradient of edge st
+  }
+  const std::uint32_t* link = link_table.data();
+  const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
+  const op* ops = v.ops.data();
+
   // 2. The compute part, its positions mapped back to the lowered lists.
   const schedule compute = compute_part(v);
   detail::buffer<std::uint32_t> position(compute.size());
-  for (std::size_t k = 0, c = 0; k < v.size(); ++k) {
-    if (!is_transfer(v.ops[k].kind())) position[c++] = static_cast<std::uint32_t>(k);
+  bool split = false;
+  for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
+    const std::uint32_t kind = ops[k].bits >> 28;
+    if (kind <= 3) position[c++] = k;
+    split = split || kind == 2 || kind == 3;
   }
   const schedule_view cv = compute.view();
-  bool split = false;
-  for (const op o : cv.ops) split = split || o.kind() == op_kind::I || o.kind() == op_kind::W;
   validate(cv, [&](validation_issue issue) {
     if (issue.step >= 0) {
       const std::size_t c = cv.offsets[static_cast<std::size_t>(issue.rank)] + static_cast<std::size_t>(issue.step);
@@ -80,132 +104,141 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
   });
 
-  // 3. Transfers. Message slot of (edge e, micro-batch j, direction d): 2 * (e*m + j) + d.
+  // 3. Transfers: a common path of a few statements, the diagnosis off it.
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
-  detail::buffer<std::uint8_t> seen(4 * slots);  // [kind - send_f][slot]
+  detail::buffer<std::uint8_t> seen_b(4 * slots);  // [SEND_F, RECV_F, SEND_B, RECV_B][slot]
+  detail::buffer<int> owner_b(static_cast<std::size_t>(S));
+  for (int st = 0; st < S; ++st) owner_b[static_cast<std::size_t>(st)] = shape.rank_of(st);
+  std::uint8_t* seen = seen_b.data();
+  const int* owner = owner_b.data();
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-      const op o = v.ops[k];
-      if (!is_transfer(o.kind())) continue;
+      const std::uint32_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
+                          ed = kind >= 4 && kind <= 7 && s < uS ? link[kind * uS + s] : none,
+                          mark = ed != none && j < um ? (kind - 4) * static_cast<std::uint32_t>(slots) + ed * um + j : 0;
+      if (kind < 4) continue;
+      if (ed != none && j < um && owner[s] == r && seen[mark] == 0) {  // the common case
+        seen[mark] = 1;
+        continue;
+      }
+      const op o = ops[k];
       const int step = static_cast<int>(k - off[r]);
-      const int s = o.stage();
-      const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? s + 1 : s - 1;
-      if (s >= S || partner < 0 || partner >= S || o.microbatch() >= m) {
+      const int partner = (kind == 4 || kind == 7) ? static_cast<int>(s) + 1 : static_cast<int>(s) - 1;
+      if (kind > 7 || s >= uS || partner < 0 || partner >= S || j >= um) {
         report(fault::out_of_shape, r, step, o, o);
         continue;
       }
-      if (shape.rank_of(s) != r) report(fault::wrong_rank, r, step, o, o);
-      if (shape.rank_of(partner) == shape.rank_of(s)) {
+      if (owner[s] != r) report(fault::wrong_rank, r, step, o, o);
+      if (ed == none) {
         report(fault::local_transfer, r, step, o, o);
         continue;
       }
-      const std::size_t slot = static_cast<std::size_t>(message_tag(shape, o));
-      std::uint8_t& mark = seen[static_cast<std::size_t>(static_cast<int>(o.kind()) - static_cast<int>(op_kind::send_f)) * slots + slot];
-      if (mark != 0) report(fault::duplicate, r, step, o, o);
-      mark = 1;
+      if (seen[mark] != 0) report(fault::duplicate, r, step, o, o);
+      seen[mark] = 1;
     }
   }
   for (int e = 0; e + 1 < S; ++e) {
-    if (shape.rank_of(e) == shape.rank_of(e + 1)) continue;
+    if (owner[e] == owner[e + 1]) continue;
     for (int j = 0; j < m; ++j) {
+      const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j),
+                        gradient = activation + static_cast<std::size_t>(m);
+      if ((seen[activation] & seen[slots + activation] & seen[2 * slots + gradient] & seen[3 * slots + gradient]) != 0) continue;
       const op needed[4] = {op{op_kind::send_f, e, j}, op{op_kind::recv_f, e + 1, j}, op{op_kind::send_b, e + 1, j},
                             op{op_kind::recv_b, e, j}};
-      for (const op o : needed) {
-        const std::size_t slot = static_cast<std::size_t>(message_tag(shape, o));
-        if (seen[static_cast<std::size_t>(static_cast<int>(o.kind()) - static_cast<int>(op_kind::send_f)) * slots + slot] == 0) {
-          report(fault::missing, shape.rank_of(o.stage()), -1, o, o);
-        }
+      const std::size_t where[4] = {activation, slots + activation, 2 * slots + gradient, 3 * slots + gradient};
+      for (int n = 0; n < 4; ++n) {
+        if (seen[where[n]] == 0) report(fault::missing, owner[needed[n].stage()], -1, needed[n], needed[n]);
       }
     }
   }
   if (count != 0) return count;
 
-  // 4. Run the lists. Per message slot: who is parked on it (rank + 1) at its SEND or
-  // its RECV, and its state. Per (edge, direction): received messages not yet consumed
-  // and the micro-batch of the last one.
+  // 4. Run the lists. Per slot: its state and the rank (+ 1) parked at its SEND or its
+  // RECV. Per ed: received messages not yet consumed, the last one's micro-batch.
   constexpr std::uint8_t posted = 1, arrived = 2;  // state bits: SEND reached; RECV done
-  detail::buffer<std::uint8_t> state(slots);
-  detail::buffer<std::uint32_t> parked_send(slots), parked_recv(slots);
-  detail::buffer<std::uint32_t> pending(2 * static_cast<std::size_t>(S)), last_received(2 * static_cast<std::size_t>(S));
-  const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
-  detail::buffer<std::uint8_t> computed(2 * keys);  // [F | B or I][s*m + j]
-  detail::buffer<std::uint32_t> pos(static_cast<std::size_t>(P)), stack(static_cast<std::size_t>(P));
+  const std::uint32_t keys = uS * um;
+  detail::buffer<std::uint8_t> state_b(slots), computed_b(2 * static_cast<std::size_t>(keys));  // [F | B or I]
+  detail::buffer<std::uint32_t> parked_b(2 * slots);  // [at SEND | at RECV]
+  detail::buffer<std::uint32_t> pending_b(2 * static_cast<std::size_t>(S)), last_b(2 * static_cast<std::size_t>(S));
+  detail::buffer<std::uint32_t> pos_b(static_cast<std::size_t>(P)), stack_b(static_cast<std::size_t>(P));
   detail::buffer<validation_issue> halted(static_cast<std::size_t>(P));
   detail::buffer<std::uint8_t> is_halted(static_cast<std::size_t>(P));
+  std::uint8_t* state = state_b.data();
+  std::uint8_t* computed = computed_b.data();
+  std::uint32_t* parked = parked_b.data();
+  std::uint32_t* pending = pending_b.data();
+  std::uint32_t* last = last_b.data();
+  std::uint32_t* pos = pos_b.data();
+  std::uint32_t* stack = stack_b.data();
+  const std::uint32_t at_recv = static_cast<std::uint32_t>(slots);
+  const bool rendezvous = sem == send_semantics::rendezvous;
   std::uint32_t top = 0;
   for (int r = P - 1; r >= 0; --r) {
-    pos[static_cast<std::size_t>(r)] = off[r];
+    pos[r] = off[r];
     stack[top++] = static_cast<std::uint32_t>(r);
   }
-  const bool rendezvous = sem == send_semantics::rendezvous;
-  auto wake = [&](std::uint32_t& parked) {
-    if (parked != 0) stack[top++] = parked - 1;
-    parked = 0;
-  };
   while (top > 0) {
-    const int r = static_cast<int>(stack[--top]);
-    std::uint32_t k = pos[static_cast<std::size_t>(r)];
-    const std::uint32_t end = off[r + 1];
-    for (; k < end; ++k) {
-      const op o = v.ops[k];
-      const int s = o.stage(), j = o.microbatch();
-      const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
-      const int step = static_cast<int>(k - off[r]);
-      if (!is_transfer(o.kind())) {
-        // Input from another rank: F needs edge s-1 forward, B/I edge s backward.
-        const bool f = o.kind() == op_kind::F;
-        const bool remote = f ? (s > 0 && shape.rank_of(s - 1) != r)
-                              : (o.kind() != op_kind::W && s + 1 < S && shape.rank_of(s + 1) != r);
-        if (remote) {
-          const op recv{f ? op_kind::recv_f : op_kind::recv_b, s, j};
-          const std::size_t slot = static_cast<std::size_t>(message_tag(shape, recv));
-          const std::size_t edge = 2 * static_cast<std::size_t>(f ? s - 1 : s) + (f ? 0 : 1);
-          if ((state[slot] & arrived) == 0) {
-            halted[static_cast<std::size_t>(r)] =
-                pending[edge] != 0
-                    ? validation_issue{fault::wrong_microbatch, r, step, o,
-                                       op{recv.kind(), s, static_cast<int>(last_received[edge])}}
-                    : validation_issue{fault::not_received, r, step, o, recv};
-            is_halted[static_cast<std::size_t>(r)] = 1;
-            break;
-          }
-          --pending[edge];
+    const std::uint32_t r = stack[--top];
+    std::uint32_t k = pos[r];
+    for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
+      // One declaration statement. `slot`: the message this op sends, receives or
+      // consumes (meaningless when ed == none); `key`: its (stage, micro-batch).
+      const std::uint32_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
+                          ed = link[kind * uS + s], slot = ed * um + j, key = s * um + j;
+      if (kind <= 3) {  // compute: its remote input must have arrived
+        if (ed != none) {
+          if ((state[slot] & arrived) == 0) break;  // halted (diagnosed below)
+          --pending[ed];
         }
-        if (o.kind() != op_kind::W) computed[(f ? 0 : keys) + key] = 1;
+        if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
-      const std::size_t slot = static_cast<std::size_t>(message_tag(shape, o));
-      if (is_send(o.kind())) {
-        if (computed[(o.kind() == op_kind::send_f ? 0 : keys) + key] == 0) {
-          const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
-          halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, s, j}};
-          is_halted[static_cast<std::size_t>(r)] = 1;
-          break;
-        }
+      if (kind == 4 || kind == 6) {  // SEND: its data must exist; posting wakes the RECV
+        if (computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted (diagnosed below)
         if ((state[slot] & posted) == 0) {
           state[slot] |= posted;
-          wake(parked_recv[slot]);
+          if (parked[at_recv + slot] != 0) stack[top++] = parked[at_recv + slot] - 1;
         }
         if (rendezvous && (state[slot] & arrived) == 0) {  // wait for the RECV
-          parked_send[slot] = static_cast<std::uint32_t>(r) + 1;
+          parked[slot] = r + 1;
           break;
         }
         continue;
       }
-      // A RECV: under rendezvous, the SEND must be waiting at its rank's head; under
-      // buffered, it must have run.
+      // RECV: under rendezvous the SEND is waiting at its rank's head; under buffered it
+      // has run. Either way it is posted.
       if ((state[slot] & posted) == 0) {
-        parked_recv[slot] = static_cast<std::uint32_t>(r) + 1;
+        parked[at_recv + slot] = r + 1;
         break;
       }
       state[slot] |= arrived;
-      wake(parked_send[slot]);
-      const message_key msg = message_of(o);
-      const std::size_t edge = 2 * static_cast<std::size_t>(msg.edge) + (msg.forward ? 0 : 1);
-      ++pending[edge];
-      last_received[edge] = static_cast<std::uint32_t>(j);
+      if (parked[slot] != 0) stack[top++] = parked[slot] - 1;
+      parked[slot] = 0;
+      ++pending[ed];
+      last[ed] = j;
     }
-    pos[static_cast<std::size_t>(r)] = k;
+    pos[r] = k;
+  }
+  // Diagnose each rank that stopped at an op it can never run by itself.
+  for (int r = 0; r < P; ++r) {
+    const std::uint32_t k = pos[r];
+    if (k == off[r + 1]) continue;
+    const op o = ops[k];
+    const int step = static_cast<int>(k - off[r]);
+    const int s = o.stage(), j = o.microbatch();
+    const std::uint32_t ed = link[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(s)];
+    if (!is_transfer(o.kind())) {
+      const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, s, j};
+      halted[static_cast<std::size_t>(r)] =
+          pending[ed] != 0 ? validation_issue{fault::wrong_microbatch, r, step, o, op{recv.kind(), s, static_cast<int>(last[ed])}}
+                           : validation_issue{fault::not_received, r, step, o, recv};
+      is_halted[static_cast<std::size_t>(r)] = 1;
+    } else if (is_send(o.kind()) &&
+               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(s) * um + static_cast<std::uint32_t>(j)] == 0) {
+      const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
+      halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, s, j}};
+      is_halted[static_cast<std::size_t>(r)] = 1;
+    }
   }
   // What is left is stuck: first the ranks halted by a fault of their own (the causes),
   // then the ranks waiting at a SEND or RECV whose partner never comes.
@@ -215,9 +248,9 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     report(h.what, h.rank, h.step, h.at, h.needs);
   }
   for (int r = 0; r < P; ++r) {
-    const std::uint32_t k = pos[static_cast<std::size_t>(r)];
+    const std::uint32_t k = pos[r];
     if (k == off[r + 1] || is_halted[static_cast<std::size_t>(r)] != 0) continue;
-    const op o = v.ops[k];
+    const op o = ops[k];
     report(fault::deadlock, r, static_cast<int>(k - off[r]), o, matching_transfer(o));
   }
   return count;
