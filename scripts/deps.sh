@@ -16,8 +16,10 @@ ctpipe_install_missing() {
 
 # What building the tool needs.
 CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev"
-# What the tests add: Catch2, Chromium, ImageMagick; the Clang presets (clang, ci, asan) also Clang and its
-# sanitizer runtime.
+# What the tests add: Catch2, Chromium, ImageMagick, Open MPI, Eigen; the Clang presets (clang, ci, asan)
+# also Clang and its sanitizer runtime.
 # Headless Chromium and ImageMagick for the screenshot test of the SVG pictures.
-CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 chromium imagemagick"
+# Open MPI (mpirun and the headers) and Eigen for examples/mpi_pipeline, which a test runs on 4 and on 2
+# processes.
+CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 chromium imagemagick openmpi-bin libopenmpi-dev libeigen3-dev"
 CTPIPE_CLANG_PACKAGES="clang libclang-rt-14-dev"
