@@ -179,22 +179,30 @@ constexpr void for_each_batch(std::span<const op> rank_ops, F&& f) {
 
 namespace detail {
 
-/// Op count of lower(generate(S)), after S's gate.
-template <schedule_spec S>
-constexpr std::size_t lowered_size() {
-  const schedule s = generate(S);
-  return s.size() + 2 * messages(s.view());
+// The spec arrives as a function parameter, not through a template parameter: Clang 14
+// evaluates a local variable's initializer once more on its own when it is a constant
+// expression by itself, which would double the cost of freezing.
+
+/// Op count of lower(generate(s)), after s's gate.
+constexpr std::size_t lowered_size(const schedule_spec& s) {
+  const schedule compute = generate(s);
+  return compute.size() + 2 * messages(compute.view());
+}
+
+/// Writes lower(generate(s)) into `ops` and `offsets` (sized by lowered_size(s), P+1).
+constexpr void fill_lowered(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
+  const schedule l = lower(generate(s).view());
+  const schedule_view lv = l.view();
+  const op* from = lv.ops.data();
+  for (std::size_t k = 0, n = lv.size(); k < n; ++k) ops[k] = from[k];
+  for (int r = 0; r <= s.shape.P; ++r) offsets[r] = lv.offsets[static_cast<std::size_t>(r)];
 }
 
 template <schedule_spec S>
 constexpr auto freeze_lowered() {
-  frozen_schedule<lowered_size<S>(), static_cast<std::size_t>(S.shape.P)> f{};
+  frozen_schedule<lowered_size(S), static_cast<std::size_t>(S.shape.P)> f{};
   f.shape = S.shape;
-  const schedule l = lower(generate(S).view());
-  const schedule_view lv = l.view();
-  const op* ops = lv.ops.data();
-  for (std::size_t k = 0, n = lv.size(); k < n; ++k) f.ops[k] = ops[k];
-  for (int r = 0; r <= S.shape.P; ++r) f.offsets[r] = lv.offsets[static_cast<std::size_t>(r)];
+  fill_lowered(S, f.ops, f.offsets);
   return f;
 }
 
