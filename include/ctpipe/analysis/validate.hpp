@@ -132,17 +132,19 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   bool split = false;
   bool in_shape = true;
   const op* ops = v.ops.data();
+  // Per-op values, assigned in one expression statement: Clang charges a step per
+  // statement and a node of its map of temporaries per local declared in the loop body.
+  // `mixed`: B next to an I/W, or I/W next to a B; `early`: a B/I before its F, or a W
+  // before its I.
+  std::size_t bits = 0, kind = 0, s = 0, j = 0, fits = 0, key = 0, slot = 0, mixed = 0, early = 0;
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-      // Decoded by hand in one declaration statement (Clang charges a step per
-      // statement): keeps the per-op cost of a constant evaluation low. `mixed`: B next to
-      // an I/W, or I/W next to a B; `early`: a B/I before its F, or a W before its I.
-      const std::size_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
-                        fits = kind <= 3 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m),
-                        key = fits ? s * static_cast<std::size_t>(m) + j : 0, slot = kind * keys + key,
-                        mixed = fits && (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0
-                                                   : kind != 0 && where[keys + key] != 0),
-                        early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
+      bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
+      fits = kind <= 3 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m),
+      key = fits ? s * static_cast<std::size_t>(m) + j : 0, slot = kind * keys + key,
+      mixed = fits && (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0
+                                 : kind != 0 && where[keys + key] != 0),
+      early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
       if (!fits) {
         report(kind > 3 ? fault::not_compute : fault::out_of_shape, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
         in_shape = false;

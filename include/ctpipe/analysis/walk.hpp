@@ -57,6 +57,7 @@ class dependency_walk {
     const std::uint32_t nowhere = 2 * keys + 1;  // where W's completion goes
     stamp[always] = 1;
     std::uint32_t top = 0;
+    std::uint32_t bits = 0, kind = 0, s = 0, j = 0, in_shape = 0, key = 0, a = 0, b = 0, self = 0, missing = 0;
     for (int r = v_.shape.P - 1; r >= 0; --r) {
       pos[r] = off[r];
       stack[top++] = static_cast<std::uint32_t>(r);
@@ -65,18 +66,16 @@ class dependency_walk {
       const std::uint32_t r = stack[--top];
       std::uint32_t k = pos[r];
       for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
-        // One declaration statement: Clang charges a step per statement, not per
-        // declarator. `a`, `b`: slots of the two dependencies; `self`: this op's slot.
-        const std::uint32_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
-                            j = bits & 0xFFFFu, in_shape = kind <= 3 && s < S_ && j < m_,
-                            key = in_shape ? s * m_ + j : 0,
-                            a = !in_shape ? always
-                                : kind == 0 ? (s > 0 ? key - m_ : always)
-                                : kind == 3 ? keys + key
-                                            : key,
-                            b = in_shape && (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always,
-                            self = kind == 0 ? key : kind == 3 ? nowhere : keys + key,
-                            missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
+        // One expression statement assigning variables declared outside the loops: Clang
+        // charges a step per statement, and each local declared in the loop body costs
+        // it a node of its map of temporaries, per op.
+        // `a`, `b`: slots of the two dependencies; `self`: this op's slot.
+        bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
+        in_shape = kind <= 3 && s < S_ && j < m_, key = in_shape ? s * m_ + j : 0,
+        a = !in_shape ? always : kind == 0 ? (s > 0 ? key - m_ : always) : kind == 3 ? keys + key : key,
+        b = in_shape && (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always,
+        self = kind == 0 ? key : kind == 3 ? nowhere : keys + key,
+        missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
         if (!in_shape || missing != nowhere) {  // one test per op on the common path
           if (!in_shape) {
             out_of_shape_ = true;
