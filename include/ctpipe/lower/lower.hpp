@@ -76,6 +76,10 @@ constexpr schedule lower(schedule_view v) {
   const std::uint32_t* peer = peer_b.data();
   const std::uint32_t* owner = owner_b.data();
 
+  // Per-op values live outside the loops and are assigned in one expression: Clang
+  // keeps each local declared in a loop body in a map node, per op.
+  std::uint32_t bits = 0, sent = 0, row = 0, producer = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0;
+
   // Counting sort of the events by key: bucket 2t holds the messages sent at tick t,
   // bucket 2t+1 the compute ops starting at tick t. Event e = 2k (message of op k) or
   // 2k+1 (op k itself).
@@ -90,7 +94,7 @@ constexpr schedule lower(schedule_view v) {
     end[k] = static_cast<std::uint32_t>(sim.end_ticks(k));
   }
   for (std::size_t k = 0; k < n; ++k) {
-    const std::uint32_t bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+    bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
     events += sent;
     ++first[2 * start[k] + 2];
     first[2 * end[k] + 1] += sent;
@@ -99,7 +103,7 @@ constexpr schedule lower(schedule_view v) {
   detail::buffer<std::uint32_t> order_b(events);
   std::uint32_t* order = order_b.data();
   for (std::size_t k = 0; k < n; ++k) {
-    const std::uint32_t bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+    bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
     order[first[2 * start[k] + 1]++] = static_cast<std::uint32_t>(2 * k + 1);
     if (sent != 0) order[first[2 * end[k]]++] = static_cast<std::uint32_t>(2 * k);
   }
@@ -110,7 +114,7 @@ constexpr schedule lower(schedule_view v) {
   std::uint32_t* offsets = out.offsets().data();
   for (int r = 0; r < P; ++r) offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
   for (std::size_t k = 0; k < n; ++k) {
-    const std::uint32_t bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
+    bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
     if (sends[row] != 0) ++offsets[peer[row] + 1];
     offsets[owner[(bits >> 16) & 0xFFFu] + 1] += sends[row];
   }
@@ -125,10 +129,10 @@ constexpr schedule lower(schedule_view v) {
   // up (activation) or one down (gradient).
   op* lowered = out.ops().data();
   for (std::size_t e = 0; e < events; ++e) {
-    const std::uint32_t k = order[e] / 2, bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
-                        j = bits & 0xFFFFu, rank = owner[s], gradient = kind != 0 ? 1u : 0u;
+    producer = order[e] / 2, bits = ops[producer].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
+    j = bits & 0xFFFFu, rank = owner[s], gradient = kind != 0 ? 1u : 0u;
     if (order[e] % 2 == 1) {
-      lowered[cursor[rank]++] = ops[k];
+      lowered[cursor[rank]++] = ops[producer];
       continue;
     }
     lowered[cursor[rank]++] = detail::make_op(static_cast<op_kind>(4 + 2 * gradient), static_cast<int>(s), static_cast<int>(j));

@@ -111,11 +111,14 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   for (int st = 0; st < S; ++st) owner_b[static_cast<std::size_t>(st)] = shape.rank_of(st);
   std::uint8_t* seen = seen_b.data();
   const int* owner = owner_b.data();
+  // Per-op values live outside the loops and are assigned in one expression: Clang
+  // keeps each local declared in a loop body in a map node, per op.
+  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0, slot = 0, key = 0;
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-      const std::uint32_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
-                          ed = kind >= 4 && kind <= 7 && s < uS ? link[kind * uS + s] : none,
-                          mark = ed != none && j < um ? (kind - 4) * static_cast<std::uint32_t>(slots) + ed * um + j : 0;
+      bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
+      ed = kind >= 4 && kind <= 7 && s < uS ? link[kind * uS + s] : none,
+      mark = ed != none && j < um ? (kind - 4) * static_cast<std::uint32_t>(slots) + ed * um + j : 0;
       if (kind < 4) continue;
       if (ed != none && j < um && owner[s] == r && seen[mark] == 0) {  // the common case
         seen[mark] = 1;
@@ -181,10 +184,10 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     const std::uint32_t r = stack[--top];
     std::uint32_t k = pos[r];
     for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
-      // One declaration statement. `slot`: the message this op sends, receives or
-      // consumes (meaningless when ed == none); `key`: its (stage, micro-batch).
-      const std::uint32_t bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
-                          ed = link[kind * uS + s], slot = ed * um + j, key = s * um + j;
+      // `slot`: the message this op sends, receives or consumes (meaningless when
+      // ed == none); `key`: its (stage, micro-batch).
+      bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu, ed = link[kind * uS + s],
+      slot = ed * um + j, key = s * um + j;
       if (kind <= 3) {  // compute: its remote input must have arrived
         if (ed != none) {
           if ((state[slot] & arrived) == 0) break;  // halted (diagnosed below)
@@ -225,18 +228,18 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     if (k == off[r + 1]) continue;
     const op o = ops[k];
     const int step = static_cast<int>(k - off[r]);
-    const int s = o.stage(), j = o.microbatch();
-    const std::uint32_t ed = link[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(s)];
+    const int st = o.stage(), mb = o.microbatch();
+    const std::uint32_t in_ed = link[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
     if (!is_transfer(o.kind())) {
-      const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, s, j};
+      const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
       halted[static_cast<std::size_t>(r)] =
-          pending[ed] != 0 ? validation_issue{fault::wrong_microbatch, r, step, o, op{recv.kind(), s, static_cast<int>(last[ed])}}
+          pending[in_ed] != 0 ? validation_issue{fault::wrong_microbatch, r, step, o, op{recv.kind(), st, static_cast<int>(last[in_ed])}}
                            : validation_issue{fault::not_received, r, step, o, recv};
       is_halted[static_cast<std::size_t>(r)] = 1;
     } else if (is_send(o.kind()) &&
-               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(s) * um + static_cast<std::uint32_t>(j)] == 0) {
+               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
       const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
-      halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, s, j}};
+      halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
       is_halted[static_cast<std::size_t>(r)] = 1;
     }
   }
