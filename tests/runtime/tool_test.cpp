@@ -121,7 +121,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"--costs f=0", "ctpipe: t_f (forward cost) must be > 0\n"},
       {"--gamma 2", "ctpipe: gamma must lie in [0, 1]\n"},
       {"--gamma x", "ctpipe: not an exact number (use 3, 1/2 or 0.25)\n"},
-      {"--format yaml", "ctpipe: unknown format 'yaml' (known: text, json, svg, trace)\n"},
+      {"--format yaml", "ctpipe: unknown format 'yaml' (known: text, json, svg, trace, csv, csv-comms)\n"},
       {"--color maybe", "ctpipe: --color takes auto, always or never"},
       {"--width 5", "ctpipe: --width must lie in [20, 100000]\n"},
       {"-P 5000", "ctpipe: P*V must be at most 4096 stages\n"},

@@ -2,7 +2,8 @@
 // same ones a static_assert evaluates), simulates it exactly and shows the article's
 // views: the timeline with its bubbles, the bubble readouts against their closed forms,
 // and the in-flight activations per rank. `ctpipe` alone shows the article's default:
-// 1F1B, P = 4, m = 8.
+// 1F1B, P = 4, m = 8. `ctpipe validate FILE.csv` checks and simulates a schedule written
+// by hand or by another framework (PyTorch's CSV format).
 //
 // Exit codes: 0 on success; 2 on bad input (one line starting `ctpipe:` on stderr,
 // nothing on stdout); 1 when the output cannot be written.
@@ -19,12 +20,16 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "ctpipe/io/csv.hpp"
 #include "ctpipe/io/json.hpp"
 #include "ctpipe/io/svg.hpp"
 #include "ctpipe/io/text.hpp"
 #include "ctpipe/io/trace.hpp"
+#include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/validate.hpp"
 #include "options.hpp"
 
 namespace {
@@ -35,6 +40,17 @@ namespace {
 constexpr long long max_text_ops = 1LL << 24;
 constexpr long long max_json_ops = 1LL << 21;   // also SVG: every op is an element
 constexpr long long max_trace_ops = 1LL << 19;  // a trace event is four times a JSON op
+// CSV (compute ops; the lowered file has at most 3 times as many): as JSON, so that every
+// file the tool writes stays below the reader's limit (io::max_csv_bytes).
+constexpr long long max_csv_ops = max_json_ops;
+
+/// The tool's op limit for `format` (text, json, svg, trace, csv, csv-comms).
+long long max_ops(const std::string& format) {
+  if (format == "text") return max_text_ops;
+  if (format == "trace") return max_trace_ops;
+  if (format == "csv" || format == "csv-comms") return max_csv_ops;
+  return max_json_ops;
+}
 
 /// Bad input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
 struct usage_error : std::runtime_error {
@@ -199,11 +215,131 @@ int run_compare(int argc, char** argv) {
   return finish(out);
 }
 
+/// One report in `format` (text, json, svg or trace); text in colour per `color`.
+std::string render(const ctpipe::io::report& rep, const std::string& format, int width, const std::string& color) {
+  if (format == "json") return ctpipe::io::to_json(rep).dump(2) + "\n";
+  if (format == "svg") return ctpipe::io::render_svg(rep);
+  if (format == "trace") return ctpipe::io::to_trace(rep).dump() + "\n";
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  const bool tty = isatty(fileno(stdout)) != 0 && (no_color == nullptr || *no_color == '\0') &&
+                   !(term != nullptr && std::string_view(term) == "dumb");
+  return ctpipe::io::render_text(rep, {width, color == "always" || (color == "auto" && tty)});
+}
+
+/// The text of file `path` (`-`: standard input): at most io::max_csv_bytes + 1 bytes,
+/// which parse_csv() rejects as too large. Bad input when it cannot be read.
+std::string read_input(const std::string& path) {
+  FILE* file = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw usage_error(fmt::format("ctpipe: cannot read '{}'", path));
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  std::size_t n = 0;
+  while (text.size() <= ctpipe::io::max_csv_bytes && (n = std::fread(chunk.data(), 1, chunk.size(), file)) > 0) {
+    text.append(chunk.data(), n);
+  }
+  const bool failed = std::ferror(file) != 0;
+  if (file != stdin) std::fclose(file);
+  if (failed) throw usage_error(fmt::format("ctpipe: cannot read '{}'", path));
+  return text;
+}
+
+/// Raises the first issue of a failed validation as one line: `ctpipe: FILE[ (SEM
+/// sends)]: rank R, step K, op A: DESCRIPTION[ (needs B)][; N more issues]`. `step` is
+/// the op's index in its rank's list (0-based, idle cells not counted); a missing op has
+/// none.
+void require_valid(const ctpipe::validation_result& result, const std::string& path, const char* semantics) {
+  if (result.ok()) return;
+  const ctpipe::validation_issue& issue = result.first;
+  std::string where = issue.step >= 0 ? fmt::format("rank {}, step {}, op {}", issue.rank, issue.step, ctpipe::io::action(issue.at))
+                                      : fmt::format("rank {}, op {}", issue.rank, ctpipe::io::action(issue.at));
+  std::string message = fmt::format("ctpipe: {}{}: {}: {}", path, semantics, where, ctpipe::fault_description(issue.what));
+  if (issue.needs != issue.at) message += fmt::format(" (needs {})", ctpipe::io::action(issue.needs));
+  if (result.count > 1) message += fmt::format("; {} more issue{}", result.count - 1, result.count > 2 ? "s" : "");
+  throw usage_error(message);
+}
+
+/// `ctpipe validate FILE.csv`: reads a schedule in PyTorch's CSV format (P, m, V and the
+/// placement from the file), validates it (compute-only: validate(); with transfers:
+/// validate_lowered() under rendezvous and under buffered sends), simulates its compute
+/// ops and prints the usual views.
+int run_validate(int argc, char** argv) {
+  CLI::App app{"ctpipe validate: checks and simulates a schedule in PyTorch's CSV format (one row per rank, "
+               "actions such as 0F3 or 1SEND_F2), written by hand or by another framework. P, m, V and the stage "
+               "placement come from the file; files with SEND/RECV ops are checked under rendezvous and buffered sends."};
+  app.name("ctpipe validate");
+  std::string path;
+  std::string costs_text;
+  std::string gamma_text = "1";
+  std::string format = "text";
+  std::string color = "auto";
+  std::string width_text = "100";
+  app.add_option("file", path, "the CSV file, or - for standard input")->required();
+  app.add_option("--costs", costs_text, "op costs, exact: f=1,b=2,i=1,w=1,c=0 (as for ctpipe)");
+  app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
+  app.add_option("--format", format, "text, json, svg or trace (as for ctpipe)")->capture_default_str();
+  app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
+  app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
+  if (int code = 0; !parse_command_line(app, argc, argv, code)) return code;
+  if (format != "text" && format != "json" && format != "svg" && format != "trace") {
+    throw usage_error(fmt::format("ctpipe: unknown format '{}' for validate (known: text, json, svg, trace)", format));
+  }
+  if (color != "auto" && color != "always" && color != "never") {
+    throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
+  }
+  const int width = parse_width(width_text);
+  const ctpipe::costs cost = ctpipe::tool::parse_costs(costs_text);
+  const ctpipe::rational gamma = ctpipe::parse_rational(gamma_text);
+  ctpipe::check_gamma(gamma);  // before reading the file
+
+  ctpipe::schedule file;
+  try {
+    file = ctpipe::io::parse_csv(read_input(path));
+  } catch (const ctpipe::error& e) {  // `ctpipe: CSV row ...` becomes `ctpipe: FILE: CSV row ...`
+    throw usage_error(fmt::format("ctpipe: {}: {}", path, std::string_view(e.what()).substr(8)));
+  }
+  const ctpipe::schedule_view v = file.view();
+  const ctpipe::pipeline_shape& shape = v.shape;
+  // The validators' and analyses' working memory grows with S*m as well as with the ops.
+  const long long limit = max_ops(format);
+  const long long pairs = static_cast<long long>(shape.stages()) * shape.m;
+  if (static_cast<long long>(v.size()) > limit || pairs > limit) {
+    throw usage_error(fmt::format("ctpipe: {}: {} ops and {} (stage, micro-batch) pairs are too many for --format {} (at most {})",
+                                  path, v.size(), pairs, format, limit));
+  }
+  std::size_t transfers = 0;
+  for (const ctpipe::op o : v.ops) transfers += ctpipe::is_transfer(o.kind()) ? 1 : 0;
+  std::string verdict;
+  ctpipe::schedule compute;
+  if (transfers == 0) {
+    require_valid(ctpipe::validate(v), path, "");
+    compute = std::move(file);
+    verdict = "valid compute schedule";
+  } else {
+    for (const ctpipe::send_semantics semantics : {ctpipe::send_semantics::rendezvous, ctpipe::send_semantics::buffered}) {
+      require_valid(ctpipe::validate_lowered(v, semantics), path,
+                    fmt::format(" ({} sends)", ctpipe::semantics_name(semantics)).c_str());
+    }
+    compute = ctpipe::compute_part(v);
+    verdict = fmt::format("valid lowered schedule: runs to completion with rendezvous and with buffered sends ({} transfer ops)",
+                          transfers);
+  }
+  const ctpipe::io::report rep = ctpipe::io::analyze(std::move(compute), cost, gamma, path);
+  std::string out = render(rep, format, width, color);
+  if (format == "text") {
+    out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n\n", path, verdict, shape.P, shape.m,
+                      shape.V, ctpipe::placement_name(shape.layout)) + out;
+  }
+  return finish(out);
+}
+
 int run(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "compare") return run_compare(argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "validate") return run_validate(argc - 1, argv + 1);
   CLI::App app{"ctpipe: pipeline-parallel schedules, simulated exactly.\n"
                "With no options it shows the article's default: 1F1B, P = 4, m = 8.\n"
-               "`ctpipe compare --help` draws several schedules on one time axis."};
+               "`ctpipe compare --help` draws several schedules on one time axis; `ctpipe validate --help` checks a "
+               "schedule in PyTorch's CSV format."};
   app.name("ctpipe");
   std::string schedule_name = "1f1b";
   std::string P_text = "4";
@@ -236,8 +372,9 @@ int run(int argc, char** argv) {
                  "op costs, exact: f=1,b=2,i=1,w=1,c=0 (any subset; 1/2 and 0.25 accepted; "
                  "b defaults to i+w when i or w is given)");
   app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
-  app.add_option("--format", format, "text, json, svg (the timeline and in-flight views) or trace (Chrome trace-event "
-                                     "JSON for Perfetto)")
+  app.add_option("--format", format, "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event "
+                                     "JSON for Perfetto), csv (PyTorch's CSV schedule, compute ops) or csv-comms "
+                                     "(with the SEND/RECV ops of lower())")
       ->capture_default_str();
   app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
   app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
@@ -248,8 +385,9 @@ int run(int argc, char** argv) {
   if (!ctpipe::family_from_name(schedule_name, spec.family)) {
     throw usage_error(fmt::format("ctpipe: unknown schedule '{}' (known: {})", schedule_name, known_schedules()));
   }
-  if (format != "text" && format != "json" && format != "svg" && format != "trace") {
-    throw usage_error(fmt::format("ctpipe: unknown format '{}' (known: text, json, svg, trace)", format));
+  if (format != "text" && format != "json" && format != "svg" && format != "trace" && format != "csv" &&
+      format != "csv-comms") {
+    throw usage_error(fmt::format("ctpipe: unknown format '{}' (known: text, json, svg, trace, csv, csv-comms)", format));
   }
   if (color != "auto" && color != "always" && color != "never") {
     throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
@@ -275,29 +413,17 @@ int run(int argc, char** argv) {
   spec.warmup_factor = parse_whole(warmup_text, "--warmup-factor");
   ctpipe::check_spec(spec);  // throws ctpipe::error with the library's message
   const long long ops = static_cast<long long>(ctpipe::ops_per_rank(spec)) * spec.shape.P;
-  const long long limit = format == "text" ? max_text_ops : format == "trace" ? max_trace_ops : max_json_ops;
+  const long long limit = max_ops(format);
   if (ops > limit) {
     throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, format, limit));
   }
   const ctpipe::costs cost = ctpipe::tool::parse_costs(costs_text);
   const ctpipe::rational gamma = ctpipe::parse_rational(gamma_text);
-  const ctpipe::io::report rep = ctpipe::io::analyze(spec, cost, gamma);
-
-  std::string out;
-  if (format == "json") {
-    out = ctpipe::io::to_json(rep).dump(2) + "\n";
-  } else if (format == "svg") {
-    out = ctpipe::io::render_svg(rep);
-  } else if (format == "trace") {
-    out = ctpipe::io::to_trace(rep).dump() + "\n";
-  } else {
-    const char* no_color = std::getenv("NO_COLOR");
-    const char* term = std::getenv("TERM");
-    const bool tty = isatty(fileno(stdout)) != 0 && (no_color == nullptr || *no_color == '\0') &&
-                     !(term != nullptr && std::string_view(term) == "dumb");
-    out = ctpipe::io::render_text(rep, {width, color == "always" || (color == "auto" && tty)});
+  if (format == "csv" || format == "csv-comms") {
+    const ctpipe::schedule s = ctpipe::generate(spec);
+    return finish(ctpipe::io::to_csv(format == "csv" ? s.view() : ctpipe::lower(s.view()).view()));
   }
-  return finish(out);
+  return finish(render(ctpipe::io::analyze(spec, cost, gamma), format, width, color));
 }
 
 }  // namespace

@@ -12,9 +12,9 @@ namespace ctpipe::io {
 
 /// The JSON object the `ctpipe` tool prints with `--format json`, fields in this order. Exact numbers are
 /// strings ("3/11", "33"); counts are integers. Fields, exactly:
-/// `schedule`, `P`, `m`, `V`, `placement` ("loop" or "v"), `costs` ({"f","b","i","w","c"}
-/// as strings), `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the
-/// closed form's value, or null where none applies), `idle` (per rank), `span_bubble`,
+/// `schedule` (the family, or the file name of a schedule read from a file: schedule_name),
+/// `P`, `m`, `V`, `placement` ("loop" or "v"), `costs` ({"f","b","i","w","c"} as strings),
+/// `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's value, or null where none applies), `idle` (per rank), `span_bubble`,
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
 /// null where no closed form applies; the whole field null when none applies), `messages` (integer), `ranks` (per rank, action
 /// strings such as "0F3"), `timeline` (per rank, [action, start, end] triples).
@@ -44,7 +44,7 @@ inline nlohmann::ordered_json to_json(const report& rep) {
     timeline.push_back(std::move(slices));
   }
   return json{
-      {"schedule", family_name(rep.spec.family)},
+      {"schedule", schedule_name(rep)},
       {"P", s.P},
       {"m", s.m},
       {"V", s.V},

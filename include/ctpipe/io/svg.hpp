@@ -322,7 +322,7 @@ inline std::string render_svg_compare(const std::vector<const report*>& reports,
   }
   for (const report* rep : reports) {
     y += 16;
-    const std::string cells[] = {family_name(rep->spec.family), to_string(rep->sim.makespan()),
+    const std::string cells[] = {schedule_name(*rep), to_string(rep->sim.makespan()),
                                  to_string(rep->sim.bubble_fraction()), to_string(rep->sim.span_bubble()),
                                  to_string(rep->memory.peak(0)), fmt::format("{}", rep->message_count)};
     for (int c = 0; c < 6; ++c) {

@@ -226,7 +226,7 @@ inline std::string render_readout(const report& rep) {
 inline std::string render_in_flight(const report& rep, const text_style& style = {}) {
   const int P = rep.spec.shape.P;
   const int V = rep.spec.shape.V;
-  const bool compare = splits_backward(rep.spec.family) && rep.gamma != rational{1};
+  const bool compare = has_split_backward(rep) && rep.gamma != rational{1};
   const in_flight_profile plain = compare ? in_flight(rep.ops.view()) : in_flight_profile{};
   rational top{0};
   for (int r = 0; r < P; ++r) top = max(top, rep.memory.peak(r));
@@ -250,16 +250,16 @@ inline std::string render_in_flight(const report& rep, const text_style& style =
   return out;
 }
 
-/// Title line: schedule, shape, the interleaved parameters, costs.
+/// Title line: schedule (family, or file: schedule_name), shape, the interleaved parameters, costs.
 inline std::string render_title(const report& rep) {
   const auto& s = rep.spec.shape;
   std::string params;
-  if (rep.spec.family == schedule_family::interleaved_1f1b) {
+  if (rep.source.empty() && rep.spec.family == schedule_family::interleaved_1f1b) {
     params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(rep.spec.variant), group_size(rep.spec),
                          rep.spec.warmup_factor);
   }
   return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n",
-                     family_name(rep.spec.family), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
+                     schedule_name(rep), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
                      to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c));
 }
 

@@ -46,7 +46,7 @@ inline nlohmann::ordered_json to_trace(const report& rep) {
   return json{{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
               {"otherData",
-               {{"schedule", family_name(rep.spec.family)},
+               {{"schedule", schedule_name(rep)},
                 {"P", v.shape.P},
                 {"m", v.shape.m},
                 {"V", v.shape.V},

@@ -1,0 +1,349 @@
+// ctpipe/io/csv.hpp (run time, opt-in): PyTorch's CSV schedule format, written and read.
+//
+// The format is the one `torch.distributed.pipelining` writes with `_dump_csv` and reads
+// with `_load_csv` (Python's csv module): one row per rank, rank 0 first, one action per
+// cell in execution order (`0F3`, `1SEND_B2`, `2RECV_F2`; see io::action), an empty cell
+// where the rank idles, and `(0F7;7B3)OVERLAP_F_B` for a forward and a backward issued
+// together (DualPipeV). Compute-only files hold F, B, I, W; files with communication
+// (PyTorch's "compute_comms") also SEND_F, RECV_F, SEND_B, RECV_B, each on the rank of
+// the stage that executes it (the stage convention of ctpipe/lower/transfer.hpp).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>     // std::max, std::sort
+#include <charconv>      // std::from_chars: diagnosing a bad action
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint32_t
+#include <memory>        // std::shared_ptr: csv_error's text, shared by copies
+#include <string>        // the written text, messages
+#include <string_view>   // the text read
+#include <system_error>  // std::errc
+#include <vector>        // ops while reading
+
+#include "ctpipe/core/error.hpp"
+#include "ctpipe/core/schedule.hpp"
+#include "ctpipe/io/format.hpp"
+
+namespace ctpipe::io {
+
+/// Largest text parse_csv() reads: 256 MiB. Every file the `ctpipe` tool writes fits
+/// (at most 2^21 compute ops, so about 6.3 million with the transfers, at most 16 bytes
+/// a cell). The reader's working memory is linear in the text: about 8 bytes per op
+/// (each takes at least 3 bytes of text) and 12 more per op of the longest row.
+inline constexpr std::size_t max_csv_bytes = std::size_t{1} << 28;
+
+/// The error parse_csv() raises: a ctpipe::error (catch it as one) whose what() is a
+/// line built at run time, `ctpipe: CSV row 2 (rank 1), cell 3 "1F0x": ...`, naming
+/// the row and the cell. Copies share the text (copying never allocates).
+class csv_error : public error {
+ public:
+  explicit csv_error(const std::string& message)
+      : error("ctpipe: bad CSV schedule"), message_(std::make_shared<const std::string>(message)) {}
+  const char* what() const noexcept override { return message_->c_str(); }
+
+ private:
+  std::shared_ptr<const std::string> message_;
+};
+
+/// Schedule `v` in PyTorch's CSV format: rank r's ops, in order, as the (r+1)-th row;
+/// cells are action strings (`0F3`, `1SEND_B2`) separated by commas, no spaces, no
+/// quotes, no idle cells; each row ends in `\n` (PyTorch's reader accepts it; Python's
+/// writer would end rows in `\r\n`, which parse_csv() accepts too). It writes the ops of
+/// the view as they are: a compute schedule gives a compute-only file, a lowered one
+/// (`to_csv(lower(v).view())`) a file with communication. A rank without ops gives an
+/// empty row, which parse_csv() rejects (every rank owns a stage, so such a schedule is
+/// invalid anyway). ctpipe has no overlapped pairs: it never writes OVERLAP_F_B.
+/// Raises check_view()'s messages, and `ctpipe: to_csv() writes ops of the 8 kinds
+/// only` for an op decoded from raw bits with an unused kind. Linear in the op count.
+inline std::string to_csv(schedule_view v) {
+  check_view(v);
+  std::string out;
+  out.reserve(v.size() * 6 + static_cast<std::size_t>(v.shape.P));
+  for (int r = 0; r < v.shape.P; ++r) {
+    bool first = true;
+    for (const op o : v.rank(r)) {
+      ctpipe::detail::require(static_cast<int>(o.kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 8 kinds only");
+      if (!first) out += ',';
+      out += action(o);
+      first = false;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+namespace detail {
+
+/// A piece of the input as a message shows it: at most 40 bytes, bytes outside
+/// printable ASCII as '?', so a message stays one printable line.
+inline std::string echo(std::string_view text) {
+  std::string out;
+  for (const char ch : text.substr(0, 40)) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  if (text.size() > 40) out += "...";
+  return out;
+}
+
+/// Why parse_action() rejected `text` (called only after it did), in words.
+inline std::string why_not_action(std::string_view text) {
+  const char* const end = text.data() + text.size();
+  unsigned long long value = 0;
+  const auto stage = std::from_chars(text.data(), end, value);
+  if (stage.ec == std::errc::invalid_argument) return "not an action (expected <stage><kind><micro-batch> such as 0F3)";
+  if (stage.ec == std::errc::result_out_of_range || value >= static_cast<unsigned>(max_stages)) {
+    return "stage must be at most 4095";
+  }
+  const char* p = stage.ptr;
+  while (p < end && ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_')) ++p;
+  const std::string_view kind(stage.ptr, static_cast<std::size_t>(p - stage.ptr));
+  bool known = false;
+  for (int k = 0; k < op_kind_count; ++k) known = known || kind == kind_name(static_cast<op_kind>(k));
+  if (!known) {
+    return kind.empty() ? "not an action (expected <stage><kind><micro-batch> such as 0F3)"
+                        : fmt::format("unknown action kind \"{}\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)",
+                                      echo(kind));
+  }
+  const auto microbatch = std::from_chars(p, end, value);
+  if (microbatch.ec == std::errc::invalid_argument) return "missing micro-batch after the kind";
+  if (microbatch.ec == std::errc::result_out_of_range || value >= static_cast<unsigned>(max_microbatches)) {
+    return "micro-batch must be at most 65535";
+  }
+  return "trailing characters after the micro-batch";
+}
+
+/// The reader's state: ops so far, per-rank offsets, the row of each stage.
+struct csv_reader {
+  std::vector<op> ops;
+  std::vector<std::uint32_t> offsets{0};
+  std::vector<int> row_of_stage = std::vector<int>(static_cast<std::size_t>(max_stages), -1);
+  // This row's Is and Ws as (stage << 16 | micro-batch) << 32 | position << 1 | is W
+  // (sorted, they group by stage and micro-batch in row order), and each op's cell.
+  std::vector<std::uint64_t> backwards;
+  std::vector<std::uint32_t> cell_of;
+  int row = 0;                                    // 0-based; messages say row + 1
+  std::size_t cell = 0;                           // 1-based
+  std::string_view cell_text;
+
+  [[noreturn]] void fail_cell(const std::string& why) const {
+    throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": {}", row + 1, row, cell, echo(cell_text), why));
+  }
+
+  /// One action string, appended. `compute_only`: inside an overlapped group.
+  void add(std::string_view text, bool compute_only) {
+    op o;
+    try {
+      o = parse_action(text);
+    } catch (const error&) {
+      fail_cell(text.size() == cell_text.size() ? why_not_action(text)
+                                                : fmt::format("\"{}\": {}", echo(text), why_not_action(text)));
+    }
+    if (compute_only && !is_compute(o.kind())) fail_cell("an overlapped group holds compute actions (F, B, I, W) only");
+    int& owner = row_of_stage[static_cast<std::size_t>(o.stage())];
+    if (owner >= 0 && owner != row) {
+      fail_cell(fmt::format("stage {} is already on row {} (rank {}); a stage lives on one rank", o.stage(), owner + 1, owner));
+    }
+    owner = row;
+    const std::uint64_t position = ops.size() - offsets.back();
+    if (o.kind() == op_kind::I || o.kind() == op_kind::W) {
+      const std::uint64_t key = (static_cast<std::uint64_t>(o.stage()) << 16) | static_cast<std::uint64_t>(o.microbatch());
+      backwards.push_back((key << 32) | (position << 1) | (o.kind() == op_kind::W ? 1 : 0));
+    }
+    cell_of.push_back(static_cast<std::uint32_t>(cell));
+    ops.push_back(o);
+  }
+
+  /// `text` without the spaces and tabs around it.
+  static std::string_view trim(std::string_view text) {
+    constexpr std::string_view blank = " \t\v\f";
+    const std::size_t first = text.find_first_not_of(blank);
+    return first == std::string_view::npos ? std::string_view{}
+                                           : text.substr(first, text.find_last_not_of(blank) - first + 1);
+  }
+
+  /// Trimmed, unquoted cell text.
+  static std::string_view trim_cell(std::string_view text) {
+    text = trim(text);
+    if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+    return text;
+  }
+
+  /// After row `line` parsed: the first W (in row order) with no I of its stage and
+  /// micro-batch before it. Sorting keeps the memory linear whatever the stages and
+  /// micro-batches (a table indexed by them would not be).
+  void check_w_after_i(std::string_view line) {
+    std::sort(backwards.begin(), backwards.end());
+    std::uint64_t first_bad = ~std::uint64_t{0};
+    std::uint64_t key = ~std::uint64_t{0};
+    bool input = false;
+    for (const std::uint64_t entry : backwards) {
+      if (entry >> 32 != key) {
+        key = entry >> 32;
+        input = false;
+      }
+      if ((entry & 1) == 0) input = true;
+      else if (!input) first_bad = std::min(first_bad, (entry & 0xFFFFFFFFu) >> 1);
+    }
+    if (first_bad == ~std::uint64_t{0}) return;
+    const op w = ops[offsets.back() + first_bad];
+    cell = cell_of[first_bad];
+    for (std::size_t c = 1; c < cell; ++c) line = line.substr(line.find(',') + 1);
+    cell_text = trim_cell(line.substr(0, line.find(',')));
+    fail_cell(fmt::format("W before the I of stage {}, micro-batch {} on its row", w.stage(), w.microbatch()));
+  }
+
+  /// One cell: trimmed, unquoted; empty (idle), an overlapped group, or one action.
+  void add_cell(std::string_view text) {
+    text = trim_cell(text);
+    cell_text = text;
+    if (text.empty()) return;
+    if (text.front() != '(') {
+      add(text, false);
+      return;
+    }
+    constexpr std::string_view overlap = ")OVERLAP_F_B";
+    if (!text.ends_with(overlap)) fail_cell("an overlapped group is (<action>;<action>...)OVERLAP_F_B");
+    std::string_view group = text.substr(1, text.size() - 1 - overlap.size());
+    if (trim(group).empty()) fail_cell("empty overlapped group");
+    while (true) {
+      const std::size_t semicolon = group.find(';');
+      add(trim(group.substr(0, semicolon)), true);
+      if (semicolon == std::string_view::npos) break;
+      group = group.substr(semicolon + 1);
+    }
+  }
+
+  /// One row (a line without its end).
+  void add_row(const std::string_view line) {
+    backwards.clear();
+    cell_of.clear();
+    cell = 0;
+    for (std::string_view rest = line;;) {
+      const std::size_t comma = rest.find(',');
+      ++cell;
+      add_cell(rest.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    check_w_after_i(line);
+    if (ops.size() == offsets.back()) {
+      throw csv_error(fmt::format(
+          "ctpipe: CSV row {} (rank {}): no ops (every rank needs a row with at least one action)", row + 1, row));
+    }
+    offsets.push_back(static_cast<std::uint32_t>(ops.size()));
+  }
+};
+
+}  // namespace detail
+
+/// Reads a schedule in PyTorch's CSV format (see to_csv() and the file comment) into an
+/// owning schedule. Its shape comes from the file:
+/// - `P` = the number of rows; `m` = 1 + the largest micro-batch; `S = P*V` = 1 + the
+///   largest stage, so `V = S / P`;
+/// - the placement from which row holds which stage: the loop placement when every stage
+///   `s` is on row `s % P`, else the V-shape when `V = 2` and row `r` holds stages `r`
+///   and `2P-1-r`. When both fit (P = 1, where the two are the same placement, or a
+///   file without ops on the later stages) it is the loop. A stage with no op in the file fits any placement (validate() then
+///   names its missing ops).
+///
+/// Text rules: rows end in `\n`, `\r\n` or `\r` (Python's csv module writes `\r\n`); an
+/// end after the last row adds no row; a UTF-8 byte order mark at the start is skipped.
+/// Cells are split at every comma; spaces and tabs around a cell (and around each action
+/// of an overlapped group) are trimmed; one pair of double quotes around a whole cell is
+/// removed (no action holds a comma or a quote, so no other quoting is needed); an empty
+/// cell is idle and skipped. Stages and micro-batches have any number of digits
+/// (`12F10`, leading zeros allowed) within the op limits. `(a;b;...)OVERLAP_F_B` is its
+/// compute actions in order, as separate ops (ctpipe has no overlapped pairs).
+///
+/// Errors (ctpipe::error, as csv_error); rows and cells are numbered from 1 as an editor
+/// or spreadsheet shows them, the rank (row - 1) in brackets, the cell echoed (at most
+/// 40 bytes, non-printable bytes as '?'):
+/// - `ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)`
+/// - `ctpipe: CSV has no rows (one row per rank expected)`
+/// - `ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)`
+/// - `ctpipe: CSV row R (rank r), cell C "X": ` followed by one of
+///   `not an action (expected <stage><kind><micro-batch> such as 0F3)`,
+///   `stage must be at most 4095`,
+///   `unknown action kind "K" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)` (also
+///   PyTorch's UNSHARD, RESHARD, REDUCE_GRAD, which ctpipe does not model),
+///   `missing micro-batch after the kind`, `micro-batch must be at most 65535`,
+///   `trailing characters after the micro-batch` (`1F0x`),
+///   `an overlapped group is (<action>;<action>...)OVERLAP_F_B`,
+///   `empty overlapped group`,
+///   `an overlapped group holds compute actions (F, B, I, W) only`,
+///   `stage S is already on row R2 (rank r2); a stage lives on one rank`,
+///   `W before the I of stage S, micro-batch J on its row` (the first such W of the row,
+///   checked once the row's cells have parsed);
+///   inside an overlapped group the bad action comes first: `"7X3": unknown action kind ...`
+/// - `ctpipe: CSV row R (rank r): no ops (every rank needs a row with at least one action)`
+///   (an empty line, or only empty cells: a rank's row is missing)
+/// - `ctpipe: CSV has S stages (0 to S-1) on P rows: the stage count must be a multiple
+///   of the row count (is a rank's row missing?)`
+/// - `ctpipe: CSV stage S is on row R (rank r), but the loop placement (stage s on rank
+///   s % P) puts it on rank q, and no placement fits` (or `the V-shape placement (rank r
+///   holds stages r and 2P-1-r)`, whichever fits more of the first stages).
+/// It never reads out of bounds, loops or allocates more than linear memory on any
+/// bytes (fuzzed: fuzz/csv_fuzz.cpp). Checks the format only: validate() (compute-only)
+/// or validate_lowered() (with transfers) check that the schedule runs. Linear.
+inline schedule parse_csv(std::string_view text) {
+  if (text.size() > max_csv_bytes) throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  detail::csv_reader reader;
+  while (!text.empty()) {
+    if (reader.row == max_stages) throw csv_error("ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");
+    const std::size_t end = text.find_first_of("\r\n");
+    reader.add_row(text.substr(0, end));
+    const bool crlf = end != std::string_view::npos && text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + (crlf ? 2 : 1));
+    ++reader.row;
+  }
+  const int P = reader.row;
+  if (P == 0) throw csv_error("ctpipe: CSV has no rows (one row per rank expected)");
+
+  int S = 0;
+  int m = 0;
+  for (const op o : reader.ops) {
+    S = std::max(S, o.stage() + 1);
+    m = std::max(m, o.microbatch() + 1);
+  }
+  // Every row holds a stage of its own, so S >= P.
+  if (S % P != 0) {
+    throw csv_error(fmt::format(
+        "ctpipe: CSV has {} stages (0 to {}) on {} rows: the stage count must be a multiple of the row count "
+        "(is a rank's row missing?)",
+        S, S - 1, P));
+  }
+  const int V = S / P;
+  pipeline_shape shape{P, m, V, placement::loop};
+  // The first stage (in order) that each placement puts elsewhere; S when none.
+  auto first_misplaced = [&](const pipeline_shape& candidate) {
+    for (int s = 0; s < S; ++s) {
+      const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
+      if (row >= 0 && row != candidate.rank_of(s)) return s;
+    }
+    return S;
+  };
+  const int loop_breaks = first_misplaced(shape);
+  if (loop_breaks < S) {
+    const pipeline_shape v_shape{P, m, 2, placement::v_shape};
+    const int v_breaks = V == 2 ? first_misplaced(v_shape) : 0;
+    if (v_breaks == S) {
+      shape = v_shape;
+    } else {
+      const bool loop_fits_longer = loop_breaks >= v_breaks;
+      const int s = loop_fits_longer ? loop_breaks : v_breaks;
+      const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
+      throw csv_error(fmt::format("ctpipe: CSV stage {} is on row {} (rank {}), but the {} puts it on rank {}, and no placement fits",
+                                  s, row + 1, row,
+                                  loop_fits_longer ? "loop placement (stage s on rank s % P)"
+                                                   : "V-shape placement (rank r holds stages r and 2P-1-r)",
+                                  loop_fits_longer ? shape.rank_of(s) : v_shape.rank_of(s)));
+    }
+  }
+
+  schedule out{shape, reader.ops.size()};
+  std::copy(reader.ops.begin(), reader.ops.end(), out.ops().begin());
+  std::copy(reader.offsets.begin(), reader.offsets.end(), out.offsets().begin());
+  return out;
+}
+
+}  // namespace ctpipe::io

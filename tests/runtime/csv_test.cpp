@@ -1,0 +1,447 @@
+// PyTorch's CSV schedule format (ctpipe/io/csv.hpp) and the tool's CSV paths: every
+// reference vector and generated or lowered schedule round-trips; the reader's text
+// rules and each rejection with its message; seeded random and mutated inputs (parse or
+// ctpipe::error, nothing else; run under ASan+UBSan in CI); `ctpipe --format csv` and
+// `csv-comms`; `ctpipe validate`.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
+#include <ctpipe/io/format.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "tool_runner.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::run_tool;
+
+namespace {
+
+bool same(schedule_view a, schedule_view b) {
+  return a.shape == b.shape && std::equal(a.ops.begin(), a.ops.end(), b.ops.begin(), b.ops.end()) &&
+         std::equal(a.offsets.begin(), a.offsets.end(), b.offsets.begin(), b.offsets.end());
+}
+
+/// parse_csv(to_csv(v)) equals v. With P = 1 the loop and the V-shape are the same
+/// placement (every stage on rank 0, chunk = stage), which the reader calls the loop.
+void require_round_trip(schedule_view v) {
+  const schedule back = io::parse_csv(io::to_csv(v));
+  if (v.shape.P == 1) v.shape.layout = placement::loop;
+  REQUIRE(same(back.view(), v));
+}
+
+/// The message parse_csv() raises for `text` ("" when it accepts it).
+std::string rejection(std::string_view text) {
+  try {
+    (void)io::parse_csv(text);
+  } catch (const ctpipe::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::string> vector_files() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(CTPIPE_VECTORS_DIR)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Every valid spec of a small grid, each family.
+std::vector<schedule_spec> small_grid() {
+  std::vector<schedule_spec> specs;
+  for (const schedule_family f : all_families) {
+    for (int P = 1; P <= 4; ++P) {
+      for (int m = 1; m <= 6; ++m) {
+        for (int V = 1; V <= 3; ++V) {
+          schedule_spec spec{f, {P, m, V, natural_placement(f)}};
+          if (spec_error(spec) == nullptr) specs.push_back(spec);
+        }
+      }
+    }
+  }
+  return specs;
+}
+
+/// A file in the temporary directory, removed at scope exit.
+struct temp_file {
+  std::string path;
+  explicit temp_file(const std::string& text) {
+    char name[] = "/tmp/ctpipe-csv-test-XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    close(fd);
+    path = name;
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~temp_file() { std::remove(path.c_str()); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("every reference vector, written as PyTorch writes it, reads back equal and round-trips", "[csv][vectors]") {
+  int files = 0;
+  int overlapped = 0;
+  for (const std::string& file : vector_files()) {
+    INFO(file);
+    std::ifstream in(file);
+    const auto j = nlohmann::json::parse(in);
+    if (!j.contains("ranks")) continue;  // a configuration the peer rejects
+    // The text as torch's _dump_csv writes it (csv.writer: "\r\n" row ends), and the ops
+    // it holds, an overlapped pair as its two ops.
+    std::string text;
+    std::vector<op> ops;
+    std::vector<std::uint32_t> offsets{0};
+    for (const auto& rank : j.at("ranks")) {
+      bool first = true;
+      for (const auto& cell : rank) {
+        const std::string action = cell.get<std::string>();
+        text += (first ? "" : ",") + action;
+        first = false;
+        if (action.starts_with("(")) {
+          ++overlapped;
+          const auto semicolon = action.find(';');
+          ops.push_back(io::parse_action(action.substr(1, semicolon - 1)));
+          ops.push_back(io::parse_action(action.substr(semicolon + 1, action.find(')') - semicolon - 1)));
+        } else {
+          ops.push_back(io::parse_action(action));
+        }
+      }
+      text += "\r\n";
+      offsets.push_back(static_cast<std::uint32_t>(ops.size()));
+    }
+    const pipeline_shape shape{j.at("P").get<int>(), j.at("m").get<int>(), j.at("V").get<int>(),
+                               j.at("placement") == "v" ? placement::v_shape : placement::loop};
+    const schedule read = io::parse_csv(text);
+    REQUIRE(same(read.view(), schedule_view{shape, ops, offsets}));
+    require_round_trip(read.view());
+    ++files;
+  }
+  REQUIRE(files == 14);       // 16 files, 2 of them a peer's rejection
+  REQUIRE(overlapped > 0);    // DualPipeV's OVERLAP_F_B pairs
+}
+
+TEST_CASE("generated and lowered schedules round-trip through CSV", "[csv]") {
+  int count = 0;
+  for (const schedule_spec& spec : small_grid()) {
+    INFO(family_name(spec.family) << " P = " << spec.shape.P << " m = " << spec.shape.m << " V = " << spec.shape.V);
+    const schedule s = generate(spec);
+    require_round_trip(s.view());
+    require_round_trip(lower(s.view()).view());
+    ++count;
+  }
+  REQUIRE(count > 200);
+  // Multi-digit stages and micro-batches.
+  const schedule big = generate({schedule_family::gpipe, {13, 11}});
+  const std::string text = io::to_csv(big.view());
+  REQUIRE(text.find(",12F10,") != std::string::npos);
+  require_round_trip(big.view());
+}
+
+TEST_CASE("to_csv: one row per rank, PyTorch's action strings", "[csv]") {
+  const schedule s = generate({schedule_family::one_f_one_b, {2, 2}});
+  REQUIRE(io::to_csv(s.view()) == "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n");
+  // With communication: the lowered lists as they are (their order is lower()'s).
+  REQUIRE(io::to_csv(lower(s.view()).view()).starts_with("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,"));
+}
+
+TEST_CASE("parse_csv: spaces, tabs, idle cells, quotes, CRLF, CR, BOM, no final row end", "[csv]") {
+  const schedule expected = generate({schedule_family::one_f_one_b, {2, 2}});
+  for (const char* text : {
+           "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n",
+           "0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n",
+           "0F0,0F1,0B0,0B1\r1F0,1B0,1F1,1B1",
+           "\xEF\xBB\xBF" "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1",
+           " 0F0 ,\t0F1\t, ,,0B0,  0B1  \n,,1F0,\"1B0\",1F1, \"1B1\" ,\n",
+           "(0F0; 0F1)OVERLAP_F_B,0B0,0B1\n1F0,( 1B0 ;1F1 )OVERLAP_F_B,1B1\n",
+       }) {
+    INFO(text);
+    const schedule read = io::parse_csv(text);
+    REQUIRE(same(read.view(), expected.view()));
+  }
+  // Leading zeros and many digits.
+  const schedule zeros = io::parse_csv("000F0000,0B0\n");
+  REQUIRE(zeros.view().ops[0] == op{op_kind::F, 0, 0});
+  // The V-shape is inferred; so is V from the largest stage.
+  const schedule v = io::parse_csv("0F0,3F0,3B0,0B0\n1F0,2F0,2B0,1B0\n");
+  REQUIRE(v.shape() == pipeline_shape{2, 1, 2, placement::v_shape});
+  const schedule loop = io::parse_csv("0F0,2F0,2B0,0B0\n1F0,3F0,3B0,1B0\n");
+  REQUIRE(loop.shape() == pipeline_shape{2, 1, 2, placement::loop});
+  // P = 1 with two stages fits both placements: the loop.
+  REQUIRE(io::parse_csv("0F0,1F0,1B0,0B0").shape() == pipeline_shape{1, 1, 2, placement::loop});
+  // I before W on a row is fine.
+  REQUIRE(io::parse_csv("0F0,0I0,0W0").size() == 3);
+}
+
+TEST_CASE("parse_csv rejections, each with its message naming the row and cell", "[csv]") {
+  const struct {
+    std::string text;
+    const char* message;
+  } cases[] = {
+      {"", "ctpipe: CSV has no rows (one row per rank expected)"},
+      {"\xEF\xBB\xBF", "ctpipe: CSV has no rows (one row per rank expected)"},
+      {"\r\n", "ctpipe: CSV row 1 (rank 0): no ops (every rank needs a row with at least one action)"},
+      {"0F0\n\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
+      {"0F0\n , ,\t\n1F0\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
+      {"0F0,1F0x\n", "ctpipe: CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch"},
+      {"0F0\n1F0,1F1 1\n", "ctpipe: CSV row 2 (rank 1), cell 2 \"1F1 1\": trailing characters after the micro-batch"},
+      {"0X0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
+      {"0F0,0UNSHARD", "ctpipe: CSV row 1 (rank 0), cell 2 \"0UNSHARD\": unknown action kind \"UNSHARD\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
+      {"0f0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0f0\": unknown action kind \"f\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
+      {"0F", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F\": missing micro-batch after the kind"},
+      {"0F-1", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F-1\": missing micro-batch after the kind"},
+      {"F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"F0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
+      {"0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
+      {"4096F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"4096F0\": stage must be at most 4095"},
+      {"99999999999999999999999F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"99999999999999999999999F0\": stage must be at most 4095"},
+      {"0F65536", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F65536\": micro-batch must be at most 65535"},
+      {"0F99999999999999999999", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F99999999999999999999\": micro-batch must be at most 65535"},
+      {"0F0\n1F0\n0F1\n", "ctpipe: CSV row 3 (rank 2), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank"},
+      {"0F0,0W0,0I0", "ctpipe: CSV row 1 (rank 0), cell 2 \"0W0\": W before the I of stage 0, micro-batch 0 on its row"},
+      {"0F0,0F1,0I1,0W0", "ctpipe: CSV row 1 (rank 0), cell 4 \"0W0\": W before the I of stage 0, micro-batch 0 on its row"},
+      {"0F0\n1F0,1F1, 1W1 ,1I1,1W0,1I0", "ctpipe: CSV row 2 (rank 1), cell 3 \"1W1\": W before the I of stage 1, micro-batch 1 on its row"},
+      {"(0F0;0W0)OVERLAP_F_B,0I0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0W0)OVERLAP_F_B\": W before the I of stage 0, micro-batch 0 on its row"},
+      {"(0F0;0B0)OVERLAP", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0B0)OVERLAP\": an overlapped group is (<action>;<action>...)OVERLAP_F_B"},
+      {"( )OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"( )OVERLAP_F_B\": empty overlapped group"},
+      {"(0F0;0SEND_F0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0SEND_F0)OVERLAP_F_B\": an overlapped group holds compute actions (F, B, I, W) only"},
+      {"(0F0;0X0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0X0)OVERLAP_F_B\": \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
+      {"(0F0;)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;)OVERLAP_F_B\": \"\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
+      {std::string("0F\0" "0", 4), "ctpipe: CSV row 1 (rank 0), cell 1 \"0F?0\": missing micro-batch after the kind"},
+      {"0F0\n1F0\n2F0,3F0\n", "ctpipe: CSV has 4 stages (0 to 3) on 3 rows: the stage count must be a multiple of the row count (is a rank's row missing?)"},
+      {"0F0,1F0\n2F0,3F0\n", "ctpipe: CSV stage 1 is on row 1 (rank 0), but the loop placement (stage s on rank s % P) puts it on rank 1, and no placement fits"},
+      {"0F0,2F0,5F0\n1F0,3F0,4F0\n", "ctpipe: CSV stage 4 is on row 2 (rank 1), but the loop placement (stage s on rank s % P) puts it on rank 0, and no placement fits"},
+      {"0F0,5F0\n1F0\n2F0,3F0,4F0\n", "ctpipe: CSV stage 4 is on row 3 (rank 2), but the V-shape placement (rank r holds stages r and 2P-1-r) puts it on rank 1, and no placement fits"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    REQUIRE(rejection(c.text) == c.message);
+  }
+  // A long cell is echoed in part; a long line is no problem.
+  const std::string long_cell = "0F0," + std::string(100000, '7') + "x";
+  REQUIRE(rejection(long_cell) == "ctpipe: CSV row 1 (rank 0), cell 2 \"7777777777777777777777777777777777777777...\": "
+                                  "stage must be at most 4095");
+  // More than 4096 rows: stages 0 .. 4095 on their own rows, then one more row.
+  std::string rows;
+  for (int r = 0; r < 4096; ++r) rows += std::to_string(r) + "F0\n";
+  REQUIRE(rejection(rows).empty());  // 4096 rows are fine
+  REQUIRE(rejection(rows + "0F1\n") == "ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");
+  // Larger than the limit.
+  const std::string huge(io::max_csv_bytes + 1, '\n');
+  REQUIRE(rejection(huge) == "ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
+}
+
+TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or ctpipe::error, nothing else", "[csv][fuzz]") {
+  // Seeds: valid files (compute-only, lowered, an overlapped pair), then mutations of
+  // them and plain random bytes. Each input parses (and then round-trips and validates
+  // without a crash) or raises ctpipe::error; anything else fails the test.
+  std::vector<std::string> seeds;
+  for (const schedule_spec& spec : {schedule_spec{schedule_family::one_f_one_b, {3, 4}},
+                                    schedule_spec{schedule_family::zbv, {2, 3, 2, placement::v_shape}},
+                                    schedule_spec{schedule_family::interleaved_1f1b, {2, 4, 2}}}) {
+    const schedule s = generate(spec);
+    seeds.push_back(io::to_csv(s.view()));
+    seeds.push_back(io::to_csv(lower(s.view()).view()));
+  }
+  seeds.push_back("(0F0;0B0)OVERLAP_F_B, 12F10 ,\r\n,1SEND_B2\r\n");
+  constexpr std::string_view alphabet = "0123456789FBIWSENDRCV_OLAP(),;\r\n \t\"\xEF\xBB\xBF";
+  std::mt19937 random(20240611);
+  auto below = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random); };
+  int parsed = 0;
+  int rejected = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string input;
+    if (k % 10 == 0) {
+      input.resize(below(200));
+      for (char& ch : input) ch = static_cast<char>(below(256));
+    } else {
+      input = seeds[below(seeds.size())];
+      const std::size_t edits = 1 + below(4);
+      for (std::size_t e = 0; e < edits; ++e) {
+        const std::size_t at = input.empty() ? 0 : below(input.size());
+        switch (below(5)) {
+          case 0: if (!input.empty()) input[at] = static_cast<char>(below(256)); break;
+          case 1: input.insert(at, 1, alphabet[below(alphabet.size())]); break;
+          case 2: input.erase(at, below(8)); break;
+          case 3: input.insert(at, input.substr(at, below(16))); break;
+          default: input.insert(at, std::to_string(random())); break;
+        }
+      }
+    }
+    INFO(k);
+    try {
+      const schedule s = io::parse_csv(input);
+      ++parsed;
+      require_round_trip(s.view());
+      if (static_cast<long long>(s.shape().stages()) * s.shape().m <= (1 << 16)) {
+        bool transfers = false;
+        for (const op o : s.view().ops) transfers = transfers || is_transfer(o.kind());
+        if (transfers) {
+          (void)validate_lowered(s.view(), send_semantics::rendezvous);
+          (void)validate_lowered(s.view(), send_semantics::buffered);
+        } else {
+          (void)validate(s.view());
+        }
+      }
+    } catch (const ctpipe::error&) {
+      ++rejected;
+    }
+  }
+  REQUIRE(parsed + rejected == 20000);
+  REQUIRE(parsed > 100);
+  REQUIRE(rejected > 100);
+}
+
+// --- the tool ----------------------------------------------------------------------------
+
+TEST_CASE("ctpipe --format csv and csv-comms print what reads back as the generated and lowered schedule", "[csv][tool]") {
+  const struct {
+    const char* args;
+    schedule_spec spec;
+  } cases[] = {
+      {"", {schedule_family::one_f_one_b, {4, 8}}},
+      {"--schedule zbv -P 3 -m 5", {schedule_family::zbv, {3, 5, 2, placement::v_shape}}},
+      {"--schedule interleaved-1f1b -P 2 -m 4 -V 2", {schedule_family::interleaved_1f1b, {2, 4, 2}}},
+      {"--schedule zb-h1 -P 12 -m 11", {schedule_family::zb_h1, {12, 11}}},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const schedule s = generate(c.spec);
+    const auto csv = run_tool(std::string(c.args) + " --format csv");
+    REQUIRE(csv.exit_code == 0);
+    REQUIRE(csv.err.empty());
+    REQUIRE(same(io::parse_csv(csv.out).view(), s.view()));
+    const auto comms = run_tool(std::string(c.args) + " --format csv-comms");
+    REQUIRE(comms.exit_code == 0);
+    REQUIRE(same(io::parse_csv(comms.out).view(), lower(s.view()).view()));
+  }
+  const auto too_many = run_tool("-P 1024 -m 4096 --format csv");
+  REQUIRE(too_many.exit_code == 2);
+  REQUIRE(too_many.err == "ctpipe: 8388608 ops are too many for --format csv (at most 2097152)\n");
+}
+
+TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows the usual views", "[csv][tool]") {
+  const temp_file compute(run_tool("--format csv").out);
+  const temp_file comms(run_tool("--format csv-comms").out);
+
+  const auto text = run_tool("validate " + compute.path);
+  REQUIRE(text.exit_code == 0);
+  REQUIRE(text.err.empty());
+  REQUIRE(text.out.starts_with(compute.path + ": valid compute schedule; P = 4, m = 8, V = 1, placement loop (from the file)\n"));
+  REQUIRE(text.out.find(compute.path + "  P = 4  m = 8  V = 1  placement loop") != std::string::npos);
+  REQUIRE(text.out.find("rank 0  F0-F1-F2-F3-\u2591") != std::string::npos);
+  REQUIRE(text.out.find("makespan 33 (no closed form: read from a file)") != std::string::npos);
+  REQUIRE(text.out.find("simulated bubble 3/11 (27.3%)") != std::string::npos);
+
+  const auto lowered = run_tool("validate " + comms.path);
+  REQUIRE(lowered.exit_code == 0);
+  REQUIRE(lowered.out.find("valid lowered schedule: runs to completion with rendezvous and with buffered sends (96 transfer ops)") !=
+          std::string::npos);
+
+  // JSON: exactly the schedule view's fields, the same values (the closed forms null).
+  const auto generated = nlohmann::json::parse(run_tool("--format json").out);
+  for (const std::string& path : {compute.path, comms.path}) {
+    INFO(path);
+    const auto run = run_tool("validate --format json " + path);
+    REQUIRE(run.exit_code == 0);
+    const auto j = nlohmann::json::parse(run.out);
+    std::vector<std::string> keys;
+    std::vector<std::string> generated_keys;
+    for (const auto& item : j.items()) keys.push_back(item.key());
+    for (const auto& item : generated.items()) generated_keys.push_back(item.key());
+    REQUIRE(keys == generated_keys);
+    REQUIRE(j["schedule"] == path);
+    REQUIRE(j["bubble_fraction_formula"].is_null());
+    REQUIRE(j["peak_in_flight_formula"].is_null());
+    for (const char* key : {"P", "m", "V", "placement", "costs", "gamma", "makespan", "bubble_fraction", "idle",
+                            "span_bubble", "peak_in_flight", "messages", "ranks", "timeline"}) {
+      INFO(key);
+      REQUIRE(j[key] == generated[key]);
+    }
+  }
+
+  // Standard input, costs and gamma, the other formats.
+  const auto piped = run_tool("validate --format json --costs f=1,i=1,w=1 --gamma 1/2 - < " + compute.path);
+  REQUIRE(piped.exit_code == 0);
+  REQUIRE(nlohmann::json::parse(piped.out)["schedule"] == "-");
+  REQUIRE(nlohmann::json::parse(piped.out)["gamma"] == "1/2");
+  REQUIRE(run_tool("validate --format svg " + comms.path).out.starts_with("<svg"));
+  REQUIRE(run_tool("validate --format trace " + comms.path).exit_code == 0);
+
+  // A file written by hand: PyTorch's row ends, spaces, idle cells, an overlapped pair.
+  const temp_file by_hand("0F0, 0F1 ,,(0B0;0F2)OVERLAP_F_B,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
+  const auto hand = run_tool("validate --format json " + by_hand.path);
+  REQUIRE(hand.exit_code == 0);
+  const auto j = nlohmann::json::parse(hand.out);
+  REQUIRE(j["P"] == 2);
+  REQUIRE(j["m"] == 3);
+  REQUIRE(j["ranks"][0] == nlohmann::json{"0F0", "0F1", "0B0", "0F2", "0B1", "0B2"});
+}
+
+TEST_CASE("ctpipe validate: an invalid file exits 2 with one ctpipe: line naming the problem", "[csv][tool]") {
+  const struct {
+    std::string text;
+    std::string message;  // after "ctpipe: FILE"
+  } cases[] = {
+      {"0F0,1F0x\n", ": CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch\n"},
+      {"0F0\n0F1\n", ": CSV row 2 (rank 1), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank\n"},
+      {"0F0,0B0\n\n", ": CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)\n"},
+      // Compute-only: validate()'s first issue.
+      {"0F0,0B0\n1B0,1F0\n", ": rank 1, step 0, op 1B0: op comes before the op it needs on the same rank (needs 1F0); 2 more issues\n"},
+      {"0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n", ": rank 0, op 0B1: op missing\n"},
+      {"0B0,0F0\n1F0,1B0\n", ": rank 0, step 0, op 0B0: op comes before the op it needs on the same rank (needs 0F0); 2 more issues\n"},
+      // Lowered: both ranks receive first (a deadlock under either semantics), and a
+      // compute op before the receive of its input.
+      {"0RECV_B0,0F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
+       " (rendezvous sends): rank 0, step 0, op 0RECV_B0: deadlock: this op waits for an op that never runs (needs 1SEND_B0)"},
+      {"0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n",
+       " (rendezvous sends): rank 1, step 0, op 1F0: compute op whose input was not received before it on its rank (needs 1RECV_F0)"},
+      // A send before its compute op.
+      {"0SEND_F0,0F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
+       " (rendezvous sends): rank 0, step 0, op 0SEND_F0: send comes before the compute op that produces its data (needs 0F0)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    const temp_file file(c.text);
+    const auto run = run_tool("validate " + file.path);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err.starts_with("ctpipe: " + file.path + c.message));
+    REQUIRE(run.err.find('\n') == run.err.size() - 1);  // exactly one line
+  }
+  const struct {
+    const char* args;
+    const char* message;
+  } usage[] = {
+      {"validate /nonexistent/x.csv", "ctpipe: cannot read '/nonexistent/x.csv'\n"},
+      {"validate /tmp", "ctpipe: cannot read '/tmp'\n"},
+      {"validate", "ctpipe: "},
+      {"validate --format csv -", "ctpipe: unknown format 'csv' for validate (known: text, json, svg, trace)\n"},
+      {"validate --gamma 2 -", "ctpipe: gamma must lie in [0, 1]\n"},
+      {"--format yaml", "ctpipe: unknown format 'yaml' (known: text, json, svg, trace, csv, csv-comms)\n"},
+  };
+  for (const auto& c : usage) {
+    INFO(c.args);
+    const auto run = run_tool(std::string(c.args) + " < /dev/null");
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err.starts_with(c.message));
+  }
+  // The help names the subcommand.
+  REQUIRE(run_tool("validate --help").out.find("PyTorch's CSV format") != std::string::npos);
+}
