@@ -73,10 +73,12 @@
 #include <cmath>      // std::sin, std::cos, std::sqrt, std::fmax
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::uint32_t
+#include <charconv>   // std::from_chars: the steps argument
 #include <cstdio>     // std::printf
-#include <cstdlib>    // std::atoi
 #include <limits>     // quiet NaN
 #include <span>       // rank op lists
+#include <string_view>  // the steps argument
+#include <system_error>  // std::errc
 #include <utility>    // std::index_sequence
 #include <vector>     // buffers, allocated once per schedule before the steps
 
@@ -424,11 +426,18 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   const std::span<const pipeline_case> cases = cases_for(P);
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 3;
-  if (cases.empty() || steps < 1) {
+  // steps: a whole number in [1, 1000], nothing else (no sign, no trailing characters).
+  int steps = 3;
+  bool steps_ok = argc <= 2;
+  if (argc == 2) {
+    const std::string_view text = argv[1];
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), steps);
+    steps_ok = error == std::errc{} && end == text.data() + text.size() && steps >= 1 && steps <= 1000;
+  }
+  if (cases.empty() || !steps_ok) {
     if (rank == 0)
-      std::fprintf(stderr, "ctpipe: usage: mpirun -np P mpi_pipeline [steps >= 1], P in {1, 2, 3, 4} (got P = %d)\n",
-                   P);
+      std::fprintf(stderr, "ctpipe: usage: mpirun -np P mpi_pipeline [steps], P in {1, 2, 3, 4} (got %d), steps in [1, 1000]%s\n",
+                   P, steps_ok ? "" : (argc > 2 ? " (one argument at most)" : " (not a whole number in that range)"));
     MPI_Finalize();
     return 2;
   }

@@ -161,12 +161,13 @@ TEST_CASE("to_csv: one row per rank, PyTorch's action strings", "[csv]") {
   REQUIRE(io::to_csv(lower(s.view()).view()).starts_with("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,"));
 }
 
-TEST_CASE("parse_csv: spaces, tabs, idle cells, quotes, CRLF, CR, BOM, no final row end", "[csv]") {
+TEST_CASE("parse_csv: spaces, tabs, idle cells, quotes, CRLF, CR, BOM, no final row end, blank lines at the end", "[csv]") {
   const schedule expected = generate({schedule_family::one_f_one_b, {2, 2}});
   for (const char* text : {
            "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n",
            "0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n",
            "0F0,0F1,0B0,0B1\r1F0,1B0,1F1,1B1",
+           "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n\n\r\n \n",
            "\xEF\xBB\xBF" "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1",
            " 0F0 ,\t0F1\t, ,,0B0,  0B1  \n,,1F0,\"1B0\",1F1, \"1B1\" ,\n",
            "(0F0; 0F1)OVERLAP_F_B,0B0,0B1\n1F0,( 1B0 ;1F1 )OVERLAP_F_B,1B1\n",
@@ -196,8 +197,8 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
   } cases[] = {
       {"", "ctpipe: CSV has no rows (one row per rank expected)"},
       {"\xEF\xBB\xBF", "ctpipe: CSV has no rows (one row per rank expected)"},
-      {"\r\n", "ctpipe: CSV row 1 (rank 0): no ops (every rank needs a row with at least one action)"},
-      {"0F0\n\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
+      {"\r\n", "ctpipe: CSV has no rows (one row per rank expected)"},
+      {"0F0\n\n1F0\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
       {"0F0\n , ,\t\n1F0\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
       {"0F0,1F0x\n", "ctpipe: CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch"},
       {"0F0\n1F0,1F1 1\n", "ctpipe: CSV row 2 (rank 1), cell 2 \"1F1 1\": trailing characters after the micro-batch"},
@@ -400,7 +401,7 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with one ctpipe: line naming
   } cases[] = {
       {"0F0,1F0x\n", ": CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch\n"},
       {"0F0\n0F1\n", ": CSV row 2 (rank 1), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank\n"},
-      {"0F0,0B0\n\n", ": CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)\n"},
+      {"0F0,0B0\n\n1F0,1B0\n", ": CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)\n"},
       // Compute-only: validate()'s first issue.
       {"0F0,0B0\n1B0,1F0\n", ": rank 1, step 0, op 1B0: op comes before the op it needs on the same rank (needs 1F0); 2 more issues\n"},
       {"0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n", ": rank 0, op 0B1: op missing\n"},
@@ -444,4 +445,13 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with one ctpipe: line naming
   }
   // The help names the subcommand.
   REQUIRE(run_tool("validate --help").out.find("PyTorch's CSV format") != std::string::npos);
+}
+
+TEST_CASE("ctpipe --format csv rejects a bad --gamma or --costs like every format", "[csv][tool]") {
+  for (const char* format : {"csv", "csv-comms"}) {
+    const auto run = run_tool(std::string("--gamma 5 --format ") + format);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err == "ctpipe: gamma must lie in [0, 1]\n");
+  }
 }

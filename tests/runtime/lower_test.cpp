@@ -290,3 +290,15 @@ TEST_CASE("lowering: the README's 1F1B P = 2, m = 8 example", "[lower]") {
   REQUIRE(head == "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1RECV_F2 1SEND_B1 1F2 ");
   REQUIRE(validate_lowered(program.view(), send_semantics::rendezvous).ok());
 }
+
+TEST_CASE("peer order: transfers without a partner stage give false, never an out-of-bounds access", "[lower]") {
+  // On the V-shape with P = 2 the last stage is 3: a SEND_F or RECV_B there has no
+  // partner (the fresh-user review's crash input, `0F0,3SEND_F0 / 1F0,2F0`).
+  const pipeline_shape v_shape{2, 1, 2, placement::v_shape};
+  for (const op_kind k : {op_kind::send_f, op_kind::recv_b}) {
+    const schedule s = from_lists(v_shape, {{op{op_kind::F, 0, 0}, op{k, 3, 0}}, {op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}}});
+    REQUIRE_FALSE(peer_order_consistent(s.view()));
+  }
+  const schedule stage_zero = from_lists({2, 1}, {{op{op_kind::recv_f, 0, 0}}, {}});
+  REQUIRE_FALSE(peer_order_consistent(stage_zero.view()));
+}

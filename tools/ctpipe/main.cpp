@@ -300,15 +300,20 @@ int run_validate(int argc, char** argv) {
   }
   const ctpipe::schedule_view v = file.view();
   const ctpipe::pipeline_shape& shape = v.shape;
-  // The validators' and analyses' working memory grows with S*m as well as with the ops.
-  const long long limit = max_ops(format);
-  const long long pairs = static_cast<long long>(shape.stages()) * shape.m;
-  if (static_cast<long long>(v.size()) > limit || pairs > limit) {
-    throw usage_error(fmt::format("ctpipe: {}: {} ops and {} (stage, micro-batch) pairs are too many for --format {} (at most {})",
-                                  path, v.size(), pairs, format, limit));
-  }
+  // The format's limit applies to the compute ops, as for a generated schedule (a
+  // lowered file adds at most two transfers per compute op: 3x in all); the validators'
+  // and analyses' working memory also grows with S*m.
   std::size_t transfers = 0;
   for (const ctpipe::op o : v.ops) transfers += ctpipe::is_transfer(o.kind()) ? 1 : 0;
+  const long long limit = max_ops(format);
+  const long long compute_ops = static_cast<long long>(v.size() - transfers);
+  const long long pairs = static_cast<long long>(shape.stages()) * shape.m;
+  if (compute_ops > limit || static_cast<long long>(v.size()) > 3 * limit || pairs > limit) {
+    throw usage_error(fmt::format(
+        "ctpipe: {}: {} compute ops, {} ops in all and {} (stage, micro-batch) pairs are too many for --format {} "
+        "(at most {}, {} and {})",
+        path, compute_ops, v.size(), pairs, format, limit, 3 * limit, limit));
+  }
   std::string verdict;
   ctpipe::schedule compute;
   if (transfers == 0) {
@@ -419,6 +424,8 @@ int run(int argc, char** argv) {
   }
   const ctpipe::costs cost = ctpipe::tool::parse_costs(costs_text);
   const ctpipe::rational gamma = ctpipe::parse_rational(gamma_text);
+  ctpipe::check_costs(cost);  // every format rejects bad options, even one that ignores them
+  ctpipe::check_gamma(gamma);
   if (format == "csv" || format == "csv-comms") {
     const ctpipe::schedule s = ctpipe::generate(spec);
     return finish(ctpipe::io::to_csv(format == "csv" ? s.view() : ctpipe::lower(s.view()).view()));

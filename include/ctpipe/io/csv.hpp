@@ -245,8 +245,8 @@ struct csv_reader {
 ///   file without ops on the later stages) it is the loop. A stage with no op in the file fits any placement (validate() then
 ///   names its missing ops).
 ///
-/// Text rules: rows end in `\n`, `\r\n` or `\r` (Python's csv module writes `\r\n`); an
-/// end after the last row adds no row; a UTF-8 byte order mark at the start is skipped.
+/// Text rules: rows end in `\n`, `\r\n` or `\r` (Python's csv module writes `\r\n`); blank
+/// lines after the last row add no row; a UTF-8 byte order mark at the start is skipped.
 /// Cells are split at every comma; spaces and tabs around a cell (and around each action
 /// of an overlapped group) are trimmed; one pair of double quotes around a whole cell is
 /// removed (no action holds a comma or a quote, so no other quoting is needed); an empty
@@ -287,6 +287,10 @@ struct csv_reader {
 inline schedule parse_csv(std::string_view text) {
   if (text.size() > max_csv_bytes) throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  // Blank lines after the last row (an editor's extra newline) are no rows.
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
   detail::csv_reader reader;
   while (!text.empty()) {
     if (reader.row == max_stages) throw csv_error("ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");

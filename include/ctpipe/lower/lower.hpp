@@ -6,9 +6,11 @@
 // latency (any positive costs would do). Give each compute op the key (start tick, 1)
 // and each message the key (end tick of the op that produces it, 0), ties among
 // messages broken by the producer's position; then every rank's lowered list is its
-// compute ops, its sends and its receives sorted by key. Each SEND lands right after
-// its producer (which starts a tick before the message's key), each RECV before its
-// consumer (which starts no earlier than the producer ends).
+// compute ops, its sends and its receives sorted by key. Each SEND follows its producer
+// with no compute op between them (receives of the same tick may be: the producer
+// starts a tick before the message's key, the rank's next compute op no earlier than
+// it), each RECV comes before its consumer (which starts no earlier than the producer
+// ends).
 //
 // Why it cannot deadlock: take the events (compute ops, and messages as one event for
 // their SEND and RECV) in increasing key order. When an event's turn comes, every
@@ -37,8 +39,9 @@
 namespace ctpipe {
 
 /// The lowered form of compute schedule `v`: every rank's compute ops in their order,
-/// with a SEND right after each op whose output crosses to another rank and the
-/// matching RECV on the receiving rank placed before the op that consumes it (see the
+/// with a SEND after each op whose output crosses to another rank (no compute op
+/// between them; receives may be) and the matching RECV on the receiving rank placed
+/// before the op that consumes it (see the
 /// file comment for the order and why it cannot deadlock). Shapes: the result has the
 /// same shape as `v` and `v.size() + 2 * messages(v)` ops, CSR like every schedule.
 /// Neighbouring stages on one rank (the V-shape turn, P = 1) get no message.

@@ -45,7 +45,8 @@ constexpr message_key message_of(op o) {
 
 /// The op on the other side of `o`'s message: SEND_F(s, j) <-> RECV_F(s+1, j) and
 /// SEND_B(s, j) <-> RECV_B(s-1, j). `o` must be a transfer op whose partner stage exists
-/// (validate_lowered() reports the others as out of shape). O(1).
+/// (validate_lowered() reports the others as out of shape); a partner stage of -1 or
+/// 4096 raises op's `ctpipe: op stage must lie in [0, 4096), ...`. O(1).
 constexpr op matching_transfer(op o) {
   switch (o.kind()) {
     case op_kind::send_f: return op{op_kind::recv_f, o.stage() + 1, o.microbatch()};
@@ -56,7 +57,8 @@ constexpr op matching_transfer(op o) {
 }
 
 /// The rank on the other side of transfer `o` in a pipeline of shape `shape`: the owner
-/// of matching_transfer(o)'s stage. O(1).
+/// of matching_transfer(o)'s stage. That stage must lie in [0, P*V) (else the result is
+/// meaningless, possibly negative). O(1).
 constexpr int peer_rank(const pipeline_shape& shape, op o) {
   const op_kind k = o.kind();
   const int s = o.stage();

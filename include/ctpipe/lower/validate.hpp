@@ -41,7 +41,8 @@ constexpr const char* semantics_name(send_semantics s) {
 ///    (`needs` = the RECV that should precede it), wrong_microbatch (`needs` = the RECV
 ///    of the other micro-batch waiting on that edge); then, in rank order, deadlock (a
 ///    SEND or RECV whose partner never comes; `needs` = that partner).
-/// Never hangs: the run is a worklist over ranks, linear in the number of ops.
+/// Never hangs: the run is a worklist over ranks. Time and memory linear in the number
+/// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
 template <class OnIssue>
 constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
   std::size_t count = 0;
@@ -273,8 +274,10 @@ constexpr validation_result validate_lowered(schedule_view v, send_semantics sem
 /// each pair of ranks (a, b), the k-th transfer in a's list whose peer is b and the k-th
 /// in b's list whose peer is a belong to the same message. Runtimes that match messages
 /// by order rather than by tag (NCCL's batched point-to-point calls) need this; lower()
-/// guarantees it. `v` must pass validate_lowered() (else the result is false or
-/// meaningless). Linear in the number of ops plus P.
+/// guarantees it. Meant for a view that passes validate_lowered(); on any other view the
+/// answer may be either, but a transfer without a partner stage or outside the shape
+/// gives false, and nothing is read or written out of bounds. Time and memory linear in
+/// the number of ops plus P*V*m (a table indexed by message).
 constexpr bool peer_order_consistent(schedule_view v) {
   check_view(v);
   const pipeline_shape& shape = v.shape;
@@ -285,12 +288,16 @@ constexpr bool peer_order_consistent(schedule_view v) {
     const std::span<const op> ops = v.rank(r);
     for (const op o : ops) {
       if (!is_transfer(o.kind())) continue;
+      // A transfer without a partner stage, or outside the shape, has no order to keep.
+      const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
+      if (o.stage() >= shape.stages() || partner < 0 || partner >= shape.stages() || o.microbatch() >= shape.m) {
+        return false;
+      }
       const std::size_t slot = static_cast<std::size_t>(message_tag(shape, o));
-      if (slot >= slots) return false;
       const std::uint32_t index = ++counter[static_cast<std::size_t>(peer_rank(shape, o))];
       (is_send(o.kind()) ? sender_index : receiver_index)[slot] = index;
     }
-    for (const op o : ops) {
+    for (const op o : ops) {  // every transfer of this rank passed the checks above
       if (is_transfer(o.kind())) counter[static_cast<std::size_t>(peer_rank(shape, o))] = 0;
     }
   }
