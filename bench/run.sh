@@ -2,7 +2,8 @@
 # Every benchmark in one command; writes bench/RESULTS.md (machine, compilers, date):
 # dispatch overhead (callgrind instruction counts and Google Benchmark timings), run-time
 # generation + simulation throughput, bytes per op, compile time and memory of one proof
-# as the schedule grows, the largest proof each compiler accepts, the test proofs' cost.
+# as the schedule grows, the largest proof each compiler accepts, the largest lowered
+# schedule, the test proofs' cost.
 # Takes about 20 minutes on 2 cores.
 set -eu
 cd "$(dirname "$0")/.."
@@ -103,6 +104,14 @@ CHANGES
   echo "## Largest schedule proved (\`bench/largest_proof.sh\`, P = 8)"
   echo
   bench/largest_proof.sh
+  echo
+  echo "## Largest lowered schedule (\`bench/lowered_limits.sh\`, P = 8)"
+  echo
+  echo "\`lowered_v\` alone, and with \`validate_lowered\` (rendezvous) as a second constant"
+  echo "evaluation in the same translation unit; the largest m (a multiple of 16) each compiler"
+  echo "accepts at its default limits:"
+  echo
+  bench/lowered_limits.sh
   echo
   echo "## Compile time of the test proofs (\`bench/proof_times.sh\`)"
   echo
