@@ -1,7 +1,8 @@
 // libFuzzer target for the CSV reader (ctpipe/io/csv.hpp): on any bytes parse_csv()
 // returns a schedule or raises ctpipe::error, never anything else, and a schedule it
 // returns writes back (to_csv) to a text that reads back equal; the validators then run
-// on it without a crash. Built with -DCTPIPE_BUILD_FUZZ=ON (Clang only) under ASan and
+// on it without a crash, and a valid compute schedule lowers to lists that run under
+// both send semantics. Built with -DCTPIPE_BUILD_FUZZ=ON (Clang only) under ASan and
 // UBSan; see README.md ("Fuzzing the CSV reader").
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t
@@ -29,8 +30,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (transfers) {
         (void)ctpipe::validate_lowered(a, ctpipe::send_semantics::rendezvous);
         (void)ctpipe::validate_lowered(a, ctpipe::send_semantics::buffered);
-      } else {
-        (void)ctpipe::validate(a);
+        (void)ctpipe::peer_order_consistent(a);
+      } else if (ctpipe::validate(a).ok()) {
+        // Any valid compute schedule lowers to lists that run under both send semantics.
+        const ctpipe::schedule l = ctpipe::lower(a);
+        if (!ctpipe::validate_lowered(l.view(), ctpipe::send_semantics::rendezvous).ok() ||
+            !ctpipe::validate_lowered(l.view(), ctpipe::send_semantics::buffered).ok() ||
+            !ctpipe::peer_order_consistent(l.view())) {
+          std::abort();
+        }
       }
     }
   } catch (const ctpipe::error&) {
