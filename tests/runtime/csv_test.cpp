@@ -417,12 +417,16 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with one ctpipe: line naming
       // Lowered: both ranks receive first (a deadlock under either semantics), and a
       // compute op before the receive of its input.
       {"0RECV_B0,0F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
-       " (rendezvous sends): rank 0, step 0, op 0RECV_B0: deadlock: this op waits for an op that never runs (needs 1SEND_B0)"},
+       ": rank 0, step 0, op 0RECV_B0: deadlock: this op waits for an op that never runs (needs 1SEND_B0)"},
       {"0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n",
-       " (rendezvous sends): rank 1, step 0, op 1F0: compute op whose input was not received before it on its rank (needs 1RECV_F0)"},
+       ": rank 1, step 0, op 1F0: compute op whose input was not received before it on its rank (needs 1RECV_F0)"},
       // A send before its compute op.
       {"0SEND_F0,0F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
-       " (rendezvous sends): rank 0, step 0, op 0SEND_F0: send comes before the compute op that produces its data (needs 0F0)"},
+       ": rank 0, step 0, op 0SEND_F0: send comes before the compute op that produces its data (needs 0F0)"},
+      // Both ranks send at once: a deadlock only when a send waits for its receive.
+      {"0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n",
+       " (rendezvous sends; buffered sends run): rank 0, step 3, op 0SEND_F1: deadlock: this op waits for an op that "
+       "never runs (needs 1RECV_F1); 1 more issue\n"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
