@@ -75,7 +75,7 @@ TEST_CASE("simulation with fractional costs and latency is exact", "[analysis]")
   REQUIRE(sim.tick() == rational{1, 42});
 }
 
-TEST_CASE("in-flight levels follow list order; gamma only matters for split backwards", "[analysis]") {
+TEST_CASE("in-flight levels follow list order - gamma only matters for split backwards", "[analysis]") {
   const schedule s = generate({schedule_family::one_f_one_b, {2, 3}});
   const in_flight_profile mem = in_flight(s.view());
   // Rank 0: F0 (1) F1 (2) B0 (1) F2 (2) B1 (1) B2 (0).

@@ -467,3 +467,12 @@ TEST_CASE("ctpipe --format csv rejects a bad --gamma or --costs like every forma
     REQUIRE(run.err == "ctpipe: gamma must lie in [0, 1]\n");
   }
 }
+
+TEST_CASE("parse_csv: the shape comes from the compute ops, so a stray transfer shows as out of shape", "[csv]") {
+  const schedule s = io::parse_csv("0F0,0SEND_F0,0SEND_F5,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n");
+  REQUIRE(s.shape() == pipeline_shape{2, 1});
+  REQUIRE(validate_lowered(s.view(), send_semantics::buffered).first ==
+          validation_issue{fault::out_of_shape, 0, 2, op{op_kind::send_f, 0, 5}, op{op_kind::send_f, 0, 5}});
+  // A file of transfers only takes its shape from them.
+  REQUIRE(io::parse_csv("0SEND_F0\n1RECV_F0\n").shape() == pipeline_shape{2, 1});
+}

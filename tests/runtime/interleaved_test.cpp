@@ -38,7 +38,7 @@ TEST_CASE("interleaved grid: valid, bubble, makespan, peaks, messages (twin of t
   REQUIRE(points == 708);
 }
 
-TEST_CASE("looped BFS: valid; bubble (P-1)/(mV+P-1) for m >= P, peak mV", "[interleaved][proofs]") {
+TEST_CASE("looped BFS: valid - bubble (P-1)/(mV+P-1) for m >= P, peak mV", "[interleaved][proofs]") {
   for (int P = 1; P <= 6; ++P) {
     for (int V = 1; V <= 4; ++V) {
       for (int m = 1; m <= 4 * P; ++m) {
@@ -114,7 +114,7 @@ TEST_CASE("interleaved configurations are accepted and rejected with the rule's 
                       "ctpipe: only interleaved-1f1b takes a group, variant or warmup factor");
 }
 
-TEST_CASE("warmup factor 1: same makespan without latency, fewer chunks in flight; factor 2 hides latency",
+TEST_CASE("warmup factor 1: same makespan without latency, fewer chunks in flight - factor 2 hides latency",
           "[interleaved]") {
   schedule_spec two = interleaved(4, 8, 2);
   schedule_spec one = two;

@@ -225,8 +225,9 @@ TEST_CASE("lowered validator: a receive consumed by the wrong micro-batch", "[lo
   const std::size_t r1 = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 1});
   const schedule wrong = swapped(lowered.view(), 1, r0, r1);
   const validation_result buffered = validate_lowered(wrong.view(), send_semantics::buffered);
+  // Named with its own RECV, the one to move.
   REQUIRE(buffered.first == validation_issue{fault::wrong_microbatch, 1, static_cast<int>(r0) + 1, op{op_kind::F, 1, 0},
-                                             op{op_kind::recv_f, 1, 1}});
+                                             op{op_kind::recv_f, 1, 0}});
   // Under rendezvous rank 1 waits at the receive of micro-batch 1 while rank 0 sends
   // micro-batch 0: a deadlock, named on both ranks.
   const auto rendezvous = issues_of(wrong.view(), send_semantics::rendezvous);
@@ -261,7 +262,25 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
   const schedule elsewhere = from_lists(two, {{f0, sf, rb, b0}, {rf, f1, b1, sb, op{op_kind::send_f, 0, 0}}});
   REQUIRE(validate_lowered(elsewhere.view(), send_semantics::buffered).first.what == fault::wrong_rank);
   const schedule edge = from_lists(two, {{f0, sf, rb, b0, op{op_kind::send_b, 0, 0}}, {rf, f1, b1, sb}});
-  REQUIRE(validate_lowered(edge.view(), send_semantics::buffered).first.what == fault::out_of_shape);
+  REQUIRE(validate_lowered(edge.view(), send_semantics::buffered).first ==
+          validation_issue{fault::no_partner, 0, 4, op{op_kind::send_b, 0, 0}, op{op_kind::send_b, 0, 0}});
+  const schedule beyond = from_lists(two, {{f0, sf, rb, b0, op{op_kind::send_f, 0, 1}}, {rf, f1, b1, sb}});
+  REQUIRE(validate_lowered(beyond.view(), send_semantics::buffered).first.what == fault::out_of_shape);
+  // An op of an unused kind (raw bits 9 << 28) is named once, at its step.
+  schedule raw = from_lists(two, {{f0, sf, rb, b0}, {rf, f1, b1, sb, f1}});
+  raw.ops()[raw.size() - 1].bits = 9u << 28;
+  const auto raw_issues = issues_of(raw.view(), send_semantics::buffered);
+  REQUIRE(raw_issues.size() == 1);
+  REQUIRE(raw_issues[0].what == fault::not_compute);
+  REQUIRE(raw_issues[0].rank == 1);
+  REQUIRE(raw_issues[0].step == 4);
+  // A placement value that is neither loop nor V-shape is a bad shape, not a wild index.
+  const pipeline_shape odd{2, 1, 3, static_cast<placement>(5)};
+  const op stray[] = {op{op_kind::F, 5, 0}, op{op_kind::send_f, 4, 0}};
+  const std::uint32_t stray_offsets[] = {0, 1, 2};
+  REQUIRE(validate_lowered(schedule_view{odd, stray, stray_offsets}, send_semantics::buffered).first.what == fault::bad_shape);
+  REQUIRE_THROWS_WITH(peer_order_consistent(schedule_view{odd, stray, stray_offsets}),
+                      "ctpipe: placement must be loop or v_shape");
   // A message across the V-shape turn (stages 1 and 2 of P = 2 live on rank 1).
   const schedule zbv = lower(generate({schedule_family::zbv, {2, 2, 2, placement::v_shape}}).view());
   std::vector<op> ops(zbv.view().ops.begin(), zbv.view().ops.end());

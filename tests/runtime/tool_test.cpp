@@ -80,7 +80,7 @@ TEST_CASE("numbers are decimal: a leading zero is not octal", "[tool]") {
   REQUIRE(nlohmann::json::parse(run.out)["P"] == 10);
 }
 
-TEST_CASE("output that cannot be written: exit 1 and a message; a closed stderr is no crash", "[tool]") {
+TEST_CASE("output that cannot be written: exit 1 and a message - a closed stderr is no crash", "[tool]") {
   const auto full = run_tool("> /dev/full");
   REQUIRE(full.exit_code == 1);
   REQUIRE(full.err == "ctpipe: cannot write to standard output\n");

@@ -94,7 +94,7 @@ TEST_CASE("P = 1 works for every schedule: no messages, no bubble", "[zero-bubbl
   }
 }
 
-TEST_CASE("m = 1 works for ZB-H1 and ZB-H2; ZB-V below 2P-1 micro-batches stays valid", "[zero-bubble]") {
+TEST_CASE("m = 1 works for ZB-H1 and ZB-H2 - ZB-V below 2P-1 micro-batches stays valid", "[zero-bubble]") {
   for (int P = 1; P <= 8; ++P) {
     INFO("P " << P);
     REQUIRE(validate(generate(zero_bubble(schedule_family::zb_h1, P, 1)).view()).ok());

@@ -28,7 +28,8 @@ enum class fault : std::uint8_t {
   local_transfer,       ///< a send/recv between two stages of one rank (no message is needed)
   send_before_compute,  ///< a send before the compute op that produces its data (`needs` = that op)
   not_received,         ///< a compute op whose input from another rank was not received before it
-  wrong_microbatch,     ///< a compute op finds another micro-batch's message received on its edge
+  wrong_microbatch,     ///< a compute op's input was not received, another micro-batch's was (`needs` = its own RECV)
+  no_partner,           ///< a send/recv whose partner stage does not exist (SEND_F on the last stage, ...)
 };
 
 /// One-line description of a fault, for messages.
@@ -47,7 +48,9 @@ constexpr const char* fault_description(fault f) {
       "send/recv between two stages on one rank",
       "send comes before the compute op that produces its data",
       "compute op whose input was not received before it on its rank",
-      "compute op consumes a message received for another micro-batch",
+      "compute op whose input was not received before it, while another micro-batch's was (a runtime that "
+      "matches messages by order would feed it that one)",
+      "send/recv whose partner stage does not exist",
   };
   return text[static_cast<int>(f)];
 }

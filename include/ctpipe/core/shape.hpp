@@ -59,6 +59,10 @@ constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
   if (s.P < 1) { on_error("ctpipe: P (pipeline ranks) must be >= 1"); return false; }
   if (s.m < 1) { on_error("ctpipe: m (micro-batches) must be >= 1"); return false; }
   if (s.V < 1) { on_error("ctpipe: V (model chunks per rank) must be >= 1"); return false; }
+  if (s.layout != placement::loop && s.layout != placement::v_shape) {
+    on_error("ctpipe: placement must be loop or v_shape");
+    return false;
+  }
   if (s.layout == placement::v_shape && s.V != 2) { on_error("ctpipe: the V-shape placement needs V = 2"); return false; }
   if (s.P > max_stages || s.V > max_stages || s.P * s.V > max_stages) {
     on_error("ctpipe: P*V must be at most 4096 stages");
@@ -74,6 +78,7 @@ constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
 /// - `ctpipe: P (pipeline ranks) must be >= 1`
 /// - `ctpipe: m (micro-batches) must be >= 1`
 /// - `ctpipe: V (model chunks per rank) must be >= 1`
+/// - `ctpipe: placement must be loop or v_shape` (a value cast from another number)
 /// - `ctpipe: the V-shape placement needs V = 2`
 /// - `ctpipe: P*V must be at most 4096 stages`
 /// - `ctpipe: m must be at most 65536 micro-batches`

@@ -237,8 +237,8 @@ struct csv_reader {
 
 /// Reads a schedule in PyTorch's CSV format (see to_csv() and the file comment) into an
 /// owning schedule. Its shape comes from the file:
-/// - `P` = the number of rows; `m` = 1 + the largest micro-batch; `S = P*V` = 1 + the
-///   largest stage, so `V = S / P`;
+/// - `P` = the number of rows; `m` = 1 + the largest micro-batch and `S = P*V` = 1 + the
+///   largest stage of a compute op (of any op when there is none), so `V = S / P`;
 /// - the placement from which row holds which stage: the loop placement when every stage
 ///   `s` is on row `s % P`, else the V-shape when `V = 2` and row `r` holds stages `r`
 ///   and `2P-1-r`. When both fit (P = 1, where the two are the same placement, or a
@@ -303,9 +303,15 @@ inline schedule parse_csv(std::string_view text) {
   const int P = reader.row;
   if (P == 0) throw csv_error("ctpipe: CSV has no rows (one row per rank expected)");
 
+  // The shape comes from the compute ops (a stray transfer with a large stage or
+  // micro-batch then shows as out of shape instead of growing the shape); from all ops
+  // when there is no compute op.
   int S = 0;
   int m = 0;
+  const bool any_compute =
+      std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) { return is_compute(o.kind()); });
   for (const op o : reader.ops) {
+    if (any_compute && !is_compute(o.kind())) continue;
     S = std::max(S, o.stage() + 1);
     m = std::max(m, o.microbatch() + 1);
   }

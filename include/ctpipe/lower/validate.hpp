@@ -31,15 +31,18 @@ constexpr const char* semantics_name(send_semantics s) {
 /// 1. the shape and the offsets (bad_shape, bad_offsets; then it stops);
 /// 2. the compute ops, exactly as validate() checks the compute part (steps count
 ///    positions in the lowered lists);
-/// 3. each transfer op in rank order: out_of_shape (no partner stage, or micro-batch
-///    >= m), wrong_rank (its stage lives elsewhere), local_transfer (both stages on one
+/// 3. each transfer op in rank order: out_of_shape (stage >= P*V or micro-batch >= m),
+///    no_partner (SEND_F or RECV_B on the last stage, RECV_F or SEND_B on stage 0),
+///    wrong_rank (its stage lives elsewhere), local_transfer (both stages on one
 ///    rank: no message is needed), duplicate; then missing (a message that crosses ranks
 ///    without its SEND or its RECV; rank = owner, step = -1). Any issue so far stops it;
 /// 4. a run of the lists under `sem`, one issue per rank that does not finish, naming
 ///    the first op it cannot run: first, in rank order, the ranks halted by a fault of
 ///    their own: send_before_compute (`needs` = the producing op), not_received
-///    (`needs` = the RECV that should precede it), wrong_microbatch (`needs` = the RECV
-///    of the other micro-batch waiting on that edge); then, in rank order, deadlock (a
+///    (`needs` = the RECV that should precede it), wrong_microbatch (the same, while a
+///    message of another micro-batch on that edge was received and not consumed: a
+///    runtime matching messages by order rather than by tag would feed it that one;
+///    `needs` = its own RECV); then, in rank order, deadlock (a
 ///    SEND or RECV whose partner never comes; `needs` = that partner).
 /// Never hangs: the run is a worklist over ranks. Time and memory linear in the number
 /// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
@@ -93,7 +96,7 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   bool split = false;
   for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
     const std::uint32_t kind = ops[k].bits >> 28;
-    if (kind <= 3) position[c++] = k;
+    if (kind <= 3 || kind >= 8) position[c++] = k;  // what compute_part keeps: all but transfers
     split = split || kind == 2 || kind == 3;
   }
   const schedule_view cv = compute.view();
@@ -120,7 +123,7 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
       ed = kind >= 4 && kind <= 7 && s < uS ? link[kind * uS + s] : none,
       mark = ed != none && j < um ? (kind - 4) * static_cast<std::uint32_t>(slots) + ed * um + j : 0;
-      if (kind < 4) continue;
+      if (kind < 4 || kind > 7) continue;  // compute ops, and unused kinds (step 2 named them)
       if (ed != none && j < um && owner[s] == r && seen[mark] == 0) {  // the common case
         seen[mark] = 1;
         continue;
@@ -128,8 +131,12 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
       const op o = ops[k];
       const int step = static_cast<int>(k - off[r]);
       const int partner = (kind == 4 || kind == 7) ? static_cast<int>(s) + 1 : static_cast<int>(s) - 1;
-      if (kind > 7 || s >= uS || partner < 0 || partner >= S || j >= um) {
+      if (s >= uS || j >= um) {
         report(fault::out_of_shape, r, step, o, o);
+        continue;
+      }
+      if (partner < 0 || partner >= S) {
+        report(fault::no_partner, r, step, o, o);
         continue;
       }
       if (owner[s] != r) report(fault::wrong_rank, r, step, o, o);
@@ -158,12 +165,12 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   if (count != 0) return count;
 
   // 4. Run the lists. Per slot: its state and the rank (+ 1) parked at its SEND or its
-  // RECV. Per ed: received messages not yet consumed, the last one's micro-batch.
+  // RECV. Per ed: received messages not yet consumed.
   constexpr std::uint8_t posted = 1, arrived = 2;  // state bits: SEND reached; RECV done
   const std::uint32_t keys = uS * um;
   detail::buffer<std::uint8_t> state_b(slots), computed_b(2 * static_cast<std::size_t>(keys));  // [F | B or I]
   detail::buffer<std::uint32_t> parked_b(2 * slots);  // [at SEND | at RECV]
-  detail::buffer<std::uint32_t> pending_b(2 * static_cast<std::size_t>(S)), last_b(2 * static_cast<std::size_t>(S));
+  detail::buffer<std::uint32_t> pending_b(2 * static_cast<std::size_t>(S));
   detail::buffer<std::uint32_t> pos_b(static_cast<std::size_t>(P)), stack_b(static_cast<std::size_t>(P));
   detail::buffer<validation_issue> halted(static_cast<std::size_t>(P));
   detail::buffer<std::uint8_t> is_halted(static_cast<std::size_t>(P));
@@ -171,7 +178,6 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   std::uint8_t* computed = computed_b.data();
   std::uint32_t* parked = parked_b.data();
   std::uint32_t* pending = pending_b.data();
-  std::uint32_t* last = last_b.data();
   std::uint32_t* pos = pos_b.data();
   std::uint32_t* stack = stack_b.data();
   const std::uint32_t at_recv = static_cast<std::uint32_t>(slots);
@@ -219,7 +225,6 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
       if (parked[slot] != 0) stack[top++] = parked[slot] - 1;
       parked[slot] = 0;
       ++pending[ed];
-      last[ed] = j;
     }
     pos[r] = k;
   }
@@ -234,8 +239,7 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     if (!is_transfer(o.kind())) {
       const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
       halted[static_cast<std::size_t>(r)] =
-          pending[in_ed] != 0 ? validation_issue{fault::wrong_microbatch, r, step, o, op{recv.kind(), st, static_cast<int>(last[in_ed])}}
-                           : validation_issue{fault::not_received, r, step, o, recv};
+          validation_issue{pending[in_ed] != 0 ? fault::wrong_microbatch : fault::not_received, r, step, o, recv};
       is_halted[static_cast<std::size_t>(r)] = 1;
     } else if (is_send(o.kind()) &&
                computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
