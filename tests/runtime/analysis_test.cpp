@@ -166,7 +166,7 @@ TEST_CASE("validator: wrong rank, out of shape, send/recv, mixed backward, bad o
   const std::uint32_t offsets[] = {0, 3};
   REQUIRE(validate(schedule_view{{1, 1}, ops, offsets}).first.what == fault::bad_offsets);
   // Every fault has a description.
-  for (int f = 0; f <= static_cast<int>(fault::wrong_microbatch); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
+  for (int f = 0; f <= static_cast<int>(fault::no_partner); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
 }
 
 TEST_CASE("malformed views are errors, never out-of-bounds reads or writes", "[analysis][validate]") {
