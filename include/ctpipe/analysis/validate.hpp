@@ -48,8 +48,7 @@ constexpr const char* fault_description(fault f) {
       "send/recv between two stages on one rank",
       "send comes before the compute op that produces its data",
       "compute op whose input was not received before it on its rank",
-      "compute op whose input was not received before it, while another micro-batch's was (a runtime that "
-      "matches messages by order would feed it that one)",
+      "compute op whose input was not received before it, while another micro-batch's was (matching by order feeds it that one)",
       "send/recv whose partner stage does not exist",
   };
   return text[static_cast<int>(f)];
