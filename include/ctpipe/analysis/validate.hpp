@@ -85,13 +85,19 @@ constexpr op needed_dependency(const dependency_walk& walk, op o) {
   return op{o.kind(), s + 1, j};
 }
 
-/// Whether `v.offsets` holds P+1 non-decreasing positions from 0 to the op count (the
-/// shape must be valid). O(P).
-constexpr bool layout_ok(const schedule_view& v) {
+/// Whether `v` cannot be indexed at all, and why: `what` = bad_shape when its shape
+/// fails check_shape(), bad_offsets when `offsets` is not P+1 non-decreasing positions
+/// from 0 to the op count. The validators' first check; O(P).
+constexpr bool structure_broken(const schedule_view& v, fault& what) {
+  if (shape_error(v.shape) != nullptr) {
+    what = fault::bad_shape;
+    return true;
+  }
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   bool ok = v.offsets.size() == P + 1 && v.offsets[0] == 0 && v.offsets[P] == v.size();
   for (std::size_t r = 0; ok && r < P; ++r) ok = v.offsets[r] <= v.offsets[r + 1];
-  return ok;
+  what = fault::bad_offsets;
+  return !ok;
 }
 
 }  // namespace detail
@@ -115,12 +121,8 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   const int P = v.shape.P;
   const int S = v.shape.stages();
   const int m = v.shape.m;
-  if (shape_error(v.shape) != nullptr) {
-    report(fault::bad_shape, -1, -1, op{}, op{});
-    return count;
-  }
-  if (!detail::layout_ok(v)) {
-    report(fault::bad_offsets, -1, -1, op{}, op{});
+  if (fault broken{}; detail::structure_broken(v, broken)) {
+    report(broken, -1, -1, op{}, op{});
     return count;
   }
   // One pass over every op: range, owner, duplicate, mixed backward, order.

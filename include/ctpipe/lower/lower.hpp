@@ -186,10 +186,6 @@ constexpr void for_each_batch(std::span<const op> rank_ops, F&& f) {
 
 namespace detail {
 
-// The spec arrives as a function parameter, not through a template parameter: Clang 14
-// evaluates a local variable's initializer once more on its own when it is a constant
-// expression by itself, which would double the cost of freezing.
-
 /// Op count of lower(generate(s)), after s's gate.
 constexpr std::size_t lowered_size(const schedule_spec& s) {
   const schedule compute = generate(s);
@@ -205,14 +201,6 @@ constexpr void fill_lowered(const schedule_spec& s, op* ops, std::uint32_t* offs
   for (int r = 0; r <= s.shape.P; ++r) offsets[r] = lv.offsets[static_cast<std::size_t>(r)];
 }
 
-template <schedule_spec S>
-constexpr auto freeze_lowered() {
-  frozen_schedule<lowered_size(S), static_cast<std::size_t>(S.shape.P)> f{};
-  f.shape = S.shape;
-  fill_lowered(S, f.ops, f.offsets);
-  return f;
-}
-
 }  // namespace detail
 
 /// Schedule `S` lowered and frozen at compile time: `lower(generate(S))` as a
@@ -221,6 +209,6 @@ constexpr auto freeze_lowered() {
 /// a runtime walks with no allocation or lookup. An invalid `S` is a compile error
 /// showing the check_spec() message.
 template <schedule_spec S>
-inline constexpr auto lowered_v = detail::freeze_lowered<S>();
+inline constexpr auto lowered_v = detail::freeze<S, detail::lowered_size, detail::fill_lowered>();
 
 }  // namespace ctpipe

@@ -53,12 +53,8 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     ++count;
     on_issue(validation_issue{f, r, step, at, needs});
   };
-  if (shape_error(v.shape) != nullptr) {
-    report(fault::bad_shape, -1, -1, op{}, op{});
-    return count;
-  }
-  if (!detail::layout_ok(v)) {
-    report(fault::bad_offsets, -1, -1, op{}, op{});
+  if (fault broken{}; detail::structure_broken(v, broken)) {
+    report(broken, -1, -1, op{}, op{});
     return count;
   }
   const pipeline_shape& shape = v.shape;

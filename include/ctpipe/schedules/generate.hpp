@@ -58,11 +58,16 @@ constexpr std::size_t checked_total_ops(const schedule_spec& s) {
   return ops_per_rank(s) * static_cast<std::size_t>(s.shape.P);
 }
 
-template <schedule_spec S>
+/// Schedule S frozen: `size(S)` ops over P ranks, written by `fill(S, ops, offsets)`.
+/// Shared by schedule_v (generate) and lowered_v (ctpipe/lower/lower.hpp). The spec
+/// reaches `size` and `fill` as a function parameter, not as a constant: Clang 14
+/// evaluates a local's initializer once more when it is a constant expression by itself.
+template <schedule_spec S, std::size_t (*size)(const schedule_spec&),
+          void (*fill)(const schedule_spec&, op*, std::uint32_t*)>
 constexpr auto freeze() {
-  frozen_schedule<checked_total_ops(S), static_cast<std::size_t>(S.shape.P)> f{};
+  frozen_schedule<size(S), static_cast<std::size_t>(S.shape.P)> f{};
   f.shape = S.shape;
-  fill_schedule(S, f.ops, f.offsets);
+  fill(S, f.ops, f.offsets);
   return f;
 }
 
@@ -82,6 +87,6 @@ constexpr schedule generate(const schedule_spec& s) {
 /// `std::span<const op>`, usable in constant expressions and by a runtime at zero cost.
 /// An invalid `S` is a compile error showing the check_spec() message.
 template <schedule_spec S>
-inline constexpr auto schedule_v = detail::freeze<S>();
+inline constexpr auto schedule_v = detail::freeze<S, detail::checked_total_ops, detail::fill_schedule>();
 
 }  // namespace ctpipe
