@@ -1,4 +1,4 @@
-// Reference schedules (../shared/vectors, read here, never copied):
+// Reference schedules (tests/data/vectors, public orders recorded from the peers' code):
 // - every vector our generators cover equals the generated order, rank by rank;
 // - for every vector, the metrics table of vectors/README.md (makespan, bubble, peak
 //   in-flight per rank, messages) is what our validator and simulator compute from the
