@@ -1,4 +1,4 @@
-// Every value SPEC.md §5 and issue #2 claim for GPipe and 1F1B (tests/static/cases.hpp),
+// Every value docs/spec.md §5 and issue #2 claim for GPipe and 1F1B (tests/static/cases.hpp),
 // checked at run time through the library (the same holds() the static_asserts use, then
 // field by field for readable failures) and through `ctpipe --format json`.
 #include <ctpipe/ctpipe.hpp>

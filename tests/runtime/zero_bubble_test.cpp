@@ -26,7 +26,7 @@ TEST_CASE("Zero Bubble grid: valid, formulas where they apply (twin of tests/sta
   }
 }
 
-TEST_CASE("Zero Bubble formulas outside SPEC.md's stated ranges: they say they do not apply", "[zero-bubble][proofs]") {
+TEST_CASE("Zero Bubble formulas outside their ranges (docs/spec.md §4.1): they say they do not apply", "[zero-bubble][proofs]") {
   // (t_f, t_i, t_w) with t_f < t_w <= t_i, with min(t_i, t_w) > t_f, and with t_w > t_i.
   const costs outside[] = {
       {rational{1}, rational{4}, rational{2}, rational{2}},

@@ -1,4 +1,4 @@
-// The values SPEC.md §5 and the issues claim, as one table, and the function that
+// The values docs/spec.md §5 and the issues claim, as one table, and the function that
 // checks one row. tests/static/spec_values.cpp static_asserts every row;
 // tests/runtime/values_test.cpp checks every row at run time through the same function
 // and through `ctpipe --format json`.

@@ -1,4 +1,4 @@
-// Compile-time checks of every value SPEC.md §5 and issue #2 claim for GPipe and 1F1B
+// Compile-time checks of every value docs/spec.md §5 and issue #2 claim for GPipe and 1F1B
 // (tests/static/cases.hpp), of the frozen schedule_v path, and of the validator's
 // verdicts on the faulty schedules of tests/static/faulty.hpp.
 #include "cases.hpp"

@@ -11,7 +11,7 @@ namespace ctpipe::tool {
 
 /// Parses `f=1,b=2,i=1,w=1,c=0` (any subset, any order; values exact: `1/2`, `0.25`).
 /// Keys not given keep the defaults, except `b`, which becomes `i + w` when `i` or `w`
-/// is given without it (SPEC.md: t_b = t_i + t_w). Raises ctpipe::error with
+/// is given without it (docs/spec.md §1: t_b = t_i + t_w). Raises ctpipe::error with
 /// `ctpipe: --costs takes key=value pairs ...`, the parse_rational() message, or the
 /// check_costs() messages.
 inline costs parse_costs(std::string_view text) {

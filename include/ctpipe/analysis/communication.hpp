@@ -1,4 +1,4 @@
-// ctpipe/analysis/communication.hpp: point-to-point message counts (SPEC.md §3).
+// ctpipe/analysis/communication.hpp: point-to-point message counts (docs/spec.md §3).
 #pragma once
 
 #include <cstddef>  // std::size_t

@@ -25,18 +25,18 @@ struct closed_form {
 
 namespace detail {
 constexpr closed_form no_formula(const char* why) { return {false, rational{0}, "", "", why}; }
-constexpr const char* gpipe_source = "Huang et al., GPipe (NeurIPS 2019); SPEC.md §4";
+constexpr const char* gpipe_source = "Huang et al., GPipe (NeurIPS 2019); docs/spec.md §4";
 constexpr const char* one_f_one_b_source =
-    "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); SPEC.md §4";
+    "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); docs/spec.md §4";
 constexpr const char* no_latency = "needs t_c = 0 (with latency the 1F1B steady state stalls)";
 constexpr const char* interleaved_source =
-    "Narayanan et al. (SC 2021); Megatron-LM get_pp_rank_microbatches; SPEC.md §4";
+    "Narayanan et al. (SC 2021); Megatron-LM get_pp_rank_microbatches; docs/spec.md §4";
 constexpr const char* looped_source = "Lamy-Poirier, Breadth-First Pipeline Parallelism (2023); PyTorch ScheduleLoopedBFS";
 constexpr const char* chunked_no_latency = "needs t_c = 0 (with latency the chunks' round trips stall)";
 constexpr const char* torch_few = "needs m >= P (with m < P PyTorch's rounds never reach a steady state)";
 constexpr const char* looped_few = "needs m >= P (with m < P each chunk waits for micro-batch 0 to come round)";
 
-constexpr const char* zb_source = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); SPEC.md §4";
+constexpr const char* zb_source = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); docs/spec.md §4";
 constexpr const char* torch_zb_source = "PyTorch ScheduleInterleavedZeroBubble";
 
 /// Why the Zero Bubble family has no timing closed form for `s` and `c`, or nullptr.
@@ -77,13 +77,13 @@ constexpr const char* chunked_timing_exception(const schedule_spec& s, const cos
 /// - GPipe: `(m+P-1)(t_f+t_b) + 2(P-1)t_c` (forwards fill the pipe in m+P-1 steps, the
 ///   backwards drain it in m+P-1 steps, each of the P-1 boundaries is crossed once each
 ///   way on the critical path).
-/// - 1F1B with t_c = 0: `(m+P-1)(t_f+t_b)`, the same as GPipe (SPEC.md §4).
+/// - 1F1B with t_c = 0: `(m+P-1)(t_f+t_b)`, the same as GPipe (docs/spec.md §4).
 /// - interleaved 1F1B and looped BFS with t_c = 0: `(m+(P-1)/V)(t_f+t_b)`: the fill and
 ///   drain are made of chunk ops, 1/V as long. Not for V > 1 with m < P under PyTorch's
 ///   rules (torch variant) or looped BFS: there the pipe never fills.
 /// - ZB-H1 with m >= P and t_w <= min(t_i, t_f): `m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)`
 ///   (each rank idles `(P-1)(t_f+t_i-t_w)`: the W it moves into each bubble shortens it).
-///   SPEC.md states only t_w <= t_i; with t_f < t_w <= t_i the formula is false (P = 2,
+///   The range t_w <= t_i alone is not enough: with t_f < t_w <= t_i the formula is false (P = 2,
 ///   m = 2, (t_f, t_i, t_w) = (1, 2, 2): makespan 12, not 11), so ctpipe also needs t_w <= t_f.
 /// - ZB-H2 with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f` (no rank idles
 ///   inside its span; the last rank starts `(P-1)t_f` late).
@@ -181,8 +181,8 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
 ///   `(P-1)(t_f+t_b)` (1/V of it with V chunks; GPipe with latency `(P-1)(t_f+t_b+2t_c)`),
 ///   under the same conditions as makespan_formula.
 /// - ZB-H1, m >= P, t_w <= min(t_i, t_f): `(P-1)(t_f+t_i-t_w)`.
-/// - ZB-H2, m >= 2P-1, min(t_i, t_w) <= t_f: `(P-1) max(0, t_f+t_i-2t_w)` (t_c = 0). SPEC.md
-///   states it for any costs; with t_i and t_w both longer than t_f it is false (P = 2,
+/// - ZB-H2, m >= 2P-1, min(t_i, t_w) <= t_f: `(P-1) max(0, t_f+t_i-2t_w)` (t_c = 0). It
+///   does not hold for every cost set: with t_i and t_w both longer than t_f it is false (P = 2,
 ///   m = 3, (1, 2, 2): span bubble 1, not 0).
 /// - ZB-V, m >= 2P-1, t_f = t_i = t_w: 0.
 constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c) {
@@ -223,7 +223,7 @@ constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c
   }
 }
 
-/// Peak in-flight activations of rank r, in chunks (SPEC.md §3-§4): GPipe `m` on every
+/// Peak in-flight activations of rank r, in chunks (docs/spec.md §3-§4): GPipe `m` on every
 /// rank; 1F1B `min(m, P-r)` (rank r does P-1-r warmup forwards, then one more forward
 /// before each backward); interleaved 1F1B `min(mV, 2(P-1-r) + (V-1)g + 1)` (its warmup
 /// plus one; `(P-1-r)` instead of `2(P-1-r)` with warmup factor 1; `mV` for
@@ -284,12 +284,12 @@ constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational ga
 constexpr closed_form messages_formula(const schedule_spec& s) {
   const rational P{s.shape.P};
   const rational m{s.shape.m};
-  if (s.shape.P == 1) return {true, rational{0}, "0 (one rank)", "SPEC.md §3", "P = 1"};
+  if (s.shape.P == 1) return {true, rational{0}, "0 (one rank)", "docs/spec.md §3", "P = 1"};
   if (s.shape.layout == placement::v_shape) {
-    return {true, rational{2} * m * (rational{2} * P - 2), "2m(2P-2)", "SPEC.md §3", "V-shape, P > 1"};
+    return {true, rational{2} * m * (rational{2} * P - 2), "2m(2P-2)", "docs/spec.md §3", "V-shape, P > 1"};
   }
   return {true, rational{2} * m * (P * rational{s.shape.V} - 1), "2m(PV-1)",
-          "SPEC.md §4 table (2V per micro-batch per boundary)", "loop placement, P > 1"};
+          "docs/spec.md §4 table (2V per micro-batch per boundary)", "loop placement, P > 1"};
 }
 
 }  // namespace ctpipe

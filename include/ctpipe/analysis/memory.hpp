@@ -1,4 +1,4 @@
-// ctpipe/analysis/memory.hpp: in-flight activations and their peaks (SPEC.md §3).
+// ctpipe/analysis/memory.hpp: in-flight activations and their peaks (docs/spec.md §3).
 #pragma once
 
 #include <cstddef>  // std::size_t

@@ -1,4 +1,4 @@
-// ctpipe/analysis/simulate.hpp: exact timeline of a schedule under SPEC.md §2.
+// ctpipe/analysis/simulate.hpp: exact timeline of a schedule under docs/spec.md §2.
 #pragma once
 
 #include <cstddef>  // std::size_t
@@ -35,7 +35,7 @@ class simulation {
   constexpr rational idle(int r) const { return time(makespan_ - busy_[idx(r)]); }
   /// Span of rank r: end of its last op - start of its first (0 for an empty rank).
   constexpr rational span(int r) const { return time(last_end_[idx(r)] - first_start_[idx(r)]); }
-  /// Bubble fraction: total idle / (P * T) (SPEC.md §3); 0 for a schedule without ops.
+  /// Bubble fraction: total idle / (P * T) (docs/spec.md §3); 0 for a schedule without ops.
   constexpr rational bubble_fraction() const {
     if (makespan_ == 0) return rational{0};
     std::int64_t idle_total = 0;
@@ -76,7 +76,7 @@ constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
 }
 }  // namespace detail
 
-/// Simulates schedule `v` with costs `c` (SPEC.md §2): each rank runs its ops one at a
+/// Simulates schedule `v` with costs `c` (docs/spec.md §2): each rank runs its ops one at a
 /// time in list order; an op starts at the latest of its rank becoming free and each
 /// dependency's end, plus `c.c` when that dependency ran on another rank. A chunk's op
 /// costs `t/V`. Linear in the number of ops.

@@ -1,5 +1,5 @@
 // ctpipe/analysis/validate.hpp: is a set of per-rank op lists a valid schedule?
-// (SPEC.md §2: every needed op exactly once on the rank owning its stage, F before B/I
+// (docs/spec.md §2: every needed op exactly once on the rank owning its stage, F before B/I
 // before W, and the lists run to completion.)
 #pragma once
 

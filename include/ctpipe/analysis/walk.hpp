@@ -1,4 +1,4 @@
-// ctpipe/analysis/walk.hpp: runs a schedule's per-rank lists under SPEC.md §2's
+// ctpipe/analysis/walk.hpp: runs a schedule's per-rank lists under docs/spec.md §2's
 // dependencies, in an order that is linear in the number of ops. Shared by the
 // simulator (which stamps end times) and the validator (which reports where it stalls).
 //
@@ -9,7 +9,7 @@
 //
 // Compile-time budget: Clang counts evaluation steps roughly per statement, and allows
 // about 1M per constant evaluation, so the per-op loop below is written as a handful of
-// plain statements over raw pointers (see GUIDE.md §4).
+// plain statements over raw pointers (see docs/compile-time.md).
 #pragma once
 
 #include <cstddef>  // std::size_t

@@ -1,4 +1,4 @@
-// ctpipe/core/costs.hpp: the exact cost model (SPEC.md §1-§2).
+// ctpipe/core/costs.hpp: the exact cost model (docs/spec.md §1-§2).
 #pragma once
 
 #include "ctpipe/core/op.hpp"
@@ -44,7 +44,7 @@ constexpr void check_costs(const costs& c) {
                   "ctpipe: costs must be >= 0");
 }
 
-/// Checks gamma = M_W / M_B of the finer memory model (SPEC.md §3). Raises
+/// Checks gamma = M_W / M_B of the finer memory model (docs/spec.md §3). Raises
 /// `ctpipe: gamma must lie in [0, 1]`.
 constexpr void check_gamma(rational gamma) {
   detail::require(gamma >= rational{0} && gamma <= rational{1},

@@ -7,7 +7,7 @@
 
 namespace ctpipe {
 
-/// What an op does (SPEC.md §2; letters as in the Zero Bubble paper and PyTorch).
+/// What an op does (docs/spec.md §2; letters as in the Zero Bubble paper and PyTorch).
 /// - `F` forward; `B` full backward; `I` input-gradient backward (on the critical path);
 ///   `W` weight-gradient backward (nothing waits for it).
 /// - `send_f`, `recv_f`, `send_b`, `recv_b`: point-to-point transfers of an activation

@@ -23,7 +23,7 @@ namespace ctpipe {
 /// Construct through the constructor, which normalises; the members are public only so
 /// that `rational` is a structural type usable as a template argument (costs of a frozen
 /// schedule). Units are whatever the caller measures: times are in units of the cost of
-/// one whole-rank forward `t_f` (SPEC.md §1).
+/// one whole-rank forward `t_f` (docs/spec.md §1).
 /// Errors: a zero denominator raises `ctpipe: rational with zero denominator`;
 /// overflow of any operation raises `ctpipe: rational overflow (64-bit numerator or
 /// denominator)`.

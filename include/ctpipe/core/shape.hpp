@@ -7,7 +7,7 @@
 
 namespace ctpipe {
 
-/// How the `S = P*V` stages are laid on the `P` pipeline ranks (SPEC.md §1).
+/// How the `S = P*V` stages are laid on the `P` pipeline ranks (docs/spec.md §1).
 /// - `loop` (Megatron-LM, PyTorch default): chunk `c` of rank `r` is stage `c*P + r`.
 /// - `v_shape` (ZB-V, DualPipeV; needs `V == 2`): rank `r` holds stages `r` and
 ///   `2P-1-r`, so the last rank holds two adjacent stages.

@@ -62,7 +62,7 @@ constexpr schedule lower(schedule_view v) {
   // B/I down across ranks); peer[kind * S + s]: the rank receiving it; owner[s]: the
   // rank of stage s. The per-op loops
   // below decode ops by hand and read these tables: Clang charges a constant
-  // evaluation per statement (GUIDE.md §4).
+  // evaluation per statement (docs/compile-time.md).
   const int S = shape.stages();
   const std::uint32_t uS = static_cast<std::uint32_t>(S);
   detail::buffer<std::uint32_t> sends_b(4 * static_cast<std::size_t>(S)), peer_b(4 * static_cast<std::size_t>(S)),

@@ -67,7 +67,7 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   // link[kind * S + s] is the ed that an op of that kind on stage s sends, receives or
   // (a compute op) takes its input from, or `none` (a local input, no partner stage, or
   // a partner on the same rank). Clang charges a constant evaluation per statement, so
-  // the per-op loops decode ops by hand and read this table (GUIDE.md §4).
+  // the per-op loops decode ops by hand and read this table (docs/compile-time.md).
   const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
   detail::buffer<std::uint32_t> link_table(8 * static_cast<std::size_t>(S), none);
   for (int st = 0; st < S; ++st) {

@@ -10,7 +10,7 @@
 
 namespace ctpipe {
 
-/// The schedule families ctpipe generates (SPEC.md §4).
+/// The schedule families ctpipe generates (docs/spec.md §4).
 /// - `gpipe`: GPipe (Huang et al. 2019), PyTorch's `ScheduleGPipe`.
 /// - `one_f_one_b`: 1F1B / PipeDream-Flush (Narayanan et al. 2021), Megatron-LM's
 ///   `forward_backward_pipelining_without_interleaving`, PyTorch's `Schedule1F1B`.
