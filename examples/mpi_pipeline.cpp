@@ -28,13 +28,13 @@
 // - B(s, j) is I then W.
 // The last stage's B or I first forms dy = y - target (the loss gradient).
 //
-// Send modes (the lowered lists run to completion under both send semantics):
+// Send modes, each with the lists lowered for its runtime model (ctpipe/lower/runtime.hpp):
 // - rendezvous: SEND as MPI_Ssend (blocks until the receive is posted), RECV as
-//   MPI_Recv, op by op;
+//   MPI_Recv, op by op; lists `lowered_v<S, costs{}, runtime_model::rendezvous>`;
 // - buffered: SEND as MPI_Bsend into a buffer attached before the step (returns at
-//   once), RECV as MPI_Recv, op by op;
+//   once), RECV as MPI_Recv, op by op; the `blocking` model's lists, `lowered_v<S>`;
 // - batched: each run of consecutive transfer ops (for_each_batch) posted as
-//   MPI_Isend/MPI_Irecv, then one MPI_Waitall.
+//   MPI_Isend/MPI_Irecv, then one MPI_Waitall; the `batched` model's lists.
 // Each message's tag is message_tag() (edge, micro-batch, direction), its peer
 // peer_rank(): two messages between the same ranks never match each other's receive.
 //
@@ -206,11 +206,12 @@ constexpr schedule_spec spec_for(int P, schedule_family f) {
   return {f, {.P = P, .m = 2 * P, .V = chunked ? 2 : 1, .layout = natural_placement(f)}};
 }
 
-/// One schedule as a process runs it: the lowered lists (static storage) and the
-/// simulated bubble fraction of its compute schedule, both computed at compile time.
+/// One schedule as a process runs it: the lowered lists for each send mode, indexed by
+/// send_mode (static storage), and the simulated bubble fraction of its compute
+/// schedule, all computed at compile time.
 struct pipeline_case {
   schedule_spec spec;
-  schedule_view lowered;
+  schedule_view lowered[3];
   rational simulated_bubble;
 };
 
@@ -218,7 +219,10 @@ template <schedule_spec S>
 constexpr pipeline_case make_case() {
   static_assert(2 * (S.shape.stages() - 1) * S.shape.m <= 32767,
                 "ctpipe: message_tag() must fit the MPI tags every MPI accepts (up to 32767)");
-  return {S, lowered_v<S>.view(), simulate(schedule_v<S>.view(), costs{}).bubble_fraction()};
+  return {S,
+          {lowered_v<S, costs{}, runtime_model::rendezvous>.view(), lowered_v<S>.view(),
+           lowered_v<S, costs{}, runtime_model::batched>.view()},
+          simulate(schedule_v<S>.view(), costs{}).bubble_fraction()};
 }
 
 template <int P, std::size_t... f>
@@ -355,7 +359,7 @@ double max_relative_error(const std::vector<double>& gathered, const step_state&
 /// disturbed by other processes on the machine).
 case_result run_case(const pipeline_case& c, send_mode mode, int rank, int steps, const step_state& reference) {
   const pipeline_shape& shape = c.spec.shape;
-  const std::span<const op> ops = c.lowered.rank(rank);
+  const std::span<const op> ops = c.lowered[static_cast<int>(mode)].rank(rank);
 
   // Allocated once, before any step: the step's buffers, the batch ends and requests
   // (batched), the Bsend buffer (buffered), the gathered gradients.

@@ -21,6 +21,8 @@
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"
+#include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/lower/transfer.hpp"
 #include "ctpipe/lower/validate.hpp"

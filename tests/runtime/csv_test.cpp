@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "proofs_lower.hpp"
 #include "tool_runner.hpp"
 
 using namespace ctpipe;
@@ -298,11 +299,14 @@ TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or c
           (void)validate_lowered(s.view(), send_semantics::buffered);
           (void)peer_order_consistent(s.view());
         } else if (validate(s.view()).ok()) {
-          // Any valid compute schedule, however odd its order, lowers to lists that run.
-          const schedule lowered = lower(s.view());
+          // Any valid compute schedule, however odd its order, lowers to lists that run:
+          // the rendezvous order under both send semantics with a consistent peer order,
+          // the blocking order under buffered sends, as fast as simulated.
+          const schedule lowered = lower(s.view(), costs{}, runtime_model::rendezvous);
           REQUIRE(validate_lowered(lowered.view(), send_semantics::rendezvous).ok());
           REQUIRE(validate_lowered(lowered.view(), send_semantics::buffered).ok());
           REQUIRE(peer_order_consistent(lowered.view()));
+          REQUIRE(ctpipe::tests::prove_executed(s.view(), costs{}, runtime_model::blocking));
           ++lowered_valid;
         }
       }

@@ -55,16 +55,19 @@ std::size_t position_of(schedule_view v, int r, op o) {
 
 }  // namespace
 
-TEST_CASE("lowering: every family over P <= 6, m <= 12, V <= 3 runs under both send semantics",
+TEST_CASE("lowering: every family over P <= 6, m <= 12, V <= 3 runs under its runtime model",
           "[lower][proofs]") {
+  // Buffered sends for every order, rendezvous sends for the rendezvous order.
   using ctpipe::tests::prove_lowering_grid;
-  for (schedule_family family : all_families) {
-    INFO(family_name(family));
-    REQUIRE(prove_lowering_grid(family, interleaved_variant::megatron, 1, 6, 1, 12, 3));
-  }
-  for (interleaved_variant variant : {interleaved_variant::megatron_legacy, interleaved_variant::torch}) {
-    INFO(variant_name(variant));
-    REQUIRE(prove_lowering_grid(schedule_family::interleaved_1f1b, variant, 1, 6, 1, 12, 3));
+  for (const runtime_model model : {runtime_model::blocking, runtime_model::rendezvous}) {
+    for (schedule_family family : all_families) {
+      INFO(family_name(family) << " " << runtime_model_name(model));
+      REQUIRE(prove_lowering_grid(family, interleaved_variant::megatron, 1, 6, 1, 12, 3, costs{}, model));
+    }
+    for (interleaved_variant variant : {interleaved_variant::megatron_legacy, interleaved_variant::torch}) {
+      INFO(variant_name(variant) << " " << runtime_model_name(model));
+      REQUIRE(prove_lowering_grid(schedule_family::interleaved_1f1b, variant, 1, 6, 1, 12, 3, costs{}, model));
+    }
   }
 }
 
@@ -96,7 +99,8 @@ TEST_CASE("lowering: P = 2, V = 2, m = 4 interleaved has 24 messages, 12 sent by
     REQUIRE(message_of(send) == message_of(recv));
     REQUIRE((send.kind() == op_kind::send_f) == (recv.kind() == op_kind::recv_f));
   }
-  for (const send_semantics sem : both) REQUIRE(validate_lowered(lowered.view(), sem).ok());
+  REQUIRE(validate_lowered(lowered.view(), send_semantics::buffered).ok());
+  REQUIRE(validate_lowered(lower(compute.view(), costs{}, runtime_model::rendezvous).view(), send_semantics::rendezvous).ok());
   // The frozen form is the same schedule.
   constexpr auto& frozen = lowered_v<schedule_spec{schedule_family::interleaved_1f1b, {2, 4, 2}}>;
   REQUIRE(std::equal(frozen.view().ops.begin(), frozen.view().ops.end(), lowered.view().ops.begin(), lowered.view().ops.end()));
@@ -127,7 +131,9 @@ TEST_CASE("lowering: message keys, tags and partners", "[lower]") {
 }
 
 TEST_CASE("lowering: batches are the runs of transfers, consistent across ranks", "[lower]") {
-  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view());
+  // The key order (rendezvous, batched) keeps each rank pair's messages in one order on
+  // both ranks.
+  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view(), costs{}, runtime_model::batched);
   for (int r = 0; r < 4; ++r) {
     const auto list = lowered.rank(r);
     std::size_t in_batches = 0, last_end = 0;
@@ -168,10 +174,10 @@ TEST_CASE("lowered validator: rendezvous deadlock where both ranks send", "[lowe
 }
 
 TEST_CASE("lowered validator: a deadlock late in the schedule, not at the start", "[lower][validate]") {
-  // Lowered 1F1B, P = 2, m = 8; rank 1 posts its last receive (of 0F7's activation) only
+  // 1F1B, P = 2, m = 8 lowered for rendezvous sends; rank 1 posts its last receive (of 0F7's activation) only
   // after sending the gradient of micro-batch 6, while rank 0 sends that activation
   // before receiving the gradient.
-  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {2, 8}}).view());
+  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {2, 8}}).view(), costs{}, runtime_model::rendezvous);
   const std::size_t recv = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 7});
   const std::size_t send = position_of(lowered.view(), 1, op{op_kind::send_b, 1, 6});
   REQUIRE(send == recv + 1);
@@ -188,11 +194,14 @@ TEST_CASE("lowered validator: a deadlock late in the schedule, not at the start"
 }
 
 TEST_CASE("lowered validator: a send placed before its compute", "[lower][validate]") {
-  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view());
-  const std::size_t f = position_of(lowered.view(), 2, op{op_kind::F, 2, 5});
-  REQUIRE(lowered.rank(2)[f + 1] == op{op_kind::send_f, 2, 5});
-  const schedule early = swapped(lowered.view(), 2, f, f + 1);
   for (const send_semantics sem : both) {
+    // Lists made for the semantics: the key order for rendezvous sends, the adjacent
+    // order (each SEND right after its producer) for buffered ones.
+    const runtime_model model = sem == send_semantics::rendezvous ? runtime_model::rendezvous : runtime_model::blocking;
+    const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view(), costs{}, model);
+    const std::size_t f = position_of(lowered.view(), 2, op{op_kind::F, 2, 5});
+    REQUIRE(lowered.rank(2)[f + 1] == op{op_kind::send_f, 2, 5});
+    const schedule early = swapped(lowered.view(), 2, f, f + 1);
     const auto issues = issues_of(early.view(), sem);
     REQUIRE_FALSE(issues.empty());
     // The rank halts there; the ranks waiting on it are reported stuck after it.
@@ -302,12 +311,25 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
 }
 
 TEST_CASE("lowering: the README's 1F1B P = 2, m = 8 example", "[lower]") {
-  constexpr auto& program = lowered_v<schedule_spec{schedule_family::one_f_one_b, {2, 8}}>;
+  constexpr auto& program = lowered_v<schedule_spec{schedule_family::one_f_one_b, {2, 8}}, costs{}, runtime_model::rendezvous>;
   static_assert(validate_lowered(program.view(), send_semantics::rendezvous).ok());
   std::string head;
   for (std::size_t k = 0; k < 10; ++k) head += io::action(program.rank(1)[k]) + " ";
-  REQUIRE(head == "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1RECV_F2 1SEND_B1 1F2 ");
+  REQUIRE(head == "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1SEND_B1 1RECV_F2 1F2 ");
   REQUIRE(validate_lowered(program.view(), send_semantics::rendezvous).ok());
+}
+
+TEST_CASE("peer order: the adjacent order matches messages by key, not first in first out, on ZB-V", "[lower]") {
+  // Rank 0 of ZB-V with P = 2 sends both activations (stage 0 to 1) and gradients
+  // (stage 3 to 2) to rank 1; the adjacent order interleaves them as rank 0 produces
+  // them and rank 1 receives them as it consumes them. A runtime that matches by
+  // (edge, micro-batch, direction), as MPI tags do, runs it; one that pairs in order
+  // needs the key order.
+  const schedule g = generate({schedule_family::zbv, {2, 4, 2, placement::v_shape}});
+  REQUIRE_FALSE(peer_order_consistent(lower(g.view()).view()));
+  REQUIRE(peer_order_consistent(lower(g.view(), costs{}, runtime_model::batched).view()));
+  REQUIRE(execute(lower(g.view()).view(), costs{}, runtime_model::blocking).completed());
+  REQUIRE(execute(lower(g.view(), costs{}, runtime_model::batched).view(), costs{}, runtime_model::batched).completed());
 }
 
 TEST_CASE("peer order: transfers without a partner stage give false, never an out-of-bounds access", "[lower]") {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ctpipe/ctpipe.hpp>
+#include <ctpipe/lower/execute.hpp>
 #include <ctpipe/lower/lower.hpp>
 #include <ctpipe/lower/validate.hpp>
 
@@ -11,17 +12,52 @@
 
 namespace ctpipe::tests {
 
-/// Lowering proof at one point: lower(generate(spec)) runs to completion under
-/// rendezvous and under buffered sends (validate_lowered finds nothing), has one SEND and
-/// one RECV per message of messages() (and of messages_formula() where it holds), keeps
-/// every compute op in its order (compute_part gives back the compute schedule), and
-/// orders the messages between any two ranks the same way on both.
-constexpr bool prove_lowering(const schedule_spec& spec) {
+/// Executed = proved, for compute schedule `v`, runtime model `model` and costs `c`:
+/// lower(v, c, model) runs to completion under `model`, and loses nothing where
+/// docs/spec.md §7.2 says so: execute()'s makespan equals simulate()'s under `blocking`
+/// and `posted` for every cost set, under `rendezvous` with equal op costs and t_c = 0.
+constexpr bool prove_executed(schedule_view v, const costs& c, runtime_model model) {
+  const execution run = execute(lower(v, c, model).view(), c, model);
+  if (!run.completed()) return false;
+  const bool equal_costs = c.c == rational{0} && c.b == c.f && c.i == c.f && c.w == c.f;
+  const bool zero_loss = model == runtime_model::blocking || model == runtime_model::posted ||
+                         (model == runtime_model::rendezvous && equal_costs);
+  return !zero_loss || run.makespan() == simulate(v, c).makespan();
+}
+
+/// prove_executed(generate(spec), c, model) over P in [1, P_hi], m in [1, m_hi], V in
+/// [1, V_hi] for family `fam` (Megatron's rule for interleaved); rejected points are
+/// skipped, and the proof fails if every point was skipped.
+constexpr bool prove_executed_grid(schedule_family fam, int P_hi, int m_hi, int V_hi, const costs& c,
+                                   runtime_model model) {
+  int proved = 0;
+  for (int P = 1; P <= P_hi; ++P) {
+    for (int m = 1; m <= m_hi; ++m) {
+      for (int V = 1; V <= V_hi; ++V) {
+        const schedule_spec spec{fam, {P, m, V, natural_placement(fam)}};
+        if (spec_error(spec) != nullptr) continue;
+        if (!prove_executed(generate(spec).view(), c, model)) return false;
+        ++proved;
+      }
+    }
+  }
+  return proved > 0;
+}
+
+/// Lowering proof at one point, for runtime model `model` under costs `c`:
+/// lower(generate(spec), c, model)
+/// - has one SEND and one RECV per message of messages() (and of messages_formula()
+///   where it holds) and keeps every compute op in its order (compute_part gives back
+///   the compute schedule);
+/// - runs to completion under `model` (execute), and, for the orders made for
+///   `rendezvous` and `batched`, under rendezvous and buffered sends (validate_lowered),
+///   with the messages between any two ranks in the same order on both;
+/// - prove_executed() holds.
+constexpr bool prove_lowering(const schedule_spec& spec, const costs& c = costs{},
+                              runtime_model model = runtime_model::blocking) {
   const schedule compute = generate(spec);
-  const schedule lowered = lower(compute.view());
+  const schedule lowered = lower(compute.view(), c, model);
   const schedule_view l = lowered.view();
-  if (!validate_lowered(l, send_semantics::rendezvous).ok()) return false;
-  if (!validate_lowered(l, send_semantics::buffered).ok()) return false;
   std::size_t sends = 0, receives = 0;
   for (const op o : l.ops) {
     sends += is_send(o.kind()) ? 1 : 0;
@@ -38,21 +74,25 @@ constexpr bool prove_lowering(const schedule_spec& spec) {
   for (int r = 0; r <= spec.shape.P; ++r) {
     if (back.view().offsets[static_cast<std::size_t>(r)] != compute.view().offsets[static_cast<std::size_t>(r)]) return false;
   }
-  return peer_order_consistent(l);
+  if (!validate_lowered(l, send_semantics::buffered).ok()) return false;
+  const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;
+  if (keyed && (!validate_lowered(l, send_semantics::rendezvous).ok() || !peer_order_consistent(l))) return false;
+  return prove_executed(compute.view(), c, model);
 }
 
-/// prove_lowering over P in [P_lo, P_hi], m in [m_lo, m_hi], V in [1, V_hi], for family
+/// prove_lowering(spec, c, model) over P in [P_lo, P_hi], m in [m_lo, m_hi], V in [1, V_hi], for family
 /// `fam` (and interleaved variant `variant`): points the family's rule rejects are
 /// skipped (spec_error), and the proof fails if every point was skipped.
 constexpr bool prove_lowering_grid(schedule_family fam, interleaved_variant variant, int P_lo, int P_hi, int m_lo,
-                                   int m_hi, int V_hi) {
+                                   int m_hi, int V_hi, const costs& c = costs{},
+                                   runtime_model model = runtime_model::blocking) {
   int proved = 0;
   for (int P = P_lo; P <= P_hi; ++P) {
     for (int m = m_lo; m <= m_hi; ++m) {
       for (int V = 1; V <= V_hi; ++V) {
         const schedule_spec spec{fam, {P, m, V, natural_placement(fam)}, variant};
         if (spec_error(spec) != nullptr) continue;
-        if (!prove_lowering(spec)) return false;
+        if (!prove_lowering(spec, c, model)) return false;
         ++proved;
       }
     }

@@ -74,6 +74,31 @@ namespace detail {
 constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
   return rational::mul(a / std::gcd(a, b), b);
 }
+
+/// Durations of the compute kinds and the latency in ticks of one common length, and
+/// that length: shared by execute() with simulate()'s arithmetic.
+struct ticked_costs {
+  rational tick{1};
+  std::int64_t dur[4] = {};
+  std::int64_t latency = 0;
+};
+
+constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
+  ticked_costs t;
+  std::int64_t den = c.c.den;
+  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W}) den = lcm(den, c.of(k, V).den);
+  t.tick = rational{1, den};
+  std::int64_t longest = 0;
+  for (int k = 0; k < 4; ++k) {
+    t.dur[k] = (c.of(static_cast<op_kind>(k), V) * rational{den}).num;
+    longest = longest < t.dur[k] ? t.dur[k] : longest;
+  }
+  t.latency = (c.c * rational{den}).num;
+  // Every time is at most (ops) * (longest op + latency): check once, not per op.
+  rational::mul(rational::add(longest, t.latency), static_cast<std::int64_t>(ops) + 1);
+  return t;
+}
+
 }  // namespace detail
 
 /// Simulates schedule `v` with costs `c` (docs/spec.md §2): each rank runs its ops one at a
@@ -95,18 +120,10 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   simulation out;
   out.ranks_ = P;
   // One tick divides every duration and the latency.
-  std::int64_t den = c.c.den;
-  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W}) den = detail::lcm(den, c.of(k, V).den);
-  out.tick_ = rational{1, den};
-  std::int64_t dur[4] = {};
-  std::int64_t longest = 0;
-  for (int k = 0; k < 4; ++k) {
-    dur[k] = (c.of(static_cast<op_kind>(k), V) * rational{den}).num;
-    longest = longest < dur[k] ? dur[k] : longest;
-  }
-  const std::int64_t latency = (c.c * rational{den}).num;
-  // Every time is at most (ops) * (longest op + latency): check once, not per op.
-  rational::mul(rational::add(longest, latency), static_cast<std::int64_t>(v.size()) + 1);
+  const detail::ticked_costs ticked = detail::to_ticks(c, V, v.size());
+  out.tick_ = ticked.tick;
+  const std::int64_t* dur = ticked.dur;
+  const std::int64_t latency = ticked.latency;
 
   // Latency charged on a dependency: F waits for the previous stage's F, B/I for the
   // next stage's B/I; both cost t_c only when that stage lives on another rank.

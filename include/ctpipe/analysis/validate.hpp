@@ -30,6 +30,7 @@ enum class fault : std::uint8_t {
   not_received,         ///< a compute op whose input from another rank was not received before it
   wrong_microbatch,     ///< a compute op's input was not received, another micro-batch's was (`needs` = its own RECV)
   no_partner,           ///< a send/recv whose partner stage does not exist (SEND_F on the last stage, ...)
+  wrong_pairing,        ///< batched, paired first in first out per rank pair: the k-th send and the k-th receive carry different messages (`needs` = the op it was paired with)
 };
 
 /// One-line description of a fault, for messages.
@@ -50,6 +51,7 @@ constexpr const char* fault_description(fault f) {
       "compute op whose input was not received before it on its rank",
       "compute op whose input was not received before it, while another micro-batch's was (matching by order feeds it that one)",
       "send/recv whose partner stage does not exist",
+      "receive paired, first in first out, with a send of another message (a batched runtime without tags would mix them up)",
   };
   return text[static_cast<int>(f)];
 }

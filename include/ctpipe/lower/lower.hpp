@@ -1,27 +1,33 @@
-// ctpipe/lower/lower.hpp: adds the point-to-point transfers to a compute schedule, in an
-// order that runs to completion whether a send blocks until its receive is posted
-// (rendezvous) or returns at once (buffered).
+// ctpipe/lower/lower.hpp: adds the point-to-point transfers to a compute schedule, in
+// the order a given runtime model (ctpipe/lower/runtime.hpp) runs without loss.
 //
-// Algorithm. Simulate the compute schedule with every op costing one tick and no
-// latency (any positive costs would do). Give each compute op the key (start tick, 1)
-// and each message the key (end tick of the op that produces it, 0), ties among
-// messages broken by the producer's position; then every rank's lowered list is its
-// compute ops, its sends and its receives sorted by key. Each SEND follows its producer
-// with no compute op between them (receives of the same tick may be: the producer
-// starts a tick before the message's key, the rank's next compute op no earlier than
-// it), each RECV comes before its consumer (which starts no earlier than the producer
-// ends).
+// Two orders (docs/spec.md §7.2 argues each):
 //
-// Why it cannot deadlock: take the events (compute ops, and messages as one event for
-// their SEND and RECV) in increasing key order. When an event's turn comes, every
-// smaller key has run, so a compute op is at the head of its rank's list with its
-// inputs received, and a message's SEND and RECV are both at the heads of their ranks'
-// lists: the rendezvous happens. Buffered sends only allow more. The same key order
-// also makes the order of the messages between any two ranks the same on both sides,
-// so a batched call (for_each_batch) sees its peers in a consistent order.
+// - Adjacent order, for `blocking` and `posted`: each rank's own compute ops in their
+//   order, the RECV of each input from another rank right before the op that consumes
+//   it, the SEND of each output that crosses ranks right after the op that produces it.
+//   A SEND is posted at its producer's end, so its message is at the receiver at that
+//   end + t_c: exactly when simulate() lets the consumer start. A RECV is reached no
+//   later than its consumer's simulated start and returns by then. So every compute op
+//   runs at its simulated time, for every cost set: zero loss. The order does not depend
+//   on the costs. Under `rendezvous` it can deadlock (two ranks each sending first).
 //
-// Cost: one simulation and a counting sort over ticks: linear in the number of ops
-// (the makespan of a unit-cost schedule is at most its op count).
+// - Key order, for `rendezvous` and `batched`: simulate the schedule under the given
+//   costs; each compute op is an event at its start tick, each message one event (its
+//   SEND and its RECV) at its producer's end tick; every rank's list is its events sorted
+//   by tick, and within a tick messages whose producer took time come first, then compute
+//   ops and the messages of zero-time producers in a dependency order (the walk's). Why
+//   it cannot deadlock: take the events in that global order; when an event's turn
+//   comes, every earlier one has run, so a compute op is at the head of its rank's list
+//   with its inputs received, and both ends of a message are at the heads of their lists
+//   (under `batched`, both groups are posted). The order of the messages between any two
+//   ranks is the same on both sides, so first-in first-out pairing matches them. With
+//   equal op costs and t_c = 0 every rank is between ops at every message's tick, so
+//   nothing waits: zero loss. Elsewhere a rendezvous can hold a sender until its
+//   receiver ends the op it is in; docs/runtimes.md tabulates the loss.
+//
+// Cost: adjacent order, one pass over the ops; key order, one simulation, one walk and a
+// counting sort over ticks (linear in the ops plus the makespan in ticks).
 #pragma once
 
 #include <cstddef>  // std::size_t
@@ -31,97 +37,144 @@
 #include "ctpipe/analysis/communication.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
+#include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/schedule.hpp"
+#include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/lower/transfer.hpp"
 #include "ctpipe/schedules/generate.hpp"
 
 namespace ctpipe {
 
-/// The lowered form of compute schedule `v`: every rank's compute ops in their order,
-/// with a SEND after each op whose output crosses to another rank (no compute op
-/// between them; receives may be) and the matching RECV on the receiving rank placed
-/// before the op that consumes it (see the
-/// file comment for the order and why it cannot deadlock). Shapes: the result has the
-/// same shape as `v` and `v.size() + 2 * messages(v)` ops, CSR like every schedule.
-/// Neighbouring stages on one rank (the V-shape turn, P = 1) get no message.
-/// Source of the op names and stage convention: PyTorch's `_add_send_recv`.
-///
-/// Errors: check_view()'s messages; `ctpipe: lower() takes a valid compute schedule
-/// (validate() names the problems)` when validate(v) finds any issue (a lowered input
-/// included). Linear in the number of ops; usable in constant expressions.
-constexpr schedule lower(schedule_view v) {
+namespace detail {
+
+/// Per-stage transfer facts of a shape, indexed `kind * S + stage` for the compute kinds
+/// (F, B, I, W = 0..3): `sends` 1 when such an op's output crosses ranks (F up, B/I
+/// down); `receives` 1 when its input comes from another rank (F from below, B/I from
+/// above); `peer` the rank on the other side of its output. `owner[s]` is the rank of
+/// stage s. The per-op loops of the lowering read these tables instead of asking the
+/// shape (docs/compile-time.md).
+struct transfer_table {
+  buffer<std::uint32_t> sends, receives, peer, owner;
+
+  constexpr explicit transfer_table(const pipeline_shape& shape) {
+    const int S = shape.stages();
+    const std::size_t uS = static_cast<std::size_t>(S);
+    sends = buffer<std::uint32_t>(4 * uS);
+    receives = buffer<std::uint32_t>(4 * uS);
+    peer = buffer<std::uint32_t>(4 * uS);
+    owner = buffer<std::uint32_t>(uS);
+    for (int st = 0; st < S; ++st) {
+      const std::size_t i = static_cast<std::size_t>(st);
+      const bool up = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st);
+      const bool down = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st);
+      owner[i] = static_cast<std::uint32_t>(shape.rank_of(st));
+      sends[i] = receives[uS + i] = receives[2 * uS + i] = up ? 1 : 0;
+      sends[uS + i] = sends[2 * uS + i] = receives[i] = down ? 1 : 0;
+      peer[i] = static_cast<std::uint32_t>(shape.rank_of(st + 1 < S ? st + 1 : st));
+      peer[uS + i] = peer[2 * uS + i] = static_cast<std::uint32_t>(shape.rank_of(st > 0 ? st - 1 : st));
+    }
+  }
+};
+
+/// lower()'s gate: a valid compute schedule (the costs are checked by the caller).
+constexpr void check_lowerable(schedule_view v) {
   check_view(v);
-  detail::require(validate(v).ok(), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
-  const simulation sim = simulate(v, costs{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}});
-  const pipeline_shape& shape = v.shape;
+  require(validate(v).ok(), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
+}
+
+/// The adjacent order (file comment): per rank, each compute op with the RECV of its
+/// remote input right before it and the SEND of its remote output right after it.
+constexpr schedule lower_adjacent(schedule_view v) {
+  const transfer_table table(v.shape);
+  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
+  const std::uint32_t* sends = table.sends.data();
+  const std::uint32_t* receives = table.receives.data();
+  const std::size_t n = v.size();
+  const op* ops = v.ops.data();
+  // Per-op values live outside the loops and are assigned in one expression: Clang
+  // keeps each local declared in a loop body in a map node, per op.
+  std::uint32_t bits = 0, row = 0, extra = 0;
+  for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + receives[row];
+  schedule out{v.shape, n + extra};
+  op* lowered = out.ops().data();
+  std::uint32_t* offsets = out.offsets().data();
+  const std::uint32_t* off = v.offsets.data();
+  // RECV_F / SEND_F for an F (kind 0), RECV_B / SEND_B for a B or I: kind codes 5 and 4,
+  // or 7 and 6; a transfer keeps the stage and micro-batch of the op it serves.
+  std::uint32_t w = 0, gradient = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+      bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), gradient = (bits >> 28) != 0 ? 1u : 0u;
+      if (receives[row] != 0) lowered[w++].bits = ((5 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
+      lowered[w++].bits = bits;
+      if (sends[row] != 0) lowered[w++].bits = ((4 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
+    }
+    offsets[r + 1] = w;
+  }
+  return out;
+}
+
+/// The key order (file comment), from the simulation of `v` under `c`.
+constexpr schedule lower_by_key(schedule_view v, const costs& c) {
+  const simulation sim = simulate(v, c);
+  const transfer_table table(v.shape);
+  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
+  const std::uint32_t* sends = table.sends.data();
+  const std::uint32_t* peer = table.peer.data();
+  const std::uint32_t* owner = table.owner.data();
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
 
-  // sends[kind * S + s]: 1 when an op of that kind on stage s sends a message (F up,
-  // B/I down across ranks); peer[kind * S + s]: the rank receiving it; owner[s]: the
-  // rank of stage s. The per-op loops
-  // below decode ops by hand and read these tables: Clang charges a constant
-  // evaluation per statement (docs/compile-time.md).
-  const int S = shape.stages();
-  const std::uint32_t uS = static_cast<std::uint32_t>(S);
-  detail::buffer<std::uint32_t> sends_b(4 * static_cast<std::size_t>(S)), peer_b(4 * static_cast<std::size_t>(S)),
-      owner_b(static_cast<std::size_t>(S));
-  for (int st = 0; st < S; ++st) {
-    const std::size_t i = static_cast<std::size_t>(st);
-    owner_b[i] = static_cast<std::uint32_t>(shape.rank_of(st));
-    sends_b[i] = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st) ? 1 : 0;
-    sends_b[uS + i] = sends_b[2 * uS + i] = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st) ? 1 : 0;
-    peer_b[i] = static_cast<std::uint32_t>(shape.rank_of(st + 1 < S ? st + 1 : st));
-    peer_b[uS + i] = peer_b[2 * uS + i] = static_cast<std::uint32_t>(shape.rank_of(st > 0 ? st - 1 : st));
-  }
-  const std::uint32_t* sends = sends_b.data();
-  const std::uint32_t* peer = peer_b.data();
-  const std::uint32_t* owner = owner_b.data();
+  // A dependency order of the ops (the walk's), for the ties inside a tick.
+  buffer<std::uint32_t> walk_order_b(n);
+  std::uint32_t* walk_order = walk_order_b.data();
+  std::uint32_t seen = 0;
+  dependency_walk walk(v);
+  walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t) {
+    return walk_order[seen++] = k, std::int64_t{1};
+  });
 
-  // Per-op values live outside the loops and are assigned in one expression: Clang
-  // keeps each local declared in a loop body in a map node, per op.
-  std::uint32_t bits = 0, sent = 0, row = 0, producer = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0;
-
-  // Counting sort of the events by key: bucket 2t holds the messages sent at tick t,
-  // bucket 2t+1 the compute ops starting at tick t. Event e = 2k (message of op k) or
+  // Counting sort of the events: bucket 2t holds the messages of producers that end at
+  // tick t after taking time, bucket 2t+1 the compute ops starting at t and the messages
+  // of zero-time producers ending at t, in walk order. Event e = 2k (message of op k) or
   // 2k+1 (op k itself).
   const std::size_t buckets = 2 * static_cast<std::size_t>(sim.makespan_ticks()) + 2;
-  detail::buffer<std::uint32_t> first_b(buckets + 1), start_b(n), end_b(n);
+  buffer<std::uint32_t> first_b(buckets + 1), start_b(n), end_b(n);
   std::uint32_t* first = first_b.data();
-  std::uint32_t* start = start_b.data();  // start tick of op k
-  std::uint32_t* end = end_b.data();      // end tick of op k: when its message leaves
+  std::uint32_t* start = start_b.data();
+  std::uint32_t* end = end_b.data();
+  std::uint32_t bits = 0, sent = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0;
   std::size_t events = n;
-  for (std::size_t k = 0; k < n; ++k) {
-    start[k] = static_cast<std::uint32_t>(sim.start_ticks(k));
-    end[k] = static_cast<std::uint32_t>(sim.end_ticks(k));
+  for (std::size_t q = 0; q < n; ++q) {
+    start[q] = static_cast<std::uint32_t>(sim.start_ticks(q)), end[q] = static_cast<std::uint32_t>(sim.end_ticks(q));
   }
-  for (std::size_t k = 0; k < n; ++k) {
-    bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
-    events += sent;
-    ++first[2 * start[k] + 2];
-    first[2 * end[k] + 1] += sent;
+  for (std::size_t q = 0; q < n; ++q) {
+    bits = ops[q].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)], events += sent;
+    ++first[2 * start[q] + 2];
+    first[2 * end[q] + (end[q] > start[q] ? 1 : 2)] += sent;
   }
   for (std::size_t b = 1; b <= buckets; ++b) first[b] += first[b - 1];
-  detail::buffer<std::uint32_t> order_b(events);
+  buffer<std::uint32_t> order_b(events);
   std::uint32_t* order = order_b.data();
-  for (std::size_t k = 0; k < n; ++k) {
-    bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
-    order[first[2 * start[k] + 1]++] = static_cast<std::uint32_t>(2 * k + 1);
-    if (sent != 0) order[first[2 * end[k]]++] = static_cast<std::uint32_t>(2 * k);
+  for (std::size_t q = 0; q < n; ++q) {
+    k = walk_order[q], bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+    order[first[2 * start[k] + 1]++] = 2 * k + 1;
+    if (sent != 0) order[first[2 * end[k] + (end[k] > start[k] ? 0 : 1)]++] = 2 * k;
   }
 
   // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
-  const int P = shape.P;
-  schedule out{shape, events + (events - n)};
+  const int P = v.shape.P;
+  schedule out{v.shape, events + (events - n)};
   std::uint32_t* offsets = out.offsets().data();
   for (int r = 0; r < P; ++r) offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
-  for (std::size_t k = 0; k < n; ++k) {
-    bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
-    if (sends[row] != 0) ++offsets[peer[row] + 1];
-    offsets[owner[(bits >> 16) & 0xFFFu] + 1] += sends[row];
+  for (std::size_t q = 0; q < n; ++q) {
+    bits = ops[q].bits, k = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
+    if (sends[k] != 0) ++offsets[peer[k] + 1];
+    offsets[owner[(bits >> 16) & 0xFFFu] + 1] += sends[k];
   }
-  detail::buffer<std::uint32_t> cursor_b(static_cast<std::size_t>(P));
+  buffer<std::uint32_t> cursor_b(static_cast<std::size_t>(P));
   std::uint32_t* cursor = cursor_b.data();
   for (int r = 0; r < P; ++r) {
     offsets[r + 1] += offsets[r];
@@ -138,12 +191,47 @@ constexpr schedule lower(schedule_view v) {
       lowered[cursor[rank]++] = ops[producer];
       continue;
     }
-    lowered[cursor[rank]++] = detail::make_op(static_cast<op_kind>(4 + 2 * gradient), static_cast<int>(s), static_cast<int>(j));
+    lowered[cursor[rank]++] = make_op(static_cast<op_kind>(4 + 2 * gradient), static_cast<int>(s), static_cast<int>(j));
     lowered[cursor[peer[kind * uS + s]]++] =
-        detail::make_op(static_cast<op_kind>(5 + 2 * gradient), static_cast<int>(gradient != 0 ? s - 1 : s + 1), static_cast<int>(j));
+        make_op(static_cast<op_kind>(5 + 2 * gradient), static_cast<int>(gradient != 0 ? s - 1 : s + 1), static_cast<int>(j));
   }
   return out;
 }
+
+}  // namespace detail
+
+/// The lowered form of compute schedule `v` for runtime model `model` under costs `c`:
+/// every rank's compute ops in their order, with a SEND_F / SEND_B after each op whose
+/// output crosses to another rank and the matching RECV_F / RECV_B on the receiving rank
+/// before the op that consumes it, ordered so that the model runs it as the file comment
+/// and docs/spec.md §7.2 say:
+/// - `blocking`, `posted`: execute(lower(v, c, model), c, model) has the makespan and
+///   every op time of simulate(v, c), for every cost set (zero loss); the order does not
+///   depend on `c`.
+/// - `rendezvous`, `batched`: never deadlocks under its model, and the messages between
+///   two ranks come in the same order on both; zero loss under `rendezvous` with equal op
+///   costs and t_c = 0.
+/// Shapes: the result has the same shape as `v` and `v.size() + 2 * messages(v)` ops,
+/// CSR like every schedule. Neighbouring stages on one rank (the V-shape turn, P = 1)
+/// get no message. Source of the op names and stage convention: PyTorch's
+/// `_add_send_recv`.
+///
+/// Errors: check_view() and check_costs() messages; `ctpipe: lower() takes a valid
+/// compute schedule (validate() names the problems)` when validate(v) finds any issue
+/// (a lowered input included); rational overflow when the simulated times do not fit.
+/// Linear in the number of ops (plus the makespan in ticks for the key order); usable in
+/// constant expressions.
+constexpr schedule lower(schedule_view v, const costs& c, runtime_model model) {
+  detail::check_lowerable(v);
+  check_costs(c);
+  if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v);
+  return detail::lower_by_key(v, c);
+}
+
+/// lower(v, costs{}, runtime_model::blocking): the order for a runtime whose sends
+/// return at once, zero loss for every cost set. A runtime whose sends block until the
+/// receive is posted (MPI_Ssend) needs lower(v, c, runtime_model::rendezvous).
+constexpr schedule lower(schedule_view v) { return lower(v, costs{}, runtime_model::blocking); }
 
 /// The compute ops of `v` (a lowered schedule, or any schedule), in their order: the
 /// transfer ops dropped. Same shape; CSR. Raises check_view()'s messages. Linear.
@@ -186,15 +274,17 @@ constexpr void for_each_batch(std::span<const op> rank_ops, F&& f) {
 
 namespace detail {
 
-/// Op count of lower(generate(s)), after s's gate.
+/// Op count of lower(generate(s)) (whatever the model), after s's gate.
 constexpr std::size_t lowered_size(const schedule_spec& s) {
   const schedule compute = generate(s);
   return compute.size() + 2 * messages(compute.view());
 }
 
-/// Writes lower(generate(s)) into `ops` and `offsets` (sized by lowered_size(s), P+1).
+/// Writes lower(generate(s), C, M) into `ops` and `offsets` (sized by lowered_size(s),
+/// P+1).
+template <costs C, runtime_model M>
 constexpr void fill_lowered(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
-  const schedule l = lower(generate(s).view());
+  const schedule l = lower(generate(s).view(), C, M);
   const schedule_view lv = l.view();
   const op* from = lv.ops.data();
   for (std::size_t k = 0, n = lv.size(); k < n; ++k) ops[k] = from[k];
@@ -203,12 +293,14 @@ constexpr void fill_lowered(const schedule_spec& s, op* ops, std::uint32_t* offs
 
 }  // namespace detail
 
-/// Schedule `S` lowered and frozen at compile time: `lower(generate(S))` as a
-/// frozen_schedule in static storage (`P * ops_per_rank(S) + 2 * messages` ops).
-/// `lowered_v<S>.rank(r)` is rank r's executable list (compute and transfer ops), which
-/// a runtime walks with no allocation or lookup. An invalid `S` is a compile error
-/// showing the check_spec() message.
-template <schedule_spec S>
-inline constexpr auto lowered_v = detail::freeze<S, detail::lowered_size, detail::fill_lowered>();
+/// Schedule `S` lowered for runtime model `M` under costs `C` and frozen at compile
+/// time: `lower(generate(S), C, M)` as a frozen_schedule in static storage
+/// (`P * ops_per_rank(S) + 2 * messages` ops). `lowered_v<S>.rank(r)` is rank r's
+/// executable list (compute and transfer ops) for a runtime whose sends return at once;
+/// `lowered_v<S, C, runtime_model::rendezvous>` for MPI_Ssend-style sends. A runtime
+/// walks it with no allocation or lookup. An invalid `S` is a compile error showing the
+/// check_spec() message; invalid `C` shows check_costs()'s.
+template <schedule_spec S, costs C = costs{}, runtime_model M = runtime_model::blocking>
+inline constexpr auto lowered_v = detail::freeze<S, detail::lowered_size, detail::fill_lowered<C, M>>();
 
 }  // namespace ctpipe

@@ -25,51 +25,18 @@ constexpr const char* semantics_name(send_semantics s) {
   return s == send_semantics::rendezvous ? "rendezvous" : "buffered";
 }
 
-/// Validates lowered schedule `v` (compute and transfer ops, as lower() makes or a
-/// framework writes) under send semantics `sem`, calling `on_issue(validation_issue)`
-/// for each problem, in this order, and returns their number:
-/// 1. the shape and the offsets (bad_shape, bad_offsets; then it stops);
-/// 2. the compute ops, exactly as validate() checks the compute part (steps count
-///    positions in the lowered lists);
-/// 3. each transfer op in rank order: out_of_shape (stage >= P*V or micro-batch >= m),
-///    no_partner (SEND_F or RECV_B on the last stage, RECV_F or SEND_B on stage 0),
-///    wrong_rank (its stage lives elsewhere), local_transfer (both stages on one
-///    rank: no message is needed), duplicate; then missing (a message that crosses ranks
-///    without its SEND or its RECV; rank = owner, step = -1). Any issue so far stops it;
-/// 4. a run of the lists under `sem`, one issue per rank that does not finish, naming
-///    the first op it cannot run: first, in rank order, the ranks halted by a fault of
-///    their own: send_before_compute (`needs` = the producing op), not_received
-///    (`needs` = the RECV that should precede it), wrong_microbatch (the same, while a
-///    message of another micro-batch on that edge was received and not consumed: a
-///    runtime matching messages by order rather than by tag would feed it that one;
-///    `needs` = its own RECV); then, in rank order, deadlock (a
-///    SEND or RECV whose partner never comes; `needs` = that partner).
-/// Never hangs: the run is a worklist over ranks. Time and memory linear in the number
-/// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
-template <class OnIssue>
-constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
-  std::size_t count = 0;
-  auto report = [&](fault f, int r, int step, op at, op needs) {
-    ++count;
-    on_issue(validation_issue{f, r, step, at, needs});
-  };
-  if (fault broken{}; detail::structure_broken(v, broken)) {
-    report(broken, -1, -1, op{}, op{});
-    return count;
-  }
-  const pipeline_shape& shape = v.shape;
-  const int P = shape.P;
-  const int S = shape.stages();
-  const int m = shape.m;
-  const std::uint32_t* off = v.offsets.data();
+namespace detail {
 
-  // Messages are numbered by slot = ed * m + j, where ed = 2 * edge + (gradient ? 1 : 0).
-  // link[kind * S + s] is the ed that an op of that kind on stage s sends, receives or
-  // (a compute op) takes its input from, or `none` (a local input, no partner stage, or
-  // a partner on the same rank). Clang charges a constant evaluation per statement, so
-  // the per-op loops decode ops by hand and read this table (docs/compile-time.md).
+/// The message channel of each op, indexed `kind * S + stage` for the eight kinds:
+/// `ed = 2 * edge + (gradient ? 1 : 0)` of the message that an op of that kind on that
+/// stage sends (SEND), receives (RECV) or, a compute op, takes its input from; `2 * S`
+/// (none) for a local input, no partner stage, or a partner on the same rank. Message
+/// (ed, j) is slot `ed * m + j`. Clang charges a constant evaluation per statement, so
+/// the per-op loops decode ops by hand and read this table (docs/compile-time.md).
+constexpr buffer<std::uint32_t> message_channels(const pipeline_shape& shape) {
+  const int S = shape.stages();
   const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
-  detail::buffer<std::uint32_t> link_table(8 * static_cast<std::size_t>(S), none);
+  buffer<std::uint32_t> link_table(8 * static_cast<std::size_t>(S), none);
   for (int st = 0; st < S; ++st) {
     const bool up = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st);
     const bool down = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st);
@@ -82,7 +49,26 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     if (down) row[6 * S + st] = 2 * (e - 1) + 1;            // SEND_B: gradient of edge st-1
     if (up) row[7 * S + st] = 2 * e + 1;                    // RECV_B: gradient of edge st
   }
-  const std::uint32_t* link = link_table.data();
+  return link_table;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
+/// the compute part as validate() checks it, then each transfer op. Calls
+/// `report(fault, rank, step, at, needs)` per issue.
+template <class Report>
+constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Report&& report) {
+  const pipeline_shape& shape = v.shape;
+  const int P = shape.P;
+  const int S = shape.stages();
+  const int m = shape.m;
+  const std::uint32_t* off = v.offsets.data();
+
+  // Messages are numbered by slot = ed * m + j (message_channels).
+  const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
   const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
   const op* ops = v.ops.data();
 
@@ -113,7 +99,7 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   const int* owner = owner_b.data();
   // Per-op values live outside the loops and are assigned in one expression: Clang
   // keeps each local declared in a loop body in a map node, per op.
-  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0, slot = 0, key = 0;
+  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0;
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
@@ -158,8 +144,27 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
       }
     }
   }
-  if (count != 0) return count;
+}
 
+/// Step 4 of validate_lowered(): runs the lists under `sem`, reports each stuck rank.
+template <class Report>
+constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint32_t* link, Report&& report) {
+  const pipeline_shape& shape = v.shape;
+  const int P = shape.P;
+  const int S = shape.stages();
+  const int m = shape.m;
+  const std::uint32_t* off = v.offsets.data();
+
+  const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
+  const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
+  const op* ops = v.ops.data();
+
+  bool split = false;
+  for (const op o : v.ops) split = split || o.kind() == op_kind::I || o.kind() == op_kind::W;
+  const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
+  // Per-op values live outside the loops and are assigned in one expression: Clang
+  // keeps each local declared in a loop body in a map node, per op.
+  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0;
   // 4. Run the lists. Per slot: its state and the rank (+ 1) parked at its SEND or its
   // RECV. Per ed: received messages not yet consumed.
   constexpr std::uint8_t posted = 1, arrived = 2;  // state bits: SEND reached; RECV done
@@ -257,6 +262,45 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
     const op o = ops[k];
     report(fault::deadlock, r, static_cast<int>(k - off[r]), o, matching_transfer(o));
   }
+}
+
+}  // namespace detail
+
+/// Validates lowered schedule `v` (compute and transfer ops, as lower() makes or a
+/// framework writes) under send semantics `sem`, calling `on_issue(validation_issue)`
+/// for each problem, in this order, and returns their number:
+/// 1. the shape and the offsets (bad_shape, bad_offsets; then it stops);
+/// 2. the compute ops, exactly as validate() checks the compute part (steps count
+///    positions in the lowered lists);
+/// 3. each transfer op in rank order: out_of_shape (stage >= P*V or micro-batch >= m),
+///    no_partner (SEND_F or RECV_B on the last stage, RECV_F or SEND_B on stage 0),
+///    wrong_rank (its stage lives elsewhere), local_transfer (both stages on one
+///    rank: no message is needed), duplicate; then missing (a message that crosses ranks
+///    without its SEND or its RECV; rank = owner, step = -1). Any issue so far stops it;
+/// 4. a run of the lists under `sem`, one issue per rank that does not finish, naming
+///    the first op it cannot run: first, in rank order, the ranks halted by a fault of
+///    their own: send_before_compute (`needs` = the producing op), not_received
+///    (`needs` = the RECV that should precede it), wrong_microbatch (the same, while a
+///    message of another micro-batch on that edge was received and not consumed: a
+///    runtime matching messages by order rather than by tag would feed it that one;
+///    `needs` = its own RECV); then, in rank order, deadlock (a
+///    SEND or RECV whose partner never comes; `needs` = that partner).
+/// Never hangs: the run is a worklist over ranks. Time and memory linear in the number
+/// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
+template <class OnIssue>
+constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
+  std::size_t count = 0;
+  auto report = [&](fault f, int r, int step, op at, op needs) {
+    ++count;
+    on_issue(validation_issue{f, r, step, at, needs});
+  };
+  if (fault broken{}; detail::structure_broken(v, broken)) {
+    report(broken, -1, -1, op{}, op{});
+    return count;
+  }
+  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
+  detail::check_lowered_ops(v, link.data(), report);
+  if (count == 0) detail::run_lowered(v, sem, link.data(), report);
   return count;
 }
 

@@ -1,0 +1,260 @@
+// Runtime models and cost-aware lowering (docs/spec.md §7): execute() on hand-made lists
+// with hand-computed times, the head-of-line stall, hangs named as validate_lowered
+// names them, batched groups, first-in first-out pairing, the executed makespans of the
+// lists the tool wrote before cost-aware lowering (tests/data/lowered), and the
+// executed = proved grid at run time through the functions tests/static/proofs_execute.cpp
+// evaluates at compile time.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
+#include <ctpipe/io/format.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "faulty.hpp"
+#include "proofs_lower.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::from_lists;
+
+namespace {
+
+constexpr op F(int s, int j) { return op{op_kind::F, s, j}; }
+constexpr op B(int s, int j) { return op{op_kind::B, s, j}; }
+constexpr op send_f(int s, int j) { return op{op_kind::send_f, s, j}; }
+constexpr op recv_f(int s, int j) { return op{op_kind::recv_f, s, j}; }
+constexpr op send_b(int s, int j) { return op{op_kind::send_b, s, j}; }
+constexpr op recv_b(int s, int j) { return op{op_kind::recv_b, s, j}; }
+
+/// One micro-batch over two ranks, the sends and receives next to their ops.
+schedule one_microbatch() {
+  return from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
+}
+
+/// Rank 1 receives both activations before its first forward: a receive in front of a
+/// compute op whose input is already there (a head-of-line stall under blocking).
+schedule head_of_line() {
+  return from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+                             {recv_f(1, 0), recv_f(1, 1), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
+}
+
+/// 1F1B, P = 2, m = 2, each transfer next to its op: both ranks send first in the steady
+/// state, so one transfer at a time deadlocks under rendezvous; posted as groups it runs.
+schedule send_first() {
+  return from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+                             {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), recv_f(1, 1), F(1, 1), B(1, 1), send_b(1, 1)}});
+}
+
+schedule read_csv(const std::string& name) {
+  std::ifstream in(std::string(CTPIPE_SOURCE_DIR) + "/tests/data/lowered/" + name);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return io::parse_csv(text.str());
+}
+
+costs with_latency(rational c) {
+  costs out;
+  out.c = c;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("execute: one micro-batch under each model, times by hand", "[execute]") {
+  const schedule s = one_microbatch();
+  const costs c = with_latency(rational{1, 2});
+  // Under every model: F on rank 1 at 3/2, its B to 9/2, the gradient back at 5, rank
+  // 0's B from 5 to 7, as simulate() has it.
+  for (const runtime_model model : all_runtime_models) {
+    INFO(runtime_model_name(model));
+    const execution e = execute(s.view(), c, model);
+    REQUIRE(e.completed());
+    REQUIRE(e.makespan() == rational{7});
+    REQUIRE(e.start(5) == rational{3, 2});  // F(1, 0)
+    REQUIRE(e.start(3) == rational{5});     // B(0, 0)
+    REQUIRE(e.busy(0) == rational{3});
+    REQUIRE(e.idle(1) == rational{4});
+    REQUIRE(e.stall(0) == rational{0});
+    REQUIRE(e.wait(0) == rational{4});
+  }
+  // Where the models differ: the SEND of rank 0 returns at once unless it waits for its
+  // receive (rendezvous, batched: until 1 + t_c); rank 1's RECV returns at once under
+  // posted, and the F waits at the consumer instead.
+  REQUIRE(execute(s.view(), c, runtime_model::blocking).end(1) == rational{1});
+  REQUIRE(execute(s.view(), c, runtime_model::rendezvous).end(1) == rational{3, 2});
+  REQUIRE(execute(s.view(), c, runtime_model::batched).end(1) == rational{3, 2});
+  const execution posted = execute(s.view(), c, runtime_model::posted);
+  REQUIRE(posted.end(4) == rational{0});
+  REQUIRE(posted.reached(5) == rational{0});
+  REQUIRE(posted.start(5) == rational{3, 2});
+  REQUIRE(execute(s.view(), c, runtime_model::blocking).end(4) == rational{3, 2});
+}
+
+TEST_CASE("execute: a receive in front of a ready op stalls the rank", "[execute]") {
+  const schedule s = head_of_line();
+  const execution e = execute(s.view(), costs{}, runtime_model::blocking);
+  REQUIRE(e.completed());
+  REQUIRE(simulate(compute_part(s.view()).view(), costs{}).makespan() == rational{9});
+  REQUIRE(e.makespan() == rational{10});
+  // Rank 1 waits in RECV_F(1, 1) from 1 to 2 while F(1, 0)'s input is there since 1.
+  REQUIRE(e.stall(1) == rational{1});
+  REQUIRE(e.wait(1) == rational{3});
+  REQUIRE(e.stall(0) == rational{0});
+  REQUIRE(e.wait(0) == rational{4});
+  // Posted runs it as simulated: the RECV does not block, the consumer waits.
+  const execution p = execute(s.view(), costs{}, runtime_model::posted);
+  REQUIRE(p.makespan() == rational{9});
+  REQUIRE(p.stall(1) == rational{0});
+  // lower() for blocking puts each RECV next to its consumer: no stall, no loss.
+  const schedule lowered = lower(compute_part(s.view()).view());
+  const execution fixed = execute(lowered.view(), costs{}, runtime_model::blocking);
+  REQUIRE(fixed.makespan() == rational{9});
+  REQUIRE(fixed.stall(1) == rational{0});
+}
+
+TEST_CASE("execute: send-first lists deadlock under rendezvous and run as batched groups", "[execute]") {
+  const schedule s = send_first();
+  const execution r = execute(s.view(), costs{}, runtime_model::rendezvous);
+  REQUIRE_FALSE(r.completed());
+  REQUIRE(r.stuck().size() == 2);
+  REQUIRE(r.stuck()[0] == validation_issue{fault::deadlock, 0, 3, send_f(0, 1), recv_f(1, 1)});
+  REQUIRE(r.stuck()[1] == validation_issue{fault::deadlock, 1, 3, send_b(1, 0), recv_b(0, 0)});
+  // validate_lowered names them the same way.
+  std::vector<validation_issue> named;
+  validate_lowered(s.view(), send_semantics::rendezvous, [&](const validation_issue& i) { named.push_back(i); });
+  REQUIRE(named == std::vector<validation_issue>(r.stuck().begin(), r.stuck().end()));
+  // Batched: {SEND_F(0,1), RECV_B(0,0)} and {SEND_B(1,0), RECV_F(1,1)} are one group
+  // each, posted at 2 and 4, both done at 4; 9 in all, 1F1B's (m+P-1)(t_f+t_b).
+  const execution b = execute(s.view(), costs{}, runtime_model::batched);
+  REQUIRE(b.completed());
+  REQUIRE(b.makespan() == rational{9});
+  REQUIRE(b.end(3) == rational{4});
+  REQUIRE(b.end(4) == rational{4});
+  REQUIRE(execute(s.view(), costs{}, runtime_model::blocking).makespan() == rational{9});
+}
+
+TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is a fault", "[execute]") {
+  // Rank 1 receives micro-batch 1's activation before micro-batch 0's: tags would sort
+  // it out, first-in first-out pairing hands it the wrong message.
+  const schedule crossed = from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+                                               {recv_f(1, 1), recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
+  const execution e = execute(crossed.view(), costs{}, runtime_model::batched);
+  REQUIRE_FALSE(e.completed());
+  REQUIRE(e.stuck().size() == 2);
+  REQUIRE(e.stuck()[0] == validation_issue{fault::wrong_pairing, 1, 0, recv_f(1, 1), send_f(0, 0)});
+  REQUIRE(e.stuck()[1] == validation_issue{fault::wrong_pairing, 1, 1, recv_f(1, 0), send_f(0, 1)});
+  // Matched by message (tags), the same lists run.
+  REQUIRE(execute(crossed.view(), costs{}, runtime_model::blocking).completed());
+}
+
+TEST_CASE("execute: a consumer before its receive, a send before its producer", "[execute]") {
+  const schedule late_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), recv_f(1, 0), B(1, 0), send_b(1, 0)}});
+  const schedule early_send = from_lists({2, 1}, {{send_f(0, 0), F(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
+  for (const runtime_model model : all_runtime_models) {
+    INFO(runtime_model_name(model));
+    const execution a = execute(late_recv.view(), costs{}, model);
+    REQUIRE_FALSE(a.completed());
+    REQUIRE(a.stuck()[0] == validation_issue{fault::not_received, 1, 0, F(1, 0), recv_f(1, 0)});
+    const execution b = execute(early_send.view(), costs{}, model);
+    REQUIRE_FALSE(b.completed());
+    REQUIRE(b.stuck()[0] == validation_issue{fault::send_before_compute, 0, 0, send_f(0, 0), F(0, 0)});
+  }
+  // A malformed list is an error, not a hang.
+  const schedule no_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), B(1, 0), send_b(1, 0)}});
+  REQUIRE_THROWS_WITH(execute(no_recv.view(), costs{}, runtime_model::blocking),
+                      "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+}
+
+TEST_CASE("execute: the lists the tool wrote before cost-aware lowering, run in order", "[execute]") {
+  // `ctpipe --format csv-comms` as it was (lists ordered by a unit-cost simulation),
+  // kept in tests/data/lowered. Run strictly in order with buffered sends and blocking
+  // receives they lose against the simulation; posted they do not.
+  const schedule interleaved = read_csv("interleaved-1f1b_P8_m16_V2_unit-order.csv");
+  const schedule zb = read_csv("zb-h1_P8_m16_unit-order.csv");
+  const costs latency = with_latency(rational{1, 2});
+  REQUIRE(simulate(compute_part(interleaved.view()).view(), costs{}).makespan() == rational{117, 2});
+  REQUIRE(execute(interleaved.view(), costs{}, runtime_model::blocking).makespan() == rational{67});
+  REQUIRE(simulate(compute_part(interleaved.view()).view(), latency).makespan() == rational{147, 2});
+  REQUIRE(execute(interleaved.view(), latency, runtime_model::blocking).makespan() == rational{267, 2});
+  REQUIRE(simulate(compute_part(zb.view()).view(), latency).makespan() == rational{69});
+  REQUIRE(execute(zb.view(), latency, runtime_model::blocking).makespan() == rational{77});
+  REQUIRE(execute(interleaved.view(), costs{}, runtime_model::posted).makespan() == rational{117, 2});
+  // Lowered for the model, the same schedules run as simulated.
+  for (const schedule* s : {&interleaved, &zb}) {
+    const schedule compute = compute_part(s->view());
+    for (const costs& c : {costs{}, latency}) {
+      const schedule l = lower(compute.view(), c, runtime_model::blocking);
+      REQUIRE(execute(l.view(), c, runtime_model::blocking).makespan() == simulate(compute.view(), c).makespan());
+    }
+  }
+}
+
+TEST_CASE("execute: zb-h1 P = 2, m = 2 with f = 1, i = 1, w = 2 loses 1 under rendezvous", "[execute]") {
+  const costs c{rational{1}, rational{3}, rational{1}, rational{2}, rational{0}};
+  const schedule g = generate({schedule_family::zb_h1, {2, 2}});
+  REQUIRE(simulate(g.view(), c).makespan() == rational{9});
+  REQUIRE(execute(lower(g.view(), c, runtime_model::rendezvous).view(), c, runtime_model::rendezvous).makespan() == rational{10});
+  REQUIRE(execute(lower(g.view(), c, runtime_model::blocking).view(), c, runtime_model::blocking).makespan() == rational{9});
+}
+
+TEST_CASE("executed = proved: every family, rule, cost set and model over P <= 6, m <= 12, V <= 3", "[execute][proofs]") {
+  using ctpipe::tests::prove_executed;
+  const costs sets[] = {
+      costs{},                                                                       // the article's
+      costs{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}},        // equal
+      costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}},     // uneven, latency
+      costs{rational{2}, rational{1}, rational{1, 3}, rational{2, 3}, rational{1, 5}},
+      costs{rational{1}, rational{0}, rational{0}, rational{0}, rational{0}},        // free backwards
+      costs{rational{1}, rational{2}, rational{1}, rational{0}, rational{3}},        // free W, slow links
+  };
+  const interleaved_variant rules[] = {interleaved_variant::megatron, interleaved_variant::megatron_legacy,
+                                       interleaved_variant::torch};
+  int proved = 0;
+  for (const schedule_family family : all_families) {
+    for (const interleaved_variant rule : rules) {
+      if (rule != interleaved_variant::megatron && family != schedule_family::interleaved_1f1b) continue;
+      for (int P = 1; P <= 6; ++P) {
+        for (int m = 1; m <= 12; ++m) {
+          for (int V = 1; V <= 3; ++V) {
+            const schedule_spec spec{family, {P, m, V, natural_placement(family)}, rule};
+            if (spec_error(spec) != nullptr) continue;
+            const schedule g = generate(spec);
+            for (const costs& c : sets) {
+              for (const runtime_model model : all_runtime_models) {
+                INFO(family_name(family) << " " << variant_name(rule) << " P=" << P << " m=" << m << " V=" << V
+                                         << " " << runtime_model_name(model) << " t_c=" << io::to_string(c.c));
+                REQUIRE(prove_executed(g.view(), c, model));
+                ++proved;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  REQUIRE(proved > 10000);
+}
+
+TEST_CASE("lowering for each model: structure, validity and peer order over P <= 5, m <= 10, V <= 3", "[execute][lower]") {
+  using ctpipe::tests::prove_lowering_grid;
+  const costs uneven{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}};
+  for (const schedule_family family : all_families) {
+    for (const runtime_model model : all_runtime_models) {
+      INFO(family_name(family) << " " << runtime_model_name(model));
+      REQUIRE(prove_lowering_grid(family, interleaved_variant::megatron, 1, 5, 1, 10, 3, uneven, model));
+    }
+  }
+}
+
+TEST_CASE("runtime models: names", "[execute]") {
+  runtime_model m = runtime_model::blocking;
+  REQUIRE(runtime_model_from_name("batched", m));
+  REQUIRE(m == runtime_model::batched);
+  REQUIRE_FALSE(runtime_model_from_name("eager", m));
+  REQUIRE(m == runtime_model::batched);
+  REQUIRE(std::string(runtime_model_name(runtime_model::posted)) == "posted");
+}
