@@ -363,8 +363,14 @@ TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows t
 
   const auto lowered = run_tool("validate " + comms.path);
   REQUIRE(lowered.exit_code == 0);
-  REQUIRE(lowered.out.find("valid lowered schedule: runs to completion with rendezvous and with buffered sends (96 transfer ops)") !=
-          std::string::npos);
+  // The default csv-comms lists are made for the blocking model: they run under it (and
+  // posted) exactly as simulated.
+  REQUIRE(lowered.out.find("valid lowered schedule (96 transfer ops): runs under blocking") != std::string::npos);
+  REQUIRE(lowered.out.find("executed, blocking    makespan 33  bubble 3/11 (27.3%)  stall per rank 0 0 0 0") != std::string::npos);
+  REQUIRE(lowered.out.find("executed, posted      makespan 33") != std::string::npos);
+  // Ordered for rendezvous sends, they run under every model.
+  const temp_file rendezvous(run_tool("--format csv-comms --runtime rendezvous").out);
+  REQUIRE(run_tool("validate " + rendezvous.path).out.find("runs under blocking, rendezvous, posted, batched;") != std::string::npos);
 
   // JSON: exactly the schedule view's fields, the same values (the closed forms null).
   const auto generated = nlohmann::json::parse(run_tool("--format json").out);
@@ -406,31 +412,31 @@ TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows t
   REQUIRE(j["ranks"][0] == nlohmann::json{"0F0", "0F1", "0B0", "0F2", "0B1", "0B2"});
 }
 
-TEST_CASE("ctpipe validate: an invalid file exits 2 with one ctpipe: line naming the problem", "[csv][tool]") {
+TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per problem", "[csv][tool]") {
   const struct {
     std::string text;
-    std::string message;  // after "ctpipe: FILE"
+    std::string message;  // the first line, after "ctpipe: FILE"
+    std::size_t lines;    // lines on stderr
   } cases[] = {
-      {"0F0,1F0x\n", ": CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch\n"},
-      {"0F0\n0F1\n", ": CSV row 2 (rank 1), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank\n"},
-      {"0F0,0B0\n\n1F0,1B0\n", ": CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)\n"},
-      // Compute-only: validate()'s first issue.
-      {"0F0,0B0\n1B0,1F0\n", ": rank 1, step 0, op 1B0: op comes before the op it needs on the same rank (needs 1F0); 2 more issues\n"},
-      {"0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n", ": rank 0, op 0B1: op missing\n"},
-      {"0B0,0F0\n1F0,1B0\n", ": rank 0, step 0, op 0B0: op comes before the op it needs on the same rank (needs 0F0); 2 more issues\n"},
-      // Lowered: both ranks receive first (a deadlock under either semantics), and a
-      // compute op before the receive of its input.
-      {"0RECV_B0,0F0,0SEND_F0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
-       ": rank 0, step 0, op 0RECV_B0: deadlock: this op waits for an op that never runs (needs 1SEND_B0)"},
+      {"0F0,1F0x\n", ": CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch\n", 1},
+      {"0F0\n0F1\n", ": CSV row 2 (rank 1), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank\n", 1},
+      {"0F0,0B0\n\n1F0,1B0\n", ": CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)\n", 1},
+      // Compute-only: every issue validate() finds, one line each.
+      {"0F0,0B0\n1B0,1F0\n", ": rank 1, step 0, op 1B0: op comes before the op it needs on the same rank (needs 1F0)\n", 3},
+      {"0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n", ": rank 0, op 0B1: op missing\n", 1},
+      {"0B0,0F0\n1F0,1B0\n", ": rank 0, step 0, op 0B0: op comes before the op it needs on the same rank (needs 0F0)\n", 3},
+      // Lowered lists that hang under every runtime model: a compute op before the
+      // receive of its input, a send before its compute op; one line per stuck rank,
+      // then the cycle of waiting ranks.
       {"0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n",
-       ": rank 1, step 0, op 1F0: compute op whose input was not received before it on its rank (needs 1RECV_F0)"},
-      // A send before its compute op.
+       ": hangs under every runtime model; under blocking: rank 1, step 0, op 1F0: compute op whose input was not "
+       "received before it on its rank (needs 1RECV_F0)\n", 2},
       {"0SEND_F0,0F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
-       ": rank 0, step 0, op 0SEND_F0: send comes before the compute op that produces its data (needs 0F0)"},
-      // Both ranks send at once: a deadlock only when a send waits for its receive.
-      {"0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n",
-       " (rendezvous sends; buffered sends run): rank 0, step 3, op 0SEND_F1: deadlock: this op waits for an op that "
-       "never runs (needs 1RECV_F1); 1 more issue\n"},
+       ": hangs under every runtime model; under blocking: rank 0, step 0, op 0SEND_F0: send comes before the compute op "
+       "that produces its data (needs 0F0)\n", 2},
+      {"0F0,0RECV_B0,0B0,0SEND_F0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
+       ": hangs under every runtime model; under blocking: rank 0, step 1, op 0RECV_B0: deadlock: this op waits for an op "
+       "that never runs (needs 1SEND_B0); waits for rank 1\n", 3},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -439,8 +445,24 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with one ctpipe: line naming
     REQUIRE(run.exit_code == 2);
     REQUIRE(run.out.empty());
     REQUIRE(run.err.starts_with("ctpipe: " + file.path + c.message));
-    REQUIRE(run.err.find('\n') == run.err.size() - 1);  // exactly one line
+    REQUIRE(static_cast<std::size_t>(std::count(run.err.begin(), run.err.end(), '\n')) == c.lines);
   }
+  // The cycle is named: rank 0 waits for rank 1, which waits for rank 0.
+  const temp_file cycle("0F0,0RECV_B0,0B0,0SEND_F0\n1RECV_F0,1F0,1B0,1SEND_B0\n");
+  REQUIRE(run_tool("validate " + cycle.path).err.ends_with("ctpipe: " + cycle.path + ": rank 0 waits for rank 1, which waits for rank 0\n"));
+  // Lists that hang only where a send waits for its receive run under the other models.
+  const temp_file send_first("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const auto runs = run_tool("validate " + send_first.path);
+  REQUIRE(runs.exit_code == 0);
+  REQUIRE(runs.out.find("runs under blocking, posted, batched; hangs under rendezvous") != std::string::npos);
+  // More than 20 problems: 20 lines and a count.
+  std::string many = "0F0";
+  for (int j = 1; j < 30; ++j) many += ",0F" + std::to_string(j);
+  const temp_file missing(many + "\n");
+  const auto capped = run_tool("validate " + missing.path);
+  REQUIRE(capped.exit_code == 2);
+  REQUIRE(std::count(capped.err.begin(), capped.err.end(), '\n') == 21);
+  REQUIRE(capped.err.ends_with("ctpipe: " + missing.path + ": 10 more issues\n"));
   const struct {
     const char* args;
     const char* message;

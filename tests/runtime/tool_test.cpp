@@ -50,7 +50,17 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "placement", "costs", "gamma", "makespan",
                                         "bubble_fraction", "bubble_fraction_formula", "idle", "span_bubble",
                                         "peak_in_flight", "peak_in_flight_formula", "messages", "ranks",
-                                        "timeline"});
+                                        "timeline", "executed"});
+  // The schedule's own lowering, run under each runtime model: no loss under blocking
+  // and posted, and none under rendezvous and batched at these costs (t_c = 0).
+  for (const char* model : {"blocking", "rendezvous", "posted", "batched"}) {
+    INFO(model);
+    REQUIRE(j["executed"][model]["makespan"] == "33");
+    REQUIRE(j["executed"][model]["stall"] == nlohmann::json::array({"0", "0", "0", "0"}));
+  }
+  const auto latency = nlohmann::json::parse(run_tool("--format json --costs c=1/2 --runtime rendezvous").out);
+  REQUIRE(latency["executed"].size() == 1);
+  REQUIRE(latency["executed"]["rendezvous"]["makespan"] == "101/2");
   REQUIRE(j["schedule"] == "1f1b");
   REQUIRE(j["P"] == 4);
   REQUIRE(j["placement"] == "loop");

@@ -30,6 +30,7 @@
 #include "ctpipe/io/trace.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/validate.hpp"
+#include "executed.hpp"
 #include "options.hpp"
 
 namespace {
@@ -55,6 +56,13 @@ long long max_ops(const std::string& format) {
 /// Bad input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+/// An invalid schedule with several problems: one `ctpipe:` line each on stderr, exit
+/// code 2.
+struct invalid_schedule : std::runtime_error {
+  std::vector<std::string> lines;
+  explicit invalid_schedule(std::vector<std::string> l) : std::runtime_error("ctpipe: invalid schedule"), lines(std::move(l)) {}
 };
 
 /// Prints one line on stderr, control characters of echoed input escaped (so a value
@@ -244,19 +252,39 @@ std::string read_input(const std::string& path) {
   return text;
 }
 
-/// Raises the first issue of a failed validation as one line: `ctpipe: FILE[ (SEM
-/// sends)]: rank R, step K, op A: DESCRIPTION[ (needs B)][; N more issues]`. `step` is
-/// the op's index in its rank's list (0-based, idle cells not counted); a missing op has
-/// none.
-void require_valid(const ctpipe::validation_result& result, const std::string& path, const char* semantics) {
-  if (result.ok()) return;
-  const ctpipe::validation_issue& issue = result.first;
-  std::string where = issue.step >= 0 ? fmt::format("rank {}, step {}, op {}", issue.rank, issue.step, ctpipe::io::action(issue.at))
-                                      : fmt::format("rank {}, op {}", issue.rank, ctpipe::io::action(issue.at));
-  std::string message = fmt::format("ctpipe: {}{}: {}: {}", path, semantics, where, ctpipe::fault_description(issue.what));
-  if (issue.needs != issue.at) message += fmt::format(" (needs {})", ctpipe::io::action(issue.needs));
-  if (result.count > 1) message += fmt::format("; {} more issue{}", result.count - 1, result.count > 2 ? "s" : "");
-  throw usage_error(message);
+/// Most problems of an invalid schedule printed, one line each; a last line counts the
+/// others.
+constexpr std::size_t max_issue_lines = 20;
+
+/// Raises every issue of a failed validation, one line each (at most max_issue_lines,
+/// then `ctpipe: FILE: N more issues`): `ctpipe: FILE: rank R, step K, op A:
+/// DESCRIPTION[ (needs B)]`. `step` is the op's index in its rank's list (0-based, idle
+/// cells not counted); a missing op has none.
+void require_valid(const std::vector<ctpipe::validation_issue>& issues, const std::string& path) {
+  if (issues.empty()) return;
+  std::vector<std::string> lines;
+  for (const ctpipe::validation_issue& issue : issues) {
+    if (lines.size() == max_issue_lines) break;
+    std::string where = issue.step >= 0 ? fmt::format("rank {}, step {}, op {}", issue.rank, issue.step, ctpipe::io::action(issue.at))
+                                        : fmt::format("rank {}, op {}", issue.rank, ctpipe::io::action(issue.at));
+    std::string message = fmt::format("ctpipe: {}: {}: {}", path, where, ctpipe::fault_description(issue.what));
+    if (issue.needs != issue.at) message += fmt::format(" (needs {})", ctpipe::io::action(issue.needs));
+    lines.push_back(std::move(message));
+  }
+  if (issues.size() > max_issue_lines) {
+    const std::size_t more = issues.size() - max_issue_lines;
+    lines.push_back(fmt::format("ctpipe: {}: {} more issue{}", path, more, more > 1 ? "s" : ""));
+  }
+  throw invalid_schedule(std::move(lines));
+}
+
+/// The `--runtime` value: a model, or none (nullptr) for every model.
+const ctpipe::runtime_model* parse_runtime(const std::string& text, ctpipe::runtime_model& storage) {
+  if (text.empty()) return nullptr;
+  if (!ctpipe::runtime_model_from_name(text, storage)) {
+    throw usage_error(fmt::format("ctpipe: --runtime takes blocking, rendezvous, posted or batched, not '{}'", text));
+  }
+  return &storage;
 }
 
 /// `ctpipe validate FILE.csv`: reads a schedule in PyTorch's CSV format (P, m, V and the
@@ -280,7 +308,13 @@ int run_validate(int argc, char** argv) {
   app.add_option("--format", format, "text, json, svg or trace (as for ctpipe)")->capture_default_str();
   app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
   app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
+  std::string runtime_text;
+  app.add_option("--runtime", runtime_text,
+                 "a file with SEND/RECV ops runs under every runtime model (blocking, rendezvous, posted, batched), "
+                 "or only under the one named");
   if (int code = 0; !parse_command_line(app, argc, argv, code)) return code;
+  ctpipe::runtime_model runtime_storage{};
+  const ctpipe::runtime_model* only = parse_runtime(runtime_text, runtime_storage);
   if (format != "text" && format != "json" && format != "svg" && format != "trace") {
     throw usage_error(fmt::format("ctpipe: unknown format '{}' for validate (known: text, json, svg, trace)", format));
   }
@@ -316,26 +350,43 @@ int run_validate(int argc, char** argv) {
   }
   std::string verdict;
   ctpipe::schedule compute;
+  std::vector<ctpipe::validation_issue> issues;
+  const auto collect = [&issues](const ctpipe::validation_issue& i) { issues.push_back(i); };
+  std::vector<ctpipe::tool::executed_run> runs;
   if (transfers == 0) {
-    require_valid(ctpipe::validate(v), path, "");
+    ctpipe::validate(v, collect);
+    require_valid(issues, path);
     compute = std::move(file);
     verdict = "valid compute schedule";
   } else {
-    // Buffered sends allow every run rendezvous sends allow, and more: a fault under
-    // buffered sends is the file's whatever the semantics (no label); one only under
-    // rendezvous sends says so.
-    require_valid(ctpipe::validate_lowered(v, ctpipe::send_semantics::buffered), path, "");
-    require_valid(ctpipe::validate_lowered(v, ctpipe::send_semantics::rendezvous), path,
-                  " (rendezvous sends; buffered sends run)");
+    // The ops themselves first; then the lists run under each runtime model. A file that
+    // runs under at least one model is valid; one that hangs under every model is not.
+    ctpipe::validate_lowered_ops(v, collect);
+    require_valid(issues, path);
+    runs = ctpipe::tool::execute_models(v, cost, only);
+    std::string runs_under, hangs_under;
+    for (const auto& r : runs) {
+      std::string& list = r.run.completed() ? runs_under : hangs_under;
+      list += (list.empty() ? "" : ", ") + std::string(ctpipe::runtime_model_name(r.model));
+    }
+    if (runs_under.empty()) throw invalid_schedule(ctpipe::tool::hang_lines(path, shape, runs));
     compute = ctpipe::compute_part(v);
-    verdict = fmt::format("valid lowered schedule: runs to completion with rendezvous and with buffered sends ({} transfer ops)",
-                          transfers);
+    verdict = fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under,
+                          hangs_under.empty() ? "" : "; hangs under " + hangs_under);
+  }
+  nlohmann::ordered_json executed;
+  if (format == "json") {
+    executed = runs.empty() ? ctpipe::tool::own_lowering_json(compute.view(), cost, only) : ctpipe::tool::executed_json(runs);
   }
   const ctpipe::io::report rep = ctpipe::io::analyze(std::move(compute), cost, gamma, path);
   std::string out = render(rep, format, width, color);
   if (format == "text") {
-    out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n\n", path, verdict, shape.P, shape.m,
-                      shape.V, ctpipe::placement_name(shape.layout)) + out;
+    out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}\n", path, verdict, shape.P, shape.m,
+                      shape.V, ctpipe::placement_name(shape.layout), ctpipe::tool::executed_text(runs)) + out;
+  } else if (format == "json") {  // a lowered file's own lists; a compute file's lowering
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+    j["executed"] = executed;
+    out = j.dump(2) + "\n";
   }
   return finish(out);
 }
@@ -385,8 +436,14 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
   app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
+  std::string runtime_text;
+  app.add_option("--runtime", runtime_text,
+                 "csv-comms: the runtime model to order the transfers for (blocking, rendezvous, posted, batched; "
+                 "default blocking); json: the model of the `executed` entry (default every model)");
 
   if (int code = 0; !parse_command_line(app, argc, argv, code)) return code;
+  ctpipe::runtime_model runtime_storage{};
+  const ctpipe::runtime_model* only = parse_runtime(runtime_text, runtime_storage);
 
   ctpipe::schedule_spec spec{};
   if (!ctpipe::family_from_name(schedule_name, spec.family)) {
@@ -430,9 +487,18 @@ int run(int argc, char** argv) {
   ctpipe::check_gamma(gamma);
   if (format == "csv" || format == "csv-comms") {
     const ctpipe::schedule s = ctpipe::generate(spec);
-    return finish(ctpipe::io::to_csv(format == "csv" ? s.view() : ctpipe::lower(s.view()).view()));
+    if (format == "csv") return finish(ctpipe::io::to_csv(s.view()));
+    const ctpipe::runtime_model model = only != nullptr ? *only : ctpipe::runtime_model::blocking;
+    return finish(ctpipe::io::to_csv(ctpipe::lower(s.view(), cost, model).view()));
   }
-  return finish(render(ctpipe::io::analyze(spec, cost, gamma), format, width, color));
+  std::string out = render(ctpipe::io::analyze(spec, cost, gamma), format, width, color);
+  if (format == "json") {
+    // The lists lower() makes for each model, run under that model.
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+    j["executed"] = ctpipe::tool::own_lowering_json(ctpipe::generate(spec).view(), cost, only);
+    out = j.dump(2) + "\n";
+  }
+  return finish(out);
 }
 
 }  // namespace
@@ -440,6 +506,8 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
+  } catch (const invalid_schedule& e) {
+    for (const std::string& line : e.lines) print_error(line);
   } catch (const usage_error& e) {
     print_error(e.what());
   } catch (const ctpipe::error& e) {

@@ -266,6 +266,25 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
 
 }  // namespace detail
 
+/// validate_lowered()'s checks of the ops themselves, without running the lists (its
+/// steps 1 to 3: shape and offsets, the compute part, each transfer op): what execute()
+/// requires. Calls `on_issue(validation_issue)` per problem; returns their number.
+template <class OnIssue>
+constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) {
+  std::size_t count = 0;
+  auto report = [&](fault f, int r, int step, op at, op needs) {
+    ++count;
+    on_issue(validation_issue{f, r, step, at, needs});
+  };
+  if (fault broken{}; detail::structure_broken(v, broken)) {
+    report(broken, -1, -1, op{}, op{});
+    return count;
+  }
+  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
+  detail::check_lowered_ops(v, link.data(), report);
+  return count;
+}
+
 /// Validates lowered schedule `v` (compute and transfer ops, as lower() makes or a
 /// framework writes) under send semantics `sem`, calling `on_issue(validation_issue)`
 /// for each problem, in this order, and returns their number:
