@@ -308,18 +308,13 @@ constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) 
 /// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
 template <class OnIssue>
 constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
-  std::size_t count = 0;
-  auto report = [&](fault f, int r, int step, op at, op needs) {
+  std::size_t count = validate_lowered_ops(v, on_issue);
+  if (count != 0) return count;
+  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
+  detail::run_lowered(v, sem, link.data(), [&](fault f, int r, int step, op at, op needs) {
     ++count;
     on_issue(validation_issue{f, r, step, at, needs});
-  };
-  if (fault broken{}; detail::structure_broken(v, broken)) {
-    report(broken, -1, -1, op{}, op{});
-    return count;
-  }
-  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
-  detail::check_lowered_ops(v, link.data(), report);
-  if (count == 0) detail::run_lowered(v, sem, link.data(), report);
+  });
   return count;
 }
 
