@@ -66,7 +66,7 @@ TEST_CASE("mp_with_index reaches the right rank for every rank of P = 8", "[disp
   }
 }
 
-TEST_CASE("run_rank and with_rank reject a rank outside [0, P) with the library's error", "[dispatch]") {
+TEST_CASE("run_rank and with_rank reject a rank outside 0 .. P-1 with the library error", "[dispatch]") {
   bool called = false;
   for (const std::size_t r : {std::size_t{8}, std::size_t{9}, static_cast<std::size_t>(-1)}) {
     INFO(r);
