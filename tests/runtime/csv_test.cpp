@@ -27,6 +27,7 @@
 
 using namespace ctpipe;
 using ctpipe::tests::run_tool;
+using ctpipe::tests::temp_file;
 
 namespace {
 
@@ -77,22 +78,6 @@ std::vector<schedule_spec> small_grid() {
   }
   return specs;
 }
-
-/// A file in the temporary directory, removed at scope exit.
-struct temp_file {
-  std::string path;
-  explicit temp_file(const std::string& text) {
-    char name[] = "/tmp/ctpipe-csv-test-XXXXXX";
-    const int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path = name;
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  ~temp_file() { std::remove(path.c_str()); }
-  temp_file(const temp_file&) = delete;
-  temp_file& operator=(const temp_file&) = delete;
-};
 
 }  // namespace
 

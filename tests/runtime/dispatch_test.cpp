@@ -66,6 +66,21 @@ TEST_CASE("mp_with_index reaches the right rank for every rank of P = 8", "[disp
   }
 }
 
+TEST_CASE("run_rank and with_rank reject a rank outside 0 .. P-1 with the library error", "[dispatch]") {
+  bool called = false;
+  for (const std::size_t r : {std::size_t{8}, std::size_t{9}, static_cast<std::size_t>(-1)}) {
+    INFO(r);
+    REQUIRE_THROWS_AS(with_rank<one_f_one_b_p8>(r, [&](auto) { called = true; }), ctpipe::error);
+    REQUIRE_THROWS_WITH(with_rank<one_f_one_b_p8>(r, [&](auto) { called = true; }), "ctpipe: rank must lie in [0, P)");
+    REQUIRE_THROWS_WITH(run_rank<one_f_one_b_p8>(r, [&](auto) { called = true; }), "ctpipe: rank must lie in [0, P)");
+  }
+  REQUIRE_FALSE(called);
+  // The last rank is still reached.
+  std::size_t reached = 0;
+  with_rank<interleaved_p4>(3, [&](auto rank) { reached = decltype(rank)::value; });
+  REQUIRE(reached == 3);
+}
+
 TEST_CASE("dispatch table and Hana view run the rank's program in order", "[dispatch]") {
   std::vector<op> by_table;
   dispatch_table<interleaved_p4, 1, collect, std::vector<op>>::run(by_table);

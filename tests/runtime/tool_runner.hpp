@@ -1,5 +1,5 @@
 // Runs the built `ctpipe` tool (CTPIPE_TOOL_PATH) with arguments and captures its exit
-// code, standard output and standard error.
+// code, standard output and standard error; temporary files to hand it.
 #pragma once
 
 #include <sys/wait.h>
@@ -43,5 +43,21 @@ inline tool_result run_tool(const std::string& args) {
   std::remove(err_path);
   return result;
 }
+
+/// A file in /tmp holding `text`, removed when the object goes.
+struct temp_file {
+  std::string path;
+  explicit temp_file(const std::string& text) {
+    char name[] = "/tmp/ctpipe-test-XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0) throw std::runtime_error("mkstemp failed");
+    close(fd);
+    path = name;
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~temp_file() { std::remove(path.c_str()); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+};
 
 }  // namespace ctpipe::tests

@@ -5,12 +5,15 @@
 
 #include <cstdlib>
 #include <set>
+#include <sstream>
+#include <vector>
 #include <string>
 
 #include "catch.hpp"
 #include "tool_runner.hpp"
 
 using ctpipe::tests::run_tool;
+using ctpipe::tests::temp_file;
 
 TEST_CASE("ctpipe with no arguments shows the article's 1F1B P=4 m=8", "[tool]") {
   const auto run = run_tool("");
@@ -157,4 +160,220 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
     REQUIRE(run.err.starts_with(c.message));
     REQUIRE(run.err.find('\n') == run.err.size() - 1);  // exactly one line
   }
+}
+
+namespace {
+
+/// The keys of a JSON object, in the order printed.
+std::vector<std::string> keys_of(const nlohmann::ordered_json& j) {
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  return keys;
+}
+
+/// The whitespace-separated cells of the last line of `text` that starts with `start`
+/// (in `ctpipe compare`'s text: the table row, after the title of the timeline).
+std::vector<std::string> row_of(const std::string& text, const std::string& start) {
+  std::istringstream lines(text);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(start, 0) != 0) continue;
+    std::istringstream cells(line);
+    out.clear();
+    for (std::string cell; cells >> cell;) out.push_back(cell);
+  }
+  return out;
+}
+
+const std::string exit_codes_footer =
+    "Exit codes: 0 success; 2 rejected input or an invalid schedule (one `ctpipe:` line on stderr, nothing on "
+    "stdout); 1 internal error (the output cannot be written, an unexpected failure).";
+
+}  // namespace
+
+TEST_CASE("version: --version prints ctpipe and CMake's project version", "[tool]") {
+  const auto run = run_tool("--version");
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.err.empty());
+  REQUIRE(run.out == std::string("ctpipe ") + CTPIPE_VERSION + "\n");
+  REQUIRE(std::string(CTPIPE_VERSION).find('.') != std::string::npos);
+  REQUIRE(run_tool("--version > /dev/full").exit_code == 1);
+}
+
+TEST_CASE("subcommands: compare and validate are CLI11 subcommands with their own help", "[tool]") {
+  const auto help = run_tool("--help");
+  REQUIRE(help.exit_code == 0);
+  REQUIRE(help.out.find("Subcommands:") != std::string::npos);
+  REQUIRE(help.out.find("\n  compare ") != std::string::npos);
+  REQUIRE(help.out.find("\n  validate ") != std::string::npos);
+  REQUIRE(help.out.find("--version") != std::string::npos);
+  const auto compare = run_tool("compare --help");
+  REQUIRE(compare.exit_code == 0);
+  REQUIRE(compare.out.find("Usage: ctpipe compare [OPTIONS]") != std::string::npos);
+  REQUIRE(compare.out.find("--schedules") != std::string::npos);
+  REQUIRE(compare.out.find("--schedule,") == std::string::npos);  // the default view's option is not compare's
+  const auto validate = run_tool("validate --help");
+  REQUIRE(validate.out.find("Usage: ctpipe validate [OPTIONS] file") != std::string::npos);
+  REQUIRE(validate.out.find("-P ") == std::string::npos);  // P comes from the file
+  // Options belong after their command's name; one command at a time.
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"-P 4 compare", "ctpipe: -P comes before 'compare': a command's options follow its name\n"},
+      {"--format json validate -", "ctpipe: --format comes before 'validate': a command's options follow its name\n"},
+      {"compare validate", "ctpipe: "},
+      {"compare --schedule 1f1b", "ctpipe: "},
+      {"validate -P 4 -", "ctpipe: "},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto run = run_tool(std::string(c.args) + " < /dev/null");
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err.starts_with(c.message));
+  }
+}
+
+TEST_CASE("exit codes: documented in every command help, 0 success, 2 rejected, 1 unwritable output", "[tool]") {
+  for (const char* args : {"--help", "compare --help", "validate --help"}) {
+    INFO(args);
+    REQUIRE(run_tool(args).out.find(exit_codes_footer) != std::string::npos);
+  }
+  for (const char* args : {"", "--format json", "compare", "compare --format json", "compare --format svg"}) {
+    INFO(args);
+    const auto run = run_tool(args);
+    REQUIRE(run.exit_code == 0);
+    REQUIRE(run.err.empty());
+    REQUIRE(!run.out.empty());
+  }
+  // Rejected input and an invalid schedule: 2, in every command.
+  for (const char* args : {"-P 0", "compare -P 0", "compare --schedules nope", "compare --width 5",
+                           "validate --gamma 2 -", "-s interleaved-1f1b -P 6 -m 3"}) {
+    INFO(args);
+    const auto run = run_tool(std::string(args) + " < /dev/null");
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err.starts_with("ctpipe: "));
+  }
+  const temp_file invalid_file("0F0,0B0\n1B0,1F0\n");
+  const auto invalid = run_tool("validate " + invalid_file.path);
+  REQUIRE(invalid.exit_code == 2);
+  REQUIRE(invalid.out.empty());
+  REQUIRE(invalid.err.starts_with("ctpipe: " + invalid_file.path + ": rank 1, step 0, op 1B0: "));
+  // Output that cannot be written: 1, in every command.
+  for (const char* args : {"compare > /dev/full", "compare --format json > /dev/full"}) {
+    INFO(args);
+    const auto run = run_tool(args);
+    REQUIRE(run.exit_code == 1);
+    REQUIRE(run.err == "ctpipe: cannot write to standard output\n");
+  }
+  const temp_file valid_file(run_tool("--format csv").out);
+  REQUIRE(run_tool("validate " + valid_file.path).exit_code == 0);
+  REQUIRE(run_tool("validate " + valid_file.path + " > /dev/full").exit_code == 1);
+}
+
+TEST_CASE("V: the families with several chunks default to V = 2, as in ctpipe compare", "[tool]") {
+  const struct {
+    const char* schedule;
+    int V;
+    std::size_t rank0_ops;  // (2 or 3 kinds) x m x V
+  } cases[] = {{"gpipe", 1, 16},            {"1f1b", 1, 16}, {"interleaved-1f1b", 2, 32}, {"looped-bfs", 2, 32},
+               {"zb-h1", 1, 24},            {"zb-h2", 1, 24}, {"zbv", 2, 48},             {"interleaved-zb", 2, 48}};
+  const auto compared = nlohmann::json::parse(
+      run_tool("compare --format json --schedules gpipe,1f1b,interleaved-1f1b,looped-bfs,zb-h1,zb-h2,zbv,interleaved-zb")
+          .out);
+  REQUIRE(compared["schedules"].size() == 8);
+  for (std::size_t k = 0; k < 8; ++k) {
+    const auto& c = cases[k];
+    INFO(c.schedule);
+    const auto run = run_tool(std::string("--format json -s ") + c.schedule);
+    REQUIRE(run.exit_code == 0);
+    const auto j = nlohmann::json::parse(run.out);
+    REQUIRE(j["V"] == c.V);
+    REQUIRE(j["ranks"][0].size() == c.rank0_ops);
+    // The same default as compare's: the same object.
+    REQUIRE(compared["schedules"][k] == j);
+  }
+  // An explicit -V still wins; V = 1 runs the family on one chunk.
+  REQUIRE(nlohmann::json::parse(run_tool("--format json -s interleaved-1f1b -V 4").out)["V"] == 4);
+  REQUIRE(nlohmann::json::parse(run_tool("--format json -s looped-bfs -V 1").out)["V"] == 1);
+  REQUIRE(run_tool("-s interleaved-1f1b").out.starts_with("interleaved-1f1b  P = 4  m = 8  V = 2"));
+}
+
+TEST_CASE("V = 1: --group and --warmup-factor are rejected where they do nothing, in every command", "[tool]") {
+  const char* message =
+      "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 (interleaved-1f1b at V = 1 "
+      "is plain 1F1B)\n";
+  for (const char* args : {"-s interleaved-1f1b -V 1 -g 4", "-s interleaved-1f1b -V 1 --group 0",
+                           "-s interleaved-1f1b -V 1 --warmup-factor 1", "-s interleaved-1f1b -V 1 --warmup-factor 2",
+                           "compare -V 1 -g 4", "compare -V 1 --warmup-factor 1",
+                           "compare --schedules interleaved-1f1b -V 1 --group 4"}) {
+    INFO(args);
+    const auto run = run_tool(args);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err == message);
+  }
+  // For a family without groups: the message it always gave, in both commands.
+  for (const char* args : {"-s looped-bfs -g 4", "-s zbv --warmup-factor 1", "compare --schedules 1f1b,zbv -g 4"}) {
+    INFO(args);
+    const auto run = run_tool(args);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.err == "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
+  }
+  // Where they apply (V > 1, the default now) they are taken and change the schedule.
+  const auto factor1 = run_tool("--format json -s interleaved-1f1b --warmup-factor 1");
+  REQUIRE(factor1.exit_code == 0);
+  const auto factor2 = run_tool("--format json -s interleaved-1f1b");
+  REQUIRE(nlohmann::json::parse(factor1.out)["peak_in_flight"] == nlohmann::json{"8", "7", "6", "5"});
+  REQUIRE(nlohmann::json::parse(factor2.out)["peak_in_flight"] == nlohmann::json{"11", "9", "7", "5"});
+  const auto compared = nlohmann::json::parse(run_tool("compare --format json --schedules interleaved-1f1b --warmup-factor 1").out);
+  REQUIRE(compared["schedules"][0] == nlohmann::json::parse(factor1.out));
+  // Without -g or --warmup-factor, V = 1 is accepted (plain 1F1B's timeline).
+  const auto plain = nlohmann::json::parse(run_tool("--format json -s interleaved-1f1b -V 1").out);
+  REQUIRE(plain["ranks"] == nlohmann::json::parse(run_tool("--format json").out)["ranks"]);
+}
+
+TEST_CASE("compare --format json: each schedule's ctpipe --format json object, and the rejected ones", "[tool]") {
+  const auto run = run_tool("compare --format json --schedules 1f1b,interleaved-1f1b,zbv -P 4 -m 3");
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.err.empty());
+  const auto j = nlohmann::json::parse(run.out);
+  REQUIRE(keys_of(nlohmann::ordered_json::parse(run.out)) == std::vector<std::string>{"schedules", "rejected"});
+  REQUIRE(j["schedules"].size() == 2);
+  REQUIRE(j["schedules"][0] == nlohmann::json::parse(run_tool("--format json -P 4 -m 3").out));
+  REQUIRE(j["schedules"][1] == nlohmann::json::parse(run_tool("--format json -s zbv -P 4 -m 3").out));
+  REQUIRE(keys_of(nlohmann::ordered_json::parse(run.out)["schedules"][1]) ==
+          keys_of(nlohmann::ordered_json::parse(run_tool("--format json").out)));
+  REQUIRE(j["schedules"][1]["V"] == 2);
+  REQUIRE(j["schedules"][1]["peak_in_flight"].size() == 4);
+  REQUIRE(j["rejected"] == nlohmann::json::array({{{"schedule", "interleaved-1f1b"},
+                                                   {"reason", "ctpipe: interleaved-1f1b (megatron) needs the group size "
+                                                              "in [P, m], but m < P"}}}));
+  // The default: six schedules, none rejected, costs and gamma in each.
+  const auto all = nlohmann::json::parse(run_tool("compare --format json --costs f=1,i=1,w=1 --gamma 1/2").out);
+  REQUIRE(all["schedules"].size() == 6);
+  REQUIRE(all["rejected"].empty());
+  for (const auto& s : all["schedules"]) {
+    REQUIRE(s["gamma"] == "1/2");
+    REQUIRE(s["costs"]["b"] == "2");
+  }
+}
+
+TEST_CASE("compare: the memory column says its unit, full activations beside chunks", "[tool]") {
+  const auto run = run_tool("compare");
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.out.find("span bubble  peak r0 (full act.)  peak r0 (chunks)  messages\n") != std::string::npos);
+  REQUIRE(run.out.find("peak r0: rank 0's peak in-flight activations (gamma = 1), in full activations of its layers "
+                       "(chunks / V) and in model chunks\n") != std::string::npos);
+  // name, makespan, bubble, %, span bubble, full, chunks, messages: ZB-V holds as many
+  // full activations as 1F1B (4), in twice as many chunks.
+  REQUIRE(row_of(run.out, "1f1b ") == std::vector<std::string>{"1f1b", "33", "3/11", "27.3%", "9", "4", "4", "48"});
+  REQUIRE(row_of(run.out, "zbv ") == std::vector<std::string>{"zbv", "51/2", "1/17", "5.9%", "0", "4", "8", "96"});
+  REQUIRE(row_of(run.out, "interleaved-1f1b ")[5] == "11/2");  // exact: 11 chunks / V = 2
+  REQUIRE(row_of(run.out, "interleaved-1f1b ")[6] == "11");
+  const auto svg = run_tool("compare --format svg");
+  REQUIRE(svg.out.find(">peak r0 (full act.)</text>") != std::string::npos);
+  REQUIRE(svg.out.find(">peak r0 (chunks)</text>") != std::string::npos);
 }

@@ -1,11 +1,22 @@
-// Parsing of the `ctpipe` tool's --costs option.
+// The `ctpipe` tool's options: the one struct that holds the options several commands
+// share, the one place that declares them on a command's CLI11 app and checks them, and
+// the parsing of --costs (also used by the tests).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
+#include "ctpipe/lower/runtime.hpp"
+#include "ctpipe/schedules/spec.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace ctpipe::tool {
 
@@ -36,5 +47,132 @@ inline costs parse_costs(std::string_view text) {
   check_costs(out);
   return out;
 }
+
+/// Rejected input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// An invalid schedule with several problems: one `ctpipe:` line each on stderr, exit
+/// code 2, nothing on stdout.
+struct invalid_schedule : std::runtime_error {
+  std::vector<std::string> lines;  ///< each a whole `ctpipe:` line, without the newline
+  explicit invalid_schedule(std::vector<std::string> l)
+      : std::runtime_error("ctpipe: invalid schedule"), lines(std::move(l)) {}
+};
+
+/// The shared options a command takes, as bits of a mask (`--format` every command takes).
+enum option_bits : unsigned {
+  opt_schedule = 1U << 0,     ///< --schedule,-s NAME: one schedule (default 1f1b)
+  opt_schedules = 1U << 1,    ///< --schedules A,B,...: several (compare)
+  opt_shape = 1U << 2,        ///< -P, -m
+  opt_chunks = 1U << 3,       ///< -V
+  opt_placement = 1U << 4,    ///< --placement
+  opt_interleaved = 1U << 5,  ///< --variant, --group,-g, --warmup-factor
+  opt_costs = 1U << 6,        ///< --costs, --gamma
+  opt_width = 1U << 7,        ///< --width
+  opt_color = 1U << 8,        ///< --color
+  opt_runtime = 1U << 9,      ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
+};
+
+/// How a command applies `-V`: to whichever schedule is asked for (the library rejects a
+/// V the family does not take), or only to the families with several chunks, the others
+/// keeping their own (compare, which runs families of both kinds at once).
+enum class chunks_scope { every_family, chunked_families };
+
+/// What a command declares: its shared options, its formats (the first is the default)
+/// with their help, and its name for messages (empty for the default view).
+struct option_set {
+  unsigned bits = 0;
+  std::vector<std::string> formats;
+  std::string format_help;
+  std::string command;
+  chunks_scope scope = chunks_scope::every_family;
+};
+
+/// The options several commands share: first the text as given (CLI11 stores into these),
+/// then, after check(), the checked values. One struct for every command; a command
+/// declares the subset it takes (option_set).
+struct options {
+  // As given.
+  std::string schedule_text = "1f1b";  ///< --schedule,-s
+  std::string schedules_text = "gpipe,1f1b,interleaved-1f1b,zb-h1,zb-h2,zbv";  ///< --schedules
+  std::string P_text = "4";            ///< -P
+  std::string m_text = "8";            ///< -m
+  std::string V_text;                  ///< -V; empty: the family's own (chunks_default)
+  std::string placement_text;          ///< --placement; empty: the family's own (natural_placement)
+  std::string variant_text = "megatron";  ///< --variant
+  std::string group_text = "0";        ///< --group,-g
+  std::string warmup_text = "2";       ///< --warmup-factor
+  std::string costs_text;              ///< --costs
+  std::string gamma_text = "1";        ///< --gamma
+  std::string format;                  ///< --format; set by declare() to the command's default
+  std::string width_text = "100";      ///< --width
+  std::string color = "auto";          ///< --color: auto, always or never
+  std::string runtime_text;            ///< --runtime; empty: the command's default
+
+  // Checked by check().
+  std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)
+  std::vector<std::string> family_names;  ///< as given, one per entry of `families`
+  int P = 4;                              ///< pipeline ranks
+  int m = 8;                              ///< micro-batches
+  bool V_given = false;                   ///< -V given explicitly
+  int V = 0;                              ///< -V, when given
+  bool placement_given = false;           ///< --placement given
+  placement layout = placement::loop;     ///< --placement, when given
+  interleaved_variant variant = interleaved_variant::megatron;  ///< --variant
+  int group = 0;                          ///< --group (0: the variant's default)
+  int warmup_factor = 2;                  ///< --warmup-factor
+  bool group_given = false;               ///< --group given explicitly
+  bool warmup_given = false;              ///< --warmup-factor given explicitly
+  bool variant_given = false;             ///< --variant given explicitly
+  costs cost{};                           ///< --costs
+  rational gamma{1};                      ///< --gamma, in [0, 1]
+  int width = 100;                        ///< --width, in [20, 100000]
+  bool runtime_given = false;             ///< --runtime given
+  runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
+
+  /// The runtime model --runtime names, or nullptr for every model.
+  const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }
+
+  /// Declares the options of `set` on `app` (a command's own CLI11 app), storing into
+  /// this struct. Call once per app.
+  void declare(CLI::App& app, const option_set& set);
+
+  /// Checks the options `set` declares, after `app` parsed them: formats, names, whole
+  /// numbers, costs, gamma; the rules on --variant, --group and --warmup-factor over the
+  /// families asked for. Raises usage_error or ctpipe::error (both exit code 2).
+  void check(const CLI::App& app, const option_set& set);
+
+  /// The request for `family` (one of `families`): -V or the family's default (see
+  /// chunks_default; with chunks_scope::chunked_families -V applies to the families with
+  /// several chunks only), --placement or the family's own, and the interleaved
+  /// parameters for interleaved-1f1b. Not checked: check_spec() or spec_error() next.
+  schedule_spec spec_for(schedule_family family, chunks_scope scope) const;
+
+  /// Whether text output is coloured: --color always, or auto on a terminal without
+  /// NO_COLOR and with a TERM other than dumb.
+  bool colored() const;
+};
+
+/// Whether the family runs several model chunks per rank (interleaved-1f1b, looped-bfs,
+/// interleaved-zb, zbv).
+constexpr bool chunked(schedule_family f) {
+  return f == schedule_family::interleaved_1f1b || f == schedule_family::looped_bfs ||
+         f == schedule_family::interleaved_zb || f == schedule_family::zbv;
+}
+
+/// The V a family runs with when -V is not given: 2 for the families with several chunks,
+/// 1 for the others.
+constexpr int chunks_default(schedule_family f) { return chunked(f) ? 2 : 1; }
+
+/// Every family's name, comma-separated, in the library's order.
+std::string known_schedules();
+
+/// A whole number in decimal: an optional '-', then digits; nothing else (no spaces, no
+/// '+', no 0x). Values beyond int are clamped so that the library's range checks reject
+/// them with their own message. Raises usage_error(`ctpipe: OPTION takes a whole number,
+/// not 'TEXT'`).
+int parse_whole(const std::string& text, const char* option);
 
 }  // namespace ctpipe::tool

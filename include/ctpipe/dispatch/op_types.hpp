@@ -13,6 +13,7 @@
 #include <cstdint>  // std::uint32_t
 #include <utility>  // std::index_sequence
 
+#include "ctpipe/core/error.hpp"
 #include "ctpipe/core/op.hpp"
 
 namespace ctpipe {
@@ -50,15 +51,18 @@ constexpr void for_each_op(Handler&& handler) {
 }
 
 /// Turns a run-time rank (0 <= rank < P of S) into the compile-time one:
-/// `f(std::integral_constant<std::size_t, r>{})`, through `mp_with_index`. Out of range:
-/// MP11 asserts (in debug builds); callers check the rank first.
+/// `f(std::integral_constant<std::size_t, r>{})`, through `mp_with_index`. A rank outside
+/// [0, P) raises `ctpipe: rank must lie in [0, P)` (ctpipe::error at run time, a compile
+/// error in a constant expression) before `f` is called.
 template <const auto& S, class F>
 constexpr decltype(auto) with_rank(std::size_t rank, F&& f) {
+  detail::require(rank < static_cast<std::size_t>(S.shape.P), "ctpipe: rank must lie in [0, P)");
   return boost::mp11::mp_with_index<static_cast<std::size_t>(S.shape.P)>(rank, f);
 }
 
 /// Runs rank `rank`'s program of S (chosen at run time, unrolled at compile time) against
-/// `handler`: `with_rank` + `for_each_op`.
+/// `handler`: `with_rank` + `for_each_op`. A rank outside [0, P) raises
+/// `ctpipe: rank must lie in [0, P)` (through with_rank) and runs no op.
 template <const auto& S, class Handler>
 constexpr void run_rank(std::size_t rank, Handler&& handler) {
   with_rank<S>(rank, [&](auto r) { for_each_op<S, static_cast<int>(decltype(r)::value)>(handler); });

@@ -299,7 +299,8 @@ inline std::string render_svg(const report& rep, const svg_style& style = {}) {
 
 /// Several schedules one above another on one time axis (the longest makespan), each
 /// with its title and timeline, then a table of their bubble, span bubble, rank-0 peak
-/// and messages. `width`: plot width in pixels for the longest makespan.
+/// (in full activations, chunks / V, and in chunks) and messages. `width`: plot width in
+/// pixels for the longest makespan.
 inline std::string render_svg_compare(const std::vector<const report*>& reports, double width = 1200) {
   rational longest{0};
   for (const report* rep : reports) longest = max(longest, rep->sim.makespan());
@@ -316,17 +317,19 @@ inline std::string render_svg_compare(const std::vector<const report*>& reports,
     y += drawing.timeline(body, y);
   }
   y += 20;
-  const char* heads[] = {"schedule", "makespan", "bubble", "span bubble", "peak rank 0", "messages"};
-  for (int c = 0; c < 6; ++c) {
-    body += fmt::format("<text class=\"section\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 140.0 * c, y, heads[c]);
+  const char* heads[] = {"schedule",         "makespan", "bubble", "span bubble", "peak r0 (full act.)",
+                         "peak r0 (chunks)", "messages"};
+  for (int c = 0; c < 7; ++c) {
+    body += fmt::format("<text class=\"section\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, heads[c]);
   }
   for (const report* rep : reports) {
     y += 16;
     const std::string cells[] = {schedule_name(*rep), to_string(rep->sim.makespan()),
                                  to_string(rep->sim.bubble_fraction()), to_string(rep->sim.span_bubble()),
-                                 to_string(rep->memory.peak(0)), fmt::format("{}", rep->message_count)};
-    for (int c = 0; c < 6; ++c) {
-      body += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 140.0 * c, y, cells[c]);
+                                 to_string(rep->memory.peak_activations(0)), to_string(rep->memory.peak(0)),
+                                 fmt::format("{}", rep->message_count)};
+    for (int c = 0; c < 7; ++c) {
+      body += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, cells[c]);
     }
   }
   return detail::svg_header(std::max(left + width + 40, 900.0), y + 20) + body + "</svg>\n";

@@ -1,0 +1,91 @@
+// The `ctpipe` tool's commands: the default view and the subcommands, each in its own
+// file under commands/, registered in one table. A new command (split, search, ...) is a
+// file defining its make_ function and one line in `commands`.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "../options.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace ctpipe::tool {
+
+/// One command of the tool. The tool makes it, lets it declare its options on its own
+/// CLI11 app, parses the command line, then runs the command that was named.
+class command {
+ public:
+  virtual ~command() = default;
+  /// Declares the command's options on `app`: its subcommand's app, or the root app for
+  /// the default view.
+  virtual void declare(CLI::App& app) = 0;
+  /// Runs the command once `app` has parsed the command line and returns what goes on
+  /// standard output. Rejected input raises usage_error or ctpipe::error (exit code 2).
+  virtual std::string run(const CLI::App& app) = 0;
+};
+
+/// A command whose options are the shared ones of `set` (declared and checked in
+/// options.cpp), plus any of its own (declare_own). run() checks the options, then calls
+/// run_checked().
+class command_with_options : public command {
+ public:
+  /// The command takes the shared options of `set`.
+  explicit command_with_options(option_set set) : set_(std::move(set)) {}
+  /// Declares the command's own options, then the shared ones of `set`.
+  void declare(CLI::App& app) final {
+    declare_own(app);
+    opts_.declare(app, set_);
+  }
+  /// Checks the shared options (options::check), then runs run_checked().
+  std::string run(const CLI::App& app) final {
+    opts_.check(app, set_);
+    return run_checked();
+  }
+
+ protected:
+  /// Declares the options only this command takes (none by default).
+  virtual void declare_own(CLI::App& app) { static_cast<void>(app); }
+  /// Runs the command with the options checked; returns what goes on standard output.
+  virtual std::string run_checked() = 0;
+
+  const option_set set_;  ///< which shared options the command takes
+  options opts_;          ///< their values
+};
+
+/// A registered command: its name (empty for the default view, `ctpipe [options]`), the
+/// description --help shows, and the function that makes it.
+struct command_entry {
+  const char* name;
+  const char* description;
+  std::unique_ptr<command> (*make)();
+};
+
+/// The default view: one generated schedule (commands/show.cpp).
+std::unique_ptr<command> make_show();
+/// `ctpipe validate FILE.csv` (commands/validate.cpp).
+std::unique_ptr<command> make_validate();
+/// `ctpipe compare` (commands/compare.cpp).
+std::unique_ptr<command> make_compare();
+
+/// Every command: the default view first, then the subcommands in the order --help
+/// lists them.
+inline constexpr command_entry commands[] = {
+    {"",
+     "ctpipe: pipeline-parallel schedules, simulated exactly.\n"
+     "With no options it shows the article's default: 1F1B, P = 4, m = 8.\n"
+     "`ctpipe compare --help` draws several schedules on one time axis; `ctpipe validate --help` checks a "
+     "schedule in PyTorch's CSV format.",
+     make_show},
+    {"compare", "several schedules on one time axis, with a table of their bubble, peak and messages.", make_compare},
+    {"validate",
+     "checks and simulates a schedule in PyTorch's CSV format (one row per rank, actions such as 0F3 or "
+     "1SEND_F2), written by hand or by another framework. P, m, V and the stage placement come from the file; "
+     "files with SEND/RECV ops run under every runtime model (blocking, rendezvous, posted, batched).",
+     make_validate},
+};
+
+}  // namespace ctpipe::tool

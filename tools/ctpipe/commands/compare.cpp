@@ -1,0 +1,108 @@
+// `ctpipe compare`: several schedules for the same P and m (and V where it applies) on one
+// time axis, with a table of their bubble, span bubble, rank 0's peak and messages; or
+// their JSON summaries. A schedule the shape does not suit becomes a `rejected` row.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <utility>
+#include <vector>
+
+#include "command.hpp"
+#include "ctpipe/io/json.hpp"
+#include "ctpipe/io/svg.hpp"
+#include "ctpipe/io/text.hpp"
+#include "../executed.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+/// `ctpipe compare` (see the file comment).
+class compare final : public command_with_options {
+ public:
+  compare()
+      : command_with_options({opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width,
+                              {"text", "svg", "json"},
+                              "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)",
+                              "compare",
+                              chunks_scope::chunked_families}) {}
+
+ private:
+  std::string run_checked() override {
+    check_shape({opts_.P, opts_.m});
+
+    // Each schedule with its own V and placement; one it rejects becomes a table row.
+    std::vector<io::report> reports;
+    std::vector<std::pair<std::string, std::string>> rejected;  // name, reason
+    for (std::size_t k = 0; k < opts_.families.size(); ++k) {
+      const schedule_spec spec = opts_.spec_for(opts_.families[k], set_.scope);
+      if (const char* why = spec_error(spec)) {
+        rejected.emplace_back(opts_.family_names[k], why);
+        continue;
+      }
+      if (static_cast<long long>(ops_per_rank(spec)) * opts_.P > max_json_ops) {
+        throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule", max_json_ops));
+      }
+      reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma));
+    }
+    if (reports.empty()) throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape");
+    if (opts_.format == "json") return json(reports, rejected, opts_.cost);
+    if (opts_.format == "svg") {
+      std::vector<const io::report*> pointers;
+      for (const auto& rep : reports) pointers.push_back(&rep);
+      return io::render_svg_compare(pointers);
+    }
+    return text(reports, rejected);
+  }
+
+  /// `{"schedules": [ctpipe --format json's object, ...], "rejected": [{"schedule",
+  /// "reason"}, ...]}` (docs/json.md).
+  static std::string json(const std::vector<io::report>& reports,
+                          const std::vector<std::pair<std::string, std::string>>& rejected, const costs& cost) {
+    using ordered = nlohmann::ordered_json;
+    ordered schedules = ordered::array();
+    for (const auto& rep : reports) {
+      ordered j = io::to_json(rep);
+      j["executed"] = own_lowering_json(rep.ops.view(), cost, nullptr);
+      schedules.push_back(std::move(j));
+    }
+    ordered refused = ordered::array();
+    for (const auto& [name, reason] : rejected) refused.push_back({{"schedule", name}, {"reason", reason}});
+    return json_text(ordered{{"schedules", std::move(schedules)}, {"rejected", std::move(refused)}});
+  }
+
+  /// The timelines on one time axis, then the table (rank 0's peak in full activations
+  /// and in chunks), then the rejected schedules.
+  std::string text(const std::vector<io::report>& reports,
+                   const std::vector<std::pair<std::string, std::string>>& rejected) const {
+    rational longest{0};
+    for (const auto& rep : reports) longest = max(longest, rep.sim.makespan());
+    std::string out;
+    for (const auto& rep : reports) {
+      out += io::render_title(rep) + io::render_timeline(rep, {opts_.width, false, longest}) + "\n";
+    }
+    constexpr const char* row = "{:<18}{:>12}{:>14}{:>9}{:>13}{:>21}{:>18}{:>10}\n";
+    out += fmt::format(row, "schedule", "makespan", "bubble", "", "span bubble", "peak r0 (full act.)",
+                       "peak r0 (chunks)", "messages");
+    for (const auto& rep : reports) {
+      const rational bubble = rep.sim.bubble_fraction();
+      out += fmt::format(row, family_name(rep.spec.family), io::to_string(rep.sim.makespan()), io::to_string(bubble),
+                         fmt::format("{:.1f}%", 100 * bubble.to_double()), io::to_string(rep.sim.span_bubble()),
+                         io::to_string(rep.memory.peak_activations(0)), io::to_string(rep.memory.peak(0)),
+                         rep.message_count);
+    }
+    out += fmt::format(
+        "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks / V) "
+        "and in model chunks\n",
+        io::to_string(opts_.gamma));
+    for (const auto& [name, reason] : rejected) out += fmt::format("{}: rejected ({})\n", name, reason);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_compare() { return std::make_unique<compare>(); }
+
+}  // namespace ctpipe::tool

@@ -1,0 +1,55 @@
+// `ctpipe [options]`, the default view: generates one schedule with the library's
+// functions (the same ones a static_assert evaluates), simulates it exactly and shows the
+// article's views (timeline, bubble readouts against their closed forms, in-flight
+// activations per rank), or writes it as JSON, SVG, a trace or PyTorch's CSV.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "ctpipe/io/csv.hpp"
+#include "ctpipe/lower/lower.hpp"
+#include "../executed.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+/// The default view (see the file comment).
+class show final : public command_with_options {
+ public:
+  show()
+      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
+                                  opt_width | opt_color | opt_runtime,
+                              {"text", "json", "svg", "trace", "csv", "csv-comms"},
+                              "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event JSON "
+                              "for Perfetto), csv (PyTorch's CSV schedule, compute ops) or csv-comms (with the "
+                              "SEND/RECV ops of lower() for --runtime, under --costs)",
+                              "",
+                              chunks_scope::every_family}) {}
+
+ private:
+  std::string run_checked() override {
+    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    check_spec(spec);  // throws ctpipe::error with the library's message
+    const long long ops = static_cast<long long>(ops_per_rank(spec)) * spec.shape.P;
+    const long long limit = max_ops(opts_.format);
+    if (ops > limit) {
+      throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, opts_.format, limit));
+    }
+    if (opts_.format == "csv" || opts_.format == "csv-comms") {
+      const schedule s = generate(spec);
+      if (opts_.format == "csv") return io::to_csv(s.view());
+      return io::to_csv(lower(s.view(), opts_.cost, opts_.runtime).view());
+    }
+    std::string out = render(io::analyze(spec, opts_.cost, opts_.gamma), opts_);
+    if (opts_.format == "json") out = with_executed(out, own_lowering_json(generate(spec).view(), opts_.cost, opts_.runtime_or_all()));
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_show() { return std::make_unique<show>(); }
+
+}  // namespace ctpipe::tool

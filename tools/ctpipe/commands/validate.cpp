@@ -1,0 +1,155 @@
+// `ctpipe validate FILE.csv`: reads a schedule in PyTorch's CSV format (P, m, V and the
+// placement from the file), validates it (compute-only: validate(); with transfers: the
+// ops with validate_lowered_ops(), then a run under every runtime model with execute()),
+// simulates its compute ops and prints the usual views. An invalid file is rejected
+// input: every problem on its own `ctpipe:` line (exit code 2).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "command.hpp"
+#include "ctpipe/io/csv.hpp"
+#include "ctpipe/io/format.hpp"
+#include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/validate.hpp"
+#include "../executed.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+/// The text of file `path` (`-`: standard input): at most io::max_csv_bytes + 1 bytes,
+/// which parse_csv() rejects as too large. Rejected input when it cannot be read.
+std::string read_input(const std::string& path) {
+  FILE* file = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw usage_error(fmt::format("ctpipe: cannot read '{}'", path));
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  std::size_t n = 0;
+  while (text.size() <= io::max_csv_bytes && (n = std::fread(chunk.data(), 1, chunk.size(), file)) > 0) {
+    text.append(chunk.data(), n);
+  }
+  const bool failed = std::ferror(file) != 0;
+  if (file != stdin) std::fclose(file);
+  if (failed) throw usage_error(fmt::format("ctpipe: cannot read '{}'", path));
+  return text;
+}
+
+/// Most problems of an invalid schedule printed, one line each; a last line counts the
+/// others.
+constexpr std::size_t max_issue_lines = 20;
+
+/// Raises every issue of a failed validation, one line each (at most max_issue_lines,
+/// then `ctpipe: FILE: N more issues`): `ctpipe: FILE: rank R, step K, op A:
+/// DESCRIPTION[ (needs B)]`. `step` is the op's index in its rank's list (0-based, idle
+/// cells not counted); a missing op has none.
+void require_valid(const std::vector<validation_issue>& issues, const std::string& path) {
+  if (issues.empty()) return;
+  std::vector<std::string> lines;
+  for (const validation_issue& issue : issues) {
+    if (lines.size() == max_issue_lines) break;
+    std::string where = issue.step >= 0 ? fmt::format("rank {}, step {}, op {}", issue.rank, issue.step, io::action(issue.at))
+                                        : fmt::format("rank {}, op {}", issue.rank, io::action(issue.at));
+    std::string message = fmt::format("ctpipe: {}: {}: {}", path, where, fault_description(issue.what));
+    if (issue.needs != issue.at) message += fmt::format(" (needs {})", io::action(issue.needs));
+    lines.push_back(std::move(message));
+  }
+  if (issues.size() > max_issue_lines) {
+    const std::size_t more = issues.size() - max_issue_lines;
+    lines.push_back(fmt::format("ctpipe: {}: {} more issue{}", path, more, more > 1 ? "s" : ""));
+  }
+  throw invalid_schedule(std::move(lines));
+}
+
+/// `ctpipe validate` (see the file comment).
+class validate_command final : public command_with_options {
+ public:
+  validate_command()
+      : command_with_options({opt_costs | opt_width | opt_color | opt_runtime,
+                              {"text", "json", "svg", "trace"},
+                              "text, json, svg or trace (as for ctpipe)",
+                              "validate",
+                              chunks_scope::every_family}) {}
+
+ private:
+  void declare_own(CLI::App& app) override {
+    app.add_option("file", path_, "the CSV file, or - for standard input")->required();
+  }
+
+  std::string run_checked() override {  // the options are checked before the file is read
+    schedule file;
+    try {
+      file = io::parse_csv(read_input(path_));
+    } catch (const error& e) {  // `ctpipe: CSV row ...` becomes `ctpipe: FILE: CSV row ...`
+      throw usage_error(fmt::format("ctpipe: {}: {}", path_, std::string_view(e.what()).substr(8)));
+    }
+    const schedule_view v = file.view();
+    const pipeline_shape& shape = v.shape;
+    // The format's limit applies to the compute ops, as for a generated schedule (a
+    // lowered file adds at most two transfers per compute op: 3x in all); the validators'
+    // and analyses' working memory also grows with S*m.
+    std::size_t transfers = 0;
+    for (const op o : v.ops) transfers += is_transfer(o.kind()) ? 1 : 0;
+    const long long limit = max_ops(opts_.format);
+    const long long compute_ops = static_cast<long long>(v.size() - transfers);
+    const long long pairs = static_cast<long long>(shape.stages()) * shape.m;
+    if (compute_ops > limit || static_cast<long long>(v.size()) > 3 * limit || pairs > limit) {
+      throw usage_error(fmt::format(
+          "ctpipe: {}: {} compute ops, {} ops in all and {} (stage, micro-batch) pairs are too many for --format {} "
+          "(at most {}, {} and {})",
+          path_, compute_ops, v.size(), pairs, opts_.format, limit, 3 * limit, limit));
+    }
+    std::string verdict;
+    schedule compute;
+    std::vector<validation_issue> issues;
+    const auto collect = [&issues](const validation_issue& i) { issues.push_back(i); };
+    std::vector<executed_run> runs;
+    if (transfers == 0) {
+      validate(v, collect);
+      require_valid(issues, path_);
+      compute = std::move(file);
+      verdict = "valid compute schedule";
+    } else {
+      // The ops themselves first; then the lists run under each runtime model. A file
+      // that runs under at least one model is valid; one that hangs under every model
+      // is not (docs/runtimes.md).
+      validate_lowered_ops(v, collect);
+      require_valid(issues, path_);
+      runs = execute_models(v, opts_.cost, opts_.runtime_or_all());
+      std::string runs_under, hangs_under;
+      for (const executed_run& r : runs) {
+        std::string& list = r.run.completed() ? runs_under : hangs_under;
+        list += (list.empty() ? "" : ", ") + std::string(runtime_model_name(r.model));
+      }
+      if (runs_under.empty()) throw invalid_schedule(hang_lines(path_, shape, runs));
+      compute = compute_part(v);
+      verdict = fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under,
+                            hangs_under.empty() ? "" : "; hangs under " + hangs_under);
+    }
+    nlohmann::ordered_json executed;  // a lowered file's own lists; a compute file's lowering
+    if (opts_.format == "json") {
+      executed = runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all()) : executed_json(runs);
+    }
+    std::string out = render(io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_), opts_);
+    if (opts_.format == "text") {
+      out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}\n", path_, verdict, shape.P,
+                        shape.m, shape.V, placement_name(shape.layout), executed_text(runs)) +
+            out;
+    } else if (opts_.format == "json") {
+      out = with_executed(out, std::move(executed));
+    }
+    return out;
+  }
+
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_validate() { return std::make_unique<validate_command>(); }
+
+}  // namespace ctpipe::tool

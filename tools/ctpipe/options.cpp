@@ -1,0 +1,212 @@
+// The one place that declares and checks the options the `ctpipe` commands share.
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ctpipe::tool {
+
+std::string known_schedules() {
+  std::string names;
+  for (schedule_family f : all_families) names += (names.empty() ? "" : ", ") + std::string(family_name(f));
+  return names;
+}
+
+int parse_whole(const std::string& text, const char* option) {
+  long long value = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, error] = std::from_chars(first, last, value, 10);
+  const bool digits_only = !text.empty() && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9'));
+  if (error == std::errc::result_out_of_range && digits_only && end == last) {
+    value = text[0] == '-' ? LLONG_MIN : LLONG_MAX;
+  } else if (error != std::errc{} || end != last || !digits_only) {
+    throw usage_error(fmt::format("ctpipe: {} takes a whole number, not '{}'", option, text));
+  }
+  return static_cast<int>(std::clamp<long long>(value, INT_MIN, INT_MAX));
+}
+
+namespace {
+
+/// The comma-separated list of `items`.
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+/// The family called `name`, or usage_error naming the known ones.
+schedule_family family_named(const std::string& name) {
+  schedule_family family{};
+  if (!family_from_name(name, family)) {
+    throw usage_error(fmt::format("ctpipe: unknown schedule '{}' (known: {})", name, known_schedules()));
+  }
+  return family;
+}
+
+}  // namespace
+
+void options::declare(CLI::App& app, const option_set& set) {
+  format = set.formats.front();
+  if (set.bits & opt_schedule) {
+    app.add_option("--schedule,-s", schedule_text, "schedule: " + known_schedules())->capture_default_str();
+  }
+  if (set.bits & opt_schedules) {
+    app.add_option("--schedules", schedules_text, "comma-separated schedules: " + known_schedules())
+        ->capture_default_str();
+  }
+  if (set.bits & opt_shape) {
+    app.add_option("-P", P_text, "pipeline ranks")->capture_default_str();
+    app.add_option("-m", m_text, "micro-batches")->capture_default_str();
+  }
+  if (set.bits & opt_chunks) {
+    app.add_option("-V", V_text,
+                   set.scope == chunks_scope::every_family
+                       ? "model chunks per rank (virtual stages); default 2 for the schedules with several chunks "
+                         "(interleaved-1f1b, looped-bfs, interleaved-zb, zbv), else 1"
+                       : "model chunks per rank of the schedules with several chunks (interleaved-1f1b, looped-bfs, "
+                         "interleaved-zb), default 2; zbv always runs 2, the others 1");
+  }
+  if (set.bits & opt_placement) {
+    app.add_option("--placement", placement_text, "loop or v (V-shape); default v for zbv, else loop");
+  }
+  if (set.bits & opt_interleaved) {
+    app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")
+        ->capture_default_str();
+    app.add_option("--group,-g", group_text,
+                   "interleaved-1f1b with V > 1: micro-batches per group (Megatron's "
+                   "microbatch_group_size_per_vp_stage); 0 = the variant's default (P, or m / max(1, m/P) for torch)")
+        ->capture_default_str();
+    app.add_option("--warmup-factor", warmup_text,
+                   "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)")
+        ->capture_default_str();
+  }
+  if (set.bits & opt_costs) {
+    app.add_option("--costs", costs_text,
+                   "op costs, exact: f=1,b=2,i=1,w=1,c=0 (any subset; 1/2 and 0.25 accepted; "
+                   "b defaults to i+w when i or w is given)");
+    app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
+  }
+  app.add_option("--format", format, set.format_help)->capture_default_str();
+  if (set.bits & opt_width) {
+    app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
+  }
+  if (set.bits & opt_color) {
+    app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
+  }
+  if (set.bits & opt_runtime) {
+    app.add_option("--runtime", runtime_text,
+                   "runtime model: blocking, rendezvous, posted or batched (docs/runtimes.md); csv-comms orders the "
+                   "transfers for it (default blocking); json and validate run only it (default every model)");
+  }
+}
+
+void options::check(const CLI::App& app, const option_set& set) {
+  const auto given = [&](const char* name) { return app.count(name) > 0; };
+  if (set.bits & opt_schedule) {
+    families = {family_named(schedule_text)};
+    family_names = {schedule_text};
+  }
+  if (set.bits & opt_schedules) {
+    std::string_view rest = schedules_text;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      family_names.emplace_back(rest.substr(0, comma));
+      families.push_back(family_named(family_names.back()));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+  }
+  if (std::find(set.formats.begin(), set.formats.end(), format) == set.formats.end()) {
+    throw usage_error(fmt::format("ctpipe: unknown format '{}'{} (known: {})", format,
+                                  set.command.empty() ? "" : " for " + set.command, joined(set.formats)));
+  }
+  if ((set.bits & opt_color) && color != "auto" && color != "always" && color != "never") {
+    throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
+  }
+  if (set.bits & opt_width) {
+    width = parse_whole(width_text, "--width");
+    if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
+  }
+  if (set.bits & opt_interleaved) {
+    variant_given = given("--variant");
+    group_given = given("--group");
+    warmup_given = given("--warmup-factor");
+    if (!variant_from_name(variant_text, variant)) {
+      throw usage_error(
+          fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
+    }
+    const bool interleaved = std::find(families.begin(), families.end(), schedule_family::interleaved_1f1b) != families.end();
+    if (!interleaved && (variant_given || group_given || warmup_given)) {
+      throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
+    }
+  }
+  if (set.bits & opt_placement) {
+    placement_given = !placement_text.empty();
+    if (placement_given && placement_text != "loop" && placement_text != "v") {
+      throw usage_error(fmt::format("ctpipe: --placement takes loop or v, not '{}'", placement_text));
+    }
+    layout = placement_text == "v" ? placement::v_shape : placement::loop;
+  }
+  if (set.bits & opt_chunks) {
+    V_given = given("-V");
+    if (V_given) V = parse_whole(V_text, "-V");
+  }
+  if (set.bits & opt_shape) {
+    P = parse_whole(P_text, "-P");
+    m = parse_whole(m_text, "-m");
+  }
+  if (set.bits & opt_interleaved) {
+    group = parse_whole(group_text, "--group");
+    warmup_factor = parse_whole(warmup_text, "--warmup-factor");
+    // At V = 1 interleaved-1f1b is plain 1F1B: a group or warmup factor would do nothing.
+    if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b, set.scope).shape.V == 1) {
+      throw usage_error(
+          "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 "
+          "(interleaved-1f1b at V = 1 is plain 1F1B)");
+    }
+  }
+  if (set.bits & opt_costs) {
+    cost = parse_costs(costs_text);
+    gamma = parse_rational(gamma_text);
+    check_gamma(gamma);
+  }
+  if ((set.bits & opt_runtime) && given("--runtime")) {
+    runtime_given = true;
+    if (!runtime_model_from_name(runtime_text, runtime)) {
+      throw usage_error(
+          fmt::format("ctpipe: --runtime takes blocking, rendezvous, posted or batched, not '{}'", runtime_text));
+    }
+  }
+}
+
+schedule_spec options::spec_for(schedule_family family, chunks_scope scope) const {
+  schedule_spec spec{};
+  spec.family = family;
+  const bool takes_V = scope == chunks_scope::every_family || (chunked(family) && family != schedule_family::zbv);
+  spec.shape = {P, m, V_given && takes_V ? V : chunks_default(family),
+                placement_given ? layout : natural_placement(family)};
+  if (family == schedule_family::interleaved_1f1b) {
+    spec.variant = variant;
+    spec.group = group;
+    spec.warmup_factor = warmup_factor;
+  }
+  return spec;
+}
+
+bool options::colored() const {
+  if (color != "auto") return color == "always";
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(fileno(stdout)) != 0 && (no_color == nullptr || *no_color == '\0') &&
+         !(term != nullptr && std::string_view(term) == "dumb");
+}
+
+}  // namespace ctpipe::tool

@@ -1,0 +1,50 @@
+// The `ctpipe` tool's output: the size limits, the views in each format, writing to
+// standard output and the one-line error on standard error.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "ctpipe/io/report.hpp"
+
+namespace ctpipe::tool {
+
+struct options;
+
+/// Largest schedule the tool analyses (ops over all ranks), by format: measured working
+/// memory at each limit is 0.6 to 2 GiB (bench/tool_limits.sh). The library itself has no
+/// such limit.
+inline constexpr long long max_text_ops = 1LL << 24;
+/// JSON and SVG (every op is an element; also each schedule of `ctpipe compare`).
+inline constexpr long long max_json_ops = 1LL << 21;
+/// Chrome trace (a trace event is four times a JSON op).
+inline constexpr long long max_trace_ops = 1LL << 19;
+/// CSV (compute ops; the lowered file has at most 3 times as many): as JSON, so that every
+/// file the tool writes stays below the reader's limit (io::max_csv_bytes).
+inline constexpr long long max_csv_ops = max_json_ops;
+
+/// The tool's op limit for `format` (text, json, svg, trace, csv, csv-comms).
+long long max_ops(const std::string& format);
+
+/// One report in the format of `opts` (text, json, svg or trace): text at its --width,
+/// coloured per --color.
+std::string render(const io::report& rep, const options& opts);
+
+/// A JSON document as the tool prints it: indented by 2, one newline at the end; bytes of
+/// echoed names that are not UTF-8 become U+FFFD.
+std::string json_text(const nlohmann::ordered_json& j, int indent = 2);
+
+/// Writes `out` on standard output: exit code 0, or 1 with `ctpipe: cannot write to
+/// standard output` on standard error when it cannot be written.
+int finish(const std::string& out);
+
+/// Writes everything on standard output, or returns false.
+bool write_stdout(const std::string& out);
+
+/// Prints one line on stderr, control characters of echoed input escaped (so a value
+/// holding a newline cannot make it two lines). Never throws: it runs inside handlers.
+void print_error(std::string_view message) noexcept;
+
+}  // namespace ctpipe::tool
