@@ -260,7 +260,7 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
   REQUIRE(rejection(huge) == "ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
 }
 
-TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotations; to_csv writes them back in place", "[csv]") {
+TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotations, and to_csv writes them back in place", "[csv]") {
   // 1F1B, P = 2, m = 2, as PyTorch writes it with FSDP: each stage unsharded before its
   // first op, its gradients reduced after its last backward, resharded at the end.
   const std::string text =
@@ -317,7 +317,7 @@ TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotation
   REQUIRE(refusal({{0, 0, "0F0"}}) == "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
 }
 
-TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops; a forward-only file is refused by name", "[csv][tool]") {
+TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and a forward-only file is refused by name", "[csv][tool]") {
   const temp_file fsdp("0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD\n");
   const auto run = run_tool("validate --format json " + fsdp.path);
   REQUIRE(run.exit_code == 0);
