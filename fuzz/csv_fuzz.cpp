@@ -1,9 +1,10 @@
 // libFuzzer target for the CSV reader (ctpipe/io/csv.hpp): on any bytes parse_csv()
 // returns a schedule or raises ctpipe::error, never anything else, and a schedule it
-// returns writes back (to_csv) to a text that reads back equal; the validators then run
+// returns writes back (to_csv, with its annotations) to a text that reads back equal,
+// annotations included; the validators then run
 // on it without a crash, and a valid compute schedule lowers to lists that run under
 // both send semantics. Built with -DCTPIPE_BUILD_FUZZ=ON (Clang only) under ASan and
-// UBSan; see README.md ("Fuzzing the CSV reader").
+// UBSan; see docs/building.md ("Fuzzing the CSV reader").
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t
 #include <cstdlib>  // std::abort
@@ -16,12 +17,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    const ctpipe::schedule s = ctpipe::io::parse_csv(text);
-    const ctpipe::schedule back = ctpipe::io::parse_csv(ctpipe::io::to_csv(s.view()));
+    const ctpipe::io::csv_schedule s = ctpipe::io::parse_csv(text);
+    const ctpipe::io::csv_schedule back = ctpipe::io::parse_csv(ctpipe::io::to_csv(s));
     const ctpipe::schedule_view a = s.view();
     const ctpipe::schedule_view b = back.view();
     if (!(a.shape == b.shape) || !std::equal(a.ops.begin(), a.ops.end(), b.ops.begin(), b.ops.end()) ||
-        !std::equal(a.offsets.begin(), a.offsets.end(), b.offsets.begin(), b.offsets.end())) {
+        !std::equal(a.offsets.begin(), a.offsets.end(), b.offsets.begin(), b.offsets.end()) ||
+        back.annotations != s.annotations) {
       std::abort();  // the round trip lost something
     }
     // The validators' memory grows with S*m: keep each input cheap.

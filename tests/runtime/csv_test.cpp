@@ -1,8 +1,10 @@
 // PyTorch's CSV schedule format (ctpipe/io/csv.hpp) and the tool's CSV paths: every
 // reference vector and generated or lowered schedule round-trips; the reader's text
-// rules and each rejection with its message; seeded random and mutated inputs (parse or
-// ctpipe::error, nothing else; run under ASan+UBSan in CI); `ctpipe --format csv` and
-// `csv-comms`; `ctpipe validate`.
+// rules and each rejection with its message; FSDP's UNSHARD, RESHARD and REDUCE_GRAD
+// kept as annotations through validation and round trips; forward-only files rejected
+// with their own message; seeded random and mutated inputs (parse or ctpipe::error,
+// nothing else; run under ASan+UBSan in CI); `ctpipe --format csv` and `csv-comms`;
+// `ctpipe validate`.
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/format.hpp>
@@ -188,9 +190,20 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
       {"0F0\n , ,\t\n1F0\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
       {"0F0,1F0x\n", "ctpipe: CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch"},
       {"0F0\n1F0,1F1 1\n", "ctpipe: CSV row 2 (rank 1), cell 2 \"1F1 1\": trailing characters after the micro-batch"},
-      {"0X0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
-      {"0F0,0UNSHARD", "ctpipe: CSV row 1 (rank 0), cell 2 \"0UNSHARD\": unknown action kind \"UNSHARD\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
-      {"0f0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0f0\": unknown action kind \"f\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
+      {"0X0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)"},
+      {"0F0,0B0,0UNSHARD-1", "ctpipe: CSV row 1 (rank 0), cell 3 \"0UNSHARD-1\": trailing characters after the kind"},
+      {"0F0,0B0,0RESHARD3x", "ctpipe: CSV row 1 (rank 0), cell 3 \"0RESHARD3x\": trailing characters after the micro-batch"},
+      {"0F0,0B0,4096UNSHARD", "ctpipe: CSV row 1 (rank 0), cell 3 \"4096UNSHARD\": stage must be at most 4095"},
+      {"0F0,0B0,0REDUCE_GRAD65536", "ctpipe: CSV row 1 (rank 0), cell 3 \"0REDUCE_GRAD65536\": micro-batch must be at most 65535"},
+      {"0F0,0B0,0UNSHARDED", "ctpipe: CSV row 1 (rank 0), cell 3 \"0UNSHARDED\": unknown action kind \"UNSHARDED\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)"},
+      {"(0F0;0UNSHARD)OVERLAP_F_B,0B0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0UNSHARD)OVERLAP_F_B\": an overlapped group holds compute actions (F, B, I, W) only"},
+      {"0F0,0B0,1UNSHARD\n1F0,1B0\n", "ctpipe: CSV row 2 (rank 1), cell 1 \"1F0\": stage 1 is already on row 1 (rank 0); a stage lives on one rank"},
+      {"0F0,0B0,0UNSHARD\n1UNSHARD, ,1RESHARD\n", "ctpipe: CSV row 2 (rank 1): no ops (UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op)"},
+      {"0F0,0B0\n1F0,1B0,3RESHARD\n", "ctpipe: CSV row 2 (rank 1), cell 3 \"3RESHARD\": stage 3 of this annotation has no compute op (the file's stages are 0 to 1)"},
+      // Forward-only (evaluation) files, with or without transfers.
+      {"0F0,0F1\n1F0,1F1\n", "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported (ctpipe checks training steps, where every F has its backward)"},
+      {"0UNSHARD,0F0,0SEND_F0,0RESHARD\n1RECV_F0,1F0\n", "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported (ctpipe checks training steps, where every F has its backward)"},
+      {"0f0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0f0\": unknown action kind \"f\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)"},
       {"0F", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F\": missing micro-batch after the kind"},
       {"0F-1", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F-1\": missing micro-batch after the kind"},
       {"F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"F0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
@@ -207,7 +220,7 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
       {"(0F0;0B0)OVERLAP", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0B0)OVERLAP\": an overlapped group is (<action>;<action>...)OVERLAP_F_B"},
       {"( )OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"( )OVERLAP_F_B\": empty overlapped group"},
       {"(0F0;0SEND_F0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0SEND_F0)OVERLAP_F_B\": an overlapped group holds compute actions (F, B, I, W) only"},
-      {"(0F0;0X0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0X0)OVERLAP_F_B\": \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)"},
+      {"(0F0;0X0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0X0)OVERLAP_F_B\": \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)"},
       {"(0F0;)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;)OVERLAP_F_B\": \"\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
       {std::string("0F\0" "0", 4), "ctpipe: CSV row 1 (rank 0), cell 1 \"0F?0\": missing micro-batch after the kind"},
       {"0F0\n1F0\n2F0,3F0\n", "ctpipe: CSV has 4 stages (0 to 3) on 3 rows: the stage count must be a multiple of the row count (is a rank's row missing?)"},
@@ -225,12 +238,87 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
                                   "stage must be at most 4095");
   // More than 4096 rows: stages 0 .. 4095 on their own rows, then one more row.
   std::string rows;
-  for (int r = 0; r < 4096; ++r) rows += std::to_string(r) + "F0\n";
+  for (int r = 0; r < 4096; ++r) rows += std::to_string(r) + "F0," + std::to_string(r) + "B0\n";
   REQUIRE(rejection(rows).empty());  // 4096 rows are fine
   REQUIRE(rejection(rows + "0F1\n") == "ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");
   // Larger than the limit.
   const std::string huge(io::max_csv_bytes + 1, '\n');
   REQUIRE(rejection(huge) == "ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
+}
+
+TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotations, and to_csv writes them back in place", "[csv]") {
+  // 1F1B, P = 2, m = 2, as PyTorch writes it with FSDP: each stage unsharded before its
+  // first op, its gradients reduced after its last backward, resharded at the end.
+  const std::string text =
+      "0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n"
+      "1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD\n";
+  const io::csv_schedule read = io::parse_csv(text);
+  const schedule expected = generate({schedule_family::one_f_one_b, {2, 2}});
+  REQUIRE(same(read.view(), expected.view()));  // the ops alone: the annotations are no ops
+  REQUIRE(read.annotations == std::vector<io::csv_annotation>{{0, 0, "0UNSHARD"}, {0, 4, "0REDUCE_GRAD"}, {0, 4, "0RESHARD"},
+                                                              {1, 0, "1UNSHARD"}, {1, 4, "1REDUCE_GRAD"}, {1, 4, "1RESHARD"}});
+  // Through validation and simulation as any schedule, and back to the same text.
+  REQUIRE(validate(read.view()).ok());
+  REQUIRE(simulate(read.view(), costs{}).makespan() == simulate(expected.view(), costs{}).makespan());
+  REQUIRE(io::to_csv(read) == text);
+  // The view, or a copy into a plain schedule, is the ops only.
+  REQUIRE(io::to_csv(read.view()) == io::to_csv(expected.view()));
+  io::csv_schedule again = io::parse_csv(text);
+  const schedule plain = std::move(again);
+  REQUIRE(same(plain.view(), expected.view()));
+
+  // Anywhere in a row, with PyTorch's row ends, spaces, quotes, idle cells and a
+  // micro-batch after the kind (PyTorch's reader accepts one): kept as written, trimmed.
+  const io::csv_schedule messy = io::parse_csv(" 0F0 ,\"0UNSHARD\", ,0RESHARD7,0B0\r\n01REDUCE_GRAD,1F0,1B0\r\n");
+  REQUIRE(messy.annotations == std::vector<io::csv_annotation>{{0, 1, "0UNSHARD"}, {0, 1, "0RESHARD7"}, {1, 0, "01REDUCE_GRAD"}});
+  REQUIRE(io::to_csv(messy) == "0F0,0UNSHARD,0RESHARD7,0B0\n01REDUCE_GRAD,1F0,1B0\n");
+
+  // A lowered file with annotations: validated with its transfers, and round-tripped.
+  const schedule lowered = lower(expected.view());
+  const io::csv_schedule with_comms{lower(expected.view()), {{0, 0, "0UNSHARD"}, {1, 0, "1UNSHARD"}, {1, lowered.rank(1).size(), "1REDUCE_GRAD"}}};
+  const std::string comms_text = io::to_csv(with_comms);
+  REQUIRE(comms_text.starts_with("0UNSHARD,0F0,0SEND_F0,"));
+  REQUIRE(comms_text.ends_with(",1SEND_B1,1REDUCE_GRAD\n"));
+  const io::csv_schedule comms = io::parse_csv(comms_text);
+  REQUIRE(same(comms.view(), lowered.view()));
+  REQUIRE(comms.annotations == with_comms.annotations);
+  REQUIRE(validate_lowered(comms.view(), send_semantics::buffered).ok());
+
+  // Annotations of any order are written by rank and position (ties in vector order);
+  // one that would not read back is an error.
+  const io::csv_schedule edited{generate({schedule_family::one_f_one_b, {2, 2}}), {{1, 4, "1RESHARD"}, {0, 2, "0UNSHARD"}, {1, 0, "1UNSHARD"}, {1, 4, "1REDUCE_GRAD"}}};
+  REQUIRE(io::to_csv(edited) == "0F0,0F1,0UNSHARD,0B0,0B1\n1UNSHARD,1F0,1B0,1F1,1B1,1RESHARD,1REDUCE_GRAD\n");
+  auto refusal = [](std::vector<io::csv_annotation> annotations) {
+    try {
+      (void)io::to_csv(io::csv_schedule{generate({schedule_family::one_f_one_b, {2, 2}}), std::move(annotations)});
+    } catch (const ctpipe::error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  REQUIRE(refusal({{2, 0, "0UNSHARD"}}) == "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
+  REQUIRE(refusal({{0, 5, "0UNSHARD"}}) == "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
+  REQUIRE(refusal({{0, 0, "0UNSHARD,0F9"}}) ==
+          "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
+  REQUIRE(refusal({{0, 0, "0F0"}}) == "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
+}
+
+TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and a forward-only file is refused by name", "[csv][tool]") {
+  const temp_file fsdp("0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD\n");
+  const auto run = run_tool("validate --format json " + fsdp.path);
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.err.empty());
+  const auto j = nlohmann::json::parse(run.out);
+  REQUIRE(j["ranks"][0] == nlohmann::json{"0F0", "0F1", "0B0", "0B1"});
+  REQUIRE(j["makespan"] == "9");
+
+  const temp_file eval("0F0,0SEND_F0,0F1,0SEND_F1\n1RECV_F0,1F0,1RECV_F1,1F1\n");
+  const auto refused = run_tool("validate " + eval.path);
+  REQUIRE(refused.exit_code == 2);
+  REQUIRE(refused.out.empty());
+  REQUIRE(refused.err == "ctpipe: " + eval.path +
+                             ": CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported "
+                             "(ctpipe checks training steps, where every F has its backward)\n");
 }
 
 TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or ctpipe::error, nothing else", "[csv][fuzz]") {
@@ -246,12 +334,14 @@ TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or c
     seeds.push_back(io::to_csv(lower(s.view()).view()));
   }
   seeds.push_back("(0F0;0B0)OVERLAP_F_B, 12F10 ,\r\n,1SEND_B2\r\n");
-  constexpr std::string_view alphabet = "0123456789FBIWSENDRCV_OLAP(),;\r\n \t\"\xEF\xBB\xBF";
+  seeds.push_back("0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD\n");
+  constexpr std::string_view alphabet = "0123456789FBIWSENDRCV_OLAPUHG(),;\r\n \t\"\xEF\xBB\xBF";
   std::mt19937 random(20240611);
   int lowered_valid = 0;  // valid compute schedules among the inputs, lowered and checked
   auto below = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random); };
   int parsed = 0;
   int rejected = 0;
+  int annotated = 0;  // parsed inputs with FSDP annotations
   for (int k = 0; k < 20000; ++k) {
     std::string input;
     if (k % 10 == 0) {
@@ -273,9 +363,14 @@ TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or c
     }
     INFO(k);
     try {
-      const schedule s = io::parse_csv(input);
+      const io::csv_schedule s = io::parse_csv(input);
       ++parsed;
       require_round_trip(s.view());
+      // With the annotations: the same ops and the same annotations.
+      const io::csv_schedule back = io::parse_csv(io::to_csv(s));
+      REQUIRE(same(back.view(), s.view()));
+      REQUIRE(back.annotations == s.annotations);
+      annotated += s.annotations.empty() ? 0 : 1;
       if (static_cast<long long>(s.shape().stages()) * s.shape().m <= (1 << 16)) {
         bool transfers = false;
         for (const op o : s.view().ops) transfers = transfers || is_transfer(o.kind());
@@ -301,6 +396,7 @@ TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or c
   }
   REQUIRE(parsed + rejected == 20000);
   REQUIRE(lowered_valid > 10);
+  REQUIRE(annotated > 10);
   REQUIRE(parsed > 100);
   REQUIRE(rejected > 100);
 }
@@ -441,13 +537,14 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
   REQUIRE(runs.exit_code == 0);
   REQUIRE(runs.out.find("runs under blocking, posted, batched; hangs under rendezvous") != std::string::npos);
   // More than 20 problems: 20 lines and a count.
-  std::string many = "0F0";
-  for (int j = 1; j < 30; ++j) many += ",0F" + std::to_string(j);
+  // (30 backwards before their forwards on one rank: 30 out_of_order, 1 deadlock.)
+  std::string many = "0B0,0F0";
+  for (int j = 1; j < 30; ++j) many += ",0B" + std::to_string(j) + ",0F" + std::to_string(j);
   const temp_file missing(many + "\n");
   const auto capped = run_tool("validate " + missing.path);
   REQUIRE(capped.exit_code == 2);
   REQUIRE(std::count(capped.err.begin(), capped.err.end(), '\n') == 21);
-  REQUIRE(capped.err.ends_with("ctpipe: " + missing.path + ": 10 more issues\n"));
+  REQUIRE(capped.err.ends_with("ctpipe: " + missing.path + ": 11 more issues\n"));
   const struct {
     const char* args;
     const char* message;

@@ -6,7 +6,18 @@
 // where the rank idles, and `(0F7;7B3)OVERLAP_F_B` for a forward and a backward issued
 // together (DualPipeV). Compute-only files hold F, B, I, W; files with communication
 // (PyTorch's "compute_comms") also SEND_F, RECV_F, SEND_B, RECV_B, each on the rank of
-// the stage that executes it (the stage convention of ctpipe/lower/transfer.hpp).
+// the stage that executes it (the stage convention of ctpipe/lower/transfer.hpp). Files
+// of runtimes that shard parameters (PyTorch with FSDP) also hold UNSHARD, RESHARD and
+// REDUCE_GRAD actions (`0UNSHARD`, `1RESHARD`, `0REDUCE_GRAD`: a stage, the kind, no
+// micro-batch): ctpipe does not model them and keeps them as annotations beside the ops
+// (csv_annotation), which to_csv() writes back in place.
+//
+// Forward-only (evaluation) files, F ops with no B, I or W at all (what PyTorch runs for
+// `eval()`), are rejected with `ctpipe: CSV has forward ops (F) only: ...`: validate(),
+// simulate() and the closed forms define a training step (docs/spec.md §2, every F has
+// its backward), and a forward-only rule would be a second validity rule and cost model
+// in the core, not a reader's option. The message says so instead of validate()'s "op
+// missing" for every backward.
 #pragma once
 
 #include <fmt/format.h>
@@ -16,10 +27,12 @@
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint32_t
 #include <memory>        // std::shared_ptr: csv_error's text, shared by copies
+#include <span>          // a rank's ops
 #include <string>        // the written text, messages
 #include <string_view>   // the text read
 #include <system_error>  // std::errc
-#include <vector>        // ops while reading
+#include <utility>       // std::move
+#include <vector>        // ops and annotations
 
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/schedule.hpp"
@@ -46,6 +59,97 @@ class csv_error : public error {
   std::shared_ptr<const std::string> message_;
 };
 
+/// An action that parse_csv() reads and to_csv() writes back but ctpipe does not model:
+/// PyTorch's FSDP actions `<stage>UNSHARD`, `<stage>RESHARD` and `<stage>REDUCE_GRAD`
+/// (a micro-batch after the kind is accepted, as PyTorch's reader does). It is no op:
+/// validate(), simulate() and lower() never see it.
+struct csv_annotation {
+  int rank = 0;               ///< the rank (row, from 0) that holds it
+  std::size_t position = 0;   ///< how many of that rank's ops come before it
+  std::string text;           ///< the action as written, trimmed and unquoted: `0UNSHARD`
+
+  /// Equal rank, position and text.
+  friend bool operator==(const csv_annotation&, const csv_annotation&) = default;
+};
+
+/// What parse_csv() returns: the ops, a ctpipe::schedule like any other (move it into a
+/// schedule to drop the annotations), and the file's annotations in file order.
+/// to_csv() of it writes both; to_csv() of its view(), or of a lower()ed copy, writes
+/// the ops only.
+struct csv_schedule : schedule {
+  /// The UNSHARD, RESHARD and REDUCE_GRAD actions, by rank then position, file order.
+  std::vector<csv_annotation> annotations;
+};
+
+namespace detail {
+
+/// The kinds parse_csv() keeps as annotations (PyTorch's `_ComputationType`s for FSDP).
+inline constexpr std::string_view annotation_kinds[] = {"UNSHARD", "RESHARD", "REDUCE_GRAD"};
+
+/// The stage of `text` when it is an annotation action, `<stage><kind>[<micro-batch>]`
+/// with a kind of annotation_kinds, the stage below 4096 and the micro-batch below
+/// 65536; -1 otherwise (why_not_action() says why when it is nothing else either).
+inline int annotation_stage(std::string_view text) {
+  std::size_t i = 0;
+  long stage = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && stage < max_stages) stage = stage * 10 + (text[i++] - '0');
+  if (i == 0 || stage >= max_stages) return -1;
+  const std::string_view rest = text.substr(i);
+  for (const std::string_view kind : annotation_kinds) {
+    if (!rest.starts_with(kind)) continue;
+    long microbatch = 0;
+    std::size_t j = i + kind.size();
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9' && microbatch < max_microbatches) {
+      microbatch = microbatch * 10 + (text[j++] - '0');
+    }
+    return j == text.size() && microbatch < max_microbatches ? static_cast<int>(stage) : -1;
+  }
+  return -1;
+}
+
+/// The CSV text of `v` with `annotations` (any order) written before the op at their
+/// position; see to_csv().
+inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>& annotations) {
+  check_view(v);
+  std::vector<const csv_annotation*> order;
+  order.reserve(annotations.size());
+  std::size_t annotation_bytes = 0;
+  for (const csv_annotation& a : annotations) {
+    ctpipe::detail::require(a.rank >= 0 && a.rank < v.shape.P && a.position <= v.rank(a.rank).size(),
+                            "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
+    ctpipe::detail::require(annotation_stage(a.text) >= 0,
+                            "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
+    order.push_back(&a);
+    annotation_bytes += a.text.size() + 1;
+  }
+  // By rank, then position; annotations at one position keep their order.
+  std::stable_sort(order.begin(), order.end(), [](const csv_annotation* a, const csv_annotation* b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->position < b->position;
+  });
+  std::string out;
+  out.reserve(v.size() * 6 + static_cast<std::size_t>(v.shape.P) + annotation_bytes);
+  auto next = order.begin();
+  for (int r = 0; r < v.shape.P; ++r) {
+    bool first = true;
+    auto cell = [&](const std::string& text) {
+      if (!first) out += ',';
+      out += text;
+      first = false;
+    };
+    const std::span<const op> ops = v.rank(r);
+    for (std::size_t i = 0; i <= ops.size(); ++i) {
+      for (; next != order.end() && (*next)->rank == r && (*next)->position == i; ++next) cell((*next)->text);
+      if (i == ops.size()) break;
+      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 8 kinds only");
+      cell(action(ops[i]));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace detail
+
 /// Schedule `v` in PyTorch's CSV format: rank r's ops, in order, as the (r+1)-th row;
 /// cells are action strings (`0F3`, `1SEND_B2`) separated by commas, no spaces, no
 /// quotes, no idle cells; each row ends in `\n` (PyTorch's reader accepts it; Python's
@@ -56,22 +160,18 @@ class csv_error : public error {
 /// invalid anyway). ctpipe has no overlapped pairs: it never writes OVERLAP_F_B.
 /// Raises check_view()'s messages, and `ctpipe: to_csv() writes ops of the 8 kinds
 /// only` for an op decoded from raw bits with an unused kind. Linear in the op count.
-inline std::string to_csv(schedule_view v) {
-  check_view(v);
-  std::string out;
-  out.reserve(v.size() * 6 + static_cast<std::size_t>(v.shape.P));
-  for (int r = 0; r < v.shape.P; ++r) {
-    bool first = true;
-    for (const op o : v.rank(r)) {
-      ctpipe::detail::require(static_cast<int>(o.kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 8 kinds only");
-      if (!first) out += ',';
-      out += action(o);
-      first = false;
-    }
-    out += '\n';
-  }
-  return out;
-}
+inline std::string to_csv(schedule_view v) { return detail::write_csv(v, {}); }
+
+/// A schedule read by parse_csv() written back with its annotations in place: each
+/// before the op at its position on its rank's row (after the last op when the position
+/// is the row's op count), annotations at one position in their order in the vector.
+/// So `to_csv(parse_csv(text))` is `text` with idle cells, spaces, quotes and blank
+/// lines dropped, row ends as `\n` and overlapped pairs as their actions. Raises
+/// to_csv(view)'s messages, `ctpipe: to_csv(): an annotation's rank or position is
+/// outside the schedule` and `ctpipe: to_csv(): an annotation is not an UNSHARD,
+/// RESHARD or REDUCE_GRAD action` (an edited annotation that would not read back).
+/// Linear in the op count, n log n in the annotation count.
+inline std::string to_csv(const csv_schedule& s) { return detail::write_csv(s.view(), s.annotations); }
 
 namespace detail {
 
@@ -98,23 +198,32 @@ inline std::string why_not_action(std::string_view text) {
   const std::string_view kind(stage.ptr, static_cast<std::size_t>(p - stage.ptr));
   bool known = false;
   for (int k = 0; k < op_kind_count; ++k) known = known || kind == kind_name(static_cast<op_kind>(k));
-  if (!known) {
+  bool annotation = false;
+  for (const std::string_view name : annotation_kinds) annotation = annotation || kind == name;
+  if (!known && !annotation) {
     return kind.empty() ? "not an action (expected <stage><kind><micro-batch> such as 0F3)"
-                        : fmt::format("unknown action kind \"{}\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)",
+                        : fmt::format("unknown action kind \"{}\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, "
+                                      "UNSHARD, RESHARD, REDUCE_GRAD)",
                                       echo(kind));
   }
   const auto microbatch = std::from_chars(p, end, value);
-  if (microbatch.ec == std::errc::invalid_argument) return "missing micro-batch after the kind";
+  if (microbatch.ec == std::errc::invalid_argument) {
+    return annotation ? "trailing characters after the kind" : "missing micro-batch after the kind";
+  }
   if (microbatch.ec == std::errc::result_out_of_range || value >= static_cast<unsigned>(max_microbatches)) {
     return "micro-batch must be at most 65535";
   }
   return "trailing characters after the micro-batch";
 }
 
-/// The reader's state: ops so far, per-rank offsets, the row of each stage.
+/// The reader's state: ops so far, per-rank offsets, the row of each stage, the
+/// annotations with the stage and cell of each.
 struct csv_reader {
   std::vector<op> ops;
   std::vector<std::uint32_t> offsets{0};
+  std::vector<csv_annotation> annotations;
+  std::vector<int> annotation_stages;
+  std::vector<std::size_t> annotation_cells;
   std::vector<int> row_of_stage = std::vector<int>(static_cast<std::size_t>(max_stages), -1);
   // This row's Is and Ws as (stage << 16 | micro-batch) << 32 | position << 1 | is W
   // (sorted, they group by stage and micro-batch in row order), and each op's cell.
@@ -128,8 +237,26 @@ struct csv_reader {
     throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": {}", row + 1, row, cell, echo(cell_text), why));
   }
 
+  /// Stage `stage` is on this row: fails when an earlier row holds it.
+  void own(int stage) {
+    int& owner = row_of_stage[static_cast<std::size_t>(stage)];
+    if (owner >= 0 && owner != row) {
+      fail_cell(fmt::format("stage {} is already on row {} (rank {}); a stage lives on one rank", stage, owner + 1, owner));
+    }
+    owner = row;
+  }
+
   /// One action string, appended. `compute_only`: inside an overlapped group.
   void add(std::string_view text, bool compute_only) {
+    const std::uint64_t position = ops.size() - offsets.back();
+    if (const int stage = annotation_stage(text); stage >= 0) {
+      if (compute_only) fail_cell("an overlapped group holds compute actions (F, B, I, W) only");
+      own(stage);
+      annotations.push_back({row, static_cast<std::size_t>(position), std::string(text)});
+      annotation_stages.push_back(stage);
+      annotation_cells.push_back(cell);
+      return;
+    }
     op o;
     try {
       o = parse_action(text);
@@ -138,12 +265,7 @@ struct csv_reader {
                                                 : fmt::format("\"{}\": {}", echo(text), why_not_action(text)));
     }
     if (compute_only && !is_compute(o.kind())) fail_cell("an overlapped group holds compute actions (F, B, I, W) only");
-    int& owner = row_of_stage[static_cast<std::size_t>(o.stage())];
-    if (owner >= 0 && owner != row) {
-      fail_cell(fmt::format("stage {} is already on row {} (rank {}); a stage lives on one rank", o.stage(), owner + 1, owner));
-    }
-    owner = row;
-    const std::uint64_t position = ops.size() - offsets.back();
+    own(o.stage());
     if (o.kind() == op_kind::I || o.kind() == op_kind::W) {
       const std::uint64_t key = (static_cast<std::uint64_t>(o.stage()) << 16) | static_cast<std::uint64_t>(o.microbatch());
       backwards.push_back((key << 32) | (position << 1) | (o.kind() == op_kind::W ? 1 : 0));
@@ -226,8 +348,10 @@ struct csv_reader {
     }
     check_w_after_i(line);
     if (ops.size() == offsets.back()) {
-      throw csv_error(fmt::format(
-          "ctpipe: CSV row {} (rank {}): no ops (every rank needs a row with at least one action)", row + 1, row));
+      const bool annotated = !annotations.empty() && annotations.back().rank == row;
+      throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}): no ops ({})", row + 1, row,
+                                  annotated ? "UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op"
+                                            : "every rank needs a row with at least one action"));
     }
     offsets.push_back(static_cast<std::uint32_t>(ops.size()));
   }
@@ -236,7 +360,8 @@ struct csv_reader {
 }  // namespace detail
 
 /// Reads a schedule in PyTorch's CSV format (see to_csv() and the file comment) into an
-/// owning schedule. Its shape comes from the file:
+/// owning schedule, with the file's UNSHARD, RESHARD and REDUCE_GRAD actions as
+/// annotations (csv_schedule). Its shape comes from the file:
 /// - `P` = the number of rows; `m` = 1 + the largest micro-batch and `S = P*V` = 1 + the
 ///   largest stage of a compute op (of any op when there is none), so `V = S / P`;
 /// - the placement from which row holds which stage: the loop placement when every stage
@@ -253,6 +378,10 @@ struct csv_reader {
 /// cell is idle and skipped. Stages and micro-batches have any number of digits
 /// (`12F10`, leading zeros allowed) within the op limits. `(a;b;...)OVERLAP_F_B` is its
 /// compute actions in order, as separate ops (ctpipe has no overlapped pairs).
+/// `<stage>UNSHARD`, `<stage>RESHARD` and `<stage>REDUCE_GRAD` (optionally followed by
+/// a micro-batch) become annotations: each keeps its rank, its position among the
+/// rank's ops and its text; its stage must live on its row like an op's and be one of
+/// the compute ops' stages.
 ///
 /// Errors (ctpipe::error, as csv_error); rows and cells are numbered from 1 as an editor
 /// or spreadsheet shows them, the rank (row - 1) in brackets, the cell echoed (at most
@@ -263,10 +392,11 @@ struct csv_reader {
 /// - `ctpipe: CSV row R (rank r), cell C "X": ` followed by one of
 ///   `not an action (expected <stage><kind><micro-batch> such as 0F3)`,
 ///   `stage must be at most 4095`,
-///   `unknown action kind "K" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B)` (also
-///   PyTorch's UNSHARD, RESHARD, REDUCE_GRAD, which ctpipe does not model),
+///   `unknown action kind "K" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B,
+///   UNSHARD, RESHARD, REDUCE_GRAD)`,
 ///   `missing micro-batch after the kind`, `micro-batch must be at most 65535`,
 ///   `trailing characters after the micro-batch` (`1F0x`),
+///   `trailing characters after the kind` (`0UNSHARD-1`),
 ///   `an overlapped group is (<action>;<action>...)OVERLAP_F_B`,
 ///   `empty overlapped group`,
 ///   `an overlapped group holds compute actions (F, B, I, W) only`,
@@ -275,16 +405,22 @@ struct csv_reader {
 ///   checked once the row's cells have parsed);
 ///   inside an overlapped group the bad action comes first: `"7X3": unknown action kind ...`
 /// - `ctpipe: CSV row R (rank r): no ops (every rank needs a row with at least one action)`
-///   (an empty line, or only empty cells: a rank's row is missing)
+///   (an empty line, or only empty cells: a rank's row is missing), or `no ops
+///   (UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op)`
 /// - `ctpipe: CSV has S stages (0 to S-1) on P rows: the stage count must be a multiple
 ///   of the row count (is a rank's row missing?)`
 /// - `ctpipe: CSV stage S is on row R (rank r), but the loop placement (stage s on rank
 ///   s % P) puts it on rank q, and no placement fits` (or `the V-shape placement (rank r
 ///   holds stages r and 2P-1-r)`, whichever fits more of the first stages).
+/// - `ctpipe: CSV row R (rank r), cell C "X": stage S of this annotation has no compute
+///   op (the file's stages are 0 to S2)`
+/// - `ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not
+///   supported (ctpipe checks training steps, where every F has its backward)`: the
+///   file has compute ops, none of them B, I or W (see the file comment).
 /// It never reads out of bounds, loops or allocates more than linear memory on any
 /// bytes (fuzzed: fuzz/csv_fuzz.cpp). Checks the format only: validate() (compute-only)
 /// or validate_lowered() (with transfers) check that the schedule runs. Linear.
-inline schedule parse_csv(std::string_view text) {
+inline csv_schedule parse_csv(std::string_view text) {
   if (text.size() > max_csv_bytes) throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   // Blank lines after the last row (an editor's extra newline) are no rows.
@@ -350,7 +486,23 @@ inline schedule parse_csv(std::string_view text) {
     }
   }
 
-  schedule out{shape, reader.ops.size()};
+  for (std::size_t k = 0; k < reader.annotations.size(); ++k) {
+    if (reader.annotation_stages[k] < S) continue;
+    const csv_annotation& a = reader.annotations[k];
+    throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": stage {} of this annotation has no compute op "
+                                "(the file's stages are 0 to {})",
+                                a.rank + 1, a.rank, reader.annotation_cells[k], detail::echo(a.text),
+                                reader.annotation_stages[k], S - 1));
+  }
+  const bool any_backward = std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) {
+    return o.kind() == op_kind::B || o.kind() == op_kind::I || o.kind() == op_kind::W;
+  });
+  if (any_compute && !any_backward) {
+    throw csv_error("ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported "
+                    "(ctpipe checks training steps, where every F has its backward)");
+  }
+
+  csv_schedule out{schedule{shape, reader.ops.size()}, std::move(reader.annotations)};
   std::copy(reader.ops.begin(), reader.ops.end(), out.ops().begin());
   std::copy(reader.offsets.begin(), reader.offsets.end(), out.offsets().begin());
   return out;
