@@ -5,11 +5,14 @@
 # with P = 8. Prints a Markdown table with the op counts, compile time and memory there.
 set -eu
 cd "$(dirname "$0")"
+model=${CTPIPE_MODEL:-blocking}  # the runtime model lowered_v orders for (blocking or rendezvous)
 probe() {  # compiler family V layout validate m -> prints "seconds KB" on success
   /usr/bin/time -f "%e %M" -o /tmp/ctpipe-lowered.time "$1" -std=c++20 -fsyntax-only -I../include \
     -DCTPIPE_FAMILY="$2" -DCTPIPE_P=8 -DCTPIPE_V="$3" -DCTPIPE_LAYOUT="$4" -DCTPIPE_VALIDATE="$5" \
-    -DCTPIPE_M="$6" lowered_probe.cpp >/dev/null 2>&1 && cat /tmp/ctpipe-lowered.time
+    -DCTPIPE_M="$6" -DCTPIPE_MODEL="$model" lowered_probe.cpp >/dev/null 2>&1 && cat /tmp/ctpipe-lowered.time
 }
+echo "Runtime model: $model"
+echo
 echo "| compiler | schedule | P | V | what | largest m | compute ops | lowered ops | compile time (s) | memory (MiB) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for cxx in g++ clang++; do

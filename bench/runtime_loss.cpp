@@ -5,6 +5,8 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/format.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <string>
 
@@ -30,17 +32,15 @@ int main() {
       const schedule g = generate(spec);
       for (const cost_set& set : sets) {
         const rational sim = simulate(g.view(), set.c).makespan();
-        std::string row = std::string("| ") + family_name(f) + " | " + std::to_string(P) + " | " + std::to_string(2 * P) +
-                          " | " + std::to_string(spec.shape.V) + " | " + set.name + " | " + io::to_string(sim);
+        std::string row = fmt::format("| {} | {} | {} | {} | {} | {}", family_name(f), P, 2 * P, spec.shape.V, set.name,
+                                      io::to_string(sim));
         for (const runtime_model model : {runtime_model::blocking, runtime_model::posted, runtime_model::rendezvous,
                                           runtime_model::batched}) {
           const execution e = execute(lower(g.view(), set.c, model).view(), set.c, model);
           const rational loss = e.makespan() - sim;
-          row += " | " + (loss == rational{0} ? std::string("0") : "+" + io::to_string(loss) + " (" +
-                                                                      std::to_string(static_cast<int>(
-                                                                          100.0 * static_cast<double>(loss.num) * static_cast<double>(sim.den) /
-                                                                              (static_cast<double>(loss.den) * static_cast<double>(sim.num)) + 0.5)) +
-                                                                      "%)");
+          const double percent = 100.0 * (static_cast<double>(loss.num) / static_cast<double>(loss.den)) /
+                                 (static_cast<double>(sim.num) / static_cast<double>(sim.den));
+          row += loss == rational{0} ? std::string(" | 0") : fmt::format(" | +{} ({:.0f}%)", io::to_string(loss), percent);
         }
         std::printf("%s |\n", row.c_str());
       }

@@ -310,12 +310,12 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
   REQUIRE(semantics_name(send_semantics::rendezvous) == std::string("rendezvous"));
 }
 
-TEST_CASE("lowering: the README's 1F1B P = 2, m = 8 example", "[lower]") {
+TEST_CASE("lowering: docs/lowering.md's 1F1B P = 2, m = 8 example", "[lower]") {
   constexpr auto& program = lowered_v<schedule_spec{schedule_family::one_f_one_b, {2, 8}}, costs{}, runtime_model::rendezvous>;
   static_assert(validate_lowered(program.view(), send_semantics::rendezvous).ok());
   std::string head;
   for (std::size_t k = 0; k < 10; ++k) head += io::action(program.rank(1)[k]) + " ";
-  REQUIRE(head == "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1SEND_B1 1RECV_F2 1F2 ");
+  REQUIRE(head == "1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 1RECV_F2 1SEND_B1 1F2 ");
   REQUIRE(validate_lowered(program.view(), send_semantics::rendezvous).ok());
 }
 

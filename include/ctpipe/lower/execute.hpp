@@ -64,7 +64,7 @@ class execution {
   constexpr rational tick() const { return tick_; }
   /// Makespan: the end of the last op (transfers included) over all ranks.
   constexpr rational makespan() const { return time(makespan_); }
-  constexpr rational reached(std::size_t k) const { return time(reached_[k]); }
+  constexpr rational reached(std::size_t k) const { return time(reached_ticks(k)); }
   constexpr rational start(std::size_t k) const { return time(start_[k]); }
   constexpr rational end(std::size_t k) const { return time(end_[k]); }
   /// Busy time of rank r: the sum of its compute ops' costs.
@@ -84,7 +84,18 @@ class execution {
     return {idle_total, rational::mul(makespan_, ranks_)};
   }
   /// Raw ticks (multiply by tick()), for drawing code.
-  constexpr std::int64_t reached_ticks(std::size_t k) const { return reached_[k]; }
+  /// When the rank got to op k: 0 for its first op, else the return of the op before it
+  /// (for a transfer inside a batched group, the group's post time, its start). Not
+  /// stored: O(log P).
+  constexpr std::int64_t reached_ticks(std::size_t k) const {
+    std::size_t lo = 0, hi = offsets_.size() - 1;  // the rank r with offsets[r] <= k < offsets[r+1]
+    while (hi - lo > 1) {
+      const std::size_t mid = (lo + hi) / 2;
+      (offsets_[mid] <= k ? lo : hi) = mid;
+    }
+    if (k == offsets_[lo]) return 0;
+    return start_[k] < end_[k - 1] ? start_[k] : end_[k - 1];
+  }
   constexpr std::int64_t start_ticks(std::size_t k) const { return start_[k]; }
   constexpr std::int64_t end_ticks(std::size_t k) const { return end_[k]; }
   constexpr std::int64_t makespan_ticks() const { return makespan_; }
@@ -102,7 +113,8 @@ class execution {
   std::int64_t makespan_ = 0;
   int ranks_ = 0;
   std::size_t stuck_count_ = 0;
-  detail::buffer<std::int64_t> reached_, start_, end_;
+  detail::buffer<std::int64_t> start_, end_;
+  detail::buffer<std::uint32_t> offsets_;
   detail::buffer<std::int64_t> busy_, stall_;
   detail::buffer<validation_issue> stuck_;
 };
@@ -149,7 +161,8 @@ struct lowered_run {
     const std::size_t n = v.size();
     out.model_ = mdl;
     out.ranks_ = v.shape.P;
-    out.reached_ = buffer<std::int64_t>(n);
+    out.offsets_ = buffer<std::uint32_t>(P + 1);
+    for (std::uint32_t r = 0; r <= P; ++r) out.offsets_[r] = v.offsets[r];
     out.start_ = buffer<std::int64_t>(n);
     out.end_ = buffer<std::int64_t>(n);
     out.busy_ = buffer<std::int64_t>(P);
@@ -268,7 +281,7 @@ struct lowered_run {
     for (std::uint32_t x = first; x <= last; ++x) {
       const std::int64_t other = group_post[group_of[partner[x]]];
       const std::int64_t t = (other > group_post[g] ? other : group_post[g]) + latency;
-      out.reached_[x] = out.start_[x] = group_post[g];
+      out.start_[x] = group_post[g];
       out.end_[x] = t;
       done = t > done ? t : done;
       if (!is_send(ops[x].kind())) {
@@ -302,10 +315,9 @@ struct lowered_run {
     std::uint8_t* received = received_b.data();
     std::uint8_t* computed = computed_b.data();
     std::uint32_t* parked = parked_b.data();
-    std::int64_t* reached = out.reached_.data();
     std::int64_t* start = out.start_.data();
     std::int64_t* end = out.end_.data();
-    std::int64_t clock = clock_b[r];
+    std::int64_t clock = clock_b[r], busy = 0;
     std::uint32_t k = pos_b[r];
     // Per-op values outside the loop, assigned in one expression (docs/compile-time.md).
     std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, key = 0;
@@ -313,7 +325,7 @@ struct lowered_run {
     std::int64_t t = 0;
     for (const std::uint32_t last = off[r + 1]; k < last; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu, ed = link[kind * S + s],
-      slot = static_cast<std::size_t>(ed) * m + j, key = s * m + j, reached[k] = clock;
+      slot = static_cast<std::size_t>(ed) * m + j, key = s * m + j;
       if (kind <= 3) {  // compute: its input from another rank must have been received
         t = clock;
         if (ed != none) {
@@ -327,14 +339,17 @@ struct lowered_run {
           }
           --pending_b[ed];
         }
-        start[k] = t, end[k] = clock = t + dur[kind], out.busy_[r] += dur[kind];
+        start[k] = t, end[k] = clock = t + dur[kind], busy += dur[kind];
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
       if (model == runtime_model::batched) {
         pos_b[r] = k, clock_b[r] = clock;
-        if (!run_group(r, group_of_b[k])) return;
+        if (!run_group(r, group_of_b[k])) {
+          out.busy_[r] += busy;
+          return;
+        }
         k = group_last_b[group_of_b[k]], clock = clock_b[r];
         continue;
       }
@@ -372,7 +387,7 @@ struct lowered_run {
       if (model == runtime_model::rendezvous) arrive[slot] = (send_at[slot] > recv_at[slot] ? send_at[slot] : recv_at[slot]) + latency;
       end[k] = clock = arrive[slot] > clock ? arrive[slot] : clock, received[slot] = 1, ++pending_b[ed];
     }
-    pos_b[r] = k, clock_b[r] = clock;
+    pos_b[r] = k, clock_b[r] = clock, out.busy_[r] += busy;
   }
 
   /// Runs every rank until each finishes or parks for good.
@@ -388,6 +403,9 @@ struct lowered_run {
   template <class Report>
   constexpr void diagnose(Report& report) {
     const std::uint32_t* off = v.offsets.data();
+    bool finished = true;
+    for (std::uint32_t r = 0; r < P; ++r) finished = finished && pos_b[r] == off[r + 1];
+    if (finished) return;
     const op* ops = v.ops.data();
     const std::uint32_t* link = link_b.data();
     bool split = false;

@@ -15,8 +15,10 @@
 // - Key order, for `rendezvous` and `batched`: simulate the schedule under the given
 //   costs; each compute op is an event at its start tick, each message one event (its
 //   SEND and its RECV) at its producer's end tick; every rank's list is its events sorted
-//   by tick, and within a tick messages whose producer took time come first, then compute
-//   ops and the messages of zero-time producers in a dependency order (the walk's). Why
+//   by tick, and within a tick messages whose producer took time come first (by their
+//   producers' positions in the flat op array, as before costs were taken into account),
+//   then compute ops and the messages of zero-time producers in a dependency order (the
+//   walk's, needed only when a backward that sends can take no time). Why
 //   it cannot deadlock: take the events in that global order; when an event's turn
 //   comes, every earlier one has run, so a compute op is at the head of its rank's list
 //   with its inputs received, and both ends of a message are at the heads of their lists
@@ -127,14 +129,20 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
 
-  // A dependency order of the ops (the walk's), for the ties inside a tick.
+  // A dependency order of the ops, for the ties inside a tick: the walk's when a backward
+  // that sends can take no time (its message and its consumer may share its tick), else
+  // the flat order (a tick's bucket then holds compute ops only, each rank's in order).
   buffer<std::uint32_t> walk_order_b(n);
   std::uint32_t* walk_order = walk_order_b.data();
-  std::uint32_t seen = 0;
-  dependency_walk walk(v);
-  walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t) {
-    return walk_order[seen++] = k, std::int64_t{1};
-  });
+  if (c.b == rational{0} || c.i == rational{0}) {
+    std::uint32_t seen = 0;
+    dependency_walk walk(v);
+    walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t) {
+      return walk_order[seen++] = k, std::int64_t{1};
+    });
+  } else {
+    for (std::uint32_t q = 0; q < n; ++q) walk_order[q] = q;
+  }
 
   // Counting sort of the events: bucket 2t holds the messages of producers that end at
   // tick t after taking time, bucket 2t+1 the compute ops starting at t and the messages
