@@ -75,11 +75,9 @@ constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Rep
   // 2. The compute part, its positions mapped back to the lowered lists.
   const schedule compute = compute_part(v);
   detail::buffer<std::uint32_t> position(compute.size());
-  bool split = false;
   for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
     const std::uint32_t kind = ops[k].bits >> 28;
     if (kind <= 3 || kind >= 8) position[c++] = k;  // what compute_part keeps: all but transfers
-    split = split || kind == 2 || kind == 3;
   }
   const schedule_view cv = compute.view();
   validate(cv, [&](validation_issue issue) {
@@ -159,8 +157,6 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
   const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
   const op* ops = v.ops.data();
 
-  bool split = false;
-  for (const op o : v.ops) split = split || o.kind() == op_kind::I || o.kind() == op_kind::W;
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
   // Per-op values live outside the loops and are assigned in one expression: Clang
   // keeps each local declared in a loop body in a map node, per op.
@@ -244,6 +240,8 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
       is_halted[static_cast<std::size_t>(r)] = 1;
     } else if (is_send(o.kind()) &&
                computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
+      bool split = false;  // a split backward names I as the producer of a gradient (off the run's path)
+      for (const op x : v.ops) split = split || x.kind() == op_kind::I || x.kind() == op_kind::W;
       const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
       halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
       is_halted[static_cast<std::size_t>(r)] = 1;
