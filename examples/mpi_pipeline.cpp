@@ -32,7 +32,13 @@
 // - W(s, j) adds the weight gradient x^T dz (and the bias gradient, the column sums of
 //   dz) to stage s's accumulators;
 // - B(s, j) is I then W.
-// The last stage's B or I first forms dy = y - target (the loss gradient).
+// The last stage's B or I first forms dy = y - target (the loss gradient). Stage 0's I
+// computes dx too, the gradient of the data, which nothing reads: a model would skip it,
+// but the dx product is nearly all of I (here about 15 of 16 us), so stage 0's I would
+// cost a twentieth and its B half of every other stage's, and ctpipe's costs give one
+// time per op kind to every stage. With it every stage's kernels cost the same (the
+// loss gradient adds about half a microsecond), and a prediction error is the runtime
+// model's, not a stage the cost model cannot describe.
 //
 // Send modes, each with the lists lowered for the runtime model that describes it
 // (ctpipe/lower/runtime.hpp), `lower(generate(spec).view(), measured, model)`:
@@ -57,9 +63,9 @@
 // arrived fails the check too (error nan).
 //
 // Measurement, before any schedule runs (measure_machine()):
-// - compute: every rank times the kernels of one middle stage of a scratch 3-stage model
-//   (F, B = I then W, I, W; stage 0's I skips the dx product and the last stage's adds
-//   the loss gradient, so a middle stage is the typical one), kernel_samples times each,
+// - compute: every rank times the kernels of the middle stage of a scratch 3-stage model
+//   (F, B = I then W, I, W; the last stage's I and B also form the loss gradient),
+//   kernel_samples times each,
 //   interleaved and rotating over 4 micro-batches, after a warm-up; each rank takes the
 //   median per kind and the ranks agree on the maximum (MPI_Allreduce MAX);
 // - latency t_c: ranks 0 and 1 ping-pong one message of the pipeline's size (a 32 x 64
@@ -185,12 +191,13 @@ struct step_state {
     y.rowwise() += bias[sz(s)];
     y = y.array().tanh().matrix();
   }
-  /// I(s, j): dz = dy * (1 - y^2), stashed for W; dx = dz W_s^T (not for stage 0, whose
-  /// input is data). The last stage starts from the loss gradient dy = y - target.
+  /// I(s, j): dz = dy * (1 - y^2), stashed for W; dx = dz W_s^T (at stage 0 too, which
+  /// keeps the stages' costs equal: file comment). The last stage starts from the loss
+  /// gradient dy = y - target.
   void backward_input(int s, int j) {
     if (s == S - 1) grad(S, j) = act(S, j) - target[sz(j)];
     dz(s, j).array() = grad(s + 1, j).array() * (1.0 - act(s + 1, j).array().square());
-    if (s > 0) grad(s, j).noalias() = dz(s, j) * weight[sz(s)].transpose();
+    grad(s, j).noalias() = dz(s, j) * weight[sz(s)].transpose();
   }
   /// W(s, j): dW_s += x^T dz, db_s += column sums of dz.
   void backward_weight(int s, int j) {
