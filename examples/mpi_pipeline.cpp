@@ -65,9 +65,9 @@
 // Measurement, before any schedule runs (measure_machine()):
 // - compute: every rank times the kernels of the middle stage of a scratch 3-stage model
 //   (F, B = I then W, I, W; the last stage's I and B also form the loss gradient),
-//   kernel_samples times each,
-//   interleaved and rotating over 4 micro-batches, after a warm-up; each rank takes the
-//   median per kind and the ranks agree on the maximum (MPI_Allreduce MAX);
+//   kernel_samples times each, interleaved and rotating over 4 micro-batches, after a
+//   warm-up; each rank takes the median per kind and the ranks agree on the maximum
+//   (MPI_Allreduce MAX);
 // - latency t_c: ranks 0 and 1 ping-pong one message of the pipeline's size (a 32 x 64
 //   block of doubles, 16 KiB) with MPI_Send/MPI_Recv, pingpong_samples round trips after
 //   a warm-up; t_c is half the median round trip, broadcast from rank 0 (0 when P = 1).
@@ -85,9 +85,10 @@
 // 1 - sum(busy) / (P * wall) next to execute()'s. The measured step also pays whatever
 // else the machine runs; with more processes than cores (4 on 2) the ranks take turns
 // on the cores, at most `cores` of them compute at any time, and the prediction, which
-// gives every rank its own processor, is too short. (On one machine the processes share
-// MPI_Wtime's clock; across machines it need not be synchronised, see
-// MPI_WTIME_IS_GLOBAL, and the wall time is approximate.)
+// gives every rank its own processor, is too short (docs/mpi.md has the errors seen on a
+// 2-core machine, and why `buffered` runs slower than its model). On one machine the
+// processes share MPI_Wtime's clock; across machines it need not be synchronised (see
+// MPI_WTIME_IS_GLOBAL), and the wall time is approximate.
 //
 // Exit status: 0 when every schedule and mode matches the reference, 1 on a mismatch,
 // 2 on a bad world size or argument.
