@@ -1,17 +1,23 @@
 // A training step of a small MLP, pipelined over MPI processes: each process executes
 // its rank's lowered op list (compute F, B, I, W and SEND_F, RECV_F, SEND_B, RECV_B)
-// straight from the constexpr `lowered_v<spec>`, with real math (Eigen), and rank 0
-// checks the weight gradients against the same model run in one process without a
-// pipeline. Every schedule family, in three send modes.
+// with real math (Eigen), and rank 0 checks the weight gradients against the same model
+// run in one process without a pipeline. Every schedule family, in three send modes.
+// It also checks ctpipe's runtime models against this engine: it measures the machine
+// first (each op kind's compute time, one message's latency), lowers every schedule at
+// run time for those exact costs and the send mode's model, and prints the measured step
+// time next to the makespan execute() predicts for the same lists.
 //
 // Run with P processes, P in {1, 2, 3, 4} (the pipeline shape follows the world size),
 // from the build directory:
-//   mpirun -np 4 examples/mpi_pipeline [steps]
+//   mpirun -np 4 examples/mpi_pipeline [--frozen] [steps]
 // As root, or with more processes than cores, Open MPI needs to be told:
 //   mpirun --allow-run-as-root --oversubscribe -np 4 examples/mpi_pipeline
 // CTest runs it with 4 and with 2 processes (`ctest -R mpi_pipeline`, examples/CMakeLists.txt).
-// `steps` (default 3): training steps per schedule and mode, all checked; the bubble is
-// the fastest step's.
+// `steps` (default 5): training steps per schedule and mode, all checked; the step time
+// and bubble are the fastest step's. `--frozen`: run the lists frozen at compile time for
+// the default costs (`lowered_v<S, costs{}, model>`) instead of the lists lowered for the
+// measured costs; the prediction is still execute() of the lists that ran, under the
+// measured costs.
 //
 // The model: S = P*V stages (the pipeline's stages), stage s one dense layer
 // y = tanh(x W_s + b_s) of width 64; a micro-batch has 32 rows; the loss is the squared
@@ -26,15 +32,22 @@
 // - W(s, j) adds the weight gradient x^T dz (and the bias gradient, the column sums of
 //   dz) to stage s's accumulators;
 // - B(s, j) is I then W.
-// The last stage's B or I first forms dy = y - target (the loss gradient).
+// The last stage's B or I first forms dy = y - target (the loss gradient). Stage 0's I
+// computes dx too, the gradient of the data, which nothing reads: a model would skip it,
+// but the dx product is nearly all of I (here about 15 of 16 us), so stage 0's I would
+// cost a twentieth and its B half of every other stage's, and ctpipe's costs give one
+// time per op kind to every stage. With it every stage's kernels cost the same (the
+// loss gradient adds about half a microsecond), and a prediction error is the runtime
+// model's, not a stage the cost model cannot describe.
 //
-// Send modes, each with the lists lowered for its runtime model (ctpipe/lower/runtime.hpp):
+// Send modes, each with the lists lowered for the runtime model that describes it
+// (ctpipe/lower/runtime.hpp), `lower(generate(spec).view(), measured, model)`:
 // - rendezvous: SEND as MPI_Ssend (blocks until the receive is posted), RECV as
-//   MPI_Recv, op by op; lists `lowered_v<S, costs{}, runtime_model::rendezvous>`;
+//   MPI_Recv, op by op; model `rendezvous`;
 // - buffered: SEND as MPI_Bsend into a buffer attached before the step (returns at
-//   once), RECV as MPI_Recv, op by op; the `blocking` model's lists, `lowered_v<S>`;
+//   once), RECV as MPI_Recv, op by op; model `blocking`;
 // - batched: each run of consecutive transfer ops (for_each_batch) posted as
-//   MPI_Isend/MPI_Irecv, then one MPI_Waitall; the `batched` model's lists.
+//   MPI_Isend/MPI_Irecv, then one MPI_Waitall; model `batched`.
 // Each message's tag is message_tag() (edge, micro-batch, direction), its peer
 // peer_rank(): two messages between the same ranks never match each other's receive.
 //
@@ -49,14 +62,33 @@
 // micro-batch (one W skipped: error 0.6). Buffers start as NaN, so data read before it
 // arrived fails the check too (error nan).
 //
+// Measurement, before any schedule runs (measure_machine()):
+// - compute: every rank times the kernels of the middle stage of a scratch 3-stage model
+//   (F, B = I then W, I, W; the last stage's I and B also form the loss gradient),
+//   kernel_samples times each, interleaved and rotating over 4 micro-batches, after a
+//   warm-up; each rank takes the median per kind and the ranks agree on the maximum
+//   (MPI_Allreduce MAX);
+// - latency t_c: ranks 0 and 1 ping-pong one message of the pipeline's size (a 32 x 64
+//   block of doubles, 16 KiB) with MPI_Send/MPI_Recv, pingpong_samples round trips after
+//   a warm-up; t_c is half the median round trip, broadcast from rank 0 (0 when P = 1).
+// Exact costs (exact_costs()): ctpipe's costs are per whole rank (all V chunks), a chunk
+// op costing t/V, so the unit of time is a rank's forward, V * tau_F (tau_F the measured
+// per-stage forward): f = 1, and b, i, w, c are tau_B / tau_F, tau_I / tau_F,
+// tau_W / tau_F and tau_c / (V * tau_F), each rounded to the nearest multiple of 1/1000.
+// A chunk op then costs its measured kernel time, up to that rounding.
+//
 // Timing: each rank adds up the wall-clock time of its compute ops (busy); rank 0
 // gathers them with the step's start (the earliest, after a barrier) and end (the
-// latest) and prints the measured bubble 1 - sum(busy) / (P * wall) next to the
-// simulated bubble fraction (simulate() with the default costs t_f = 1, t_b = 2,
-// t_i = t_w = 1, no latency). The measured one also pays message latency and whatever
-// else the machine runs; with more processes than cores (4 on 2) the ranks also take
-// turns on the cores, and at most `cores` of them compute at any time. (On one machine the processes share MPI_Wtime's clock; across machines it
-// need not be synchronised, see MPI_WTIME_IS_GLOBAL, and the wall time is approximate.)
+// latest). Of the fastest step it prints the wall time next to the predicted makespan,
+// execute(lowered, measured, model).makespan() * V * tau_F seconds, and the prediction
+// error (predicted - measured) / measured; and the measured bubble
+// 1 - sum(busy) / (P * wall) next to execute()'s. The measured step also pays whatever
+// else the machine runs; with more processes than cores (4 on 2) the ranks take turns
+// on the cores, at most `cores` of them compute at any time, and the prediction, which
+// gives every rank its own processor, is too short (docs/mpi.md has the errors seen on a
+// 2-core machine, and why `buffered` runs slower than its model). On one machine the
+// processes share MPI_Wtime's clock; across machines it need not be synchronised (see
+// MPI_WTIME_IS_GLOBAL), and the wall time is approximate.
 //
 // Exit status: 0 when every schedule and mode matches the reference, 1 on a mismatch,
 // 2 on a bad world size or argument.
@@ -68,16 +100,16 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/lower/lower.hpp>
 
-#include <algorithm>  // std::fill
+#include <algorithm>  // std::fill, std::sort (medians)
 #include <array>      // the table of schedules per world size
-#include <cmath>      // std::sin, std::cos, std::sqrt, std::fmax
+#include <cmath>      // std::sin, std::cos, std::sqrt, std::fmax, std::llround
 #include <cstddef>    // std::size_t
-#include <cstdint>    // std::uint32_t
+#include <cstdint>    // std::uint32_t, std::int64_t
 #include <charconv>   // std::from_chars: the steps argument
-#include <cstdio>     // std::printf
+#include <cstdio>     // std::printf, std::snprintf
 #include <limits>     // quiet NaN
 #include <span>       // rank op lists
-#include <string_view>  // the steps argument
+#include <string_view>  // the arguments
 #include <system_error>  // std::errc
 #include <utility>    // std::index_sequence
 #include <vector>     // buffers, allocated once per schedule before the steps
@@ -160,12 +192,13 @@ struct step_state {
     y.rowwise() += bias[sz(s)];
     y = y.array().tanh().matrix();
   }
-  /// I(s, j): dz = dy * (1 - y^2), stashed for W; dx = dz W_s^T (not for stage 0, whose
-  /// input is data). The last stage starts from the loss gradient dy = y - target.
+  /// I(s, j): dz = dy * (1 - y^2), stashed for W; dx = dz W_s^T (at stage 0 too, which
+  /// keeps the stages' costs equal: file comment). The last stage starts from the loss
+  /// gradient dy = y - target.
   void backward_input(int s, int j) {
     if (s == S - 1) grad(S, j) = act(S, j) - target[sz(j)];
     dz(s, j).array() = grad(s + 1, j).array() * (1.0 - act(s + 1, j).array().square());
-    if (s > 0) grad(s, j).noalias() = dz(s, j) * weight[sz(s)].transpose();
+    grad(s, j).noalias() = dz(s, j) * weight[sz(s)].transpose();
   }
   /// W(s, j): dW_s += x^T dz, db_s += column sums of dz.
   void backward_weight(int s, int j) {
@@ -206,13 +239,11 @@ constexpr schedule_spec spec_for(int P, schedule_family f) {
   return {f, {.P = P, .m = 2 * P, .V = chunked ? 2 : 1, .layout = natural_placement(f)}};
 }
 
-/// One schedule as a process runs it: the lowered lists for each send mode, indexed by
-/// send_mode (static storage), and the simulated bubble fraction of its compute
-/// schedule, all computed at compile time.
+/// One schedule as a process runs it: its spec and, for `--frozen`, its lists lowered
+/// at compile time for the default costs, indexed by send_mode (static storage).
 struct pipeline_case {
   schedule_spec spec;
-  schedule_view lowered[3];
-  rational simulated_bubble;
+  schedule_view frozen[3];
 };
 
 template <schedule_spec S>
@@ -221,8 +252,7 @@ constexpr pipeline_case make_case() {
                 "ctpipe: message_tag() must fit the MPI tags every MPI accepts (up to 32767)");
   return {S,
           {lowered_v<S, costs{}, runtime_model::rendezvous>.view(), lowered_v<S>.view(),
-           lowered_v<S, costs{}, runtime_model::batched>.view()},
-          simulate(schedule_v<S>.view(), costs{}).bubble_fraction()};
+           lowered_v<S, costs{}, runtime_model::batched>.view()}};
 }
 
 template <int P, std::size_t... f>
@@ -257,7 +287,120 @@ constexpr const char* mode_name(send_mode mode) {
   return "?";
 }
 
+/// The runtime model that describes a send mode (ctpipe/lower/runtime.hpp).
+constexpr runtime_model model_of(send_mode mode) {
+  switch (mode) {
+    case send_mode::rendezvous: return runtime_model::rendezvous;
+    case send_mode::buffered: return runtime_model::blocking;
+    case send_mode::batched: return runtime_model::batched;
+  }
+  return runtime_model::blocking;
+}
+
 constexpr int message_size = rows * width;  // doubles per message: one block
+
+// --- measuring the machine -------------------------------------------------------------
+
+constexpr int kernel_samples = 51;    // timings per compute kind and rank
+constexpr int pingpong_samples = 51;  // round trips of the latency measurement
+constexpr int warmup_samples = 5;     // untimed rounds before either
+constexpr std::int64_t cost_denominator = 1000;  // costs are multiples of 1/1000
+
+/// The median of `v` (reordered); v is not empty.
+double median(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// What measure_machine() found, in seconds: one stage's compute kernels and the
+/// latency of one message.
+struct machine_times {
+  double f = 0, b = 0, i = 0, w = 0;  // tau_F, tau_B, tau_I, tau_W
+  double c = 0;                       // tau_c
+};
+
+/// Measures the compute kernels on every rank (median per kind, the maximum over ranks)
+/// and the message latency between ranks 0 and 1 (half the median round trip); every
+/// rank returns the same values (the file comment has the method).
+machine_times measure_machine(int rank, int P) {
+  constexpr int m = 4;
+  step_state st(3, m);
+  st.reset();
+  for (int j = 0; j < m; ++j) {
+    for (int s = 0; s < 3; ++s) st.forward(s, j);
+    st.backward_input(2, j);
+    st.backward_input(1, j);
+  }
+  // Each kernel of stage 1 reads only what the passes above wrote, so it can run again
+  // and again (W adds to the accumulators, which nothing reads here).
+  std::vector<double> samples[4];
+  for (std::vector<double>& v : samples) v.reserve(kernel_samples);
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int k = -warmup_samples; k < kernel_samples; ++k) {
+    const int j = (k + warmup_samples) % m;
+    double t[5];
+    t[0] = MPI_Wtime();
+    st.forward(1, j);
+    t[1] = MPI_Wtime();
+    st.backward_input(1, j);
+    st.backward_weight(1, j);
+    t[2] = MPI_Wtime();
+    st.backward_input(1, j);
+    t[3] = MPI_Wtime();
+    st.backward_weight(1, j);
+    t[4] = MPI_Wtime();
+    if (k < 0) continue;
+    for (int q = 0; q < 4; ++q) samples[q].push_back(t[q + 1] - t[q]);
+  }
+  double kernels[4];
+  for (int q = 0; q < 4; ++q) kernels[q] = median(samples[q]);
+  MPI_Allreduce(MPI_IN_PLACE, kernels, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+
+  double latency = 0;
+  if (P > 1) {
+    std::vector<double> message(message_size, 0.0);
+    std::vector<double> round_trips;
+    round_trips.reserve(pingpong_samples);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = -warmup_samples; k < pingpong_samples && rank < 2; ++k) {
+      if (rank == 0) {
+        const double begin = MPI_Wtime();
+        MPI_Send(message.data(), message_size, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+        MPI_Recv(message.data(), message_size, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (k >= 0) round_trips.push_back(MPI_Wtime() - begin);
+      } else {
+        MPI_Recv(message.data(), message_size, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(message.data(), message_size, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+      }
+    }
+    if (rank == 0) latency = 0.5 * median(round_trips);
+    MPI_Bcast(&latency, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }
+  return {kernels[0], kernels[1], kernels[2], kernels[3], latency};
+}
+
+/// `x` rounded to the nearest multiple of 1/cost_denominator, exactly.
+rational to_exact(double x) {
+  return rational{static_cast<std::int64_t>(std::llround(x * static_cast<double>(cost_denominator))),
+                  cost_denominator};
+}
+
+/// The measured times as exact costs for a shape with V chunks per rank, in units of a
+/// rank's forward V * tau_F: a chunk op then costs its measured kernel (file comment).
+costs exact_costs(const machine_times& t, int V) {
+  return {.f = rational{1}, .b = to_exact(t.b / t.f), .i = to_exact(t.i / t.f), .w = to_exact(t.w / t.f),
+          .c = to_exact(t.c / (V * t.f))};
+}
+
+/// `r` as `n` or `n/d`, into `out`.
+const char* rational_text(rational r, char (&out)[48]) {
+  if (r.den == 1)
+    std::snprintf(out, sizeof out, "%lld", static_cast<long long>(r.num));
+  else
+    std::snprintf(out, sizeof out, "%lld/%lld", static_cast<long long>(r.num), static_cast<long long>(r.den));
+  return out;
+}
 
 /// What a rank's run of the step measured.
 struct rank_timing {
@@ -353,13 +496,13 @@ double max_relative_error(const std::vector<double>& gathered, const step_state&
   return worst;
 }
 
-/// Runs `steps` training steps of one schedule in one mode on this process's rank (each
+/// Runs `steps` training steps of lowered lists `lowered` in one mode on this process's rank (each
 /// from the same weights, so each must give the reference's gradients); rank 0 returns
 /// the comparison with the reference and the bubble of the fastest step (the one least
 /// disturbed by other processes on the machine).
-case_result run_case(const pipeline_case& c, send_mode mode, int rank, int steps, const step_state& reference) {
-  const pipeline_shape& shape = c.spec.shape;
-  const std::span<const op> ops = c.lowered[static_cast<int>(mode)].rank(rank);
+case_result run_case(schedule_view lowered, send_mode mode, int rank, int steps, const step_state& reference) {
+  const pipeline_shape& shape = lowered.shape;
+  const std::span<const op> ops = lowered.rank(rank);
 
   // Allocated once, before any step: the step's buffers, the batch ends and requests
   // (batched), the Bsend buffer (buffered), the gathered gradients.
@@ -421,6 +564,18 @@ case_result run_case(const pipeline_case& c, send_mode mode, int rank, int steps
   return result;
 }
 
+/// The prediction errors of one send mode over the schedules, on rank 0.
+struct error_range {
+  double low = 0, high = 0, sum_abs = 0;
+  int count = 0;
+  void add(double e) {
+    low = count == 0 || e < low ? e : low;
+    high = count == 0 || e > high ? e : high;
+    sum_abs += e < 0 ? -e : e;
+    ++count;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -430,44 +585,95 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   const std::span<const pipeline_case> cases = cases_for(P);
-  // steps: a whole number in [1, 1000], nothing else (no sign, no trailing characters).
-  int steps = 3;
-  bool steps_ok = argc <= 2;
-  if (argc == 2) {
-    const std::string_view text = argv[1];
+  // Arguments: `--frozen` at most once, and steps, a whole number in [1, 1000], at most
+  // once (no sign, no trailing characters).
+  int steps = 5;
+  bool frozen = false;
+  bool args_ok = true;
+  bool steps_seen = false;
+  for (int a = 1; a < argc && args_ok; ++a) {
+    const std::string_view text = argv[a];
+    if (text == "--frozen" && !frozen) {
+      frozen = true;
+      continue;
+    }
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), steps);
-    steps_ok = error == std::errc{} && end == text.data() + text.size() && steps >= 1 && steps <= 1000;
+    args_ok = !steps_seen && error == std::errc{} && end == text.data() + text.size() && steps >= 1 && steps <= 1000;
+    steps_seen = true;
   }
-  if (cases.empty() || !steps_ok) {
+  if (cases.empty() || !args_ok) {
     if (rank == 0)
-      std::fprintf(stderr, "ctpipe: usage: mpirun -np P mpi_pipeline [steps], P in {1, 2, 3, 4} (got %d), steps in [1, 1000]%s\n",
-                   P, steps_ok ? "" : (argc > 2 ? " (one argument at most)" : " (not a whole number in that range)"));
+      std::fprintf(stderr,
+                   "ctpipe: usage: mpirun -np P mpi_pipeline [--frozen] [steps], P in {1, 2, 3, 4} (got %d), "
+                   "steps a whole number in [1, 1000]%s\n",
+                   P, args_ok ? "" : " (bad or repeated argument)");
     MPI_Finalize();
     return 2;
   }
-  if (rank == 0)
+
+  const machine_times t = measure_machine(rank, P);
+  if (rank == 0) {
     std::printf("P = %d ranks; tanh MLP with P*V stages of width %d, %d rows per micro-batch; %d steps each; "
                 "gradients checked to relative %.0e\n",
                 P, width, rows, steps, tolerance);
+    std::printf("measured: one stage's F %.1f us, B %.1f us, I %.1f us, W %.1f us (median of %d, max over ranks); "
+                "t_c %.1f us (half the median round trip of %d, %zu KiB messages)\n",
+                1e6 * t.f, 1e6 * t.b, 1e6 * t.i, 1e6 * t.w, kernel_samples, 1e6 * t.c, pingpong_samples,
+                sizeof(block) / 1024);
+    for (int V : {1, 2}) {
+      const costs c = exact_costs(t, V);
+      char b[48], i[48], w[48], l[48];
+      std::printf("costs at V=%d, unit a rank's forward V*F = %.1f us: f=1 b=%s i=%s w=%s c=%s\n", V, 1e6 * V * t.f,
+                  rational_text(c.b, b), rational_text(c.i, i), rational_text(c.w, w), rational_text(c.c, l));
+    }
+    std::printf("%s; predicted = execute(lists, costs, model).makespan() * V*F, error = (predicted - measured) / "
+                "measured; models: rendezvous -> rendezvous, buffered -> blocking, batched -> batched\n",
+                frozen ? "lists frozen at compile time for the default costs (--frozen)"
+                       : "lists lowered at run time for these costs");
+  }
 
   int failures = 0;
+  error_range errors[3];
   for (const pipeline_case& c : cases) {
     const pipeline_shape& shape = c.spec.shape;
+    const costs measured = exact_costs(t, shape.V);
+    const schedule compute = generate(c.spec);
     step_state reference(shape.stages(), shape.m);
     if (rank == 0) run_reference(reference);
     for (send_mode mode : {send_mode::rendezvous, send_mode::buffered, send_mode::batched}) {
-      const case_result r = run_case(c, mode, rank, steps, reference);
+      const int index = static_cast<int>(mode);
+      const schedule lowered = frozen ? schedule{} : lower(compute.view(), measured, model_of(mode));
+      const schedule_view lists = frozen ? c.frozen[index] : lowered.view();
+      const case_result r = run_case(lists, mode, rank, steps, reference);
       if (rank != 0) continue;
       const bool ok = r.max_relative_error <= tolerance;
       failures += ok ? 0 : 1;
-      std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  bubble measured %5.1f%% (step %6.2f ms)"
-                  "  simulated %5.1f%%\n",
+      const execution predicted = execute(lists, measured, model_of(mode));
+      if (!predicted.completed()) {
+        std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted: a hang\n",
+                    family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
+                    ok ? "OK" : "FAIL", 1e3 * r.step_seconds);
+        continue;
+      }
+      const double predicted_seconds = predicted.makespan().to_double() * shape.V * t.f;
+      const double error = 100.0 * (predicted_seconds - r.step_seconds) / r.step_seconds;
+      errors[index].add(error);
+      std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted %6.3f ms %+6.1f%%"
+                  "  bubble %5.1f%% predicted %5.1f%%\n",
                   family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
-                  ok ? "OK" : "FAIL", 100.0 * r.measured_bubble, 1e3 * r.step_seconds,
-                  100.0 * static_cast<double>(c.simulated_bubble.num) / static_cast<double>(c.simulated_bubble.den));
+                  ok ? "OK" : "FAIL", 1e3 * r.step_seconds, 1e3 * predicted_seconds, error,
+                  100.0 * r.measured_bubble, 100.0 * predicted.bubble_fraction().to_double());
     }
   }
-  if (rank == 0) std::printf("%s\n", failures == 0 ? "all gradients match" : "MISMATCH");
+  if (rank == 0) {
+    for (send_mode mode : {send_mode::rendezvous, send_mode::buffered, send_mode::batched}) {
+      const error_range& e = errors[static_cast<int>(mode)];
+      if (e.count > 0)
+        std::printf("prediction error %-10s  %+6.1f%% to %+6.1f%%, mean |error| %5.1f%% over %d schedules\n",
+                    mode_name(mode), e.low, e.high, e.sum_abs / e.count, e.count);
+    }
+    std::printf("%s\n", failures == 0 ? "all gradients match" : "MISMATCH");
+  }
   MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return failures == 0 ? 0 : 1;
