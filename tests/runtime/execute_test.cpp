@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "options.hpp"  // chunks_default: the tool's V per family
 #include "faulty.hpp"
 #include "proofs_lower.hpp"
 
 using namespace ctpipe;
 using ctpipe::tests::from_lists;
+using ctpipe::tool::chunks_default;
 
 namespace {
 
@@ -246,6 +248,23 @@ TEST_CASE("lowering for each model: structure, validity and peer order over P <=
     for (const runtime_model model : all_runtime_models) {
       INFO(family_name(family) << " " << runtime_model_name(model));
       REQUIRE(prove_lowering_grid(family, interleaved_variant::megatron, 1, 5, 1, 10, 3, uneven, model));
+    }
+  }
+}
+
+TEST_CASE("key order with costs of fine denominators: sorted by comparison, still deadlock-free", "[execute][lower]") {
+  // t_c = 1/1000000 makes the tick a millionth: the makespan in ticks is far above the op
+  // count, and the lowering sorts by comparison instead of counting ticks.
+  const costs fine{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 1000000}};
+  for (const schedule_family family : all_families) {
+    INFO(family_name(family));
+    const schedule g = generate({family, {4, 8, chunks_default(family), natural_placement(family)}});
+    for (const runtime_model model : {runtime_model::rendezvous, runtime_model::batched}) {
+      const schedule l = lower(g.view(), fine, model);
+      REQUIRE(simulate(g.view(), fine).makespan_ticks() > 4 * static_cast<std::int64_t>(g.size()) + 64);
+      REQUIRE(validate_lowered(l.view(), send_semantics::rendezvous).ok());
+      REQUIRE(peer_order_consistent(l.view()));
+      REQUIRE(execute(l.view(), fine, model).completed());
     }
   }
 }

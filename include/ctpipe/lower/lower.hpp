@@ -28,10 +28,13 @@
 //   nothing waits: zero loss. Elsewhere a rendezvous can hold a sender until its
 //   receiver ends the op it is in; docs/runtimes.md tabulates the loss.
 //
-// Cost: adjacent order, one pass over the ops; key order, one simulation, one walk and a
-// counting sort over ticks (linear in the ops plus the makespan in ticks).
+// Cost: adjacent order, one pass over the ops; key order, one simulation and a counting
+// sort over ticks (linear in the ops; the makespan in ticks is at most 4 per op there),
+// or, when the costs' denominators make the ticks finer than that, a comparison sort
+// (n log n).
 #pragma once
 
+#include <algorithm>  // std::sort (key order with costs of fine denominators)
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint32_t
 #include <span>     // rank lists
@@ -118,6 +121,14 @@ constexpr schedule lower_adjacent(schedule_view v) {
   return out;
 }
 
+/// One event of the key order with its sort key: bucket (2 * tick, + 1 for compute ops
+/// and zero-time producers' messages), then insertion order.
+struct keyed_event {
+  std::int64_t bucket = 0;
+  std::uint32_t sequence = 0;
+  std::uint32_t event = 0;
+};
+
 /// The key order (file comment), from the simulation of `v` under `c`.
 constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   const simulation sim = simulate(v, c);
@@ -144,32 +155,50 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
     for (std::uint32_t q = 0; q < n; ++q) walk_order[q] = q;
   }
 
-  // Counting sort of the events: bucket 2t holds the messages of producers that end at
-  // tick t after taking time, bucket 2t+1 the compute ops starting at t and the messages
-  // of zero-time producers ending at t, in walk order. Event e = 2k (message of op k) or
-  // 2k+1 (op k itself).
-  const std::size_t buckets = 2 * static_cast<std::size_t>(sim.makespan_ticks()) + 2;
-  buffer<std::uint32_t> first_b(buckets + 1), start_b(n), end_b(n);
-  std::uint32_t* first = first_b.data();
-  std::uint32_t* start = start_b.data();
-  std::uint32_t* end = end_b.data();
+  // Sort of the events: bucket 2t holds the messages of producers that end at tick t
+  // after taking time, bucket 2t+1 the compute ops starting at t and the messages of
+  // zero-time producers ending at t, in walk order. Event e = 2k (message of op k) or
+  // 2k+1 (op k itself). A counting sort over the buckets when the makespan in ticks is
+  // within a few times the op count (every generated schedule at simple costs); else,
+  // with costs of fine denominators, a comparison sort of (bucket, insertion order).
   std::uint32_t bits = 0, sent = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0;
   std::size_t events = n;
-  for (std::size_t q = 0; q < n; ++q) {
-    start[q] = static_cast<std::uint32_t>(sim.start_ticks(q)), end[q] = static_cast<std::uint32_t>(sim.end_ticks(q));
-  }
-  for (std::size_t q = 0; q < n; ++q) {
-    bits = ops[q].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)], events += sent;
-    ++first[2 * start[q] + 2];
-    first[2 * end[q] + (end[q] > start[q] ? 1 : 2)] += sent;
-  }
-  for (std::size_t b = 1; b <= buckets; ++b) first[b] += first[b - 1];
+  for (std::size_t q = 0; q < n; ++q) events += sends[(ops[q].bits >> 28) * uS + ((ops[q].bits >> 16) & 0xFFFu)];
   buffer<std::uint32_t> order_b(events);
   std::uint32_t* order = order_b.data();
-  for (std::size_t q = 0; q < n; ++q) {
-    k = walk_order[q], bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
-    order[first[2 * start[k] + 1]++] = 2 * k + 1;
-    if (sent != 0) order[first[2 * end[k] + (end[k] > start[k] ? 0 : 1)]++] = 2 * k;
+  if (sim.makespan_ticks() <= 4 * static_cast<std::int64_t>(n) + 64) {
+    const std::size_t buckets = 2 * static_cast<std::size_t>(sim.makespan_ticks()) + 2;
+    buffer<std::uint32_t> first_b(buckets + 1), start_b(n), end_b(n);
+    std::uint32_t* first = first_b.data();
+    std::uint32_t* start = start_b.data();
+    std::uint32_t* end = end_b.data();
+    for (std::size_t q = 0; q < n; ++q) {
+      start[q] = static_cast<std::uint32_t>(sim.start_ticks(q)), end[q] = static_cast<std::uint32_t>(sim.end_ticks(q));
+    }
+    for (std::size_t q = 0; q < n; ++q) {
+      bits = ops[q].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+      ++first[2 * start[q] + 2];
+      first[2 * end[q] + (end[q] > start[q] ? 1 : 2)] += sent;
+    }
+    for (std::size_t b = 1; b <= buckets; ++b) first[b] += first[b - 1];
+    for (std::size_t q = 0; q < n; ++q) {
+      k = walk_order[q], bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+      order[first[2 * start[k] + 1]++] = 2 * k + 1;
+      if (sent != 0) order[first[2 * end[k] + (end[k] > start[k] ? 0 : 1)]++] = 2 * k;
+    }
+  } else {
+    buffer<keyed_event> keyed(events);
+    std::size_t e = 0;
+    for (std::uint32_t q = 0; q < n; ++q) {
+      k = walk_order[q], bits = ops[k].bits, sent = sends[(bits >> 28) * uS + ((bits >> 16) & 0xFFFu)];
+      const std::int64_t start = sim.start_ticks(k), end = sim.end_ticks(k);
+      keyed[e++] = keyed_event{2 * start + 1, 2 * q, 2 * k + 1};
+      if (sent != 0) keyed[e++] = keyed_event{2 * end + (end > start ? 0 : 1), 2 * q + 1, 2 * k};
+    }
+    std::sort(keyed.data(), keyed.data() + events, [](const keyed_event& x, const keyed_event& y) {
+      return x.bucket != y.bucket ? x.bucket < y.bucket : x.sequence < y.sequence;
+    });
+    for (std::size_t i = 0; i < events; ++i) order[i] = keyed[i].event;
   }
 
   // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
