@@ -108,6 +108,8 @@ class execution {
   constexpr std::int64_t makespan_ticks() const { return makespan_; }
   /// Number of ranks.
   constexpr int ranks() const { return ranks_; }
+  /// Number of ops: the lowered schedule's, transfers included.
+  constexpr std::size_t size() const { return end_.size(); }
 
  private:
   friend struct detail::lowered_run;
