@@ -38,7 +38,7 @@ schedule one_microbatch() {
 
 /// Rank 1 receives both activations before its first forward: a receive in front of a
 /// compute op whose input is already there (a head-of-line stall under blocking).
-schedule head_of_line() {
+constexpr schedule head_of_line() {
   return from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
                              {recv_f(1, 0), recv_f(1, 1), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
 }
@@ -116,6 +116,64 @@ TEST_CASE("execute: a receive in front of a ready op stalls the rank", "[execute
   const execution fixed = execute(lowered.view(), costs{}, runtime_model::blocking);
   REQUIRE(fixed.makespan() == rational{9});
   REQUIRE(fixed.stall(1) == rational{0});
+}
+
+TEST_CASE("execute: stall_intervals() gives each stall where it is, and they sum to stall()", "[execute]") {
+  // head_of_line() under blocking: rank 1 stalls in its RECV_F(1, 1) (op 9) from 1 to 2.
+  const schedule s = head_of_line();
+  const execution e = execute(s.view(), costs{}, runtime_model::blocking);
+  REQUIRE(e.stall_intervals().size() == 1);
+  REQUIRE(e.stall_intervals()[0] == stall_interval{1, 9, 1, 2});
+  REQUIRE(e.tick() == rational{1});
+  REQUIRE(e.end_ticks(9) == 2);
+  // Evaluated at compile time too.
+  static_assert([] {
+    const execution c = execute(head_of_line().view(), costs{}, runtime_model::blocking);
+    return c.stall_intervals().size() == 1 && c.stall_intervals()[0] == stall_interval{1, 9, 1, 2};
+  }());
+  // Nothing stalls: posted, lists lowered for the model, a run that hangs.
+  REQUIRE(execute(s.view(), costs{}, runtime_model::posted).stall_intervals().empty());
+  REQUIRE(execute(lower(compute_part(s.view()).view()).view(), costs{}, runtime_model::blocking).stall_intervals().empty());
+  REQUIRE(execute(send_first().view(), costs{}, runtime_model::rendezvous).stall_intervals().empty());
+  // The old unit-order lists stall on many ranks: by rank, in list order, each inside
+  // its transfer op's [start, end), and per rank they sum to stall(r).
+  const schedule interleaved = read_csv("interleaved-1f1b_P8_m16_V2_unit-order.csv");
+  for (const runtime_model model : all_runtime_models) {
+    for (const costs& c : {costs{}, with_latency(rational{1, 2})}) {
+      INFO(runtime_model_name(model) << " t_c = " << io::to_string(c.c));
+      const execution x = execute(interleaved.view(), c, model);
+      REQUIRE(x.completed());
+      std::vector<std::int64_t> sums(8, 0);
+      const stall_interval* previous = nullptr;
+      for (const stall_interval& i : x.stall_intervals()) {
+        const op o = interleaved.view().ops[i.op_index];
+        REQUIRE(is_transfer(o.kind()));
+        REQUIRE(i.op_index >= interleaved.view().offsets[static_cast<std::size_t>(i.rank)]);
+        REQUIRE(i.op_index < interleaved.view().offsets[static_cast<std::size_t>(i.rank) + 1]);
+        REQUIRE(x.start_ticks(i.op_index) <= i.start_ticks);
+        REQUIRE(i.start_ticks < i.end_ticks);
+        REQUIRE(i.end_ticks == x.end_ticks(i.op_index));
+        if (previous != nullptr) {
+          REQUIRE(previous->rank <= i.rank);
+          if (previous->rank == i.rank) REQUIRE(previous->end_ticks <= i.start_ticks);
+          if (previous->rank == i.rank) REQUIRE(previous->op_index < i.op_index);
+        }
+        previous = &i;
+        sums[static_cast<std::size_t>(i.rank)] += i.end_ticks - i.start_ticks;
+      }
+      for (int r = 0; r < 8; ++r) {
+        REQUIRE(x.tick() * rational{sums[static_cast<std::size_t>(r)]} == x.stall(r));
+        REQUIRE(x.wait(r) >= rational{0});
+      }
+      if (model == runtime_model::blocking) REQUIRE_FALSE(x.stall_intervals().empty());
+    }
+  }
+  // Batched: rank 0 waits in four groups of a SEND and a RECV that end together (each
+  // 1 time unit), then 1/2 and 1 in single SENDs: 11/2, counted once per group.
+  const execution batched = execute(interleaved.view(), costs{}, runtime_model::batched);
+  REQUIRE(batched.stall(0) == rational{11, 2});
+  REQUIRE(batched.stall_intervals()[0] == stall_interval{0, 71, 48, 50});
+  REQUIRE(batched.stall_intervals()[1].op_index == 77);
 }
 
 TEST_CASE("execute: send-first lists deadlock under rendezvous and run as batched groups", "[execute]") {

@@ -1,6 +1,8 @@
 // The pictures: the SVG's own shapes against the simulation, the trace against the
-// simulation, `ctpipe compare`, and the README's committed picture.
+// simulation, `ctpipe compare`, the README's committed picture, and the executed run's
+// timeline (text and SVG) with its stalls.
 #include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/svg.hpp>
 #include <ctpipe/io/trace.hpp>
 #include <nlohmann/json.hpp>
@@ -30,9 +32,9 @@ struct svg_rect {
   double width = 0;
 };
 
-/// The op and idle rectangles of an SVG produced by render_svg, read back from its text.
+/// The op, idle and stall rectangles of an SVG produced by render_svg, read back from its text.
 std::vector<svg_rect> rects_of(const std::string& svg) {
-  static const std::regex rect(R"re(<rect class="(op|idle)" data-rank="(\d+)"(?: data-action="([^"]+)")? data-start="([^"]+)" data-end="([^"]+)" x="([^"]+)" y="[^"]+" width="([^"]+)")re");
+  static const std::regex rect(R"re(<rect class="(op|idle|stall)" data-rank="(\d+)"(?: data-action="([^"]+)")? data-start="([^"]+)" data-end="([^"]+)" x="([^"]+)" y="[^"]+" width="([^"]+)")re");
   std::vector<svg_rect> out;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator(); ++it) {
     const auto& m = *it;
@@ -159,4 +161,158 @@ TEST_CASE("the README's picture is what the tool draws today", "[pictures]") {
   std::stringstream text;
   text << committed.rdbuf();
   REQUIRE(text.str() == ctpipe::tests::run_tool("--format svg").out);
+}
+
+namespace {
+
+/// P = 2, m = 2: rank 1 receives both activations before its first forward. Under
+/// blocking with the default costs it stalls in 1RECV_F1 from 1 to 2 (1F0's input is
+/// there at 1): makespan 10 against the simulated 9. Under posted it runs as simulated.
+constexpr const char* head_of_line_csv =
+    "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+    "1RECV_F0,1RECV_F1,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1\n";
+
+/// The lines of `text` that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("executed timeline: a report draws the executed run, its stall in a shade of its own", "[pictures]") {
+  const schedule lowered = io::parse_csv(head_of_line_csv);
+  const execution run = execute(lowered.view(), costs{}, runtime_model::blocking);
+  io::executed_timeline timeline = io::executed_timeline_of(lowered.view(), run);
+  REQUIRE(timeline.model == runtime_model::blocking);
+  REQUIRE(timeline.makespan_ticks == 10);
+  REQUIRE(timeline.stalls == std::vector<std::vector<io::tick_span>>{{}, {{1, 2}}});
+  REQUIRE(timeline.stall == std::vector<rational>{rational{0}, rational{1}});
+  REQUIRE(timeline.has_stall());
+  // The compute ops' times, in compute_part() order: rank 1's F0 starts at 2, not 1.
+  REQUIRE(timeline.start_ticks == std::vector<std::int64_t>{0, 1, 5, 8, 2, 3, 5, 6});
+
+  io::report rep = io::analyze(compute_part(lowered.view()), costs{}, rational{1}, "head_of_line.csv");
+  const std::string simulated = io::render_timeline(rep);
+  REQUIRE(simulated.find("\u2592") == std::string::npos);
+  io::draw_executed(rep, std::move(timeline));
+  const std::string text = io::render_timeline(rep, {.width = 100});
+  // 10 columns per time unit: rank 1 idles for 1, stalls from 1 to 2, F0 from 2.
+  std::string stalled = "rank 1  ";
+  for (int c = 0; c < 10; ++c) stalled += "\u2591";
+  for (int c = 0; c < 10; ++c) stalled += "\u2592";
+  REQUIRE(lines_starting(text, "rank 1")[0].starts_with(stalled + "F0--------B0"));
+  REQUIRE(lines_starting(text, "rank 0")[0].find("\u2592") == std::string::npos);
+  REQUIRE(text.find("\u2591 bubble (idle)  \u2592 stall (blocked in a transfer, inputs ready);  1 time unit = 10 columns") !=
+          std::string::npos);
+  REQUIRE(io::render_title(rep).find("  timeline: run executed under blocking\n") != std::string::npos);
+  const std::vector<std::string> readout = io::readout_lines(rep);
+  REQUIRE(readout[0] == "timeline: run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per rank 4 4");
+  REQUIRE(readout[1] == "simulated makespan 9 (no closed form: read from a file)");
+  REQUIRE(readout[2] == "simulated idle per rank 3 3");
+
+  // The SVG: the ops at their executed times, one stall box on rank 1 from 1 to 2, and
+  // per rank the ops, the hatched idle and the stall fill the executed makespan.
+  const std::string svg = io::render_svg(rep);
+  const std::vector<svg_rect> rects = rects_of(svg);
+  std::vector<rational> covered(2), stall(2);
+  double scale = 0;
+  for (const svg_rect& r : rects) {
+    covered[static_cast<std::size_t>(r.rank)] += r.end - r.start;
+    if (r.cls == "op" && scale == 0) scale = r.width / (r.end - r.start).to_double();
+    if (r.cls == "op" && r.action == "1F0") REQUIRE(r.start == rational{2});
+    if (r.cls != "stall") continue;
+    stall[static_cast<std::size_t>(r.rank)] += r.end - r.start;
+    REQUIRE(r.rank == 1);
+    REQUIRE(r.start == rational{1});
+    REQUIRE(r.end == rational{2});
+    REQUIRE(r.x == Approx(70 + 1 * scale));
+    REQUIRE(r.width == Approx(scale));
+  }
+  REQUIRE(stall == std::vector<rational>{rational{0}, rational{1}});
+  REQUIRE(covered == std::vector<rational>{rational{10}, rational{10}});
+  REQUIRE(svg.find("class=\"legend-stall\"") != std::string::npos);
+  REQUIRE(svg.find(">timeline of the run executed under blocking (time units of t_f)<") != std::string::npos);
+  REQUIRE(svg.find("t_c = 0  gamma = 1  timeline: run executed under blocking</text>") != std::string::npos);
+
+  // Posted runs it as simulated: no stall, no stall legend, no stall box.
+  io::report posted = io::analyze(compute_part(lowered.view()), costs{}, rational{1}, "head_of_line.csv");
+  io::draw_executed(posted, io::executed_timeline_of(lowered.view(), execute(lowered.view(), costs{}, runtime_model::posted)));
+  REQUIRE(io::render_timeline(posted).find("\u2592") == std::string::npos);
+  REQUIRE(io::render_timeline(posted).find("stall") == std::string::npos);
+  REQUIRE(io::render_svg(posted).find("class=\"stall\"") == std::string::npos);
+  REQUIRE(io::render_svg(posted).find("legend-stall") == std::string::npos);
+
+  // A run that hangs has no timeline; a timeline fits only its own schedule.
+  const schedule bad = io::parse_csv("0F0,0RECV_B0,0B0,0SEND_F0\n1RECV_F0,1F0,1B0,1SEND_B0\n");
+  REQUIRE_THROWS_WITH(io::executed_timeline_of(bad.view(), execute(bad.view(), costs{}, runtime_model::blocking)),
+                      "ctpipe: an executed timeline needs a run that completed");
+  REQUIRE_THROWS_WITH(io::executed_timeline_of(bad.view(), run),
+                      "ctpipe: an executed timeline needs the execution of these lowered lists");
+  io::report other = analyze_spec(ctpipe::tests::one_f_one_b(2, 3));
+  REQUIRE_THROWS_WITH(io::draw_executed(other, io::executed_timeline_of(lowered.view(), run)),
+                      "ctpipe: an executed timeline needs the lowered lists of the report's schedule");
+}
+
+TEST_CASE("ctpipe validate draws the executed run of a lowered file: blocking's, --runtime's, or the first that runs", "[pictures][tool]") {
+  using ctpipe::tests::run_tool;
+  using ctpipe::tests::temp_file;
+  const temp_file stalled(head_of_line_csv);
+  const auto text = run_tool("validate " + stalled.path);
+  REQUIRE(text.exit_code == 0);
+  REQUIRE(text.out.find("executed, blocking    makespan 10  bubble 2/5 (40.0%)  stall per rank 0 1\n") != std::string::npos);
+  REQUIRE(text.out.find("t_c = 0  timeline: run executed under blocking\n") != std::string::npos);
+  std::string stalled_row = "rank 1  ";
+  for (int c = 0; c < 10; ++c) stalled_row += "\u2591";
+  for (int c = 0; c < 10; ++c) stalled_row += "\u2592";
+  REQUIRE(text.out.find("\n" + stalled_row + "F0--------B0==================F1") != std::string::npos);
+  REQUIRE(text.out.find("\u2592 stall (blocked in a transfer, inputs ready)") != std::string::npos);
+  REQUIRE(text.out.find("\ntimeline: run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per rank 4 4\n"
+                        "simulated makespan 9 (no closed form: read from a file)\n") != std::string::npos);
+  const auto svg = run_tool("validate --format svg " + stalled.path);
+  REQUIRE(svg.exit_code == 0);
+  std::size_t stall_boxes = 0;
+  for (const svg_rect& r : rects_of(svg.out)) {
+    if (r.cls != "stall") continue;
+    ++stall_boxes;
+    REQUIRE(r.rank == 1);
+    REQUIRE(r.start == rational{1});
+    REQUIRE(r.end == rational{2});
+  }
+  REQUIRE(stall_boxes == 1);
+  REQUIRE(svg.out.find("legend-stall") != std::string::npos);
+
+  // --runtime posted: drawn as simulated, no stall anywhere.
+  const auto posted = run_tool("validate --runtime posted " + stalled.path);
+  REQUIRE(posted.out.find("t_c = 0  timeline: run executed under posted\n") != std::string::npos);
+  REQUIRE(posted.out.find("\u2592") == std::string::npos);
+  REQUIRE(posted.out.find("stall (") == std::string::npos);
+  REQUIRE(run_tool("validate --format svg --runtime posted " + stalled.path).out.find("stall\"") == std::string::npos);
+
+  // Blocking and rendezvous hang (each rank receives before it sends); posted runs.
+  const temp_file grouped("0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0B0,0RECV_B1,0B1\n"
+                          "1RECV_F0,1F0,1B0,1RECV_F1,1SEND_B0,1F1,1B1,1SEND_B1\n");
+  const auto fallback = run_tool("validate " + grouped.path);
+  REQUIRE(fallback.exit_code == 0);
+  REQUIRE(fallback.out.find("t_c = 0  timeline: run executed under posted (blocking, rendezvous hang)\n") != std::string::npos);
+  REQUIRE(fallback.out.find("\ntimeline: run executed under posted: makespan 9") != std::string::npos);
+  REQUIRE(run_tool("validate --format svg " + grouped.path).out.find("timeline: run executed under posted (blocking, rendezvous hang)</text>") !=
+          std::string::npos);
+  // --runtime batched names the model, which runs: no note.
+  REQUIRE(run_tool("validate --runtime batched " + grouped.path).out.find("timeline: run executed under batched\n") !=
+          std::string::npos);
+
+  // The JSON keeps its fields; a compute-only file and a generated schedule keep the
+  // simulated timeline (the README's text and docs/ctpipe-default.svg are tested apart).
+  const auto json = nlohmann::json::parse(run_tool("validate --format json " + stalled.path).out);
+  REQUIRE(json["makespan"] == "9");
+  REQUIRE(json["executed"]["blocking"]["stall"] == nlohmann::json::array({"0", "1"}));
+  const temp_file compute("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n");
+  const auto plain = run_tool("validate " + compute.path);
+  REQUIRE(plain.out.find("timeline:") == std::string::npos);
+  REQUIRE(plain.out.find("\nmakespan 9 (no closed form: read from a file)\n") != std::string::npos);
 }

@@ -1,8 +1,12 @@
 // ctpipe/io/report.hpp (run time, opt-in): every analysis of one schedule, computed
-// once, for the text and JSON views and the `ctpipe` tool.
+// once, for the text and JSON views and the `ctpipe` tool; and, for a schedule with
+// transfers, the executed run its timelines draw instead of the simulation.
 #pragma once
 
+#include <algorithm>  // std::equal
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,9 +16,84 @@
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
+#include "ctpipe/lower/execute.hpp"
 #include "ctpipe/schedules/generate.hpp"
 
 namespace ctpipe::io {
+
+/// A stretch [start, end) of a timeline, in ticks.
+struct tick_span {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  friend bool operator==(const tick_span&, const tick_span&) = default;
+};
+
+/// An executed run of a schedule's lowered lists (execute()), as the timeline views draw
+/// it in place of the simulation: its compute ops' times and the stretches where a rank
+/// stalls. Made by executed_timeline_of(); attached to a report as `report::executed`.
+struct executed_timeline {
+  runtime_model model = runtime_model::blocking;
+  /// Why this model is drawn, for the title (`blocking hangs`); empty when it needs no word.
+  std::string note;
+  rational tick{1};                ///< the length of a tick, in time units
+  std::int64_t makespan_ticks = 0; ///< the end of the last op, transfers included
+  /// Per compute op, indexed like report::ops (the lowered lists' compute ops in each
+  /// rank's order, as compute_part() keeps them): start and end in ticks.
+  std::vector<std::int64_t> start_ticks, end_ticks;
+  /// Where each rank's compute ops begin in start_ticks and end_ticks (P + 1 entries).
+  std::vector<std::uint32_t> offsets;
+  /// Per rank: its stalls (execution::stall_intervals(), touching ones merged), in time order.
+  std::vector<std::vector<tick_span>> stalls;
+  std::vector<rational> stall;     ///< per rank: execution::stall()
+  std::vector<rational> idle;      ///< per rank: execution::idle()
+
+  bool has_stall() const {
+    for (const auto& spans : stalls) {
+      if (!spans.empty()) return true;
+    }
+    return false;
+  }
+};
+
+/// The timeline of `run`, an execution of lowered schedule `lowered` that completed:
+/// its compute ops' times in compute_part() order, its stall intervals per rank, stall
+/// and idle per rank; `note` as given. Linear. Raises `ctpipe: an executed timeline needs
+/// a run that completed` for a run that hangs, and `ctpipe: an executed timeline needs
+/// the execution of these lowered lists` when the run's ranks or op count differ.
+inline executed_timeline executed_timeline_of(schedule_view lowered, const execution& run, std::string note = {}) {
+  ctpipe::detail::require(run.completed(), "ctpipe: an executed timeline needs a run that completed");
+  ctpipe::detail::require(run.ranks() == lowered.shape.P && run.size() == lowered.size(),
+                          "ctpipe: an executed timeline needs the execution of these lowered lists");
+  executed_timeline out;
+  out.model = run.model();
+  out.note = std::move(note);
+  out.tick = run.tick();
+  out.makespan_ticks = run.makespan_ticks();
+  const auto P = static_cast<std::size_t>(lowered.shape.P);
+  out.stalls.resize(P);
+  out.offsets.push_back(0);
+  for (std::size_t r = 0; r < P; ++r) {
+    for (std::size_t k = lowered.offsets[r]; k < lowered.offsets[r + 1]; ++k) {
+      if (is_transfer(lowered.ops[k].kind())) continue;
+      out.start_ticks.push_back(run.start_ticks(k));
+      out.end_ticks.push_back(run.end_ticks(k));
+    }
+    out.offsets.push_back(static_cast<std::uint32_t>(out.start_ticks.size()));
+  }
+  for (const stall_interval& i : run.stall_intervals()) {
+    auto& spans = out.stalls[static_cast<std::size_t>(i.rank)];
+    if (!spans.empty() && spans.back().end == i.start_ticks) {
+      spans.back().end = i.end_ticks;
+    } else {
+      spans.push_back({i.start_ticks, i.end_ticks});
+    }
+  }
+  for (int r = 0; r < lowered.shape.P; ++r) {
+    out.stall.push_back(run.stall(r));
+    out.idle.push_back(run.idle(r));
+  }
+  return out;
+}
 
 /// One schedule with its simulation, in-flight profile, message count, validation and
 /// closed forms. Per-rank vectors have P entries.
@@ -35,6 +114,10 @@ struct report {
   /// Empty for a generated schedule. For one read from elsewhere (a CSV file): where it
   /// came from, which the views show in place of the family name (see schedule_name).
   std::string source;
+  /// Empty unless set (draw_executed()): the executed run of the schedule's lowered
+  /// lists, which the text and SVG timelines then draw in place of `sim`, with its
+  /// stalls; the readouts name it. JSON and traces keep to `sim`.
+  std::optional<executed_timeline> executed;
 };
 
 /// Generates, validates and analyses `spec`. Raises the check_spec(), check_costs() and
@@ -42,7 +125,7 @@ struct report {
 inline report analyze(const schedule_spec& spec, const costs& cost, rational gamma) {
   check_costs(cost);
   check_gamma(gamma);
-  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}};
+  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}, {}};
   out.validity = validate(out.ops.view());
   out.sim = simulate(out.ops.view(), cost);
   out.memory = in_flight(out.ops.view(), gamma);
@@ -85,6 +168,32 @@ inline report analyze(schedule ops, const costs& cost, rational gamma, std::stri
   out.peak_formula.assign(static_cast<std::size_t>(out.spec.shape.P), none);
   return out;
 }
+
+/// Makes the text and SVG timelines of `rep` draw `timeline` (executed_timeline_of() of
+/// the lowered lists whose compute ops are `rep.ops`) in place of the simulation. Raises
+/// `ctpipe: an executed timeline needs the lowered lists of the report's schedule` when
+/// its ranks' compute op counts differ from `rep.ops`'s.
+inline void draw_executed(report& rep, executed_timeline timeline) {
+  const auto offsets = rep.ops.view().offsets;
+  ctpipe::detail::require(std::equal(offsets.begin(), offsets.end(), timeline.offsets.begin(), timeline.offsets.end()),
+                          "ctpipe: an executed timeline needs the lowered lists of the report's schedule");
+  rep.executed = std::move(timeline);
+}
+
+// The times the timeline views draw, in ticks of drawn_tick(): the executed run's when
+// the report has one (report::executed), else the simulation's.
+inline rational drawn_tick(const report& rep) { return rep.executed ? rep.executed->tick : rep.sim.tick(); }
+inline std::int64_t drawn_makespan_ticks(const report& rep) {
+  return rep.executed ? rep.executed->makespan_ticks : rep.sim.makespan_ticks();
+}
+inline std::int64_t drawn_start_ticks(const report& rep, std::size_t k) {
+  return rep.executed ? rep.executed->start_ticks[k] : rep.sim.start_ticks(k);
+}
+inline std::int64_t drawn_end_ticks(const report& rep, std::size_t k) {
+  return rep.executed ? rep.executed->end_ticks[k] : rep.sim.end_ticks(k);
+}
+/// `ticks` of drawn_tick() in time units.
+inline rational drawn_time(const report& rep, std::int64_t ticks) { return drawn_tick(rep) * rational{ticks}; }
 
 /// The name the views give the schedule: its family's (`1f1b`), or for a schedule read
 /// from elsewhere its `source`.

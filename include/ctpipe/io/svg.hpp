@@ -3,7 +3,8 @@
 // - Timeline: one lane per rank, time across; each op a box from its simulated start to
 //   its end (never from its list position), coloured by kind (F, B, I, W, transfers),
 //   labelled with its micro-batch (and `.chunk` when V > 1) where the box is wide enough;
-//   idle time as hatched boxes; a time axis below.
+//   idle time as hatched boxes; a time axis below. A report with an executed run
+//   (report::executed) is drawn at its executed times instead, its stalls as red boxes.
 // - In-flight view: per rank the level of in-flight activations over time (a step line
 //   built from the simulated event times) and the peak as a bar with its value.
 // - Title (parameters), legend and readouts (makespan, bubble fraction simulated and by
@@ -11,7 +12,7 @@
 //
 // Shapes carry classes and data attributes for tools and tests: `rect.op` (data-rank,
 // data-action, data-start, data-end: exact times), `rect.idle` (data-rank, data-start,
-// data-end). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
+// data-end), `rect.stall` (the same; an executed run's stalls). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
 #pragma once
 
 #include <fmt/format.h>
@@ -49,6 +50,9 @@ inline const char* svg_fill(op_kind k) {
   }
 }
 
+/// Fill colour of a stall box: a light red, apart from every kind's hue and the hatch.
+inline constexpr const char* svg_stall_fill = "#f4a09a";
+
 /// The kind's colour for chunk c of V: later chunks lighter (mixed with white), so the
 /// chunks of an interleaved schedule stand apart even where no label fits.
 inline std::string svg_fill(op_kind k, int chunk, int V) {
@@ -67,7 +71,7 @@ inline std::string svg_fill(op_kind k, int chunk, int V) {
 inline double svg_auto_width(const report& rep, rational span) {
   rational shortest = span;
   for (std::size_t k = 0; k < rep.ops.size(); ++k) {
-    const rational d = rep.sim.end(k) - rep.sim.start(k);
+    const rational d = drawn_time(rep, drawn_end_ticks(rep, k) - drawn_start_ticks(rep, k));
     if (d > rational{0} && d < shortest) shortest = d;
   }
   return std::clamp(26.0 * (span / shortest).to_double(), 1000.0, 4000.0);
@@ -89,7 +93,7 @@ inline std::string svg_escape(const std::string& text) {
 class svg_drawing {
  public:
   svg_drawing(const report& rep, const svg_style& style, double left) : rep_(rep), left_(left) {
-    const rational span = style.time_span > rational{0} ? style.time_span : rep.sim.makespan();
+    const rational span = style.time_span > rational{0} ? style.time_span : drawn_time(rep, drawn_makespan_ticks(rep));
     const double width = style.width > 0 ? style.width : svg_auto_width(rep, span);
     scale_ = width / std::max(span.to_double(), 1e-12);
     span_ = span;
@@ -97,7 +101,8 @@ class svg_drawing {
 
   double x(rational t) const { return left_ + t.to_double() * scale_; }
 
-  /// The timeline lanes, axis included. Returns the height used.
+  /// The timeline lanes, axis included: the simulation, or the executed run with its
+  /// stalls (report::executed). Returns the height used.
   double timeline(std::string& out, double top) const {
     const schedule_view v = rep_.ops.view();
     const int P = v.shape.P;
@@ -106,17 +111,36 @@ class svg_drawing {
       out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n",
                          left_ - 8, y + lane_ * 0.7, r);
       rational cursor{0};
-      auto idle = [&](rational from, rational to) {
+      auto hatched = [&](rational from, rational to) {
         if (!(from < to)) return;
         out += fmt::format(
             "<rect class=\"idle\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
             "width=\"{:.4f}\" height=\"{}\" fill=\"url(#hatch)\" stroke=\"#bbb\" stroke-width=\"0.5\"/>\n",
             r, to_string(from), to_string(to), x(from), y, (to - from).to_double() * scale_, lane_);
       };
+      // Idle time from `from` to `to`: hatched, but where the rank stalls a stall box.
+      const std::vector<tick_span> no_stalls;
+      const std::vector<tick_span>& stalls = rep_.executed ? rep_.executed->stalls[static_cast<std::size_t>(r)] : no_stalls;
+      std::size_t next_stall = 0;
+      auto idle = [&](rational from, rational to) {
+        for (; next_stall < stalls.size() && drawn_time(rep_, stalls[next_stall].start) < to; ++next_stall) {
+          const rational a = max(from, drawn_time(rep_, stalls[next_stall].start));
+          const rational b = drawn_time(rep_, stalls[next_stall].end);
+          hatched(from, a);
+          out += fmt::format(
+              "<rect class=\"stall\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
+              "width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#c0392b\" stroke-width=\"0.5\"><title>stall [{}, {}]: "
+              "blocked in a transfer, the next op's inputs ready</title></rect>\n",
+              r, to_string(a), to_string(b), x(a), y, (b - a).to_double() * scale_, lane_, svg_stall_fill, to_string(a),
+              to_string(b));
+          from = b;
+        }
+        hatched(from, to);
+      };
       for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
         const op o = v.ops[k];
-        const rational start = rep_.sim.start(k);
-        const rational end = rep_.sim.end(k);
+        const rational start = drawn_time(rep_, drawn_start_ticks(rep_, k));
+        const rational end = drawn_time(rep_, drawn_end_ticks(rep_, k));
         idle(cursor, start);
         cursor = end;
         const double w = (end - start).to_double() * scale_;
@@ -136,7 +160,7 @@ class svg_drawing {
                              x(start) + w / 2, y + lane_ * 0.7, light ? " style=\"fill:#222\"" : "", label);
         }
       }
-      idle(cursor, rep_.sim.makespan());
+      idle(cursor, drawn_time(rep_, drawn_makespan_ticks(rep_)));
     }
     const double axis_y = top + P * (lane_ + gap_);
     axis(out, axis_y);
@@ -164,7 +188,7 @@ class svg_drawing {
       rational pending_at{0};
       double pending = 0;
       for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
-        const rational at = v.ops[k].kind() == op_kind::F ? rep_.sim.start(k) : rep_.sim.end(k);
+        const rational at = drawn_time(rep_, v.ops[k].kind() == op_kind::F ? drawn_start_ticks(rep_, k) : drawn_end_ticks(rep_, k));
         if (at != pending_at) {
           path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit, x(pending_at),
                               base - pending * unit);
@@ -174,7 +198,7 @@ class svg_drawing {
         pending = rep_.memory.level_after(k).to_double();
       }
       path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit,
-                          x(pending_at), base - pending * unit, x(rep_.sim.makespan()), base - pending * unit);
+                          x(pending_at), base - pending * unit, x(drawn_time(rep_, drawn_makespan_ticks(rep_))), base - pending * unit);
       out += fmt::format("<path class=\"in-flight\" data-rank=\"{}\" d=\"{}\" fill=\"none\" stroke=\"#e15759\" "
                          "stroke-width=\"1.5\"/>\n",
                          r, path);
@@ -229,14 +253,16 @@ inline std::string svg_header(double width, double height) {
       width, height, width, height);
 }
 
-/// The text view's title line (render_title) with gamma, for the SVG.
+/// The text view's title line (render_title) with gamma (before the executed run's
+/// words), for the SVG.
 inline std::string svg_title(const report& rep) {
   std::string title = render_title(rep);
-  title.pop_back();  // its newline
-  return title + fmt::format("  gamma = {}", to_string(rep.gamma));
+  title.resize(title.size() - 1 - title_run(rep).size());  // its newline, and the run for the end
+  return title + fmt::format("  gamma = {}", to_string(rep.gamma)) + title_run(rep);
 }
 
-/// The legend: one swatch per op kind present, and the hatch for idle time.
+/// The legend: one swatch per op kind present, the hatch for idle time, and when the
+/// report's executed run stalls, the stall box.
 inline double svg_legend(std::string& out, const report& rep, double left, double y) {
   bool present[op_kind_count] = {};
   for (const op o : rep.ops.view().ops) {
@@ -252,10 +278,18 @@ inline double svg_legend(std::string& out, const report& rep, double left, doubl
                        x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, names[k]);
     x += 30 + 7.0 * static_cast<double>(std::string(names[k]).size());
   }
+  const char* labels = rep.spec.shape.V > 1 ? ";   labels: micro-batch.chunk, later chunks lighter" : ";   labels: micro-batch";
+  const bool stall = rep.executed && rep.executed->has_stall();
   out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
                      "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",
-                     x, y - 10, x + 18, y,
-                     rep.spec.shape.V > 1 ? ";   labels: micro-batch.chunk, later chunks lighter" : ";   labels: micro-batch");
+                     x, y - 10, x + 18, y, stall ? "" : labels);
+  if (stall) {
+    const std::string name = "stall (blocked in a transfer, the next op's inputs ready)";
+    x += 30 + 7.0 * static_cast<double>(std::string("idle (bubble)").size());
+    out += fmt::format("<rect class=\"legend-stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
+                       "stroke=\"#c0392b\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
+                       x, y - 10, svg_stall_fill, x + 18, y, svg_escape(name), labels);
+  }
   return 22;
 }
 
@@ -285,7 +319,8 @@ inline std::string render_svg(const report& rep, const svg_style& style = {}) {
                       detail::svg_escape(detail::svg_title(rep)));
   y += 24;
   y += detail::svg_legend(body, rep, left, y);
-  body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">timeline (time units of t_f)</text>\n", y + 4);
+  body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">timeline{} (time units of t_f)</text>\n", y + 4,
+                      rep.executed ? fmt::format(" of the run executed under {}", runtime_model_name(rep.executed->model)) : "");
   y += 14;
   y += drawing.timeline(body, y);
   y += 10 + detail::svg_readouts(body, rep, left, y + 6);

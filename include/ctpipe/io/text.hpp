@@ -1,6 +1,8 @@
 // ctpipe/io/text.hpp (run time, opt-in): the article's two views in a terminal.
 // - timeline: one row per rank, time across, each op a box from its simulated start to
-//   its end, labelled with its kind and micro-batch; idle time shaded;
+//   its end (or, for a report with an executed run, its executed start and end, and the
+//   rank's stalls in a shade of their own), labelled with its kind and micro-batch; idle
+//   time shaded;
 // - readout: makespan, idle, bubble fraction against its formula, span bubble, messages;
 // - in-flight view: one bar per rank, as long as its peak, with the value and formula.
 #pragma once
@@ -22,7 +24,8 @@ namespace ctpipe::io {
 /// scale is the largest whole number of columns per tick that fits, or several ticks per
 /// column when even one does not); `color` adds ANSI colours (forward blue, backward
 /// green, bubble grey); without colour the kinds differ by their label letters and fill
-/// characters (F `-`, B `=`, I `~`, W `+`) and the bubble is shaded with '░'.
+/// characters (F `-`, B `=`, I `~`, W `+`), the bubble is shaded with '░' and a stall
+/// of an executed run (report::executed) with '▒' (red with colour).
 struct text_style {
   int width = 100;
   bool color = false;
@@ -44,8 +47,10 @@ inline const char* kind_color(op_kind k) {
   }
 }
 inline constexpr const char* bubble_color = "\x1b[90m";
+inline constexpr const char* stall_color = "\x1b[31m";
 inline constexpr const char* reset_color = "\x1b[0m";
-inline constexpr const char* shade = "\u2591";  // ░
+inline constexpr const char* shade = "\u2591";        // ░
+inline constexpr const char* stall_shade = "\u2592";  // ▒
 
 /// What fills an op's box after its label: F '-', B '=', I '~', W '+', transfers '.'.
 inline char fill(op_kind k) {
@@ -70,7 +75,9 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 }  // namespace detail
 
 /// The timeline: one row per rank, time across, idle time shaded; a time axis above and
-/// a legend below. Each column shows what its rank does at the column's middle instant
+/// a legend below. It draws the simulation, or the report's executed run when it has one
+/// (report::executed): then each op at its executed times, and the columns where a rank
+/// stalls (executed_timeline::stalls) shaded '▒', with a legend entry when there are any. Each column shows what its rank does at the column's middle instant
 /// (so bubbles and ops keep their true proportions at any scale); an op whose box is wide
 /// enough carries a label with its kind and micro-batch, and its chunk when V > 1
 /// (`F3.1`). The scale gives the shortest op room for its label and one fill character;
@@ -82,7 +89,7 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 inline std::string render_timeline(const report& rep, const text_style& style = {}) {
   constexpr double max_bands = 12;
   const schedule_view v = rep.ops.view();
-  const double total = static_cast<double>(std::max<std::int64_t>(rep.sim.makespan_ticks(), 1));
+  const double total = static_cast<double>(std::max<std::int64_t>(drawn_makespan_ticks(rep), 1));
   const std::int64_t width = std::max(style.width, 20);
   auto label_of = [&](op o) {
     std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
@@ -93,7 +100,7 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   double shortest = total;
   std::size_t longest_label = 1;
   for (std::size_t k = 0; k < v.size(); ++k) {
-    const double d = static_cast<double>(rep.sim.end_ticks(k) - rep.sim.start_ticks(k));
+    const double d = static_cast<double>(drawn_end_ticks(rep, k) - drawn_start_ticks(rep, k));
     if (d > 0) shortest = std::min(shortest, d);
     longest_label = std::max(longest_label, label_of(v.ops[k]).size());
   }
@@ -103,7 +110,7 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   const double per_shortest =
       std::max(std::floor(static_cast<double>(width) / total * shortest), static_cast<double>(longest_label + 1));
   const bool fixed_span = style.time_span > rational{0};
-  const double span_ticks = fixed_span ? (style.time_span / rep.sim.tick()).to_double() : total;
+  const double span_ticks = fixed_span ? (style.time_span / drawn_tick(rep)).to_double() : total;
   const double per_tick = fixed_span ? static_cast<double>(width) / span_ticks : per_shortest / shortest;
   const std::int64_t columns = static_cast<std::int64_t>(
       std::clamp(std::round(per_tick * span_ticks), 1.0, static_cast<double>(max_bands) * static_cast<double>(width)));
@@ -115,7 +122,9 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
   };
   const int label_width = static_cast<int>(fmt::format("rank {}", v.shape.P - 1).size()) + 2;
 
-  // Full-length rows first, then cut into bands. kinds[r][c]: the op kind there, -1 idle.
+  // Full-length rows first, then cut into bands. kinds[r][c]: the op kind there, -1 idle,
+  // -3 a stall.
+  constexpr int stall_cell = -3;
   bool present[op_kind_count] = {};
   const std::size_t ncols = static_cast<std::size_t>(columns);
   std::vector<std::vector<std::string>> cells(static_cast<std::size_t>(v.shape.P),
@@ -128,8 +137,8 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
       const op o = v.ops[k];
       if (static_cast<int>(o.kind()) < op_kind_count) present[static_cast<int>(o.kind())] = true;
       // The columns whose middle falls inside the op; the label if it fits with a fill.
-      const std::size_t from = column(rep.sim.start_ticks(k));
-      const std::size_t to = column(rep.sim.end_ticks(k));
+      const std::size_t from = column(drawn_start_ticks(rep, k));
+      const std::size_t to = column(drawn_end_ticks(rep, k));
       const std::string label = label_of(o);
       const bool labelled = to - std::min(from, to) > label.size();
       for (std::size_t c = from; c < to; ++c) {
@@ -139,11 +148,19 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
       }
       if (!labelled && from < to) row[from] = std::string(1, label[0]);
     }
+    if (!rep.executed) continue;
+    for (const tick_span& stall : rep.executed->stalls[static_cast<std::size_t>(r)]) {
+      for (std::size_t c = column(stall.start); c < column(stall.end); ++c) {
+        if (kind_row[c] != -1) continue;  // an op's column (by its middle instant): none, as they are disjoint
+        row[c] = detail::stall_shade;
+        kind_row[c] = stall_cell;
+      }
+    }
   }
 
   // Axis: a number every `step` time units (1, 2, 5, 10, 20, 50, ...), spaced at least
   // 6 columns apart and never overlapping the previous number.
-  const double ticks_per_unit = static_cast<double>(rep.sim.tick().den);  // a tick is 1/den time units
+  const double ticks_per_unit = static_cast<double>(drawn_tick(rep).den);  // a tick is 1/den time units
   const double cols_per_unit = ticks_per_unit / ticks_per_column;
   double step = 1;
   for (int k = 0; step * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
@@ -172,7 +189,9 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
         const int kind = kinds[static_cast<std::size_t>(r)][c];
         if (style.color && kind != current) {
           row += detail::reset_color;
-          row += kind < 0 ? detail::bubble_color : detail::kind_color(static_cast<op_kind>(kind));
+          row += kind == stall_cell ? detail::stall_color
+                 : kind < 0         ? detail::bubble_color
+                                    : detail::kind_color(static_cast<op_kind>(kind));
           current = kind;
         }
         row += cells[static_cast<std::size_t>(r)][c];
@@ -187,29 +206,54 @@ inline std::string render_timeline(const report& rep, const text_style& style = 
     if (present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), detail::fill(static_cast<op_kind>(k)), names[k]);
   }
   const rational unit_cols =
-      rational{columns} / (fixed_span ? style.time_span : rep.sim.tick() * rational{std::max<std::int64_t>(rep.sim.makespan_ticks(), 1)});
-  out += fmt::format("{:<{}}{}{} bubble (idle);  1 time unit = {} column{}{}\n", "", label_width, legend, detail::shade,
-                     to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
+      rational{columns} /
+      (fixed_span ? style.time_span : drawn_time(rep, std::max<std::int64_t>(drawn_makespan_ticks(rep), 1)));
+  const std::string stall_legend = rep.executed && rep.executed->has_stall()
+                                       ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", detail::stall_shade)
+                                       : "";
+  out += fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}\n", "", label_width, legend, detail::shade,
+                     stall_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
                      v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
   return out;
 }
 
 /// The readout lines, shared by the text view and the SVG: makespan, idle per rank,
-/// bubble fraction, span bubble and messages, each against its closed form.
+/// bubble fraction, span bubble and messages, each against its closed form. With an
+/// executed run (report::executed) a first line names what the timeline draws (`timeline:
+/// run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per
+/// rank 4 4`), and the makespan and idle lines say `simulated`.
 inline std::vector<std::string> readout_lines(const report& rep) {
+  const int P = rep.spec.shape.P;
   std::string idle;
-  for (int r = 0; r < rep.spec.shape.P; ++r) idle += (r ? " " : "") + to_string(rep.sim.idle(r));
+  for (int r = 0; r < P; ++r) idle += (r ? " " : "") + to_string(rep.sim.idle(r));
   const rational bubble = rep.sim.bubble_fraction();
   const rational msgs{static_cast<std::int64_t>(rep.message_count)};
-  return {
-      fmt::format("makespan {} {}", to_string(rep.sim.makespan()), detail::against(rep.sim.makespan(), rep.makespan_formula)),
-      fmt::format("idle per rank {}", idle),
+  std::vector<std::string> lines;
+  const char* simulated = "";
+  if (rep.executed) {
+    const executed_timeline& e = *rep.executed;
+    std::string stall, executed_idle;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(P); ++r) {
+      stall += (r ? " " : "") + to_string(e.stall[r]);
+      executed_idle += (r ? " " : "") + to_string(e.idle[r]);
+    }
+    lines.push_back(fmt::format("timeline: run executed under {}: makespan {} (simulated {}); stall per rank {}; idle per rank {}",
+                                runtime_model_name(e.model), to_string(e.tick * rational{e.makespan_ticks}),
+                                to_string(rep.sim.makespan()), stall, executed_idle));
+    simulated = "simulated ";
+  }
+  for (std::string& line : std::vector<std::string>{
+      fmt::format("{}makespan {} {}", simulated, to_string(rep.sim.makespan()), detail::against(rep.sim.makespan(), rep.makespan_formula)),
+      fmt::format("{}idle per rank {}", simulated, idle),
       fmt::format("simulated bubble {} ({}) {}", to_string(bubble), detail::percent(bubble),
                   detail::against(bubble, rep.bubble_formula)),
       fmt::format("span bubble {} (largest span - busy over ranks) {}", to_string(rep.sim.span_bubble()),
                   detail::against(rep.sim.span_bubble(), rep.span_bubble_formula)),
       fmt::format("messages {} {}", rep.message_count, detail::against(msgs, rep.message_formula)),
-  };
+  }) {
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 /// The readout: readout_lines(), one per line.
@@ -250,7 +294,20 @@ inline std::string render_in_flight(const report& rep, const text_style& style =
   return out;
 }
 
-/// Title line: schedule (family, or file: schedule_name), shape, the interleaved parameters, costs.
+namespace detail {
+/// What the title says of an executed run (report::executed): `  timeline: run executed
+/// under MODEL (NOTE)`; empty without one.
+inline std::string title_run(const report& rep) {
+  if (!rep.executed) return "";
+  std::string run = fmt::format("  timeline: run executed under {}", runtime_model_name(rep.executed->model));
+  if (!rep.executed->note.empty()) run += fmt::format(" ({})", rep.executed->note);
+  return run;
+}
+}  // namespace detail
+
+/// Title line: schedule (family, or file: schedule_name), shape, the interleaved
+/// parameters, costs; with an executed run (report::executed) `timeline: run executed
+/// under MODEL` and its note in brackets.
 inline std::string render_title(const report& rep) {
   const auto& s = rep.spec.shape;
   std::string params;
@@ -258,9 +315,10 @@ inline std::string render_title(const report& rep) {
     params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(rep.spec.variant), group_size(rep.spec),
                          rep.spec.warmup_factor);
   }
-  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n",
+  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}\n",
                      schedule_name(rep), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
-                     to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c));
+                     to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c),
+                     detail::title_run(rep));
 }
 
 /// Everything the `ctpipe` tool prints in text format.

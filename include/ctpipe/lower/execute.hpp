@@ -37,6 +37,18 @@ namespace detail {
 struct lowered_run;
 }  // namespace detail
 
+/// One stretch of time in which a rank stalls (execution::stall_intervals()): the part
+/// of transfer op `op_index`'s wait [start, end) after every input of the rank's next
+/// compute op has arrived and after the rank's earlier ops ended. In integer ticks of
+/// execution::tick(), as the raw accessors.
+struct stall_interval {
+  int rank = 0;
+  std::size_t op_index = 0;      ///< the transfer op, indexed like the flat op array
+  std::int64_t start_ticks = 0;  ///< when the stall begins
+  std::int64_t end_ticks = 0;    ///< when the op returns: execution::end_ticks(op_index)
+  friend constexpr bool operator==(const stall_interval&, const stall_interval&) = default;
+};
+
 /// The result of execute(): every op's times, per-rank totals, and the stuck ops of a
 /// run that hangs. Times are integer ticks of length tick() (in time units of `t_f`), as
 /// in simulation; every accessor returns the exact rational. Per-op values are indexed
@@ -74,6 +86,12 @@ class execution {
   /// Stall of rank r: the time it is blocked in a transfer op while every input of its
   /// next compute op has already arrived (the order, not the data, holds it back).
   constexpr rational stall(int r) const { return time(stall_[idx(r)]); }
+  /// Every stall of the run, one per transfer op that stalls, by rank and then in list
+  /// order, which is time order: a rank's intervals do not overlap (the ops of a batched
+  /// group wait together; their common time belongs to the first), though consecutive
+  /// ones may touch. stall(r) is the sum of rank r's lengths. Empty when nothing stalls,
+  /// or when the run hangs.
+  constexpr std::span<const stall_interval> stall_intervals() const { return {stalls_.data(), stalls_.size()}; }
   /// Wait of rank r: idle(r) - stall(r), the time its next op's input is not there yet.
   constexpr rational wait(int r) const { return time(makespan_ - busy_[idx(r)] - stall_[idx(r)]); }
   /// Bubble fraction: total idle / (P * makespan); 0 for an empty schedule.
@@ -101,6 +119,8 @@ class execution {
   constexpr std::int64_t makespan_ticks() const { return makespan_; }
   /// Number of ranks.
   constexpr int ranks() const { return ranks_; }
+  /// Number of ops: the lowered schedule's, transfers included.
+  constexpr std::size_t size() const { return end_.size(); }
 
  private:
   friend struct detail::lowered_run;
@@ -117,6 +137,7 @@ class execution {
   detail::buffer<std::uint32_t> offsets_;
   detail::buffer<std::int64_t> busy_, stall_;
   detail::buffer<validation_issue> stuck_;
+  detail::buffer<stall_interval> stalls_;
 };
 
 namespace detail {
@@ -448,28 +469,56 @@ struct lowered_run {
     }
   }
 
-  /// Sums each rank's stall: over its transfer ops, the part of [start, end) after
-  /// every input of the rank's next compute op has arrived (docs/spec.md §7.1).
-  constexpr void sum_stalls() {
+  /// Calls f(r, k, from) for each transfer op k of rank r that stalls, from `from` to its
+  /// end: the part of its [start, end) after every input of the rank's next compute op
+  /// has arrived (docs/spec.md §7.1) and after the rank's earlier ops ended (the ops of a
+  /// batched group wait together: their common time counts once). Ranks in order, each
+  /// rank's ops in list order; linear (`next` only moves forward).
+  template <class F>
+  constexpr void for_each_stall(F&& f) const {
     const std::uint32_t* off = v.offsets.data();
     const op* ops = v.ops.data();
     const std::uint32_t* link = link_b.data();
-    const std::int64_t never = -1;  // no compute op follows: nothing to stall
     std::uint32_t bits = 0, ed = 0;
     for (std::uint32_t r = 0; r < P; ++r) {
-      std::int64_t inputs_at = never;
-      for (std::uint32_t k = off[r + 1]; k-- > off[r];) {
-        bits = ops[k].bits, ed = link[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)];
-        if ((bits >> 28) <= 3) {
-          inputs_at = ed != none ? arrive_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)] : 0;
-          continue;
+      std::uint32_t next = off[r];           // the compute op after k's run of transfer ops
+      std::int64_t inputs_at = 0, done = 0;  // when next's inputs arrive; the latest end before k
+      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+        if ((ops[k].bits >> 28) > 3) {
+          if (next < k + 1) {
+            next = k + 1;
+            while (next < off[r + 1] && (ops[next].bits >> 28) > 3) ++next;
+            if (next < off[r + 1]) {
+              bits = ops[next].bits, ed = link[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)];
+              inputs_at = ed != none ? arrive_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)] : 0;
+            }
+          }
+          if (next == off[r + 1]) break;  // no compute op follows: nothing to stall
+          std::int64_t from = out.start_[k] > inputs_at ? out.start_[k] : inputs_at;
+          from = done > from ? done : from;
+          if (out.end_[k] > from) f(r, k, from);
         }
-        if (inputs_at == never) continue;
-        const std::int64_t from = out.start_[k] > inputs_at ? out.start_[k] : inputs_at;
-        out.stall_[r] += out.end_[k] > from ? out.end_[k] - from : 0;
+        done = out.end_[k] > done ? out.end_[k] : done;
       }
-      out.makespan_ = clock_b[r] > out.makespan_ ? clock_b[r] : out.makespan_;
     }
+  }
+
+  /// Sums each rank's stall and records its intervals (execution::stall_intervals()),
+  /// and the makespan.
+  constexpr void sum_stalls() {
+    std::size_t count = 0;
+    for_each_stall([this, &count](std::uint32_t r, std::uint32_t k, std::int64_t from) {
+      out.stall_[r] += out.end_[k] - from;
+      ++count;
+    });
+    if (count != 0) {
+      out.stalls_ = buffer<stall_interval>(count);
+      count = 0;
+      for_each_stall([this, &count](std::uint32_t r, std::uint32_t k, std::int64_t from) {
+        out.stalls_[count++] = stall_interval{static_cast<int>(r), k, from, out.end_[k]};
+      });
+    }
+    for (std::uint32_t r = 0; r < P; ++r) out.makespan_ = clock_b[r] > out.makespan_ ? clock_b[r] : out.makespan_;
   }
 };
 
@@ -479,8 +528,8 @@ struct lowered_run {
 /// framework writes them) under runtime model `model` with costs `c`: each rank walks
 /// its list strictly in order, a compute op lasting its cost (`t/V` on a chunk), a
 /// transfer op as the model says (ctpipe/lower/runtime.hpp, docs/spec.md §7). Exact.
-/// Returns every op's times, the makespan, per-rank idle split into stall and wait, and,
-/// when the lists hang under this model, the stuck ops (execution::stuck()).
+/// Returns every op's times, the makespan, per-rank idle split into stall and wait, the
+/// stall intervals, and, when the lists hang under this model, the stuck ops (execution::stuck()).
 ///
 /// Errors: check_view() and check_costs() messages; `ctpipe: execute() takes a lowered
 /// schedule with well-formed ops and transfers (validate_lowered() names the problems)`

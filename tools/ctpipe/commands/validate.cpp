@@ -1,7 +1,9 @@
 // `ctpipe validate FILE.csv`: reads a schedule in PyTorch's CSV format (P, m, V and the
 // placement from the file), validates it (compute-only: validate(); with transfers: the
 // ops with validate_lowered_ops(), then a run under every runtime model with execute()),
-// simulates its compute ops and prints the usual views. An invalid file is rejected
+// simulates its compute ops and prints the usual views; for a file with transfers the
+// text and SVG timelines draw the executed run (blocking's, or --runtime's; when that
+// one hangs, the first model that runs) with its stalls. An invalid file is rejected
 // input: every problem on its own `ctpipe:` line (exit code 2).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -134,7 +136,9 @@ class validate_command final : public command_with_options {
     if (opts_.format == "json") {
       executed = runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all()) : executed_json(runs);
     }
-    std::string out = render(io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_), opts_);
+    io::report rep = io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_);
+    if (!runs.empty() && (opts_.format == "text" || opts_.format == "svg")) draw_first_run(rep, v, runs);
+    std::string out = render(rep, opts_);
     if (opts_.format == "text") {
       out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}\n", path_, verdict, shape.P,
                         shape.m, shape.V, placement_name(shape.layout), executed_text(runs)) +
@@ -143,6 +147,23 @@ class validate_command final : public command_with_options {
       out = with_executed(out, std::move(executed));
     }
     return out;
+  }
+
+  /// Makes the timelines draw the first run of `runs` that completed (one does): the
+  /// first model's, or, when it hangs, the next that runs, the title naming the ones
+  /// that hang (`blocking hangs`).
+  static void draw_first_run(io::report& rep, schedule_view lowered, const std::vector<executed_run>& runs) {
+    std::string hang;
+    std::size_t hung = 0;
+    for (const executed_run& r : runs) {
+      if (!r.run.completed()) {
+        hang += (hang.empty() ? "" : ", ") + std::string(runtime_model_name(r.model));
+        ++hung;
+        continue;
+      }
+      io::draw_executed(rep, io::executed_timeline_of(lowered, r.run, hung == 0 ? "" : hang + (hung > 1 ? " hang" : " hangs")));
+      return;
+    }
   }
 
   std::string path_;
