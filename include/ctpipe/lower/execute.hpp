@@ -162,8 +162,8 @@ struct lowered_run {
   buffer<std::uint8_t> received_b, computed_b;
   buffer<std::uint32_t> parked_b, pending_b;
   // Batched: per transfer op its group and its partner op; per group its first and
-  // last op, post time, missing partner groups, whether its rank is parked there.
-  buffer<std::uint32_t> group_of_b, partner_b, group_first_b, group_last_b, missing_b;
+  // last op, its rank, post time, missing partner groups, whether its rank is parked there.
+  buffer<std::uint32_t> group_of_b, partner_b, group_first_b, group_last_b, group_rank_b, missing_b;
   buffer<std::int64_t> group_post_b;
   buffer<std::uint8_t> group_parked_b;
   buffer<std::uint32_t> pos_b, stack_b;
@@ -189,12 +189,13 @@ struct lowered_run {
     out.busy_ = buffer<std::int64_t>(P);
     out.stall_ = buffer<std::int64_t>(P);
     out.stuck_ = buffer<validation_issue>(mdl == runtime_model::batched ? n + P : P);  // wrong_pairing: one per receive
-    send_at_b = buffer<std::int64_t>(slots, -1);
-    recv_at_b = buffer<std::int64_t>(slots, -1);
+    // Each model allocates the tables it reads (batched pairs by group, not by slot).
+    if (mdl != runtime_model::batched) send_at_b = buffer<std::int64_t>(slots, -1);
+    if (mdl == runtime_model::rendezvous) recv_at_b = buffer<std::int64_t>(slots, -1);  // read under rendezvous only
     arrive_b = buffer<std::int64_t>(slots, -1);
     received_b = buffer<std::uint8_t>(slots);
     computed_b = buffer<std::uint8_t>(2 * static_cast<std::size_t>(keys));  // [F | B or I]
-    parked_b = buffer<std::uint32_t>(2 * slots);                             // [at SEND | at RECV]
+    if (mdl != runtime_model::batched) parked_b = buffer<std::uint32_t>(2 * slots);  // [at SEND | at RECV]
     pending_b = buffer<std::uint32_t>(2 * static_cast<std::size_t>(S));
     pos_b = buffer<std::uint32_t>(P);
     stack_b = buffer<std::uint32_t>(P);
@@ -230,8 +231,18 @@ struct lowered_run {
     for (std::uint32_t p = 1; p <= 2 * P; ++p) count[p] += count[p - 1];
     buffer<std::uint32_t> sends_b(count[2 * P]);
     std::uint32_t* seen = seen_b.data();
+    group_first_b = buffer<std::uint32_t>(groups);
+    group_last_b = buffer<std::uint32_t>(groups);
+    group_rank_b = buffer<std::uint32_t>(groups);
+    missing_b = buffer<std::uint32_t>(groups);
+    group_post_b = buffer<std::int64_t>(groups, -1);
+    group_parked_b = buffer<std::uint8_t>(groups);
     for (std::uint32_t r = 0; r < P; ++r) {
       for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+        if (!is_transfer(ops[k].kind())) continue;
+        const std::uint32_t g = group_of_b[k];
+        if (k == off[r] || !is_transfer(ops[k - 1].kind())) group_first_b[g] = k, group_rank_b[g] = r;
+        group_last_b[g] = k;
         if (is_send(ops[k].kind())) {
           const std::uint32_t p = pair_id(r, static_cast<std::uint32_t>(peer_rank(v.shape, ops[k])));
           sends_b[count[p] + seen[p]++] = k;
@@ -252,17 +263,6 @@ struct lowered_run {
           ok = false;
         }
       }
-    }
-    group_first_b = buffer<std::uint32_t>(groups);
-    group_last_b = buffer<std::uint32_t>(groups);
-    missing_b = buffer<std::uint32_t>(groups);
-    group_post_b = buffer<std::int64_t>(groups, -1);
-    group_parked_b = buffer<std::uint8_t>(groups);
-    for (std::size_t k = n; k-- > 0;) {
-      if (is_transfer(ops[k].kind())) group_first_b[group_of_b[k]] = static_cast<std::uint32_t>(k);
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-      if (is_transfer(ops[k].kind())) group_last_b[group_of_b[k]] = static_cast<std::uint32_t>(k);
     }
     return ok;
   }
@@ -290,7 +290,7 @@ struct lowered_run {
           ++missing[g];
         } else if (--missing[h] == 0 && group_parked_b[h] != 0) {
           group_parked_b[h] = 0;
-          wake(static_cast<std::uint32_t>(owner_of_group(h)) + 1);
+          wake(group_rank_b[h] + 1);
         }
       }
     }
@@ -315,14 +315,6 @@ struct lowered_run {
     }
     clock_b[r] = done;
     return true;
-  }
-
-  /// The rank that owns group g (the rank of its first op).
-  constexpr int owner_of_group(std::uint32_t g) const {
-    const std::uint32_t k = group_first_b[g];
-    int r = 0;
-    while (v.offsets[static_cast<std::size_t>(r) + 1] <= k) ++r;
-    return r;
   }
 
   /// Runs rank r from its position until it finishes or parks.
