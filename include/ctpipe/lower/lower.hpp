@@ -129,20 +129,12 @@ struct keyed_event {
   std::uint32_t event = 0;
 };
 
-/// The key order (file comment), from the simulation of `v` under `c`.
-constexpr schedule lower_by_key(schedule_view v, const costs& c) {
-  const simulation sim = simulate(v, c);
-  const transfer_table table(v.shape);
-  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
-  const std::uint32_t* sends = table.sends.data();
-  const std::uint32_t* peer = table.peer.data();
-  const std::uint32_t* owner = table.owner.data();
+/// A dependency order of `v`'s ops, for the key order's ties inside a tick (file
+/// comment): the walk's when a backward that sends can take no time under `c` (its
+/// message and its consumer may share its tick), else the flat order (a tick's bucket
+/// then holds compute ops only, each rank's in its order).
+constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c) {
   const std::size_t n = v.size();
-  const op* ops = v.ops.data();
-
-  // A dependency order of the ops, for the ties inside a tick: the walk's when a backward
-  // that sends can take no time (its message and its consumer may share its tick), else
-  // the flat order (a tick's bucket then holds compute ops only, each rank's in order).
   buffer<std::uint32_t> walk_order_b(n);
   std::uint32_t* walk_order = walk_order_b.data();
   if (c.b == rational{0} || c.i == rational{0}) {
@@ -154,14 +146,23 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   } else {
     for (std::uint32_t q = 0; q < n; ++q) walk_order[q] = q;
   }
+  return walk_order_b;
+}
 
+/// The events of the key order, sorted: event 2k is the message of op k, 2k+1 op k
+/// itself. `sends` is transfer_table's, `walk_order` tie_order()'s.
+constexpr buffer<std::uint32_t> key_sorted_events(schedule_view v, const simulation& sim, const std::uint32_t* sends,
+                                                  const std::uint32_t* walk_order) {
+  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
+  const std::size_t n = v.size();
+  const op* ops = v.ops.data();
   // Sort of the events: bucket 2t holds the messages of producers that end at tick t
   // after taking time, bucket 2t+1 the compute ops starting at t and the messages of
   // zero-time producers ending at t, in walk order. Event e = 2k (message of op k) or
   // 2k+1 (op k itself). A counting sort over the buckets when the makespan in ticks is
   // within a few times the op count (every generated schedule at simple costs); else,
   // with costs of fine denominators, a comparison sort of (bucket, insertion order).
-  std::uint32_t bits = 0, sent = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0;
+  std::uint32_t bits = 0, sent = 0, k = 0;
   std::size_t events = n;
   for (std::size_t q = 0; q < n; ++q) events += sends[(ops[q].bits >> 28) * uS + ((ops[q].bits >> 16) & 0xFFFu)];
   buffer<std::uint32_t> order_b(events);
@@ -200,6 +201,26 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
     });
     for (std::size_t i = 0; i < events; ++i) order[i] = keyed[i].event;
   }
+
+  return order_b;
+}
+
+/// The key order (file comment), from the simulation of `v` under `c`.
+constexpr schedule lower_by_key(schedule_view v, const costs& c) {
+  const simulation sim = simulate(v, c);
+  const transfer_table table(v.shape);
+  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
+  const std::uint32_t* sends = table.sends.data();
+  const std::uint32_t* peer = table.peer.data();
+  const std::uint32_t* owner = table.owner.data();
+  const std::size_t n = v.size();
+  const op* ops = v.ops.data();
+
+  const buffer<std::uint32_t> walk_order = tie_order(v, c);
+  const buffer<std::uint32_t> order_b = key_sorted_events(v, sim, sends, walk_order.data());
+  const std::uint32_t* order = order_b.data();
+  const std::size_t events = order_b.size();
+  std::uint32_t bits = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0;
 
   // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
   const int P = v.shape.P;

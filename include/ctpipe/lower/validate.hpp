@@ -144,6 +144,56 @@ constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Rep
   }
 }
 
+/// The last step of validate_lowered()'s run: names the op each rank stopped at
+/// (`pos[r]`, its end when it finished), the ranks halted by a fault of their own first,
+/// then the ranks waiting for a partner. `pending` and `computed` are the run's tables.
+template <class Report>
+constexpr void diagnose_lowered(schedule_view v, const std::uint32_t* link, const std::uint32_t* pos,
+                                const std::uint32_t* pending, const std::uint8_t* computed, Report&& report) {
+  const int P = v.shape.P;
+  const std::uint32_t* off = v.offsets.data();
+  const op* ops = v.ops.data();
+  const std::uint32_t um = static_cast<std::uint32_t>(v.shape.m), uS = static_cast<std::uint32_t>(v.shape.stages());
+  const std::uint32_t keys = uS * um;
+  detail::buffer<validation_issue> halted(static_cast<std::size_t>(P));
+  detail::buffer<std::uint8_t> is_halted(static_cast<std::size_t>(P));
+  // Diagnose each rank that stopped at an op it can never run by itself.
+  for (int r = 0; r < P; ++r) {
+    const std::uint32_t k = pos[r];
+    if (k == off[r + 1]) continue;
+    const op o = ops[k];
+    const int step = static_cast<int>(k - off[r]);
+    const int st = o.stage(), mb = o.microbatch();
+    const std::uint32_t in_ed = link[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
+    if (!is_transfer(o.kind())) {
+      const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
+      halted[static_cast<std::size_t>(r)] =
+          validation_issue{pending[in_ed] != 0 ? fault::wrong_microbatch : fault::not_received, r, step, o, recv};
+      is_halted[static_cast<std::size_t>(r)] = 1;
+    } else if (is_send(o.kind()) &&
+               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
+      bool split = false;  // a split backward names I as the producer of a gradient (off the run's path)
+      for (const op x : v.ops) split = split || x.kind() == op_kind::I || x.kind() == op_kind::W;
+      const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
+      halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
+      is_halted[static_cast<std::size_t>(r)] = 1;
+    }
+  }
+  // What is left is stuck: first the ranks halted by a fault of their own (the causes),
+  // then the ranks waiting at a SEND or RECV whose partner never comes.
+  for (int r = 0; r < P; ++r) {
+    if (is_halted[static_cast<std::size_t>(r)] == 0) continue;
+    const validation_issue& h = halted[static_cast<std::size_t>(r)];
+    report(h.what, h.rank, h.step, h.at, h.needs);
+  }
+  for (int r = 0; r < P; ++r) {
+    const std::uint32_t k = pos[r];
+    if (k == off[r + 1] || is_halted[static_cast<std::size_t>(r)] != 0) continue;
+    const op o = ops[k];
+    report(fault::deadlock, r, static_cast<int>(k - off[r]), o, matching_transfer(o));
+  }
+}
+
 /// Step 4 of validate_lowered(): runs the lists under `sem`, reports each stuck rank.
 template <class Report>
 constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint32_t* link, Report&& report) {
@@ -169,8 +219,6 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
   detail::buffer<std::uint32_t> parked_b(2 * slots);  // [at SEND | at RECV]
   detail::buffer<std::uint32_t> pending_b(2 * static_cast<std::size_t>(S));
   detail::buffer<std::uint32_t> pos_b(static_cast<std::size_t>(P)), stack_b(static_cast<std::size_t>(P));
-  detail::buffer<validation_issue> halted(static_cast<std::size_t>(P));
-  detail::buffer<std::uint8_t> is_halted(static_cast<std::size_t>(P));
   std::uint8_t* state = state_b.data();
   std::uint8_t* computed = computed_b.data();
   std::uint32_t* parked = parked_b.data();
@@ -225,41 +273,7 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
     }
     pos[r] = k;
   }
-  // Diagnose each rank that stopped at an op it can never run by itself.
-  for (int r = 0; r < P; ++r) {
-    const std::uint32_t k = pos[r];
-    if (k == off[r + 1]) continue;
-    const op o = ops[k];
-    const int step = static_cast<int>(k - off[r]);
-    const int st = o.stage(), mb = o.microbatch();
-    const std::uint32_t in_ed = link[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
-    if (!is_transfer(o.kind())) {
-      const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
-      halted[static_cast<std::size_t>(r)] =
-          validation_issue{pending[in_ed] != 0 ? fault::wrong_microbatch : fault::not_received, r, step, o, recv};
-      is_halted[static_cast<std::size_t>(r)] = 1;
-    } else if (is_send(o.kind()) &&
-               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
-      bool split = false;  // a split backward names I as the producer of a gradient (off the run's path)
-      for (const op x : v.ops) split = split || x.kind() == op_kind::I || x.kind() == op_kind::W;
-      const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
-      halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
-      is_halted[static_cast<std::size_t>(r)] = 1;
-    }
-  }
-  // What is left is stuck: first the ranks halted by a fault of their own (the causes),
-  // then the ranks waiting at a SEND or RECV whose partner never comes.
-  for (int r = 0; r < P; ++r) {
-    if (is_halted[static_cast<std::size_t>(r)] == 0) continue;
-    const validation_issue& h = halted[static_cast<std::size_t>(r)];
-    report(h.what, h.rank, h.step, h.at, h.needs);
-  }
-  for (int r = 0; r < P; ++r) {
-    const std::uint32_t k = pos[r];
-    if (k == off[r + 1] || is_halted[static_cast<std::size_t>(r)] != 0) continue;
-    const op o = ops[k];
-    report(fault::deadlock, r, static_cast<int>(k - off[r]), o, matching_transfer(o));
-  }
+  diagnose_lowered(v, link, pos, pending, computed, report);
 }
 
 }  // namespace detail
