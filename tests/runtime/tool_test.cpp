@@ -377,3 +377,27 @@ TEST_CASE("compare: the memory column says its unit, full activations beside chu
   REQUIRE(svg.out.find(">peak r0 (full act.)</text>") != std::string::npos);
   REQUIRE(svg.out.find(">peak r0 (chunks)</text>") != std::string::npos);
 }
+
+TEST_CASE("the runtime option applies where it changes something, and a hang under the one named says so", "[tool]") {
+  // Ignored options read as applied: --runtime is refused where it would change nothing.
+  const auto text = run_tool("--runtime rendezvous");
+  REQUIRE(text.exit_code == 2);
+  REQUIRE(text.err == "ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
+                      "executed entry) only\n");
+  REQUIRE(run_tool("--runtime rendezvous --format csv").exit_code == 2);
+  REQUIRE(run_tool("--runtime rendezvous --format csv-comms").exit_code == 0);
+  const temp_file compute(run_tool("--format csv").out);
+  const auto on_compute = run_tool("validate --runtime posted " + compute.path);
+  REQUIRE(on_compute.exit_code == 2);
+  REQUIRE(on_compute.err.find("--runtime applies to a file with SEND/RECV ops") != std::string::npos);
+  REQUIRE(run_tool("validate --runtime posted --format json " + compute.path).exit_code == 0);
+  // Lists that run under blocking and posted but hang under rendezvous: named with
+  // --runtime rendezvous, they are refused as hanging under rendezvous, not under every model.
+  const temp_file crossed("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+                          "1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n");
+  REQUIRE(run_tool("validate " + crossed.path).exit_code == 0);
+  const auto named = run_tool("validate --runtime rendezvous " + crossed.path);
+  REQUIRE(named.exit_code == 2);
+  REQUIRE(named.out.empty());
+  REQUIRE(named.err.starts_with("ctpipe: " + crossed.path + ": hangs under rendezvous: rank 0, step 1, op 0SEND_F0: deadlock"));
+}

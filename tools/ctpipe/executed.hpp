@@ -145,16 +145,19 @@ inline std::string with_executed(const std::string& json, nlohmann::ordered_json
   return j.dump(2) + "\n";
 }
 
-/// The `ctpipe:` lines for lists that hang under every model: one per stuck rank of the
-/// first model's run (blocking, or the one named), then the cycle, if any.
+/// The `ctpipe:` lines for lists that hang under every model that was run (all four, or
+/// the one --runtime named): one per stuck rank of the first model's run, then the
+/// cycle, if any.
 inline std::vector<std::string> hang_lines(const std::string& path, const pipeline_shape& shape,
                                            const std::vector<executed_run>& runs) {
   std::vector<std::string> lines;
   const execution& first = runs.front().run;
+  const std::string where =
+      runs.size() == 1 ? fmt::format("hangs under {}", runtime_model_name(runs.front().model))
+                       : fmt::format("hangs under every runtime model; under {}", runtime_model_name(runs.front().model));
   for (const validation_issue& i : first.stuck()) {
     const int peer = i.what == fault::deadlock && i.needs.stage() < shape.stages() ? shape.rank_of(i.needs.stage()) : -1;
-    lines.push_back(fmt::format("ctpipe: {}: hangs under every runtime model; under {}: {}{}", path,
-                                runtime_model_name(runs.front().model), describe_stuck(i),
+    lines.push_back(fmt::format("ctpipe: {}: {}: {}{}", path, where, describe_stuck(i),
                                 peer >= 0 ? fmt::format("; waits for rank {}", peer) : ""));
   }
   const std::string cycle = wait_cycle(shape, first.stuck());

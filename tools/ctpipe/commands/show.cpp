@@ -37,6 +37,10 @@ class show final : public command_with_options {
     if (ops > limit) {
       throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, opts_.format, limit));
     }
+    if (opts_.runtime_given && opts_.format != "csv-comms" && opts_.format != "json") {
+      throw usage_error("ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
+                        "executed entry) only");
+    }
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
       const schedule s = generate(spec);
       if (opts_.format == "csv") return io::to_csv(s.view());

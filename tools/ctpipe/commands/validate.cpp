@@ -110,6 +110,11 @@ class validate_command final : public command_with_options {
     std::vector<validation_issue> issues;
     const auto collect = [&issues](const validation_issue& i) { issues.push_back(i); };
     std::vector<executed_run> runs;
+    if (transfers == 0 && opts_.runtime_given && opts_.format != "json") {
+      throw usage_error(fmt::format("ctpipe: {}: --runtime applies to a file with SEND/RECV ops, or to --format json "
+                                    "(the executed entry of the file's lowering)",
+                                    path_));
+    }
     if (transfers == 0) {
       validate(v, collect);
       require_valid(issues, path_);
