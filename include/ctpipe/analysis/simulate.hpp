@@ -76,13 +76,16 @@ constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
 }
 
 /// Durations of the compute kinds and the latency in ticks of one common length, and
-/// that length: shared by execute() with simulate()'s arithmetic.
+/// that length: shared by simulate() and execute().
 struct ticked_costs {
-  rational tick{1};
-  std::int64_t dur[4] = {};
-  std::int64_t latency = 0;
+  rational tick{1};          ///< the tick: 1 / lcm of the denominators of every op cost and t_c
+  std::int64_t dur[4] = {};  ///< ticks of a chunk's F, B, I, W (t/V)
+  std::int64_t latency = 0;  ///< ticks of t_c
 };
 
+/// `c` on `V` chunks in ticks. Raises rational overflow when the lcm of the denominators,
+/// or `ops` times (the longest op + t_c), does not fit 64 bits: every time of a run of
+/// `ops` ops then does.
 constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
   ticked_costs t;
   std::int64_t den = c.c.den;

@@ -74,10 +74,14 @@ class execution {
 
   /// Length of one tick, in time units.
   constexpr rational tick() const { return tick_; }
-  /// Makespan: the end of the last op (transfers included) over all ranks.
+  /// Makespan: the end of the last op (transfers included) over all ranks; 0 when the
+  /// run hangs.
   constexpr rational makespan() const { return time(makespan_); }
+  /// When the rank got to op k (k indexes the flat op array; see reached_ticks()).
   constexpr rational reached(std::size_t k) const { return time(reached_ticks(k)); }
+  /// When op k began: a compute op's start; a transfer's post time.
   constexpr rational start(std::size_t k) const { return time(start_[k]); }
+  /// When op k returned: a compute op's end; a transfer's completion.
   constexpr rational end(std::size_t k) const { return time(end_[k]); }
   /// Busy time of rank r: the sum of its compute ops' costs.
   constexpr rational busy(int r) const { return time(busy_[idx(r)]); }
@@ -101,10 +105,10 @@ class execution {
     for (int r = 0; r < ranks_; ++r) idle_total = rational::add(idle_total, makespan_ - busy_[idx(r)]);
     return {idle_total, rational::mul(makespan_, ranks_)};
   }
-  /// Raw ticks (multiply by tick()), for drawing code.
-  /// When the rank got to op k: 0 for its first op, else the return of the op before it
-  /// (for a transfer inside a batched group, the group's post time, its start). Not
-  /// stored: O(log P).
+  /// Raw ticks (multiply by tick()), for drawing code. reached_ticks(k): when the rank
+  /// got to op k, 0 for its first op, else the return of the op before it (for a
+  /// transfer inside a batched group, the group's post time, its start). Not stored:
+  /// O(log P).
   constexpr std::int64_t reached_ticks(std::size_t k) const {
     std::size_t lo = 0, hi = offsets_.size() - 1;  // the rank r with offsets[r] <= k < offsets[r+1]
     while (hi - lo > 1) {
