@@ -223,10 +223,47 @@ TEST_CASE("execute: a consumer before its receive, a send before its producer", 
     REQUIRE_FALSE(b.completed());
     REQUIRE(b.stuck()[0] == validation_issue{fault::send_before_compute, 0, 0, send_f(0, 0), F(0, 0)});
   }
+  // Under batched, a SEND later in a group than its first op is checked too: rank 0
+  // posts SEND_F(0, 0) and SEND_F(0, 1) as one group before F(0, 1) has run.
+  const schedule early_in_group = from_lists(
+      {2, 2}, {{F(0, 0), send_f(0, 0), send_f(0, 1), F(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+               {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), recv_f(1, 1), F(1, 1), B(1, 1), send_b(1, 1)}});
+  const execution grouped = execute(early_in_group.view(), costs{}, runtime_model::batched);
+  REQUIRE_FALSE(grouped.completed());
+  REQUIRE(grouped.stuck()[0] == validation_issue{fault::send_before_compute, 0, 2, send_f(0, 1), F(0, 1)});
+  // A batched group whose first op is matched and whose second never is: the rank is
+  // named at the second (its partner SEND comes after a RECV that waits for rank 0).
+  const schedule half_matched = from_lists(
+      {2, 2}, {{F(0, 0), F(0, 1), send_f(0, 0), recv_b(0, 0), B(0, 0), send_f(0, 1), recv_b(0, 1), B(0, 1)},
+               {recv_f(1, 0), F(1, 0), recv_f(1, 1), F(1, 1), B(1, 0), send_b(1, 0), B(1, 1), send_b(1, 1)}});
+  const execution half = execute(half_matched.view(), costs{}, runtime_model::batched);
+  REQUIRE_FALSE(half.completed());
+  REQUIRE(half.stuck().size() == 2);
+  REQUIRE(half.stuck()[0] == validation_issue{fault::deadlock, 0, 3, recv_b(0, 0), send_b(1, 0)});
+  REQUIRE(half.stuck()[1] == validation_issue{fault::deadlock, 1, 2, recv_f(1, 1), send_f(0, 1)});
+  // One op at a time (blocking) the same lists hang at the same ops.
+  const execution one_at_a_time = execute(half_matched.view(), costs{}, runtime_model::blocking);
+  REQUIRE(std::vector<validation_issue>(one_at_a_time.stuck().begin(), one_at_a_time.stuck().end()) ==
+          std::vector<validation_issue>(half.stuck().begin(), half.stuck().end()));
   // A malformed list is an error, not a hang.
   const schedule no_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), B(1, 0), send_b(1, 0)}});
   REQUIRE_THROWS_WITH(execute(no_recv.view(), costs{}, runtime_model::blocking),
                       "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+  // So is a compute part that cannot run, though each op is well formed: on V-shape rank
+  // 1, F(2, 0) comes before F(1, 0), which it needs on the same rank.
+  const schedule local_order = from_lists(
+      pipeline_shape{2, 1, 2, placement::v_shape},
+      {{F(0, 0), send_f(0, 0), recv_f(3, 0), F(3, 0), B(3, 0), send_b(3, 0), recv_b(0, 0), B(0, 0)},
+       {recv_f(1, 0), F(2, 0), F(1, 0), send_f(2, 0), recv_b(2, 0), B(2, 0), B(1, 0), send_b(1, 0)}});
+  std::vector<validation_issue> named;
+  REQUIRE(validate_lowered_ops(local_order.view(), [&named](const validation_issue& i) { named.push_back(i); }) == 2);
+  REQUIRE(named[0] == validation_issue{fault::deadlock, 0, 3, F(3, 0), F(2, 0)});
+  REQUIRE(named[1] == validation_issue{fault::deadlock, 1, 1, F(2, 0), F(1, 0)});
+  for (const runtime_model model : all_runtime_models) {
+    INFO(runtime_model_name(model));
+    REQUIRE_THROWS_WITH(execute(local_order.view(), costs{}, model),
+                        "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+  }
 }
 
 TEST_CASE("execute: the lists the tool wrote before cost-aware lowering, run in order", "[execute]") {

@@ -77,6 +77,16 @@ struct validation_result {
 
 namespace detail {
 
+/// The validators' report(fault, rank, step, at, needs): counts each issue in `count`
+/// and passes it to `on_issue(validation_issue)`.
+template <class OnIssue>
+constexpr auto counting_report(std::size_t& count, OnIssue& on_issue) {
+  return [&count, &on_issue](fault f, int r, int step, op at, op needs) {
+    ++count;
+    on_issue(validation_issue{f, r, step, at, needs});
+  };
+}
+
 /// The op that blocked op `o` of a stuck rank waits for.
 constexpr op needed_dependency(const dependency_walk& walk, op o) {
   const int s = o.stage();
@@ -104,36 +114,27 @@ constexpr bool structure_broken(const schedule_view& v, fault& what) {
 
 }  // namespace detail
 
-/// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
-/// fixed order: shape, layout and range problems (then it stops: nothing else can be
-/// indexed),
-/// then per op in rank order wrong rank, duplicate, mixed backward, out of order, then
-/// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
-/// first op of that rank that can never run, wherever in its list it is. Returns the
-/// number of issues. Each (stage, micro-batch) needs an F and either one B or one I and
-/// one W. Time and memory linear in the number of ops plus P*V*m (its tables are
-/// indexed by (stage, micro-batch)).
-template <class OnIssue>
-constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
-  std::size_t count = 0;
-  auto report = [&](fault f, int r, int step, op at, op needs) {
-    ++count;
-    on_issue(validation_issue{f, r, step, at, needs});
-  };
+namespace detail {
+
+/// validate()'s checks of the ops themselves, in its order: per op in rank order
+/// out_of_shape (or not_compute), wrong rank, duplicate, mixed backward, out of order;
+/// then, when every op is in the shape, missing ops by (stage, micro-batch). Calls
+/// `report(fault, rank, step, at, needs)` per issue and returns whether every op was in
+/// the shape (the dependency walk can run). `Lowered`: the lists may hold transfer ops
+/// too (kinds SEND_F..RECV_B), which it skips (execute()'s precondition); steps then count
+/// positions in the lowered lists. Linear; tables indexed by (stage, micro-batch).
+template <bool Lowered, class Report>
+constexpr bool check_compute_ops(schedule_view v, Report& report) {
   const int P = v.shape.P;
   const int S = v.shape.stages();
   const int m = v.shape.m;
-  if (fault broken{}; detail::structure_broken(v, broken)) {
-    report(broken, -1, -1, op{}, op{});
-    return count;
-  }
   // One pass over every op: range, owner, duplicate, mixed backward, order.
-  // where[kind * keys + key] = flat index + 1 of that op, 0 = not seen.
+  // where[kind * keys + key] = 1 when that op was seen.
   const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
-  detail::buffer<std::uint32_t> where_buffer(keys * 4);
+  detail::buffer<std::uint8_t> where_buffer(keys * 4);
   detail::buffer<int> owner_buffer(static_cast<std::size_t>(S));
   for (int s = 0; s < S; ++s) owner_buffer[static_cast<std::size_t>(s)] = v.shape.rank_of(s);
-  std::uint32_t* where = where_buffer.data();
+  std::uint8_t* where = where_buffer.data();
   const int* owner = owner_buffer.data();
   const std::uint32_t* off = v.offsets.data();
   bool split = false;
@@ -153,6 +154,7 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
                                  : kind != 0 && where[keys + key] != 0),
       early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
       if (!fits) {
+        if (Lowered && kind >= 4 && kind <= 7) continue;  // a transfer: checked elsewhere
         report(kind > 3 ? fault::not_compute : fault::out_of_shape, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
         in_shape = false;
         continue;
@@ -162,7 +164,7 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
         report(fault::duplicate, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
         continue;
       }
-      where[slot] = k + 1;
+      where[slot] = 1;
       split = split || kind > 1;
       if (mixed || early) {
         report(mixed ? fault::mixed_backward : fault::out_of_order, r, static_cast<int>(k - off[r]), ops[k],
@@ -170,7 +172,7 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
       }
     }
   }
-  if (!in_shape) return count;
+  if (!in_shape) return false;
   // Missing ops, by (stage, micro-batch).
   for (int s = 0; s < S; ++s) {
     for (int j = 0; j < m; ++j) {
@@ -186,6 +188,30 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
       if (split && !has_i && !has_w) missing(op_kind::W);
     }
   }
+  return true;
+}
+
+}  // namespace detail
+
+/// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
+/// fixed order: shape, layout and range problems (then it stops: nothing else can be
+/// indexed),
+/// then per op in rank order wrong rank, duplicate, mixed backward, out of order, then
+/// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
+/// first op of that rank that can never run, wherever in its list it is. Returns the
+/// number of issues. Each (stage, micro-batch) needs an F and either one B or one I and
+/// one W. Time and memory linear in the number of ops plus P*V*m (its tables are
+/// indexed by (stage, micro-batch)).
+template <class OnIssue>
+constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
+  std::size_t count = 0;
+  auto report = detail::counting_report(count, on_issue);
+  const int P = v.shape.P;
+  if (fault broken{}; detail::structure_broken(v, broken)) {
+    report(broken, -1, -1, op{}, op{});
+    return count;
+  }
+  if (!detail::check_compute_ops<false>(v, report)) return count;
   // Deadlock.
   detail::dependency_walk walk(v);
   if (!walk.run([](auto...) { return std::int64_t{1}; })) {

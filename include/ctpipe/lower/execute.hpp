@@ -9,12 +9,17 @@
 //
 // Algorithm: a worklist over ranks, as validate_lowered()'s. A rank runs its list until
 // an op cannot complete yet (a RECV whose SEND is not posted, a rendezvous whose partner
-// has not arrived, a group whose partners are not all posted, a compute op whose input
-// has not arrived under `posted`); it parks there, and the rank that posts the missing
-// partner wakes it. An op's times are final when it completes (they depend only on
-// posted times, which never change), so the order in which ranks are run does not
+// has not arrived, a batched group not every op of which is matched, a compute op whose
+// input has not arrived under `posted`); it parks there, and the rank that posts the
+// missing partner wakes it. An op's times are final when it completes (they depend only
+// on posted times, which never change), so the order in which ranks are run does not
 // matter. Each op completes once and each rank parks at most once per op: linear in the
-// number of ops plus P*V*m (per-message tables).
+// number of ops plus P*V*m (one 16-byte record per message).
+//
+// Batched pairing needs no table: a rank has at most one group posted and not complete,
+// and the sends (receives) of one rank pair that wait for a partner are, in list order,
+// the tail of that pair's ops in that group, so a cursor per rank pair and side is the
+// first-in first-out queue.
 #pragma once
 
 #include <cstddef>  // std::size_t
@@ -95,7 +100,7 @@ class execution {
   /// group wait together; their common time belongs to the first), though consecutive
   /// ones may touch. stall(r) is the sum of rank r's lengths. Empty when nothing stalls,
   /// or when the run hangs.
-  constexpr std::span<const stall_interval> stall_intervals() const { return {stalls_.data(), stalls_.size()}; }
+  constexpr std::span<const stall_interval> stall_intervals() const { return {stalls_.data(), stall_count_}; }
   /// Wait of rank r: idle(r) - stall(r), the time its next op's input is not there yet.
   constexpr rational wait(int r) const { return time(makespan_ - busy_[idx(r)] - stall_[idx(r)]); }
   /// Bubble fraction: total idle / (P * makespan); 0 for an empty schedule.
@@ -141,14 +146,16 @@ class execution {
   detail::buffer<std::uint32_t> offsets_;
   detail::buffer<std::int64_t> busy_, stall_;
   detail::buffer<validation_issue> stuck_;
-  detail::buffer<stall_interval> stalls_;
+  detail::buffer<stall_interval> stalls_;  // room for at least stall_count_
+  std::size_t stall_count_ = 0;
 };
 
 namespace detail {
 
 /// The engine of execute(): one run of lowered lists under a model, with durations in
-/// ticks. Its parts are the phases of the run: first-in first-out pairing and groups
-/// (batched), the worklist, the diagnosis of stuck ranks, the stall sums.
+/// ticks. Its parts are the phases of the run: the worklist (run_rank, with post() for a
+/// transfer and run_group() for a batched group), the diagnosis of stuck ranks, the
+/// stall sums; report_pairings() when batched pairing goes wrong.
 struct lowered_run {
   schedule_view v;
   runtime_model model;
@@ -159,17 +166,31 @@ struct lowered_run {
   std::uint32_t P = 0, S = 0, m = 0, none = 0, keys = 0;
   std::size_t slots = 0;
   buffer<std::uint32_t> link_b;
-  // Per message slot: when its SEND / RECV was posted (-1: not yet), when its data is
-  // at the receiver, whether its RECV is done, the rank + 1 parked at its SEND or at its
-  // RECV (or its consumer, under posted).
-  buffer<std::int64_t> send_at_b, recv_at_b, arrive_b;
-  buffer<std::uint8_t> received_b, computed_b;
-  buffer<std::uint32_t> parked_b, pending_b;
-  // Batched: per transfer op its group and its partner op; per group its first and
-  // last op, its rank, post time, missing partner groups, whether its rank is parked there.
-  buffer<std::uint32_t> group_of_b, partner_b, group_first_b, group_last_b, group_rank_b, missing_b;
-  buffer<std::int64_t> group_post_b;
-  buffer<std::uint8_t> group_parked_b;
+  // Per message slot, one 16-byte record (a message touches one cache line):
+  // - `t`: when the data is at the receiver once `arrived` is set; before that, under
+  //   rendezvous, the post time of the side that came first;
+  // - `parked`: the rank + 1 parked on it: the receiver at its RECV (or its consumer
+  //   under posted), or the sender at its SEND under rendezvous; never two at once, as
+  //   the second side to come completes the message;
+  // - `state`: the bits below.
+  struct message {
+    std::int64_t t = 0;
+    std::uint32_t parked = 0, state = 0;
+  };
+  static constexpr std::uint32_t send_posted = 1, recv_posted = 2, arrived = 4, received = 8;
+  buffer<message> msg_b;
+  buffer<std::uint8_t> computed_b;
+  buffer<std::uint32_t> pending_b;
+  // Batched. A rank has at most one group posted and not complete (its current one),
+  // so the group state is per rank; first-in first-out pairing is a cursor per ordered
+  // rank pair and side: the first op of that side's current group, of that pair, not
+  // yet matched (the later ones of the pair follow it in list order), or `nil`.
+  static constexpr std::uint32_t nil = ~0u;
+  buffer<std::uint32_t> pair_b;    // per (kind - 4) * S + stage of a transfer: its ordered rank pair
+  buffer<std::uint32_t> cursor_b;  // per 2 * pair + side (0: the SENDs, 1: the RECVs)
+  buffer<std::uint32_t> group_last_b, unmatched_b;  // per rank: its current group's last op, ops not yet matched
+  buffer<std::int64_t> group_post_b, group_done_b;  // per rank: its current group's post time (-1: none), latest end
+  bool mispaired = false;                           // a match of two ops of different messages
   buffer<std::uint32_t> pos_b, stack_b;
   buffer<std::int64_t> clock_b;
   std::uint32_t top = 0;
@@ -192,14 +213,10 @@ struct lowered_run {
     out.end_ = buffer<std::int64_t>(n);
     out.busy_ = buffer<std::int64_t>(P);
     out.stall_ = buffer<std::int64_t>(P);
-    out.stuck_ = buffer<validation_issue>(mdl == runtime_model::batched ? n + P : P);  // wrong_pairing: one per receive
-    // Each model allocates the tables it reads (batched pairs by group, not by slot).
-    if (mdl != runtime_model::batched) send_at_b = buffer<std::int64_t>(slots, -1);
-    if (mdl == runtime_model::rendezvous) recv_at_b = buffer<std::int64_t>(slots, -1);  // read under rendezvous only
-    arrive_b = buffer<std::int64_t>(slots, -1);
-    received_b = buffer<std::uint8_t>(slots);
-    computed_b = buffer<std::uint8_t>(2 * static_cast<std::size_t>(keys));  // [F | B or I]
-    if (mdl != runtime_model::batched) parked_b = buffer<std::uint32_t>(2 * slots);  // [at SEND | at RECV]
+    out.stuck_ = buffer<validation_issue>(P);  // one per rank; report_pairings() makes room for its faults
+    msg_b = buffer<message>(slots + m);  // + the records of channel `none`, never read: an op pointer stays in bounds
+    computed_b = buffer<std::uint8_t>(2 * static_cast<std::size_t>(keys) + 1);  // [F | B or I | always]
+    computed_b[2 * static_cast<std::size_t>(keys)] = 1;
     pending_b = buffer<std::uint32_t>(2 * static_cast<std::size_t>(S));
     pos_b = buffer<std::uint32_t>(P);
     stack_b = buffer<std::uint32_t>(P);
@@ -210,114 +227,146 @@ struct lowered_run {
   /// placement puts neighbouring stages on ranks a +- 1 (mod P), or on one rank.
   constexpr std::uint32_t pair_id(std::uint32_t a, std::uint32_t b) const { return 2 * a + (b == (a + 1) % P ? 0 : 1); }
 
-  /// Batched: numbers the groups (maximal runs of transfer ops) and pairs every SEND
-  /// from a to b with the RECV on b from a of the same rank in first-in first-out order.
-  /// Reports each pairing whose messages differ as wrong_pairing (then the run is not
-  /// made). Linear.
+  /// The slot of message `(ed, j)`'s record, for an op's bits.
+  constexpr std::size_t slot_of(std::uint32_t bits) const {
+    return static_cast<std::size_t>(link_b[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)]) * m + (bits & 0xFFFFu);
+  }
+
+  /// Batched: the ordered rank pair of each transfer kind on each stage, and the
+  /// per-rank and per-pair state. O(P*V + P).
+  constexpr void prepare_batches() {
+    pair_b = buffer<std::uint32_t>(4 * static_cast<std::size_t>(S));
+    for (std::uint32_t kind = 4; kind < 8; ++kind) {
+      for (std::uint32_t st = 0; st < S; ++st) {
+        const int peer_stage = kind == 4 || kind == 7 ? static_cast<int>(st) + 1 : static_cast<int>(st) - 1;
+        if (peer_stage < 0 || peer_stage >= static_cast<int>(S)) continue;
+        const std::uint32_t own = static_cast<std::uint32_t>(v.shape.rank_of(static_cast<int>(st)));
+        const std::uint32_t peer = static_cast<std::uint32_t>(v.shape.rank_of(peer_stage));
+        pair_b[(kind - 4) * S + st] = kind == 4 || kind == 6 ? pair_id(own, peer) : pair_id(peer, own);
+      }
+    }
+    cursor_b = buffer<std::uint32_t>(4 * static_cast<std::size_t>(P), nil);
+    group_last_b = buffer<std::uint32_t>(P);
+    unmatched_b = buffer<std::uint32_t>(P);
+    group_post_b = buffer<std::int64_t>(P, -1);
+    group_done_b = buffer<std::int64_t>(P);
+  }
+
+  /// The rank on `side` (0: sender, 1: receiver) of ordered rank pair `p` (pair_id()).
+  constexpr std::uint32_t pair_rank(std::uint32_t p, std::uint32_t side) const {
+    const std::uint32_t a = p / 2;
+    return side == 0 ? a : (p % 2 == 0 ? (a + 1) % P : (a + P - 1) % P);
+  }
+
+  /// The index into cursor_b of transfer op `bits`: its pair and side.
+  constexpr std::uint32_t cursor_of(std::uint32_t bits) const {
+    return 2 * pair_b[((bits >> 28) - 4) * S + ((bits >> 16) & 0xFFFu)] + ((bits >> 28) == 4 || (bits >> 28) == 6 ? 0 : 1);
+  }
+
+  /// Batched: op x of rank r (its group posted) meets op y, the first unmatched op of the
+  /// other side of its pair, on rank q: both end at the later post + t_c; a RECV's data
+  /// is then at its rank. Wakes q when that completes its parked group.
+  constexpr void match(std::uint32_t r, std::uint32_t x, std::uint32_t q, std::uint32_t y) {
+    const op* ops = v.ops.data();
+    const std::int64_t t = (group_post_b[r] > group_post_b[q] ? group_post_b[r] : group_post_b[q]) + latency;
+    out.end_[x] = out.end_[y] = t;
+    const std::uint32_t recv = is_send(ops[x].kind()) ? y : x;
+    mispaired = mispaired || !(message_of(ops[x]) == message_of(ops[y]));
+    msg_b[slot_of(ops[recv].bits)] = message{t, 0, arrived | received};
+    ++pending_b[link_b[(ops[recv].bits >> 28) * S + ((ops[recv].bits >> 16) & 0xFFFu)]];
+    group_done_b[r] = t > group_done_b[r] ? t : group_done_b[r];
+    group_done_b[q] = t > group_done_b[q] ? t : group_done_b[q];
+    --unmatched_b[r];
+    if (--unmatched_b[q] == 0) wake(q + 1);  // q is parked at its group
+  }
+
+  /// Batched: the next op after y in its rank's current group with y's pair and side,
+  /// or nil. Each op is passed over at most once per pair of its group.
+  constexpr std::uint32_t next_of_pair(std::uint32_t y, std::uint32_t q) const {
+    const op* ops = v.ops.data();
+    const std::uint32_t c = cursor_of(ops[y].bits);
+    for (std::uint32_t z = y + 1; z <= group_last_b[q]; ++z) {
+      if (cursor_of(ops[z].bits) == c) return z;
+    }
+    return nil;
+  }
+
+  /// Batched, when first-in first-out pairing goes wrong: pairs the sends and receives
+  /// of each ordered rank pair in list order and reports each pairing whose messages
+  /// differ as wrong_pairing (one per receive at most; out.stuck_ grows to hold them).
+  /// Off the common path.
   template <class Report>
-  constexpr bool pair_batches(Report& report) {
+  constexpr void report_pairings(Report& report) {
     const std::size_t n = v.size();
     const op* ops = v.ops.data();
     const std::uint32_t* off = v.offsets.data();
-    group_of_b = buffer<std::uint32_t>(n);
-    partner_b = buffer<std::uint32_t>(n);
-    std::uint32_t groups = 0;
     buffer<std::uint32_t> count_b(2 * static_cast<std::size_t>(P) + 1), seen_b(2 * static_cast<std::size_t>(P));
     std::uint32_t* count = count_b.data();
-    for (std::uint32_t r = 0; r < P; ++r) {
-      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-        if (!is_transfer(ops[k].kind())) continue;
-        if (k == off[r] || !is_transfer(ops[k - 1].kind())) ++groups;
-        group_of_b[k] = groups - 1;
-        if (is_send(ops[k].kind())) ++count[pair_id(r, static_cast<std::uint32_t>(peer_rank(v.shape, ops[k]))) + 1];
-      }
+    std::uint32_t* seen = seen_b.data();
+    for (std::uint32_t k = 0; k < n; ++k) {
+      if (is_send(ops[k].kind())) ++count[pair_id(static_cast<std::uint32_t>(v.shape.rank_of(ops[k].stage())),
+                                                  static_cast<std::uint32_t>(peer_rank(v.shape, ops[k]))) + 1];
     }
     for (std::uint32_t p = 1; p <= 2 * P; ++p) count[p] += count[p - 1];
     buffer<std::uint32_t> sends_b(count[2 * P]);
-    std::uint32_t* seen = seen_b.data();
-    group_first_b = buffer<std::uint32_t>(groups);
-    group_last_b = buffer<std::uint32_t>(groups);
-    group_rank_b = buffer<std::uint32_t>(groups);
-    missing_b = buffer<std::uint32_t>(groups);
-    group_post_b = buffer<std::int64_t>(groups, -1);
-    group_parked_b = buffer<std::uint8_t>(groups);
-    for (std::uint32_t r = 0; r < P; ++r) {
-      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-        if (!is_transfer(ops[k].kind())) continue;
-        const std::uint32_t g = group_of_b[k];
-        if (k == off[r] || !is_transfer(ops[k - 1].kind())) group_first_b[g] = k, group_rank_b[g] = r;
-        group_last_b[g] = k;
-        if (is_send(ops[k].kind())) {
-          const std::uint32_t p = pair_id(r, static_cast<std::uint32_t>(peer_rank(v.shape, ops[k])));
-          sends_b[count[p] + seen[p]++] = k;
-        }
-      }
+    for (std::uint32_t k = 0; k < n; ++k) {  // ranks in order, each in list order
+      if (!is_send(ops[k].kind())) continue;
+      const std::uint32_t p = pair_id(static_cast<std::uint32_t>(v.shape.rank_of(ops[k].stage())),
+                                      static_cast<std::uint32_t>(peer_rank(v.shape, ops[k])));
+      sends_b[count[p] + seen[p]++] = k;
     }
+    out.stuck_ = buffer<validation_issue>(count[2 * P] + P);
     for (std::uint32_t p = 0; p < 2 * P; ++p) seen[p] = 0;
-    bool ok = true;
     for (std::uint32_t r = 0; r < P; ++r) {
       for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
         if (!is_transfer(ops[k].kind()) || is_send(ops[k].kind())) continue;
         const std::uint32_t p = pair_id(static_cast<std::uint32_t>(peer_rank(v.shape, ops[k])), r);
         const std::uint32_t send = sends_b[count[p] + seen[p]++];  // as many sends as receives per pair
-        partner_b[k] = send;
-        partner_b[send] = k;
         if (!(message_of(ops[send]) == message_of(ops[k]))) {
           report(fault::wrong_pairing, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[send]);
-          ok = false;
         }
       }
     }
-    return ok;
   }
 
   constexpr void wake(std::uint32_t parked_rank_plus_one) {
     if (parked_rank_plus_one != 0) stack_b[top++] = parked_rank_plus_one - 1;
   }
 
-  /// Batched: runs group g of rank r when the rank reaches it: posts it (once), and
-  /// completes it when every partner group is posted. Returns false when the rank must
-  /// park there.
-  constexpr bool run_group(std::uint32_t r, std::uint32_t g) {
+  /// Batched: runs the group of rank r that starts at its position: posts it (once),
+  /// pairing each of its ops with the first unmatched op of the other side of its rank
+  /// pair (first in, first out), and completes it when every op is matched. Returns
+  /// false when the rank must park there (it is woken when the last op is matched), or
+  /// halts at a SEND whose compute op has not run.
+  constexpr bool run_group(std::uint32_t r) {
     const op* ops = v.ops.data();
-    const std::uint32_t* link = link_b.data();
-    std::uint32_t* group_of = group_of_b.data();
-    std::uint32_t* partner = partner_b.data();
-    std::int64_t* group_post = group_post_b.data();
-    std::uint32_t* missing = missing_b.data();
-    const std::uint32_t first = group_first_b[g], last = group_last_b[g];
-    if (group_post[g] < 0) {
-      group_post[g] = clock_b[r];
+    std::uint32_t* cursor = cursor_b.data();
+    const std::uint32_t first = pos_b[r];
+    std::uint32_t bits = 0, c = 0, y = 0;
+    if (group_post_b[r] < 0) {
+      std::uint32_t last = first;
+      while (last + 1 < v.offsets[r + 1] && is_transfer(ops[last + 1].kind())) ++last;
+      for (std::uint32_t x = first; x <= last; ++x) {  // every SEND's compute op has run
+        bits = ops[x].bits;
+        if (((bits >> 28) == 4 || (bits >> 28) == 6) &&
+            computed_b[((bits >> 28) == 4 ? 0 : keys) + ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu)] == 0) {
+          pos_b[r] = x;  // halted there: diagnose() names it
+          return false;
+        }
+      }
+      group_post_b[r] = group_done_b[r] = clock_b[r], group_last_b[r] = last, unmatched_b[r] = last - first + 1;
       for (std::uint32_t x = first; x <= last; ++x) {
-        const std::uint32_t h = group_of[partner[x]];
-        if (group_post[h] < 0) {
-          ++missing[g];
-        } else if (--missing[h] == 0 && group_parked_b[h] != 0) {
-          group_parked_b[h] = 0;
-          wake(group_rank_b[h] + 1);
+        out.start_[x] = clock_b[r], c = cursor_of(ops[x].bits), y = cursor[c ^ 1u];
+        if (y != nil) {  // the other side waits: the first of its queue meets x
+          match(r, x, pair_rank(c / 2, (c & 1u) ^ 1u), y);
+          cursor[c ^ 1u] = next_of_pair(y, pair_rank(c / 2, (c & 1u) ^ 1u));
+        } else if (cursor[c] == nil) {
+          cursor[c] = x;  // x heads its side's queue
         }
       }
     }
-    if (missing[g] != 0) {
-      group_parked_b[g] = 1;
-      return false;
-    }
-    std::int64_t done = group_post[g];
-    for (std::uint32_t x = first; x <= last; ++x) {
-      const std::int64_t other = group_post[group_of[partner[x]]];
-      const std::int64_t t = (other > group_post[g] ? other : group_post[g]) + latency;
-      out.start_[x] = group_post[g];
-      out.end_[x] = t;
-      done = t > done ? t : done;
-      if (!is_send(ops[x].kind())) {
-        const std::uint32_t bits = ops[x].bits, ed = link[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)];
-        const std::size_t slot = static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu);
-        received_b[slot] = 1;
-        arrive_b[slot] = t;
-        ++pending_b[ed];
-      }
-    }
-    clock_b[r] = done;
+    if (unmatched_b[r] != 0) return false;  // parked: match() wakes it
+    clock_b[r] = group_done_b[r], group_post_b[r] = -1;
     return true;
   }
 
@@ -326,85 +375,81 @@ struct lowered_run {
     const op* ops = v.ops.data();
     const std::uint32_t* link = link_b.data();
     const std::uint32_t* off = v.offsets.data();
-    std::int64_t* send_at = send_at_b.data();
-    std::int64_t* recv_at = recv_at_b.data();
-    std::int64_t* arrive = arrive_b.data();
-    std::uint8_t* received = received_b.data();
+    message* msg = msg_b.data();
     std::uint8_t* computed = computed_b.data();
-    std::uint32_t* parked = parked_b.data();
     std::int64_t* start = out.start_.data();
     std::int64_t* end = out.end_.data();
     std::int64_t clock = clock_b[r], busy = 0;
     std::uint32_t k = pos_b[r];
     // Per-op values outside the loop, assigned in one expression (docs/compile-time.md).
-    std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, key = 0;
-    std::size_t slot = 0;
-    std::int64_t t = 0;
+    std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, key = 0, a = 0, b = 0;
+    message* x = nullptr;  // the op's message
     for (const std::uint32_t last = off[r + 1]; k < last; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu, ed = link[kind * S + s],
-      slot = static_cast<std::size_t>(ed) * m + j, key = s * m + j;
+      x = msg + (static_cast<std::size_t>(ed) * m + j), key = s * m + j;
       if (kind <= 3) {  // compute: its input from another rank must have been received
-        t = clock;
-        if (ed != none) {
-          if (received[slot] == 0) break;  // halted: diagnosed by diagnose()
-          if (model == runtime_model::posted) {
-            if (arrive[slot] < 0) {
-              parked[slots + slot] = r + 1;
-              break;
-            }
-            t = arrive[slot] > t ? arrive[slot] : t;
+        // ... and its inputs on this rank computed (`a`, `b`: their entries of
+        // `computed`, as dependency_walk's): else the compute part is not a schedule.
+        a = kind == 0 ? (s > 0 && ed == none ? key - m : 2 * keys) : kind == 3 ? keys + key : key,
+        b = (kind == 1 || kind == 2) && s + 1 < S && ed == none ? keys + key + m : 2 * keys;
+        if ((computed[a] & computed[b]) == 0) break;  // execute() then runs validate_lowered_ops()
+        if (ed == none) {
+          start[k] = clock;
+        } else {
+          if ((x->state & received) == 0) break;  // halted: diagnosed by diagnose()
+          if ((x->state & arrived) == 0) {        // posted: the data is not there yet
+            x->parked = r + 1;
+            break;
           }
+          start[k] = x->t > clock ? x->t : clock;
           --pending_b[ed];
         }
-        start[k] = t, end[k] = clock = t + dur[kind], busy += dur[kind];
+        end[k] = clock = start[k] + dur[kind], busy += dur[kind];
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
       if (model == runtime_model::batched) {
         pos_b[r] = k, clock_b[r] = clock;
-        if (!run_group(r, group_of_b[k])) {
+        if (!run_group(r)) {
           out.busy_[r] += busy;
           return;
         }
-        k = group_last_b[group_of_b[k]], clock = clock_b[r];
+        k = group_last_b[r], clock = clock_b[r];
         continue;
       }
-      if (kind == 4 || kind == 6) {  // SEND
-        if (send_at[slot] < 0) {
-          send_at[slot] = clock;
-          if (model != runtime_model::rendezvous) arrive[slot] = clock + latency;
-          wake(parked[slots + slot]);
-          parked[slots + slot] = 0;
-        }
-        start[k] = end[k] = clock;
-        if (model != runtime_model::rendezvous) continue;
-        if (recv_at[slot] < 0) {
-          parked[slot] = r + 1;
-          break;
-        }
-        end[k] = clock = (send_at[slot] > recv_at[slot] ? send_at[slot] : recv_at[slot]) + latency;
-        continue;
-      }
-      // RECV
       start[k] = end[k] = clock;
-      if (model == runtime_model::posted) {
-        received[slot] = 1, ++pending_b[ed];
+      if (!post(r, x, kind == 4 || kind == 6 ? send_posted : recv_posted, clock)) break;
+      if (kind == 4 || kind == 6) {  // SEND: returns at once, or with its RECV (rendezvous)
+        if (model == runtime_model::rendezvous) end[k] = clock = x->t;
         continue;
       }
-      if (model == runtime_model::rendezvous && recv_at[slot] < 0) {
-        recv_at[slot] = clock;
-        wake(parked[slot]);
-        parked[slot] = 0;
-      }
-      if (send_at[slot] < 0) {
-        parked[slots + slot] = r + 1;
-        break;
-      }
-      if (model == runtime_model::rendezvous) arrive[slot] = (send_at[slot] > recv_at[slot] ? send_at[slot] : recv_at[slot]) + latency;
-      end[k] = clock = arrive[slot] > clock ? arrive[slot] : clock, received[slot] = 1, ++pending_b[ed];
+      // RECV: returns when the data is there (under posted, at once: the consumer waits)
+      if (model != runtime_model::posted) end[k] = clock = x->t > clock ? x->t : clock;
+      x->state |= received, ++pending_b[ed];
     }
     pos_b[r] = k, clock_b[r] = clock, out.busy_[r] += busy;
+  }
+
+  /// Rank r posts one side (`side`: send_posted or recv_posted) of message x at `clock`
+  /// (once: a woken rank comes back to the same op). Returns false when the rank must
+  /// park there: a RECV whose SEND has not come (blocking), either side before the other
+  /// (rendezvous). The message arrives at SEND + t_c, or under rendezvous at the later
+  /// post + t_c, when the second side comes; it wakes a rank parked on it.
+  constexpr bool post(std::uint32_t r, message* x, std::uint32_t side, std::int64_t clock) {
+    if ((x->state & side) == 0) {
+      x->state |= side;
+      if (model != runtime_model::rendezvous ? side == send_posted : (x->state & (send_posted | recv_posted)) == (send_posted | recv_posted)) {
+        x->t = (model == runtime_model::rendezvous && x->t > clock ? x->t : clock) + latency, x->state |= arrived;
+        wake(x->parked);
+        x->parked = 0;
+      } else if (model == runtime_model::rendezvous) {
+        x->t = clock;  // the first side's post time
+      }
+    }
+    if ((x->state & arrived) != 0 || (model == runtime_model::posted && side == recv_posted)) return true;
+    x->parked = r + 1;
+    return false;
   }
 
   /// Runs every rank until each finishes or parks for good.
@@ -416,13 +461,20 @@ struct lowered_run {
     while (top > 0) run_rank(stack_b[--top]);
   }
 
-  /// Names the stuck op of every rank that did not finish (execution::stuck()'s order).
+  /// Whether every rank ran its whole list.
+  constexpr bool finished() const {
+    bool done = true;
+    for (std::uint32_t r = 0; r < P; ++r) done = done && pos_b[r] == v.offsets[r + 1];
+    return done;
+  }
+
+  /// Names the stuck op of every rank that did not finish (execution::stuck()'s order),
+  /// on lists whose compute part is a schedule (a rank halted at an op whose input on its
+  /// own rank has not run would be named wrongly: execute() rejects those lists first).
   template <class Report>
   constexpr void diagnose(Report& report) {
     const std::uint32_t* off = v.offsets.data();
-    bool finished = true;
-    for (std::uint32_t r = 0; r < P; ++r) finished = finished && pos_b[r] == off[r + 1];
-    if (finished) return;
+    if (finished()) return;
     const op* ops = v.ops.data();
     const std::uint32_t* link = link_b.data();
     bool split = false;
@@ -438,7 +490,7 @@ struct lowered_run {
         const std::size_t slot = static_cast<std::size_t>(ed) * m + static_cast<std::size_t>(mb);
         const std::size_t key = static_cast<std::size_t>(st) * m + static_cast<std::size_t>(mb);
         if (pass == 0) {
-          if (!is_transfer(o.kind()) && received_b[slot] == 0) {
+          if (!is_transfer(o.kind()) && (msg_b[slot].state & received) == 0) {
             const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
             report(pending_b[ed] != 0 ? fault::wrong_microbatch : fault::not_received, static_cast<int>(r), step, o, recv);
             halted[r] = 1;
@@ -454,10 +506,9 @@ struct lowered_run {
           const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
           report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(recv));
         } else if (model == runtime_model::batched) {  // the first partner whose group is not posted
-          const std::uint32_t g = group_of_b[k];
-          std::uint32_t x = group_first_b[g];
-          while (x < group_last_b[g] && group_post_b[group_of_b[partner_b[x]]] >= 0) ++x;
-          report(fault::deadlock, static_cast<int>(r), static_cast<int>(x - off[r]), ops[x], ops[partner_b[x]]);
+          std::uint32_t x = k;  // from the group's first op to the first not matched
+          while (x < group_last_b[r] && (cursor_b[cursor_of(ops[x].bits)] == nil || cursor_b[cursor_of(ops[x].bits)] > x)) ++x;
+          report(fault::deadlock, static_cast<int>(r), static_cast<int>(x - off[r]), ops[x], matching_transfer(ops[x]));
         } else {
           report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(o));
         }
@@ -486,7 +537,7 @@ struct lowered_run {
             while (next < off[r + 1] && (ops[next].bits >> 28) > 3) ++next;
             if (next < off[r + 1]) {
               bits = ops[next].bits, ed = link[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)];
-              inputs_at = ed != none ? arrive_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)] : 0;
+              inputs_at = ed != none ? msg_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)].t : 0;
             }
           }
           if (next == off[r + 1]) break;  // no compute op follows: nothing to stall
@@ -500,20 +551,17 @@ struct lowered_run {
   }
 
   /// Sums each rank's stall and records its intervals (execution::stall_intervals()),
-  /// and the makespan.
+  /// in one pass (the buffer doubles as it fills), and the makespan.
   constexpr void sum_stalls() {
-    std::size_t count = 0;
-    for_each_stall([this, &count](std::uint32_t r, std::uint32_t k, std::int64_t from) {
+    for_each_stall([this](std::uint32_t r, std::uint32_t k, std::int64_t from) {
       out.stall_[r] += out.end_[k] - from;
-      ++count;
+      if (out.stall_count_ == out.stalls_.size()) {
+        buffer<stall_interval> more(2 * out.stalls_.size() + 16);
+        for (std::size_t n = 0; n < out.stall_count_; ++n) more[n] = out.stalls_[n];
+        out.stalls_ = static_cast<buffer<stall_interval>&&>(more);
+      }
+      out.stalls_[out.stall_count_++] = stall_interval{static_cast<int>(r), k, from, out.end_[k]};
     });
-    if (count != 0) {
-      out.stalls_ = buffer<stall_interval>(count);
-      count = 0;
-      for_each_stall([this, &count](std::uint32_t r, std::uint32_t k, std::int64_t from) {
-        out.stalls_[count++] = stall_interval{static_cast<int>(r), k, from, out.end_[k]};
-      });
-    }
     for (std::uint32_t r = 0; r < P; ++r) out.makespan_ = clock_b[r] > out.makespan_ ? clock_b[r] : out.makespan_;
   }
 };
@@ -535,22 +583,39 @@ struct lowered_run {
 constexpr execution execute(schedule_view v, const costs& c, runtime_model model) {
   check_view(v);
   check_costs(c);
-  {
-    std::size_t faults = 0;
-    const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
-    detail::check_lowered_ops(v, link.data(), [&faults](fault, int, int, op, op) { ++faults; });
+  // The precondition in two parts: the checks of each op now (linear, no walk); the
+  // dependency walk of the compute part only when the run does not complete. A run that
+  // completes has run every compute op after its inputs (run_rank() checks the local
+  // ones), so the compute part cannot deadlock.
+  std::size_t faults = 0;
+  auto count = [&faults](fault, int, int, op, op) { ++faults; };
+  auto require_ops = [&faults] {
     detail::require(faults == 0,
                     "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
-  }
+  };
+  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
+  detail::check_compute_ops<true>(v, count);
+  detail::check_transfers(v, link.data(), count);
+  require_ops();
   const detail::ticked_costs t = detail::to_ticks(c, v.shape.V, v.size());
   detail::lowered_run run(v, model, t.dur, t.latency);
   run.out.tick_ = t.tick;
   auto stuck = [&run](fault f, int r, int step, op at, op needs) {
     run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};
   };
-  if (model != runtime_model::batched || run.pair_batches(stuck)) {
-    run.run();
-    run.diagnose(stuck);
+  if (model == runtime_model::batched) run.prepare_batches();
+  run.run();
+  if (run.mispaired || !run.finished()) {
+    detail::check_lowered_ops(v, link.data(), count);
+    require_ops();
+    // Batched: a wrong pairing is the cause of what went wrong; then no op counts as run.
+    if (model == runtime_model::batched) run.report_pairings(stuck);
+    if (run.out.stuck_count_ != 0) {
+      for (std::size_t k = 0; k < v.size(); ++k) run.out.start_[k] = run.out.end_[k] = 0;
+      for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
+    } else {
+      run.diagnose(stuck);
+    }
   }
   if (run.out.stuck_count_ == 0) run.sum_stalls();
   return static_cast<execution&&>(run.out);

@@ -56,39 +56,21 @@ constexpr buffer<std::uint32_t> message_channels(const pipeline_shape& shape) {
 
 namespace detail {
 
-/// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
-/// the compute part as validate() checks it, then each transfer op. Calls
-/// `report(fault, rank, step, at, needs)` per issue.
+/// Step 3 of validate_lowered() on a view whose shape and offsets are sound: each
+/// transfer op in rank order (out_of_shape, no_partner, wrong_rank, local_transfer,
+/// duplicate), then missing messages. A common path of a few statements per op, the
+/// diagnosis off it. Calls `report(fault, rank, step, at, needs)` per issue.
 template <class Report>
-constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Report&& report) {
+constexpr void check_transfers(schedule_view v, const std::uint32_t* link, Report& report) {
   const pipeline_shape& shape = v.shape;
   const int P = shape.P;
   const int S = shape.stages();
   const int m = shape.m;
   const std::uint32_t* off = v.offsets.data();
-
   // Messages are numbered by slot = ed * m + j (message_channels).
   const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
   const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
   const op* ops = v.ops.data();
-
-  // 2. The compute part, its positions mapped back to the lowered lists.
-  const schedule compute = compute_part(v);
-  detail::buffer<std::uint32_t> position(compute.size());
-  for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
-    const std::uint32_t kind = ops[k].bits >> 28;
-    if (kind <= 3 || kind >= 8) position[c++] = k;  // what compute_part keeps: all but transfers
-  }
-  const schedule_view cv = compute.view();
-  validate(cv, [&](validation_issue issue) {
-    if (issue.step >= 0) {
-      const std::size_t c = cv.offsets[static_cast<std::size_t>(issue.rank)] + static_cast<std::size_t>(issue.step);
-      issue.step = static_cast<int>(position[c] - off[issue.rank]);
-    }
-    report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
-  });
-
-  // 3. Transfers: a common path of a few statements, the diagnosis off it.
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
   detail::buffer<std::uint8_t> seen_b(4 * slots);  // [SEND_F, RECV_F, SEND_B, RECV_B][slot]
   detail::buffer<int> owner_b(static_cast<std::size_t>(S));
@@ -142,6 +124,33 @@ constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Rep
       }
     }
   }
+}
+
+/// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
+/// the compute part as validate() checks it, then each transfer op (check_transfers()).
+/// Calls `report(fault, rank, step, at, needs)` per issue.
+template <class Report>
+constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Report&& report) {
+  const std::uint32_t* off = v.offsets.data();
+  const op* ops = v.ops.data();
+
+  // 2. The compute part, its positions mapped back to the lowered lists.
+  const schedule compute = compute_part(v);
+  detail::buffer<std::uint32_t> position(compute.size());
+  for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
+    const std::uint32_t kind = ops[k].bits >> 28;
+    if (kind <= 3 || kind >= 8) position[c++] = k;  // what compute_part keeps: all but transfers
+  }
+  const schedule_view cv = compute.view();
+  validate(cv, [&](validation_issue issue) {
+    if (issue.step >= 0) {
+      const std::size_t c = cv.offsets[static_cast<std::size_t>(issue.rank)] + static_cast<std::size_t>(issue.step);
+      issue.step = static_cast<int>(position[c] - off[issue.rank]);
+    }
+    report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
+  });
+  // 3. Each transfer op.
+  check_transfers(v, link, report);
 }
 
 /// The last step of validate_lowered()'s run: names the op each rank stopped at
@@ -284,10 +293,7 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
 template <class OnIssue>
 constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) {
   std::size_t count = 0;
-  auto report = [&](fault f, int r, int step, op at, op needs) {
-    ++count;
-    on_issue(validation_issue{f, r, step, at, needs});
-  };
+  auto report = detail::counting_report(count, on_issue);
   if (fault broken{}; detail::structure_broken(v, broken)) {
     report(broken, -1, -1, op{}, op{});
     return count;
@@ -323,10 +329,7 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   std::size_t count = validate_lowered_ops(v, on_issue);
   if (count != 0) return count;
   const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
-  detail::run_lowered(v, sem, link.data(), [&](fault f, int r, int step, op at, op needs) {
-    ++count;
-    on_issue(validation_issue{f, r, step, at, needs});
-  });
+  detail::run_lowered(v, sem, link.data(), detail::counting_report(count, on_issue));
   return count;
 }
 
