@@ -9,6 +9,7 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/family.hpp"
 #include "ctpipe/schedules/generate.hpp"
 #include "ctpipe/schedules/gpipe.hpp"
 #include "ctpipe/schedules/interleaved.hpp"

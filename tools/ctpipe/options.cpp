@@ -190,7 +190,7 @@ void options::check(const CLI::App& app, const option_set& set) {
 schedule_spec options::spec_for(schedule_family family, chunks_scope scope) const {
   schedule_spec spec{};
   spec.family = family;
-  const bool takes_V = scope == chunks_scope::every_family || (chunked(family) && family != schedule_family::zbv);
+  const bool takes_V = scope == chunks_scope::every_family || family_of(family).chunks_free;
   spec.shape = {P, m, V_given && takes_V ? V : chunks_default(family),
                 placement_given ? layout : natural_placement(family)};
   if (family == schedule_family::interleaved_1f1b) {

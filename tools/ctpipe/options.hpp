@@ -12,7 +12,7 @@
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/lower/runtime.hpp"
-#include "ctpipe/schedules/spec.hpp"
+#include "ctpipe/schedules/family.hpp"
 
 namespace CLI {
 class App;
@@ -156,15 +156,12 @@ struct options {
 };
 
 /// Whether the family runs several model chunks per rank (interleaved-1f1b, looped-bfs,
-/// interleaved-zb, zbv).
-constexpr bool chunked(schedule_family f) {
-  return f == schedule_family::interleaved_1f1b || f == schedule_family::looped_bfs ||
-         f == schedule_family::interleaved_zb || f == schedule_family::zbv;
-}
+/// interleaved-zb, zbv): its default V is above 1 (family_table).
+constexpr bool chunked(schedule_family f) { return family_of(f).default_V > 1; }
 
-/// The V a family runs with when -V is not given: 2 for the families with several chunks,
-/// 1 for the others.
-constexpr int chunks_default(schedule_family f) { return chunked(f) ? 2 : 1; }
+/// The V a family runs with when -V is not given: the family's default (family_table):
+/// 2 for the families with several chunks, 1 for the others.
+constexpr int chunks_default(schedule_family f) { return family_of(f).default_V; }
 
 /// Every family's name, comma-separated, in the library's order.
 std::string known_schedules();

@@ -5,33 +5,20 @@
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint32_t
 
+#include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/schedule.hpp"
-#include "ctpipe/schedules/gpipe.hpp"
-#include "ctpipe/schedules/interleaved.hpp"
-#include "ctpipe/schedules/one_f_one_b.hpp"
-#include "ctpipe/schedules/spec.hpp"
-#include "ctpipe/schedules/zero_bubble.hpp"
+#include "ctpipe/schedules/family.hpp"
 
 namespace ctpipe {
 
 /// Writes rank `r`'s ops of schedule `s` into `out` (a callable taking an op), in
-/// execution order. Does not check `s`: call check_spec first (generate does).
+/// execution order, through the family's generator (family_table). Does not check `s`:
+/// call check_spec first (generate does).
 template <class Out>
 constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
-  switch (s.family) {
-    case schedule_family::gpipe: schedules::gpipe(s.shape, r, out); break;
-    case schedule_family::one_f_one_b: schedules::one_f_one_b(s.shape, r, out); break;
-    case schedule_family::interleaved_1f1b:
-      schedules::interleaved_1f1b(s.shape, r, group_size(s), warmup_forwards(s, r), out);
-      break;
-    case schedule_family::looped_bfs: schedules::looped_bfs(s.shape, r, out); break;
-    case schedule_family::zb_h1: schedules::zb_handcrafted(s.shape, r, 1, out); break;
-    case schedule_family::zb_h2: schedules::zb_handcrafted(s.shape, r, 2, out); break;
-    case schedule_family::zbv: schedules::zbv(s.shape, r, out); break;
-    case schedule_family::interleaved_zb:
-      schedules::interleaved_zero_bubble(s.shape, r, group_size(s), warmup_forwards(s, r), out);
-      break;
-  }
+  detail::buffer<op> ops(ops_per_rank(s));
+  const op* end = family_of(s.family).fill_rank(s, r, ops.data());
+  for (const op* o = ops.data(); o != end; ++o) out(*o);
 }
 
 namespace detail {
@@ -42,9 +29,9 @@ constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* off
   const std::size_t per_rank = ops_per_rank(s);
   std::size_t written = 0;
   offsets[0] = 0;
+  const family_entry& family = family_of(s.family);
   for (int r = 0; r < s.shape.P; ++r) {
-    op* cursor = ops + written;
-    generate_rank(s, r, [&cursor](op o) { *cursor++ = o; });
+    const op* cursor = family.fill_rank(s, r, ops + written);
     written += per_rank;
     require(cursor == ops + written,
             "ctpipe: internal error: a generator wrote a wrong number of ops");

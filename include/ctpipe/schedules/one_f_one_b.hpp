@@ -3,6 +3,7 @@
 
 #include "ctpipe/core/op.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/closed_form.hpp"
 
 namespace ctpipe::schedules {
 
@@ -23,6 +24,39 @@ constexpr void one_f_one_b(const pipeline_shape& s, int r, Out&& out) {
     out(detail::make_op(op_kind::B, r, j));
   }
   for (int j = s.m - warmup; j < s.m; ++j) out(detail::make_op(op_kind::B, r, j));
+}
+
+inline constexpr const char* one_f_one_b_source =
+    "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); docs/spec.md §4";
+inline constexpr const char* one_f_one_b_no_latency = "needs t_c = 0 (with latency the 1F1B steady state stalls)";
+
+/// 1F1B's makespan with t_c = 0: `(m+P-1)(t_f+t_b)`, the same as GPipe's.
+constexpr closed_form one_f_one_b_makespan(const schedule_spec& s, const costs& c) {
+  if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula(one_f_one_b_no_latency);
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  return {true, (m + P - 1) * (c.f + c.b), "(m+P-1)(t_f+t_b)", one_f_one_b_source, "t_c = 0"};
+}
+
+/// 1F1B's bubble fraction with t_c = 0: the article's `(P-1)/(m+P-1)`.
+constexpr closed_form one_f_one_b_bubble_fraction(const schedule_spec& s, const costs& c) {
+  if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula(one_f_one_b_no_latency);
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  return {true, (P - 1) / (m + P - 1), "(P-1)/(m+P-1)", one_f_one_b_source, "t_c = 0"};
+}
+
+/// 1F1B's span bubble: rank 0's idle, `(P-1)(t_f+t_b)`.
+constexpr closed_form one_f_one_b_span_bubble(const schedule_spec& s, const costs& c) {
+  return detail::rank0_span_bubble(s, c, one_f_one_b_makespan(s, c));
+}
+
+/// 1F1B's peak in-flight activations of rank r: `min(m, P-r)` (P-1-r warmup forwards,
+/// then one more forward before each backward).
+constexpr closed_form one_f_one_b_peak_in_flight(const schedule_spec& s, rational, int r) {
+  const int P = s.shape.P;
+  const int m = s.shape.m;
+  return {true, rational{P - r < m ? P - r : m}, "min(m, P-r)", one_f_one_b_source, "any costs, any gamma"};
 }
 
 }  // namespace ctpipe::schedules

@@ -9,6 +9,7 @@
 
 #include "ctpipe/core/op.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/closed_form.hpp"
 #include "ctpipe/schedules/interleaved.hpp"
 
 namespace ctpipe::schedules {
@@ -117,6 +118,135 @@ constexpr void interleaved_zero_bubble(const pipeline_shape& s, int r, int g, in
   for (; ws_done < total; ++ws_done, weight.next()) {
     out(detail::make_op(op_kind::W, (s.V - 1 - weight.chunk) * s.P + r, weight.microbatch()));
   }
+}
+
+inline constexpr const char* zb_source = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); docs/spec.md §4";
+
+}  // namespace ctpipe::schedules
+
+namespace ctpipe::detail {
+/// Why the Zero Bubble family has no timing closed form for `s` and `c`, or nullptr.
+/// ZB-H1: m >= P and t_w <= t_i. ZB-H2 makespan and ZB-V: m >= 2P-1 and t_f = t_i = t_w.
+constexpr const char* zb_timing_exception(const schedule_spec& s, const costs& c) {
+  const int P = s.shape.P;
+  const int m = s.shape.m;
+  if (c.c != rational{0} && P > 1) return "needs t_c = 0";
+  if (s.family == schedule_family::zb_h1) {
+    if (m < P) return "needs m >= P (below it the steady state never forms)";
+    // A W longer than the I or the F it shares a steady step with stretches the step.
+    if (c.w > c.i || c.w > c.f) return "needs t_w <= t_i and t_w <= t_f (a longer W stretches every steady step)";
+    return nullptr;
+  }
+  if (m < 2 * P - 1) return "needs m >= 2P-1 (below it the pipe never fills)";
+  if (c.f != c.i || c.i != c.w) return "needs t_f = t_i = t_w (the handcrafted order assumes equal costs)";
+  return nullptr;
+}
+/// Every rank of a Zero Bubble schedule is busy m(t_f+t_i+t_w): bubble = 1 - busy / T.
+constexpr closed_form zb_bubble_fraction(const schedule_spec& s, const costs& c, const closed_form& T, const char* text) {
+  if (!T.holds) return T;
+  const rational busy = rational{s.shape.m} * (c.f + c.i + c.w);
+  return {true, (T.value - busy) / T.value, text, T.source, T.condition};
+}
+}  // namespace ctpipe::detail
+
+namespace ctpipe::schedules {
+
+/// ZB-H1's makespan with m >= P and t_w <= min(t_i, t_f): `m(t_f+t_i+t_w) +
+/// (P-1)(t_f+t_i-t_w)` (each rank idles `(P-1)(t_f+t_i-t_w)`: the W it moves into each
+/// bubble shortens it). t_w <= t_i alone is not enough: with t_f < t_w <= t_i it is false
+/// (P = 2, m = 2, (t_f, t_i, t_w) = (1, 2, 2): makespan 12, not 11).
+constexpr closed_form zb_h1_makespan(const schedule_spec& s, const costs& c) {
+  if (const char* why = detail::zb_timing_exception(s, c)) return detail::no_formula(why);
+  const rational P{s.shape.P};
+  return {true, rational{s.shape.m} * (c.f + c.i + c.w) + (P - 1) * (c.f + c.i - c.w),
+          "m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)", zb_source, "m >= P, t_w <= t_i, t_c = 0"};
+}
+/// ZB-H1's bubble fraction: `(P-1)(t_f+t_i-t_w) / T`.
+constexpr closed_form zb_h1_bubble_fraction(const schedule_spec& s, const costs& c) {
+  return detail::zb_bubble_fraction(s, c, zb_h1_makespan(s, c), "(P-1)(t_f+t_i-t_w) / T");
+}
+/// ZB-H1's span bubble: `(P-1)(t_f+t_i-t_w)`, where its makespan holds.
+constexpr closed_form zb_h1_span_bubble(const schedule_spec& s, const costs& c) {
+  const closed_form T = zb_h1_makespan(s, c);
+  if (!T.holds) return T;
+  return {true, rational{s.shape.P - 1} * (c.f + c.i - c.w), "(P-1)(t_f+t_i-t_w)", T.source, T.condition};
+}
+/// ZB-H1's peak in-flight activations of rank r (m >= P): `(P-r) + r*gamma` (the split
+/// backward frees `1-gamma` at I: the W that waits keeps `gamma`).
+constexpr closed_form zb_h1_peak_in_flight(const schedule_spec& s, rational gamma, int r) {
+  const int P = s.shape.P;
+  if (s.shape.m < P) return detail::no_formula("needs m >= P");
+  return {true, rational{P - r} + rational{r} * gamma, "(P-r) + r*gamma", zb_source, "m >= P, any costs"};
+}
+
+/// ZB-H2's makespan with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f` (no
+/// rank idles inside its span; the last rank starts `(P-1)t_f` late).
+constexpr closed_form zb_h2_makespan(const schedule_spec& s, const costs& c) {
+  if (const char* why = detail::zb_timing_exception(s, c)) return detail::no_formula(why);
+  const rational P{s.shape.P};
+  return {true, rational{s.shape.m} * (c.f + c.i + c.w) + (P - 1) * c.f, "m(t_f+t_i+t_w) + (P-1)t_f", zb_source,
+          "m >= 2P-1, t_f = t_i = t_w, t_c = 0"};
+}
+/// ZB-H2's bubble fraction: `(P-1)/(3m+P-1)`.
+constexpr closed_form zb_h2_bubble_fraction(const schedule_spec& s, const costs& c) {
+  return detail::zb_bubble_fraction(s, c, zb_h2_makespan(s, c), "(P-1)/(3m+P-1)");
+}
+/// ZB-H2's span bubble with m >= 2P-1 and min(t_i, t_w) <= t_f: `(P-1) max(0,
+/// t_f+t_i-2t_w)` (t_c = 0). False with t_i and t_w both longer than t_f (P = 2, m = 3,
+/// (1, 2, 2): span bubble 1, not 0).
+constexpr closed_form zb_h2_span_bubble(const schedule_spec& s, const costs& c) {
+  if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula("needs t_c = 0");
+  if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("needs m >= 2P-1 (below it the pipe never fills)");
+  if (c.i > c.f && c.w > c.f) {
+    return detail::no_formula("needs min(t_i, t_w) <= t_f (with both longer than t_f the warmup runs dry)");
+  }
+  const rational gap = c.f + c.i - rational{2} * c.w;
+  return {true, rational{s.shape.P - 1} * max(rational{0}, gap), "(P-1) max(0, t_f+t_i-2t_w)", zb_source,
+          "m >= 2P-1, min(t_i, t_w) <= t_f, t_c = 0"};
+}
+/// ZB-H2's peak in-flight activations (m >= 2P-1, gamma = 1): `2P-1`.
+constexpr closed_form zb_h2_peak_in_flight(const schedule_spec& s, rational gamma, int) {
+  if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("needs m >= 2P-1");
+  if (gamma != rational{1}) return detail::no_formula("needs gamma = 1 (the claimed form)");
+  return {true, rational{2 * s.shape.P - 1}, "2P-1", zb_source, "m >= 2P-1, gamma = 1, any costs"};
+}
+
+/// ZB-V's makespan with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f/2`
+/// (ZB-H2's with chunk forwards of half the length).
+constexpr closed_form zbv_makespan(const schedule_spec& s, const costs& c) {
+  if (const char* why = detail::zb_timing_exception(s, c)) return detail::no_formula(why);
+  const rational P{s.shape.P};
+  return {true, rational{s.shape.m} * (c.f + c.i + c.w) + (P - 1) * c.f / rational{2}, "m(t_f+t_i+t_w) + (P-1)t_f/2",
+          zb_source, "m >= 2P-1, t_f = t_i = t_w, t_c = 0"};
+}
+/// ZB-V's bubble fraction: `(P-1)/(6m+P-1)`.
+constexpr closed_form zbv_bubble_fraction(const schedule_spec& s, const costs& c) {
+  return detail::zb_bubble_fraction(s, c, zbv_makespan(s, c), "(P-1)/(6m+P-1)");
+}
+/// ZB-V's span bubble: 0, where its makespan holds.
+constexpr closed_form zbv_span_bubble(const schedule_spec& s, const costs& c) {
+  const closed_form T = zbv_makespan(s, c);
+  if (!T.holds) return T;
+  return {true, rational{0}, "0", T.source, T.condition};
+}
+/// ZB-V's peak in-flight chunks (m >= 2P-1, gamma = 1): `2P`.
+constexpr closed_form zbv_peak_in_flight(const schedule_spec& s, rational gamma, int) {
+  if (s.shape.m < 2 * s.shape.P - 1) return detail::no_formula("needs m >= 2P-1");
+  if (gamma != rational{1}) return detail::no_formula("needs gamma = 1 (the claimed form)");
+  return {true, rational{2 * s.shape.P}, "2P", zb_source, "m >= 2P-1, gamma = 1, any costs"};
+}
+
+/// Interleaved Zero Bubble: no closed form is claimed (its makespan and bubble fraction
+/// name t_c first when there is latency, as the other Zero Bubble schedules do).
+constexpr closed_form interleaved_zb_timing(const schedule_spec& s, const costs& c) {
+  if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula("needs t_c = 0");
+  return detail::no_formula("none is claimed for interleaved-zb");
+}
+constexpr closed_form interleaved_zb_span_bubble(const schedule_spec&, const costs&) {
+  return detail::no_formula("none is claimed for interleaved-zb");
+}
+constexpr closed_form interleaved_zb_peak_in_flight(const schedule_spec&, rational, int) {
+  return detail::no_formula("none is claimed for interleaved-zb");
 }
 
 }  // namespace ctpipe::schedules
