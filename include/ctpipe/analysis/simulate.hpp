@@ -102,6 +102,18 @@ constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
   return t;
 }
 
+/// Per stage s: `latency` when stage s + `step` (-1: the previous, +1: the next) exists
+/// and lives on another rank, else 0.
+constexpr buffer<std::int64_t> stage_latency(const pipeline_shape& shape, std::int64_t latency, int step) {
+  const int S = shape.stages();
+  buffer<std::int64_t> out(static_cast<std::size_t>(S));
+  for (int s = 0; s < S; ++s) {
+    const bool exists = s + step >= 0 && s + step < S;
+    out[static_cast<std::size_t>(s)] = exists && shape.rank_of(s + step) != shape.rank_of(s) ? latency : 0;
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// Simulates schedule `v` with costs `c` (docs/spec.md §2): each rank runs its ops one at a
@@ -119,7 +131,6 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   check_costs(c);
   const int P = v.shape.P;
   const int V = v.shape.V;
-  const int S = v.shape.stages();
   simulation out;
   out.ranks_ = P;
   // One tick divides every duration and the latency.
@@ -133,12 +144,8 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
 
   // Latency charged on a dependency: F waits for the previous stage's F, B/I for the
   // next stage's B/I; both cost t_c only when that stage lives on another rank.
-  detail::buffer<std::int64_t> latency_prev(static_cast<std::size_t>(S));
-  detail::buffer<std::int64_t> latency_next(static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) {
-    latency_prev[static_cast<std::size_t>(s)] = s > 0 && v.shape.rank_of(s - 1) != v.shape.rank_of(s) ? latency : 0;
-    latency_next[static_cast<std::size_t>(s)] = s + 1 < S && v.shape.rank_of(s + 1) != v.shape.rank_of(s) ? latency : 0;
-  }
+  const detail::buffer<std::int64_t> latency_prev = detail::stage_latency(v.shape, latency, -1);
+  const detail::buffer<std::int64_t> latency_next = detail::stage_latency(v.shape, latency, +1);
   out.start_ = detail::buffer<std::int64_t>(v.size());
   out.end_ = detail::buffer<std::int64_t>(v.size());
   out.busy_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));

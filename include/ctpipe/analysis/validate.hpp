@@ -116,6 +116,31 @@ constexpr bool structure_broken(const schedule_view& v, fault& what) {
 
 namespace detail {
 
+/// check_compute_ops()'s last step: the ops missing from `where` (its table of seen
+/// ops, [kind][stage * m + micro-batch]), by (stage, micro-batch): an F, and a B or an I
+/// and a W (I and W when the schedule splits its backward). Calls `report` per op.
+template <class Report>
+constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_t* where, const int* owner, bool split,
+                                  Report& report) {
+  const int S = shape.stages();
+  const int m = shape.m;
+  const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
+  for (int s = 0; s < S; ++s) {
+    for (int j = 0; j < m; ++j) {
+      const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
+      const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
+      if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
+      auto missing = [&](op_kind k) { report(fault::missing, owner[s], -1, op{k, s, j}, op{k, s, j}); };
+      if (where[key] == 0) missing(op_kind::F);
+      if (has_b) continue;
+      if (!has_i && !has_w) missing(split ? op_kind::I : op_kind::B);
+      if (has_i && !has_w) missing(op_kind::W);
+      if (!has_i && has_w) missing(op_kind::I);
+      if (split && !has_i && !has_w) missing(op_kind::W);
+    }
+  }
+}
+
 /// validate()'s checks of the ops themselves, in its order: per op in rank order
 /// out_of_shape (or not_compute), wrong rank, duplicate, mixed backward, out of order;
 /// then, when every op is in the shape, missing ops by (stage, micro-batch). Calls
@@ -173,21 +198,7 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
     }
   }
   if (!in_shape) return false;
-  // Missing ops, by (stage, micro-batch).
-  for (int s = 0; s < S; ++s) {
-    for (int j = 0; j < m; ++j) {
-      const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
-      const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
-      if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
-      auto missing = [&](op_kind k) { report(fault::missing, owner[s], -1, op{k, s, j}, op{k, s, j}); };
-      if (where[key] == 0) missing(op_kind::F);
-      if (has_b) continue;
-      if (!has_i && !has_w) missing(split ? op_kind::I : op_kind::B);
-      if (has_i && !has_w) missing(op_kind::W);
-      if (!has_i && has_w) missing(op_kind::I);
-      if (split && !has_i && !has_w) missing(op_kind::W);
-    }
-  }
+  report_missing_ops(v.shape, where, owner, split, report);
   return true;
 }
 

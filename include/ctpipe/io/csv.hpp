@@ -357,6 +357,92 @@ struct csv_reader {
   }
 };
 
+/// The rows of a CSV file, each cell parsed (csv_reader::add_row); a UTF-8 byte order
+/// mark, CRLF line ends and blank lines after the last row are accepted.
+inline csv_reader read_csv_rows(std::string_view text) {
+  if (text.size() > max_csv_bytes) throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  // Blank lines after the last row (an editor's extra newline) are no rows.
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  csv_reader reader;
+  while (!text.empty()) {
+    if (reader.row == max_stages) throw csv_error("ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");
+    const std::size_t end = text.find_first_of("\r\n");
+    reader.add_row(text.substr(0, end));
+    const bool crlf = end != std::string_view::npos && text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + (crlf ? 2 : 1));
+    ++reader.row;
+  }
+  if (reader.row == 0) throw csv_error("ctpipe: CSV has no rows (one row per rank expected)");
+  return reader;
+}
+
+/// The shape of the rows read: S and m from the compute ops (a stray transfer with a
+/// large stage or micro-batch then shows as out of shape instead of growing the shape;
+/// from all ops when there is no compute op), V = S / P, and the placement that puts
+/// every stage on its row: the loop, else the V-shape.
+inline pipeline_shape csv_shape(const csv_reader& reader, bool any_compute) {
+  const int P = reader.row;
+  int S = 0;
+  int m = 0;
+  for (const op o : reader.ops) {
+    if (any_compute && !is_compute(o.kind())) continue;
+    S = std::max(S, o.stage() + 1);
+    m = std::max(m, o.microbatch() + 1);
+  }
+  // Every row holds a stage of its own, so S >= P.
+  if (S % P != 0) {
+    throw csv_error(fmt::format(
+        "ctpipe: CSV has {} stages (0 to {}) on {} rows: the stage count must be a multiple of the row count "
+        "(is a rank's row missing?)",
+        S, S - 1, P));
+  }
+  const pipeline_shape loop{P, m, S / P, placement::loop};
+  // The first stage (in order) that each placement puts elsewhere; S when none.
+  auto first_misplaced = [&](const pipeline_shape& candidate) {
+    for (int s = 0; s < S; ++s) {
+      const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
+      if (row >= 0 && row != candidate.rank_of(s)) return s;
+    }
+    return S;
+  };
+  const int loop_breaks = first_misplaced(loop);
+  if (loop_breaks == S) return loop;
+  const pipeline_shape v_shape{P, m, 2, placement::v_shape};
+  const int v_breaks = S / P == 2 ? first_misplaced(v_shape) : 0;
+  if (v_breaks == S) return v_shape;
+  const bool loop_fits_longer = loop_breaks >= v_breaks;
+  const int s = loop_fits_longer ? loop_breaks : v_breaks;
+  const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
+  throw csv_error(fmt::format("ctpipe: CSV stage {} is on row {} (rank {}), but the {} puts it on rank {}, and no placement fits",
+                              s, row + 1, row,
+                              loop_fits_longer ? "loop placement (stage s on rank s % P)"
+                                               : "V-shape placement (rank r holds stages r and 2P-1-r)",
+                              loop_fits_longer ? loop.rank_of(s) : v_shape.rank_of(s)));
+}
+
+/// What the shape alone does not check: every annotation's stage has compute ops, and a
+/// file with compute ops has a backward (forward-only files are not supported).
+inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute) {
+  for (std::size_t k = 0; k < reader.annotations.size(); ++k) {
+    if (reader.annotation_stages[k] < S) continue;
+    const csv_annotation& a = reader.annotations[k];
+    throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": stage {} of this annotation has no compute op "
+                                "(the file's stages are 0 to {})",
+                                a.rank + 1, a.rank, reader.annotation_cells[k], echo(a.text),
+                                reader.annotation_stages[k], S - 1));
+  }
+  const bool any_backward = std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) {
+    return o.kind() == op_kind::B || o.kind() == op_kind::I || o.kind() == op_kind::W;
+  });
+  if (any_compute && !any_backward) {
+    throw csv_error("ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported "
+                    "(ctpipe checks training steps, where every F has its backward)");
+  }
+}
+
 }  // namespace detail
 
 /// Reads a schedule in PyTorch's CSV format (see to_csv() and the file comment) into an
@@ -421,87 +507,11 @@ struct csv_reader {
 /// bytes (fuzzed: fuzz/csv_fuzz.cpp). Checks the format only: validate() (compute-only)
 /// or validate_lowered() (with transfers) check that the schedule runs. Linear.
 inline csv_schedule parse_csv(std::string_view text) {
-  if (text.size() > max_csv_bytes) throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  // Blank lines after the last row (an editor's extra newline) are no rows.
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
-    text.remove_suffix(1);
-  }
-  detail::csv_reader reader;
-  while (!text.empty()) {
-    if (reader.row == max_stages) throw csv_error("ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");
-    const std::size_t end = text.find_first_of("\r\n");
-    reader.add_row(text.substr(0, end));
-    const bool crlf = end != std::string_view::npos && text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + (crlf ? 2 : 1));
-    ++reader.row;
-  }
-  const int P = reader.row;
-  if (P == 0) throw csv_error("ctpipe: CSV has no rows (one row per rank expected)");
-
-  // The shape comes from the compute ops (a stray transfer with a large stage or
-  // micro-batch then shows as out of shape instead of growing the shape); from all ops
-  // when there is no compute op.
-  int S = 0;
-  int m = 0;
+  detail::csv_reader reader = detail::read_csv_rows(text);
   const bool any_compute =
       std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) { return is_compute(o.kind()); });
-  for (const op o : reader.ops) {
-    if (any_compute && !is_compute(o.kind())) continue;
-    S = std::max(S, o.stage() + 1);
-    m = std::max(m, o.microbatch() + 1);
-  }
-  // Every row holds a stage of its own, so S >= P.
-  if (S % P != 0) {
-    throw csv_error(fmt::format(
-        "ctpipe: CSV has {} stages (0 to {}) on {} rows: the stage count must be a multiple of the row count "
-        "(is a rank's row missing?)",
-        S, S - 1, P));
-  }
-  const int V = S / P;
-  pipeline_shape shape{P, m, V, placement::loop};
-  // The first stage (in order) that each placement puts elsewhere; S when none.
-  auto first_misplaced = [&](const pipeline_shape& candidate) {
-    for (int s = 0; s < S; ++s) {
-      const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
-      if (row >= 0 && row != candidate.rank_of(s)) return s;
-    }
-    return S;
-  };
-  const int loop_breaks = first_misplaced(shape);
-  if (loop_breaks < S) {
-    const pipeline_shape v_shape{P, m, 2, placement::v_shape};
-    const int v_breaks = V == 2 ? first_misplaced(v_shape) : 0;
-    if (v_breaks == S) {
-      shape = v_shape;
-    } else {
-      const bool loop_fits_longer = loop_breaks >= v_breaks;
-      const int s = loop_fits_longer ? loop_breaks : v_breaks;
-      const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
-      throw csv_error(fmt::format("ctpipe: CSV stage {} is on row {} (rank {}), but the {} puts it on rank {}, and no placement fits",
-                                  s, row + 1, row,
-                                  loop_fits_longer ? "loop placement (stage s on rank s % P)"
-                                                   : "V-shape placement (rank r holds stages r and 2P-1-r)",
-                                  loop_fits_longer ? shape.rank_of(s) : v_shape.rank_of(s)));
-    }
-  }
-
-  for (std::size_t k = 0; k < reader.annotations.size(); ++k) {
-    if (reader.annotation_stages[k] < S) continue;
-    const csv_annotation& a = reader.annotations[k];
-    throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": stage {} of this annotation has no compute op "
-                                "(the file's stages are 0 to {})",
-                                a.rank + 1, a.rank, reader.annotation_cells[k], detail::echo(a.text),
-                                reader.annotation_stages[k], S - 1));
-  }
-  const bool any_backward = std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) {
-    return o.kind() == op_kind::B || o.kind() == op_kind::I || o.kind() == op_kind::W;
-  });
-  if (any_compute && !any_backward) {
-    throw csv_error("ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported "
-                    "(ctpipe checks training steps, where every F has its backward)");
-  }
-
+  const pipeline_shape shape = detail::csv_shape(reader, any_compute);
+  detail::check_csv_contents(reader, shape.stages(), any_compute);
   csv_schedule out{schedule{shape, reader.ops.size()}, std::move(reader.annotations)};
   std::copy(reader.ops.begin(), reader.ops.end(), out.ops().begin());
   std::copy(reader.offsets.begin(), reader.offsets.end(), out.offsets().begin());

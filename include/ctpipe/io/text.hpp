@@ -74,6 +74,166 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 
 }  // namespace detail
 
+namespace detail {
+
+/// The timeline's horizontal scale: how many columns, how many ticks each.
+struct timeline_scale {
+  std::int64_t width = 0;         ///< columns per band
+  std::int64_t columns = 0;       ///< columns of the whole timeline
+  bool fixed_span = false;        ///< text_style::time_span set the scale
+  double span_ticks = 0;          ///< ticks the columns cover
+  double ticks_per_column = 1;
+
+  /// First column whose middle lies at or after `ticks`.
+  std::size_t column(std::int64_t ticks) const {
+    const double c = std::ceil(static_cast<double>(ticks) / ticks_per_column - 0.5);
+    return static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(columns)));
+  }
+};
+
+/// An op's label: its kind's letter and micro-batch, and its chunk when V > 1 (`F3.1`).
+inline std::string timeline_label(op o, const pipeline_shape& shape) {
+  std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
+  if (shape.V > 1) label += fmt::format(".{}", shape.chunk_of(o.stage()));
+  return label;
+}
+
+/// The scale: fill the width, and give the shortest op room for the longest label + 1
+/// (a whole number of columns per shortest op, so that equal ops look equal), or the
+/// style's time span; at most 12 bands.
+inline timeline_scale scale_timeline(const report& rep, const text_style& style) {
+  constexpr double max_bands = 12;
+  const schedule_view v = rep.ops.view();
+  timeline_scale sc;
+  const double total = static_cast<double>(std::max<std::int64_t>(drawn_makespan_ticks(rep), 1));
+  sc.width = std::max(style.width, 20);
+  double shortest = total;
+  std::size_t longest_label = 1;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const double d = static_cast<double>(drawn_end_ticks(rep, k) - drawn_start_ticks(rep, k));
+    if (d > 0) shortest = std::min(shortest, d);
+    longest_label = std::max(longest_label, timeline_label(v.ops[k], v.shape).size());
+  }
+  const double per_shortest =
+      std::max(std::floor(static_cast<double>(sc.width) / total * shortest), static_cast<double>(longest_label + 1));
+  sc.fixed_span = style.time_span > rational{0};
+  sc.span_ticks = sc.fixed_span ? (style.time_span / drawn_tick(rep)).to_double() : total;
+  const double per_tick = sc.fixed_span ? static_cast<double>(sc.width) / sc.span_ticks : per_shortest / shortest;
+  sc.columns = static_cast<std::int64_t>(std::clamp(std::round(per_tick * sc.span_ticks), 1.0,
+                                                    static_cast<double>(max_bands) * static_cast<double>(sc.width)));
+  sc.ticks_per_column = sc.span_ticks / static_cast<double>(sc.columns);
+  return sc;
+}
+
+/// The timeline's cells, full length, one row per rank: the character drawn and the op
+/// kind there (-1 idle, stall_cell a stall), and which kinds occur.
+struct timeline_grid {
+  static constexpr int stall_cell = -3;
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::vector<int>> kinds;
+  bool present[op_kind_count] = {};
+};
+
+/// Draws each op into the columns whose middle falls inside it, its label if it fits
+/// with a fill character, then the stalls of an executed run into idle columns.
+inline timeline_grid fill_timeline(const report& rep, const timeline_scale& sc) {
+  const schedule_view v = rep.ops.view();
+  const std::size_t ncols = static_cast<std::size_t>(sc.columns);
+  timeline_grid grid;
+  grid.cells.assign(static_cast<std::size_t>(v.shape.P), std::vector<std::string>(ncols, shade));
+  grid.kinds.assign(static_cast<std::size_t>(v.shape.P), std::vector<int>(ncols, -1));
+  for (int r = 0; r < v.shape.P; ++r) {
+    auto& row = grid.cells[static_cast<std::size_t>(r)];
+    auto& kind_row = grid.kinds[static_cast<std::size_t>(r)];
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      const op o = v.ops[k];
+      if (static_cast<int>(o.kind()) < op_kind_count) grid.present[static_cast<int>(o.kind())] = true;
+      const std::size_t from = sc.column(drawn_start_ticks(rep, k));
+      const std::size_t to = sc.column(drawn_end_ticks(rep, k));
+      const std::string label = timeline_label(o, v.shape);
+      const bool labelled = to - std::min(from, to) > label.size();
+      for (std::size_t c = from; c < to; ++c) {
+        const std::size_t i = c - from;
+        row[c] = std::string(1, labelled && i < label.size() ? label[i] : fill(o.kind()));
+        kind_row[c] = static_cast<int>(o.kind());
+      }
+      if (!labelled && from < to) row[from] = std::string(1, label[0]);
+    }
+    if (!rep.executed) continue;
+    for (const tick_span& stall : rep.executed->stalls[static_cast<std::size_t>(r)]) {
+      for (std::size_t c = sc.column(stall.start); c < sc.column(stall.end); ++c) {
+        if (kind_row[c] != -1) continue;  // an op's column (by its middle instant): none, as they are disjoint
+        row[c] = stall_shade;
+        kind_row[c] = timeline_grid::stall_cell;
+      }
+    }
+  }
+  return grid;
+}
+
+/// The time axis of the band of columns [first, last): a number every `step` time units
+/// (1, 2, 5, 10, 20, 50, ...), spaced at least 6 columns apart and never overlapping the
+/// previous number.
+inline std::string timeline_axis(const report& rep, const timeline_scale& sc, std::size_t first, std::size_t last) {
+  const double ticks_per_unit = static_cast<double>(drawn_tick(rep).den);  // a tick is 1/den time units
+  const double cols_per_unit = ticks_per_unit / sc.ticks_per_column;
+  double step = 1;
+  for (int k = 0; step * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
+  std::string axis(last - first, ' ');
+  std::size_t free_from = first;
+  for (double t = std::ceil(static_cast<double>(first) * sc.ticks_per_column / ticks_per_unit / step) * step;
+       t * ticks_per_unit <= sc.span_ticks && t * cols_per_unit < static_cast<double>(last); t += step) {
+    const std::string label = fmt::format("{}", static_cast<long long>(t));
+    const auto at = static_cast<std::size_t>(std::llround(t * cols_per_unit));
+    if (at < free_from || at + label.size() > last) continue;
+    axis.replace(at - first, label.size(), label);
+    free_from = at + label.size() + 1;
+  }
+  axis.erase(axis.find_last_not_of(' ') + 1);
+  return axis;
+}
+
+/// Rank r's row over the columns [first, last), coloured by kind when the style says so.
+inline std::string timeline_row(const timeline_grid& grid, int r, std::size_t first, std::size_t last, bool color) {
+  std::string row;
+  int current = -2;
+  for (std::size_t c = first; c < last; ++c) {
+    const int kind = grid.kinds[static_cast<std::size_t>(r)][c];
+    if (color && kind != current) {
+      row += reset_color;
+      row += kind == timeline_grid::stall_cell ? stall_color
+             : kind < 0                        ? bubble_color
+                                               : kind_color(static_cast<op_kind>(kind));
+      current = kind;
+    }
+    row += grid.cells[static_cast<std::size_t>(r)][c];
+  }
+  if (color) row += reset_color;
+  return row;
+}
+
+/// The legend line: the kinds present, bubble, stall (when the run stalls), the scale.
+inline std::string timeline_legend(const report& rep, const timeline_grid& grid, const timeline_scale& sc,
+                                   const text_style& style, int label_width) {
+  const schedule_view v = rep.ops.view();
+  constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
+  std::string legend;
+  for (int k = 0; k < 4; ++k) {
+    if (grid.present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), fill(static_cast<op_kind>(k)), names[k]);
+  }
+  const rational unit_cols =
+      rational{sc.columns} /
+      (sc.fixed_span ? style.time_span : drawn_time(rep, std::max<std::int64_t>(drawn_makespan_ticks(rep), 1)));
+  const std::string stall_legend = rep.executed && rep.executed->has_stall()
+                                       ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", stall_shade)
+                                       : "";
+  return fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}\n", "", label_width, legend, shade,
+                     stall_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
+                     v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
+}
+
+}  // namespace detail
+
 /// The timeline: one row per rank, time across, idle time shaded; a time axis above and
 /// a legend below. It draws the simulation, or the report's executed run when it has one
 /// (report::executed): then each op at its executed times, and the columns where a rank
@@ -87,134 +247,22 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 /// do not show. Column positions
 /// are computed in floating point: display only; every number printed is exact.
 inline std::string render_timeline(const report& rep, const text_style& style = {}) {
-  constexpr double max_bands = 12;
   const schedule_view v = rep.ops.view();
-  const double total = static_cast<double>(std::max<std::int64_t>(drawn_makespan_ticks(rep), 1));
-  const std::int64_t width = std::max(style.width, 20);
-  auto label_of = [&](op o) {
-    std::string label = fmt::format("{}{}", kind_name(o.kind())[0], o.microbatch());
-    if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
-    return label;
-  };
-  // Columns: fill the width, and give the shortest op room for the longest label + 1.
-  double shortest = total;
-  std::size_t longest_label = 1;
-  for (std::size_t k = 0; k < v.size(); ++k) {
-    const double d = static_cast<double>(drawn_end_ticks(rep, k) - drawn_start_ticks(rep, k));
-    if (d > 0) shortest = std::min(shortest, d);
-    longest_label = std::max(longest_label, label_of(v.ops[k]).size());
-  }
-  // Columns per shortest op: a whole number, enough for the longest label and a fill
-  // character, more if that still does not fill the width. (Ops that last a multiple of
-  // the shortest then get a whole number of columns: equal ops look equal.)
-  const double per_shortest =
-      std::max(std::floor(static_cast<double>(width) / total * shortest), static_cast<double>(longest_label + 1));
-  const bool fixed_span = style.time_span > rational{0};
-  const double span_ticks = fixed_span ? (style.time_span / drawn_tick(rep)).to_double() : total;
-  const double per_tick = fixed_span ? static_cast<double>(width) / span_ticks : per_shortest / shortest;
-  const std::int64_t columns = static_cast<std::int64_t>(
-      std::clamp(std::round(per_tick * span_ticks), 1.0, static_cast<double>(max_bands) * static_cast<double>(width)));
-  const double ticks_per_column = span_ticks / static_cast<double>(columns);
-  // First column whose middle lies at or after `ticks`.
-  auto column = [&](std::int64_t ticks) {
-    const double c = std::ceil(static_cast<double>(ticks) / ticks_per_column - 0.5);
-    return static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(columns)));
-  };
+  const detail::timeline_scale sc = detail::scale_timeline(rep, style);
+  const detail::timeline_grid grid = detail::fill_timeline(rep, sc);
   const int label_width = static_cast<int>(fmt::format("rank {}", v.shape.P - 1).size()) + 2;
-
-  // Full-length rows first, then cut into bands. kinds[r][c]: the op kind there, -1 idle,
-  // -3 a stall.
-  constexpr int stall_cell = -3;
-  bool present[op_kind_count] = {};
-  const std::size_t ncols = static_cast<std::size_t>(columns);
-  std::vector<std::vector<std::string>> cells(static_cast<std::size_t>(v.shape.P),
-                                              std::vector<std::string>(ncols, detail::shade));
-  std::vector<std::vector<int>> kinds(static_cast<std::size_t>(v.shape.P), std::vector<int>(ncols, -1));
-  for (int r = 0; r < v.shape.P; ++r) {
-    auto& row = cells[static_cast<std::size_t>(r)];
-    auto& kind_row = kinds[static_cast<std::size_t>(r)];
-    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
-      const op o = v.ops[k];
-      if (static_cast<int>(o.kind()) < op_kind_count) present[static_cast<int>(o.kind())] = true;
-      // The columns whose middle falls inside the op; the label if it fits with a fill.
-      const std::size_t from = column(drawn_start_ticks(rep, k));
-      const std::size_t to = column(drawn_end_ticks(rep, k));
-      const std::string label = label_of(o);
-      const bool labelled = to - std::min(from, to) > label.size();
-      for (std::size_t c = from; c < to; ++c) {
-        const std::size_t i = c - from;
-        row[c] = std::string(1, labelled && i < label.size() ? label[i] : detail::fill(o.kind()));
-        kind_row[c] = static_cast<int>(o.kind());
-      }
-      if (!labelled && from < to) row[from] = std::string(1, label[0]);
-    }
-    if (!rep.executed) continue;
-    for (const tick_span& stall : rep.executed->stalls[static_cast<std::size_t>(r)]) {
-      for (std::size_t c = column(stall.start); c < column(stall.end); ++c) {
-        if (kind_row[c] != -1) continue;  // an op's column (by its middle instant): none, as they are disjoint
-        row[c] = detail::stall_shade;
-        kind_row[c] = stall_cell;
-      }
-    }
-  }
-
-  // Axis: a number every `step` time units (1, 2, 5, 10, 20, 50, ...), spaced at least
-  // 6 columns apart and never overlapping the previous number.
-  const double ticks_per_unit = static_cast<double>(drawn_tick(rep).den);  // a tick is 1/den time units
-  const double cols_per_unit = ticks_per_unit / ticks_per_column;
-  double step = 1;
-  for (int k = 0; step * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
-
   std::string out;
-  for (std::int64_t band = 0; band * width < columns; ++band) {
-    const std::size_t first = static_cast<std::size_t>(band * width);
-    const std::size_t last = static_cast<std::size_t>(std::min(columns, (band + 1) * width));
-    std::string axis(last - first, ' ');
-    std::size_t free_from = first;
-    for (double t = std::ceil(static_cast<double>(first) * ticks_per_column / ticks_per_unit / step) * step;
-         t * ticks_per_unit <= span_ticks && t * cols_per_unit < static_cast<double>(last); t += step) {
-      const std::string label = fmt::format("{}", static_cast<long long>(t));
-      const auto at = static_cast<std::size_t>(std::llround(t * cols_per_unit));
-      if (at < free_from || at + label.size() > last) continue;
-      axis.replace(at - first, label.size(), label);
-      free_from = at + label.size() + 1;
-    }
-    axis.erase(axis.find_last_not_of(' ') + 1);
+  for (std::int64_t band = 0; band * sc.width < sc.columns; ++band) {  // bands of `width` columns
+    const std::size_t first = static_cast<std::size_t>(band * sc.width);
+    const std::size_t last = static_cast<std::size_t>(std::min(sc.columns, (band + 1) * sc.width));
     if (band > 0) out += "\n";
-    out += fmt::format("{:<{}}{}\n", "time", label_width, axis);
+    out += fmt::format("{:<{}}{}\n", "time", label_width, detail::timeline_axis(rep, sc, first, last));
     for (int r = 0; r < v.shape.P; ++r) {
-      std::string row = fmt::format("{:<{}}", fmt::format("rank {}", r), label_width);
-      int current = -2;
-      for (std::size_t c = first; c < last; ++c) {
-        const int kind = kinds[static_cast<std::size_t>(r)][c];
-        if (style.color && kind != current) {
-          row += detail::reset_color;
-          row += kind == stall_cell ? detail::stall_color
-                 : kind < 0         ? detail::bubble_color
-                                    : detail::kind_color(static_cast<op_kind>(kind));
-          current = kind;
-        }
-        row += cells[static_cast<std::size_t>(r)][c];
-      }
-      if (style.color) row += detail::reset_color;
-      out += row + "\n";
+      out += fmt::format("{:<{}}", fmt::format("rank {}", r), label_width) +
+             detail::timeline_row(grid, r, first, last, style.color) + "\n";
     }
   }
-  constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
-  std::string legend;
-  for (int k = 0; k < 4; ++k) {
-    if (present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), detail::fill(static_cast<op_kind>(k)), names[k]);
-  }
-  const rational unit_cols =
-      rational{columns} /
-      (fixed_span ? style.time_span : drawn_time(rep, std::max<std::int64_t>(drawn_makespan_ticks(rep), 1)));
-  const std::string stall_legend = rep.executed && rep.executed->has_stall()
-                                       ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", detail::stall_shade)
-                                       : "";
-  out += fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}\n", "", label_width, legend, detail::shade,
-                     stall_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
-                     v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
-  return out;
+  return out + detail::timeline_legend(rep, grid, sc, style, label_width);
 }
 
 /// The readout lines, shared by the text view and the SVG: makespan, idle per rank,

@@ -56,6 +56,31 @@ constexpr buffer<std::uint32_t> message_channels(const pipeline_shape& shape) {
 
 namespace detail {
 
+/// check_transfers()'s last step: for each edge across ranks and micro-batch, the
+/// SEND_F, RECV_F, SEND_B or RECV_B missing from `seen` ([kind - SEND_F][slot]); rank =
+/// owner, step = -1. Calls `report` per op.
+template <class Report>
+constexpr void report_missing_transfers(const pipeline_shape& shape, const std::uint8_t* seen, const int* owner,
+                                        Report& report) {
+  const int S = shape.stages();
+  const int m = shape.m;
+  const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
+  for (int e = 0; e + 1 < S; ++e) {
+    if (owner[e] == owner[e + 1]) continue;
+    for (int j = 0; j < m; ++j) {
+      const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j),
+                        gradient = activation + static_cast<std::size_t>(m);
+      if ((seen[activation] & seen[slots + activation] & seen[2 * slots + gradient] & seen[3 * slots + gradient]) != 0) continue;
+      const op needed[4] = {op{op_kind::send_f, e, j}, op{op_kind::recv_f, e + 1, j}, op{op_kind::send_b, e + 1, j},
+                            op{op_kind::recv_b, e, j}};
+      const std::size_t where[4] = {activation, slots + activation, 2 * slots + gradient, 3 * slots + gradient};
+      for (int n = 0; n < 4; ++n) {
+        if (seen[where[n]] == 0) report(fault::missing, owner[needed[n].stage()], -1, needed[n], needed[n]);
+      }
+    }
+  }
+}
+
 /// Step 3 of validate_lowered() on a view whose shape and offsets are sound: each
 /// transfer op in rank order (out_of_shape, no_partner, wrong_rank, local_transfer,
 /// duplicate), then missing messages. A common path of a few statements per op, the
@@ -110,20 +135,7 @@ constexpr void check_transfers(schedule_view v, const std::uint32_t* link, Repor
       seen[mark] = 1;
     }
   }
-  for (int e = 0; e + 1 < S; ++e) {
-    if (owner[e] == owner[e + 1]) continue;
-    for (int j = 0; j < m; ++j) {
-      const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j),
-                        gradient = activation + static_cast<std::size_t>(m);
-      if ((seen[activation] & seen[slots + activation] & seen[2 * slots + gradient] & seen[3 * slots + gradient]) != 0) continue;
-      const op needed[4] = {op{op_kind::send_f, e, j}, op{op_kind::recv_f, e + 1, j}, op{op_kind::send_b, e + 1, j},
-                            op{op_kind::recv_b, e, j}};
-      const std::size_t where[4] = {activation, slots + activation, 2 * slots + gradient, 3 * slots + gradient};
-      for (int n = 0; n < 4; ++n) {
-        if (seen[where[n]] == 0) report(fault::missing, owner[needed[n].stage()], -1, needed[n], needed[n]);
-      }
-    }
-  }
+  report_missing_transfers(shape, seen, owner, report);
 }
 
 /// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
