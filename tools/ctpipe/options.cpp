@@ -109,8 +109,7 @@ void options::declare(CLI::App& app, const option_set& set) {
   }
 }
 
-void options::check(const CLI::App& app, const option_set& set) {
-  const auto given = [&](const char* name) { return app.count(name) > 0; };
+void options::check_families(const option_set& set) {
   if (set.bits & opt_schedule) {
     families = {family_named(schedule_text)};
     family_names = {schedule_text};
@@ -124,6 +123,9 @@ void options::check(const CLI::App& app, const option_set& set) {
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
+}
+
+void options::check_output(const option_set& set) {
   if (std::find(set.formats.begin(), set.formats.end(), format) == set.formats.end()) {
     throw usage_error(fmt::format("ctpipe: unknown format '{}'{} (known: {})", format,
                                   set.command.empty() ? "" : " for " + set.command, joined(set.formats)));
@@ -135,19 +137,37 @@ void options::check(const CLI::App& app, const option_set& set) {
     width = parse_whole(width_text, "--width");
     if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
   }
-  if (set.bits & opt_interleaved) {
-    variant_given = given("--variant");
-    group_given = given("--group");
-    warmup_given = given("--warmup-factor");
-    if (!variant_from_name(variant_text, variant)) {
-      throw usage_error(
-          fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
-    }
-    const bool interleaved = std::find(families.begin(), families.end(), schedule_family::interleaved_1f1b) != families.end();
-    if (!interleaved && (variant_given || group_given || warmup_given)) {
-      throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
-    }
+}
+
+void options::check_interleaved_names(const CLI::App& app) {
+  variant_given = app.count("--variant") > 0;
+  group_given = app.count("--group") > 0;
+  warmup_given = app.count("--warmup-factor") > 0;
+  if (!variant_from_name(variant_text, variant)) {
+    throw usage_error(fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
   }
+  const bool interleaved = std::find(families.begin(), families.end(), schedule_family::interleaved_1f1b) != families.end();
+  if (!interleaved && (variant_given || group_given || warmup_given)) {
+    throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
+  }
+}
+
+void options::check_interleaved_numbers(const option_set& set) {
+  group = parse_whole(group_text, "--group");
+  warmup_factor = parse_whole(warmup_text, "--warmup-factor");
+  // At V = 1 interleaved-1f1b is plain 1F1B: a group or warmup factor would do nothing.
+  if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b, set.scope).shape.V == 1) {
+    throw usage_error(
+        "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 "
+        "(interleaved-1f1b at V = 1 is plain 1F1B)");
+  }
+}
+
+void options::check(const CLI::App& app, const option_set& set) {
+  const auto given = [&](const char* name) { return app.count(name) > 0; };
+  check_families(set);
+  check_output(set);
+  if (set.bits & opt_interleaved) check_interleaved_names(app);
   if (set.bits & opt_placement) {
     placement_given = !placement_text.empty();
     if (placement_given && placement_text != "loop" && placement_text != "v") {
@@ -163,16 +183,7 @@ void options::check(const CLI::App& app, const option_set& set) {
     P = parse_whole(P_text, "-P");
     m = parse_whole(m_text, "-m");
   }
-  if (set.bits & opt_interleaved) {
-    group = parse_whole(group_text, "--group");
-    warmup_factor = parse_whole(warmup_text, "--warmup-factor");
-    // At V = 1 interleaved-1f1b is plain 1F1B: a group or warmup factor would do nothing.
-    if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b, set.scope).shape.V == 1) {
-      throw usage_error(
-          "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 "
-          "(interleaved-1f1b at V = 1 is plain 1F1B)");
-    }
-  }
+  if (set.bits & opt_interleaved) check_interleaved_numbers(set);
   if (set.bits & opt_costs) {
     cost = parse_costs(costs_text);
     gamma = parse_rational(gamma_text);

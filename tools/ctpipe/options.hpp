@@ -143,6 +143,12 @@ struct options {
   /// numbers, costs, gamma; the rules on --variant, --group and --warmup-factor over the
   /// families asked for. Raises usage_error or ctpipe::error (both exit code 2).
   void check(const CLI::App& app, const option_set& set);
+  // check()'s parts, in its order: -s / --schedules; --format, --color, --width; the
+  // interleaved names and the families they apply to; their numbers (after -P, -m, -V).
+  void check_families(const option_set& set);
+  void check_output(const option_set& set);
+  void check_interleaved_names(const CLI::App& app);
+  void check_interleaved_numbers(const option_set& set);
 
   /// The request for `family` (one of `families`): -V or the family's default (see
   /// chunks_default; with chunks_scope::chunked_families -V applies to the families with

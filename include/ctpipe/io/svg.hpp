@@ -143,28 +143,34 @@ class svg_drawing {
         const rational end = drawn_time(rep_, drawn_end_ticks(rep_, k));
         idle(cursor, start);
         cursor = end;
-        const double w = (end - start).to_double() * scale_;
-        out += fmt::format(
-            "<rect class=\"op\" data-rank=\"{}\" data-action=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
-            "y=\"{:.2f}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\"><title>{} "
-            "[{}, {}]</title></rect>\n",
-            r, action(o), to_string(start), to_string(end), x(start), y, w, lane_,
-            svg_fill(o.kind(), v.shape.chunk_of(o.stage()), v.shape.V), action(o),
-            to_string(start), to_string(end));
-        std::string label = fmt::format("{}", o.microbatch());
-        if (v.shape.V > 1) label += fmt::format(".{}", v.shape.chunk_of(o.stage()));
-        if (w >= 6.5 * static_cast<double>(label.size()) + 3) {
-          // White on the full colours, dark on the lighter later chunks.
-          const bool light = v.shape.V > 1 && 2 * v.shape.chunk_of(o.stage()) >= v.shape.V;
-          out += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\"{}>{}</text>\n",
-                             x(start) + w / 2, y + lane_ * 0.7, light ? " style=\"fill:#222\"" : "", label);
-        }
+        op_box(out, r, o, start, end, y);
       }
       idle(cursor, drawn_time(rep_, drawn_makespan_ticks(rep_)));
     }
     const double axis_y = top + P * (lane_ + gap_);
     axis(out, axis_y);
     return P * (lane_ + gap_) + 28;
+  }
+
+  /// One op of rank r in its lane at height y, from start to end: a box with its action
+  /// and times as a tooltip, and its micro-batch (and chunk) as a label when it fits.
+  void op_box(std::string& out, int r, op o, rational start, rational end, double y) const {
+    const pipeline_shape& shape = rep_.ops.view().shape;
+    const double w = (end - start).to_double() * scale_;
+    out += fmt::format(
+        "<rect class=\"op\" data-rank=\"{}\" data-action=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
+        "y=\"{:.2f}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\"><title>{} "
+        "[{}, {}]</title></rect>\n",
+        r, action(o), to_string(start), to_string(end), x(start), y, w, lane_,
+        svg_fill(o.kind(), shape.chunk_of(o.stage()), shape.V), action(o), to_string(start), to_string(end));
+    std::string label = fmt::format("{}", o.microbatch());
+    if (shape.V > 1) label += fmt::format(".{}", shape.chunk_of(o.stage()));
+    if (w >= 6.5 * static_cast<double>(label.size()) + 3) {
+      // White on the full colours, dark on the lighter later chunks.
+      const bool light = shape.V > 1 && 2 * shape.chunk_of(o.stage()) >= shape.V;
+      out += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\"{}>{}</text>\n",
+                         x(start) + w / 2, y + lane_ * 0.7, light ? " style=\"fill:#222\"" : "", label);
+    }
   }
 
   /// The in-flight view: per rank a step line of the level over time and the peak bar.
