@@ -218,47 +218,29 @@ constexpr void diagnose_lowered(schedule_view v, const std::uint32_t* link, cons
 /// Step 4 of validate_lowered(): runs the lists under `sem`, reports each stuck rank.
 template <class Report>
 constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint32_t* link, Report&& report) {
-  const pipeline_shape& shape = v.shape;
-  const int P = shape.P;
-  const int S = shape.stages();
-  const int m = shape.m;
+  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages()), um = static_cast<std::uint32_t>(v.shape.m);
+  const std::uint32_t none = 2 * uS, keys = uS * um;
+  const std::size_t slots = 2 * static_cast<std::size_t>(keys);
   const std::uint32_t* off = v.offsets.data();
-
-  const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
-  const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
   const op* ops = v.ops.data();
-
-  const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
-  // Per-op values live outside the loops and are assigned in one expression: Clang
-  // keeps each local declared in a loop body in a map node, per op.
-  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0;
-  // 4. Run the lists. Per slot: its state and the rank (+ 1) parked at its SEND or its
-  // RECV. Per ed: received messages not yet consumed.
-  constexpr std::uint8_t posted = 1, arrived = 2;  // state bits: SEND reached; RECV done
-  const std::uint32_t keys = uS * um;
+  // Per-op values outside the loops, assigned in one expression (docs/compile-time.md).
+  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0, top = 0;
+  // 4. Run the lists. Per slot its state (SEND reached, RECV done) and the rank + 1 parked at
+  // its SEND or RECV; per F and per B or I whether it ran; per ed messages not yet consumed.
+  constexpr std::uint8_t posted = 1, arrived = 2;
   detail::buffer<std::uint8_t> state_b(slots), computed_b(2 * static_cast<std::size_t>(keys));  // [F | B or I]
-  detail::buffer<std::uint32_t> parked_b(2 * slots);  // [at SEND | at RECV]
-  detail::buffer<std::uint32_t> pending_b(2 * static_cast<std::size_t>(S));
-  detail::buffer<std::uint32_t> pos_b(static_cast<std::size_t>(P)), stack_b(static_cast<std::size_t>(P));
-  std::uint8_t* state = state_b.data();
-  std::uint8_t* computed = computed_b.data();
-  std::uint32_t* parked = parked_b.data();
-  std::uint32_t* pending = pending_b.data();
-  std::uint32_t* pos = pos_b.data();
-  std::uint32_t* stack = stack_b.data();
+  detail::buffer<std::uint32_t> parked_b(2 * slots), pending_b(2 * static_cast<std::size_t>(uS));  // [at SEND | at RECV]
+  detail::buffer<std::uint32_t> pos_b(static_cast<std::size_t>(v.shape.P)), stack_b(static_cast<std::size_t>(v.shape.P));
+  std::uint8_t *state = state_b.data(), *computed = computed_b.data();
+  std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = pos_b.data(), *stack = stack_b.data();
   const std::uint32_t at_recv = static_cast<std::uint32_t>(slots);
   const bool rendezvous = sem == send_semantics::rendezvous;
-  std::uint32_t top = 0;
-  for (int r = P - 1; r >= 0; --r) {
-    pos[r] = off[r];
-    stack[top++] = static_cast<std::uint32_t>(r);
-  }
+  for (int r = v.shape.P - 1; r >= 0; --r) pos[r] = off[r], stack[top++] = static_cast<std::uint32_t>(r);
   while (top > 0) {
     const std::uint32_t r = stack[--top];
     std::uint32_t k = pos[r];
     for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
-      // `slot`: the message this op sends, receives or consumes (meaningless when
-      // ed == none); `key`: its (stage, micro-batch).
+      // `slot`: the message it sends, receives or consumes (ed != none); `key`: (s, j).
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu, ed = link[kind * uS + s],
       slot = ed * um + j, key = s * um + j;
       if (kind <= 3) {  // compute: its remote input must have arrived
@@ -281,8 +263,7 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
         }
         continue;
       }
-      // RECV: under rendezvous the SEND is waiting at its rank's head; under buffered it
-      // has run. Either way it is posted.
+      // RECV: under rendezvous the SEND waits at its rank's head, under buffered it ran.
       if ((state[slot] & posted) == 0) {
         parked[at_recv + slot] = r + 1;
         break;
