@@ -197,6 +197,24 @@ TEST_CASE("execute: send-first lists deadlock under rendezvous and run as batche
   REQUIRE(execute(s.view(), costs{}, runtime_model::blocking).makespan() == rational{9});
 }
 
+TEST_CASE("execute: after a batched group the rank is reached when the whole group is done", "[execute]") {
+  // Rank 1's group {SEND_F(1, 0), RECV_B(1, 0), RECV_F(1, 1)} completes at 5 (its last
+  // RECV returned at 2): B(1, 0) is reached at 5, not 2 (found by a fresh user).
+  const schedule lists = from_lists(
+      {3, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+               {recv_f(1, 0), F(1, 0), send_f(1, 0), recv_b(1, 0), recv_f(1, 1), B(1, 0), send_b(1, 0), F(1, 1), send_f(1, 1),
+                recv_b(1, 1), B(1, 1), send_b(1, 1)},
+               {recv_f(2, 0), F(2, 0), B(2, 0), send_b(2, 0), recv_f(2, 1), F(2, 1), B(2, 1), send_b(2, 1)}});
+  const execution e = execute(lists.view(), costs{}, runtime_model::batched);
+  REQUIRE(e.completed());
+  const std::size_t b10 = lists.view().offsets[1] + 5;
+  REQUIRE(lists.view().ops[b10] == B(1, 0));
+  REQUIRE(e.end(b10 - 1) == rational{2});
+  REQUIRE(e.reached(b10) == rational{5});
+  REQUIRE(e.start(b10) == rational{5});
+  REQUIRE(ctpipe::tests::execution_consistent(e, lists.view()));
+}
+
 TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is a fault", "[execute]") {
   // Rank 1 receives micro-batch 1's activation before micro-batch 0's: tags would sort
   // it out, first-in first-out pairing hands it the wrong message.
@@ -209,6 +227,16 @@ TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is
   REQUIRE(e.stuck()[1] == validation_issue{fault::wrong_pairing, 1, 1, recv_f(1, 0), send_f(0, 1)});
   // Matched by message (tags), the same lists run.
   REQUIRE(execute(crossed.view(), costs{}, runtime_model::blocking).completed());
+  // A wrong pairing does not hide the other ranks' faults: here rank 0 also waits at
+  // RECV_B(0, 0) for a SEND_B that rank 1 reaches only after its crossed group.
+  const schedule crossed_and_stuck =
+      from_lists({2, 2}, {{F(0, 0), F(0, 1), recv_b(0, 0), B(0, 0), send_f(0, 0), send_f(0, 1), recv_b(0, 1), B(0, 1)},
+                          {recv_f(1, 1), recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
+  const execution both = execute(crossed_and_stuck.view(), costs{}, runtime_model::batched);
+  REQUIRE(both.stuck().size() == 3);
+  REQUIRE(both.stuck()[0].what == fault::wrong_pairing);
+  REQUIRE(both.stuck()[1].what == fault::wrong_pairing);
+  REQUIRE(both.stuck()[2] == validation_issue{fault::deadlock, 0, 2, recv_b(0, 0), send_b(1, 0)});
 }
 
 TEST_CASE("execute: a consumer before its receive, a send before its producer", "[execute]") {

@@ -16,9 +16,35 @@ namespace ctpipe::tests {
 /// lower(v, c, model) runs to completion under `model`, and loses nothing where
 /// docs/spec.md §7.2 says so: execute()'s makespan equals simulate()'s under `blocking`
 /// and `posted` for every cost set, under `rendezvous` with equal op costs and t_c = 0.
+/// The times of a completed run `e` of lowered lists `l` agree with one another: each op
+/// is reached no later than it starts and ends no earlier; a compute op is reached once
+/// every earlier op of its rank has ended; each rank's stall intervals lie in its
+/// transfer ops, do not overlap and add up to stall(r).
+constexpr bool execution_consistent(const execution& e, schedule_view l) {
+  for (int r = 0; r < l.shape.P; ++r) {
+    std::int64_t ended = 0;
+    for (std::uint32_t k = l.offsets[static_cast<std::size_t>(r)]; k < l.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      if (e.reached_ticks(k) > e.start_ticks(k) || e.start_ticks(k) > e.end_ticks(k)) return false;
+      if (!is_transfer(l.ops[k].kind()) && e.reached_ticks(k) < ended) return false;
+      ended = e.end_ticks(k) > ended ? e.end_ticks(k) : ended;
+    }
+  }
+  detail::buffer<std::int64_t> sum(static_cast<std::size_t>(l.shape.P)), last_end(static_cast<std::size_t>(l.shape.P));
+  for (const stall_interval& i : e.stall_intervals()) {
+    const std::size_t r = static_cast<std::size_t>(i.rank);
+    if (!is_transfer(l.ops[i.op_index].kind()) || i.start_ticks < last_end[r] || i.start_ticks >= i.end_ticks) return false;
+    last_end[r] = i.end_ticks, sum[r] += i.end_ticks - i.start_ticks;
+  }
+  for (int r = 0; r < l.shape.P; ++r) {
+    if (e.stall(r) != e.tick() * rational{sum[static_cast<std::size_t>(r)]}) return false;
+  }
+  return true;
+}
+
 constexpr bool prove_executed(schedule_view v, const costs& c, runtime_model model) {
-  const execution run = execute(lower(v, c, model).view(), c, model);
-  if (!run.completed()) return false;
+  const schedule lowered = lower(v, c, model);
+  const execution run = execute(lowered.view(), c, model);
+  if (!run.completed() || !execution_consistent(run, lowered.view())) return false;
   const bool equal_costs = c.c == rational{0} && c.b == c.f && c.i == c.f && c.w == c.f;
   const bool zero_loss = model == runtime_model::blocking || model == runtime_model::posted ||
                          (model == runtime_model::rendezvous && equal_costs);

@@ -72,9 +72,11 @@ class execution {
   /// of the ops that did not run are 0.
   constexpr bool completed() const { return stuck_count_ == 0; }
   /// The stuck ops of a run that hangs, named as validate_lowered() names them: first
-  /// the ranks halted by a fault of their own (not_received, wrong_microbatch,
-  /// send_before_compute, wrong_pairing), then one deadlock per rank waiting for a
-  /// partner that never comes (`needs` = that partner). Empty when completed().
+  /// every wrong_pairing (batched), then the other ranks halted by a fault of their own
+  /// (not_received, wrong_microbatch, send_before_compute), then one deadlock per rank
+  /// waiting for a partner that never comes (`needs` = that partner). Under `posted` a
+  /// rank waits at the compute op that consumes the message (its RECV returned at once),
+  /// so that op is named, with the SEND it waits for. Empty when completed().
   constexpr std::span<const validation_issue> stuck() const { return {stuck_.data(), stuck_count_}; }
 
   /// Length of one tick, in time units.
@@ -111,10 +113,13 @@ class execution {
     return {idle_total, rational::mul(makespan_, ranks_)};
   }
   /// Raw ticks (multiply by tick()), for drawing code. reached_ticks(k): when the rank
-  /// got to op k, 0 for its first op, else the return of the op before it (for a
-  /// transfer inside a batched group, the group's post time, its start). Not stored:
-  /// O(log P).
+  /// got to op k. Only under `posted` can an op start later than that (a compute op
+  /// waiting for its input): there it is 0 for a rank's first op, else the return of the
+  /// op before it; under the other models it is the op's start (for an op after a
+  /// batched group, the group's completion; for a transfer inside one, the group's post
+  /// time). Not stored: O(log P).
   constexpr std::int64_t reached_ticks(std::size_t k) const {
+    if (model_ != runtime_model::posted) return start_[k];
     std::size_t lo = 0, hi = offsets_.size() - 1;  // the rank r with offsets[r] <= k < offsets[r+1]
     while (hi - lo > 1) {
       const std::size_t mid = (lo + hi) / 2;
@@ -468,6 +473,10 @@ struct lowered_run {
     return done;
   }
 
+  /// Batched: ranks with a wrong pairing (named by report_pairings(); diagnose() skips
+  /// them). Empty otherwise.
+  buffer<std::uint8_t> mispaired_rank_b;
+
   /// Names the stuck op of every rank that did not finish (execution::stuck()'s order),
   /// on lists whose compute part is a schedule (a rank halted at an op whose input on its
   /// own rank has not run would be named wrongly: execute() rejects those lists first).
@@ -483,7 +492,7 @@ struct lowered_run {
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint32_t r = 0; r < P; ++r) {
         const std::uint32_t k = pos_b[r];
-        if (k == off[r + 1]) continue;
+        if (k == off[r + 1] || (mispaired_rank_b.size() != 0 && mispaired_rank_b[r] != 0)) continue;
         const op o = ops[k];
         const int step = static_cast<int>(k - off[r]), st = o.stage(), mb = o.microbatch();
         const std::uint32_t ed = link[static_cast<std::uint32_t>(o.kind()) * S + static_cast<std::uint32_t>(st)];
@@ -608,14 +617,16 @@ constexpr execution execute(schedule_view v, const costs& c, runtime_model model
   if (run.mispaired || !run.finished()) {
     detail::check_lowered_ops(v, link.data(), count);
     require_ops();
-    // Batched: a wrong pairing is the cause of what went wrong; then no op counts as run.
+    // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
+    // as run, and the other ranks are diagnosed as the run left them.
     if (model == runtime_model::batched) run.report_pairings(stuck);
     if (run.out.stuck_count_ != 0) {
+      run.mispaired_rank_b = detail::buffer<std::uint8_t>(run.P);
+      for (std::size_t i = 0; i < run.out.stuck_count_; ++i) run.mispaired_rank_b[static_cast<std::size_t>(run.out.stuck_[i].rank)] = 1;
       for (std::size_t k = 0; k < v.size(); ++k) run.out.start_[k] = run.out.end_[k] = 0;
       for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
-    } else {
-      run.diagnose(stuck);
     }
+    run.diagnose(stuck);
   }
   if (run.out.stuck_count_ == 0) run.sum_stalls();
   return static_cast<execution&&>(run.out);
