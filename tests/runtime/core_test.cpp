@@ -22,6 +22,15 @@ TEST_CASE("rationals are exact and reduced", "[core]") {
   REQUIRE(rational{3, 4} / rational{3, 8} == rational{2});
   REQUIRE(rational{1, 3} < rational{1, 2});
   REQUIRE(rational{-1, 2} < rational{0});
+  // Comparisons are exact where the cross products pass 64 bits (found by a fresh user:
+  // two makespans near 4 with denominators near 10^12 used to raise an overflow).
+  constexpr rational near_four_a{4000012000009LL, 1000003000002LL}, near_four_b{3999990000001LL, 999997000001LL};
+  static_assert(near_four_a < near_four_b);
+  REQUIRE(near_four_a < near_four_b);
+  REQUIRE_FALSE(near_four_b < near_four_a);
+  REQUIRE(rational{INT64_MAX - 1, INT64_MAX} < rational{1});
+  REQUIRE_FALSE(rational{INT64_MAX, INT64_MAX - 1} > rational{INT64_MAX - 1, INT64_MAX - 2});
+  REQUIRE(rational{-INT64_MAX, 3} < rational{INT64_MAX, 5});
   REQUIRE(io::to_string(rational{33}) == "33");
   REQUIRE(io::to_string(rational{6, 22}) == "3/11");
 }

@@ -25,8 +25,8 @@ namespace ctpipe {
 /// schedule). Units are whatever the caller measures: times are in units of the cost of
 /// one whole-rank forward `t_f` (docs/spec.md §1).
 /// Errors: a zero denominator raises `ctpipe: rational with zero denominator`;
-/// overflow of any operation raises `ctpipe: rational overflow (64-bit numerator or
-/// denominator)`.
+/// overflow of any arithmetic operation raises `ctpipe: rational overflow (64-bit
+/// numerator or denominator)`; comparisons never overflow.
 struct rational {
   std::int64_t num = 0;  ///< numerator (carries the sign)
   std::int64_t den = 1;  ///< denominator, always > 0
@@ -68,8 +68,11 @@ struct rational {
   constexpr rational& operator/=(rational b) { return *this = *this / b; }
 
   friend constexpr bool operator==(rational a, rational b) = default;
+  /// Order: exact for every pair of rationals, never an overflow (the cross products are
+  /// taken in 128 bits, a GCC and Clang extension).
   friend constexpr bool operator<(rational a, rational b) {
-    return mul(a.num, b.den) < mul(b.num, a.den);
+    __extension__ using wide = __int128;
+    return static_cast<wide>(a.num) * b.den < static_cast<wide>(b.num) * a.den;
   }
   friend constexpr bool operator>(rational a, rational b) { return b < a; }
   friend constexpr bool operator<=(rational a, rational b) { return !(b < a); }
