@@ -8,9 +8,12 @@
 #include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/format.hpp>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -399,4 +402,52 @@ TEST_CASE("runtime models: names", "[execute]") {
   REQUIRE_FALSE(runtime_model_from_name("eager", m));
   REQUIRE(m == runtime_model::batched);
   REQUIRE(std::string(runtime_model_name(runtime_model::posted)) == "posted");
+}
+
+TEST_CASE("the loss tables of docs/runtimes.md and bench/RESULTS.md: every row recomputed", "[execute][docs]") {
+  // Each row: family, P, m, V, costs, simulate()'s makespan, then per model (blocking,
+  // posted, rendezvous, batched) the loss of execute(lower(v, c, model), c, model):
+  // `0` or `+loss (percent%)`, as bench/runtime_loss.cpp prints them.
+  const std::pair<const char*, costs> sets[] = {
+      {"equal, t_c = 0", costs{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}}},
+      {"article, t_c = 0", costs{}},
+      {"article, t_c = 1/2", costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}}},
+      {"f=1 b=3 i=2 w=1 c=1/10", costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 10}}},
+  };
+  const runtime_model models[] = {runtime_model::blocking, runtime_model::posted, runtime_model::rendezvous,
+                                  runtime_model::batched};
+  int rows = 0;
+  for (const char* file : {"/docs/runtimes.md", "/bench/RESULTS.md"}) {
+    std::ifstream in(std::string(CTPIPE_SOURCE_DIR) + file);
+    REQUIRE(in.good());
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> cells;
+      for (std::size_t at = 1; at < line.size();) {  // the cells between the bars, trimmed
+        const std::size_t bar = line.find('|', at);
+        if (bar == std::string::npos) break;
+        std::string cell = line.substr(at, bar - at);
+        cell.erase(0, cell.find_first_not_of(' '));
+        cell.erase(cell.find_last_not_of(' ') + 1);
+        cells.push_back(cell);
+        at = bar + 1;
+      }
+      schedule_family family{};
+      if (line.rfind("| ", 0) != 0 || cells.size() != 10 || !family_from_name(cells[0], family)) continue;
+      INFO(file << ": " << line);
+      const costs* c = nullptr;
+      for (const auto& [name, set] : sets) c = cells[4] == name ? &set : c;
+      REQUIRE(c != nullptr);
+      const schedule g = generate({family, {std::stoi(cells[1]), std::stoi(cells[2]), std::stoi(cells[3]), natural_placement(family)}});
+      const rational sim = simulate(g.view(), *c).makespan();
+      REQUIRE(io::to_string(sim) == cells[5]);
+      for (int k = 0; k < 4; ++k) {
+        const rational loss = execute(lower(g.view(), *c, models[k]).view(), *c, models[k]).makespan() - sim;
+        const std::string expected =
+            loss == rational{0} ? "0" : fmt::format("+{} ({:.0f}%)", io::to_string(loss), 100.0 * (loss / sim).to_double());
+        REQUIRE(cells[6 + static_cast<std::size_t>(k)] == expected);
+      }
+      ++rows;
+    }
+  }
+  REQUIRE(rows == 32 + 64);  // P = 4 in both files, P = 8 in RESULTS.md
 }
