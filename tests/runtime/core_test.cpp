@@ -3,7 +3,9 @@
 #include <ctpipe/io/format.hpp>
 
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <string>
 
 #include "catch.hpp"
 #include "options.hpp"
@@ -139,4 +141,26 @@ TEST_CASE("schedule storage: CSR layout, per-rank spans", "[core]") {
     REQUIRE(v.rank(r)[0] == op{op_kind::F, r, 0});
     REQUIRE(v.rank(r)[3] == op{op_kind::B, r, 1});
   }
+}
+
+TEST_CASE("the family table: one entry per family, in order, and safe on a value that is no family", "[core]") {
+  REQUIRE(all_families.size() == std::size(family_table));
+  for (std::size_t k = 0; k < all_families.size(); ++k) {
+    const family_entry& e = family_of(all_families[k]);
+    INFO(e.name);
+    REQUIRE(static_cast<std::size_t>(e.id) == k);
+    schedule_family back{};
+    REQUIRE(family_from_name(e.name, back));
+    REQUIRE(back == e.id);
+    // Its default V and placement make a request its rules accept.
+    REQUIRE(spec_error({e.id, {4, 8, e.default_V, e.natural_placement}}) == nullptr);
+    REQUIRE(ops_per_rank({e.id, {4, 8, e.default_V, e.natural_placement}}) ==
+            static_cast<std::size_t>(8 * e.default_V * (e.splits_backward ? 3 : 2)));
+  }
+  const auto none = static_cast<schedule_family>(99);
+  REQUIRE_FALSE(known_family(none));
+  REQUIRE(std::string(family_name(none)) == "?");
+  REQUIRE_FALSE(splits_backward(none));
+  REQUIRE(natural_placement(none) == placement::loop);
+  REQUIRE(std::string(spec_error({none, {4, 8}})) == "ctpipe: unknown schedule family or interleaved variant");
 }

@@ -248,11 +248,15 @@ constexpr const family_entry& family_of(schedule_family f) { return family_table
 /// value that is no family.
 constexpr const char* family_name(schedule_family f) { return known_family(f) ? family_of(f).name : "?"; }
 
-/// Whether the family splits its backwards into I and W (the Zero Bubble family).
-constexpr bool splits_backward(schedule_family f) { return family_of(f).splits_backward; }
+/// Whether the family splits its backwards into I and W (the Zero Bubble family); false
+/// for a value that is no family.
+constexpr bool splits_backward(schedule_family f) { return known_family(f) && family_of(f).splits_backward; }
 
-/// The placement a family runs on: the V-shape for ZB-V, the loop for every other.
-constexpr placement natural_placement(schedule_family f) { return family_of(f).natural_placement; }
+/// The placement a family runs on: the V-shape for ZB-V, the loop for every other (and
+/// for a value that is no family).
+constexpr placement natural_placement(schedule_family f) {
+  return known_family(f) ? family_of(f).natural_placement : placement::loop;
+}
 
 /// The family called `name`, or false if there is none (then `out` is unchanged).
 constexpr bool family_from_name(std::string_view name, schedule_family& out) {
