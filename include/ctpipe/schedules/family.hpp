@@ -2,9 +2,9 @@
 //
 // Adding a family: its generator and its closed forms (a header of its own in
 // schedules/), its enumerator in schedule_family (spec.hpp), and one entry in
-// family_table below. Everything that asks about a family (its name, its
-// default V and placement, its rules, its warmup, how many ops it writes, its generator)
-// reads the entry; the tool and the views ask these functions.
+// family_table below. Everything that asks about a family (its name, its default V and
+// placement, its rules, its warmup, how many ops it writes, its generator, its closed
+// forms) reads the entry; the tool and the views ask these functions.
 #pragma once
 
 #include <array>        // all_families
