@@ -243,6 +243,8 @@ TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is
 }
 
 TEST_CASE("execute: a consumer before its receive, a send before its producer", "[execute]") {
+  constexpr const char* not_well_formed =
+      "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)";
   const schedule late_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), recv_f(1, 0), B(1, 0), send_b(1, 0)}});
   const schedule early_send = from_lists({2, 1}, {{send_f(0, 0), F(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
   for (const runtime_model model : all_runtime_models) {
@@ -279,7 +281,7 @@ TEST_CASE("execute: a consumer before its receive, a send before its producer", 
   // A malformed list is an error, not a hang.
   const schedule no_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), B(1, 0), send_b(1, 0)}});
   REQUIRE_THROWS_WITH(execute(no_recv.view(), costs{}, runtime_model::blocking),
-                      "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+                      not_well_formed);
   // So is a compute part that cannot run, though each op is well formed: on V-shape rank
   // 1, F(2, 0) comes before F(1, 0), which it needs on the same rank.
   const schedule local_order = from_lists(
@@ -293,7 +295,7 @@ TEST_CASE("execute: a consumer before its receive, a send before its producer", 
   for (const runtime_model model : all_runtime_models) {
     INFO(runtime_model_name(model));
     REQUIRE_THROWS_WITH(execute(local_order.view(), costs{}, model),
-                        "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+                        not_well_formed);
   }
 }
 

@@ -299,7 +299,7 @@ struct lowered_run {
   /// Batched, when first-in first-out pairing goes wrong: pairs the sends and receives
   /// of each ordered rank pair in list order and reports each pairing whose messages
   /// differ as wrong_pairing (one per receive at most; out.stuck_ grows to hold them).
-  /// Off the common path.
+  /// Reads prepare_batches()'s pair table. Off the common path.
   template <class Report>
   constexpr void report_pairings(Report& report) {
     const std::size_t n = v.size();
@@ -309,23 +309,19 @@ struct lowered_run {
     std::uint32_t* count = count_b.data();
     std::uint32_t* seen = seen_b.data();
     for (std::uint32_t k = 0; k < n; ++k) {
-      if (is_send(ops[k].kind())) ++count[pair_id(static_cast<std::uint32_t>(v.shape.rank_of(ops[k].stage())),
-                                                  static_cast<std::uint32_t>(peer_rank(v.shape, ops[k]))) + 1];
+      if (is_send(ops[k].kind())) ++count[cursor_of(ops[k].bits) / 2 + 1];
     }
     for (std::uint32_t p = 1; p <= 2 * P; ++p) count[p] += count[p - 1];
     buffer<std::uint32_t> sends_b(count[2 * P]);
     for (std::uint32_t k = 0; k < n; ++k) {  // ranks in order, each in list order
-      if (!is_send(ops[k].kind())) continue;
-      const std::uint32_t p = pair_id(static_cast<std::uint32_t>(v.shape.rank_of(ops[k].stage())),
-                                      static_cast<std::uint32_t>(peer_rank(v.shape, ops[k])));
-      sends_b[count[p] + seen[p]++] = k;
+      if (is_send(ops[k].kind())) sends_b[count[cursor_of(ops[k].bits) / 2] + seen[cursor_of(ops[k].bits) / 2]++] = k;
     }
     out.stuck_ = buffer<validation_issue>(count[2 * P] + P);
     for (std::uint32_t p = 0; p < 2 * P; ++p) seen[p] = 0;
     for (std::uint32_t r = 0; r < P; ++r) {
       for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
         if (!is_transfer(ops[k].kind()) || is_send(ops[k].kind())) continue;
-        const std::uint32_t p = pair_id(static_cast<std::uint32_t>(peer_rank(v.shape, ops[k])), r);
+        const std::uint32_t p = cursor_of(ops[k].bits) / 2;
         const std::uint32_t send = sends_b[count[p] + seen[p]++];  // as many sends as receives per pair
         if (!(message_of(ops[send]) == message_of(ops[k]))) {
           report(fault::wrong_pairing, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[send]);

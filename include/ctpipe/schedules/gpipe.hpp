@@ -17,6 +17,7 @@ constexpr void gpipe(const pipeline_shape& s, int r, Out&& out) {
   for (int j = 0; j < s.m; ++j) out(detail::make_op(op_kind::B, r, j));
 }
 
+/// Where GPipe's closed forms come from (closed_form::source).
 inline constexpr const char* gpipe_source = "Huang et al., GPipe (NeurIPS 2019); docs/spec.md §4";
 
 /// GPipe's makespan: `(m+P-1)(t_f+t_b) + 2(P-1)t_c` (forwards fill the pipe in m+P-1

@@ -70,6 +70,8 @@ constexpr void looped_bfs(const pipeline_shape& s, int r, Out&& out) {
   }
 }
 
+/// Where the closed forms of interleaved 1F1B and of looped BFS come from
+/// (closed_form::source).
 inline constexpr const char* interleaved_source =
     "Narayanan et al. (SC 2021); Megatron-LM get_pp_rank_microbatches; docs/spec.md §4";
 inline constexpr const char* looped_source =

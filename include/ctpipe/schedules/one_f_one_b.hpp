@@ -26,6 +26,8 @@ constexpr void one_f_one_b(const pipeline_shape& s, int r, Out&& out) {
   for (int j = s.m - warmup; j < s.m; ++j) out(detail::make_op(op_kind::B, r, j));
 }
 
+/// Where 1F1B's closed forms come from (closed_form::source), and why it has none with
+/// latency (closed_form::condition).
 inline constexpr const char* one_f_one_b_source =
     "Narayanan et al., PipeDream-Flush / Megatron-LM (SC 2021); docs/spec.md §4";
 inline constexpr const char* one_f_one_b_no_latency = "needs t_c = 0 (with latency the 1F1B steady state stalls)";

@@ -120,6 +120,7 @@ constexpr void interleaved_zero_bubble(const pipeline_shape& s, int r, int g, in
   }
 }
 
+/// Where the Zero Bubble closed forms come from (closed_form::source).
 inline constexpr const char* zb_source = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); docs/spec.md §4";
 
 }  // namespace ctpipe::schedules
@@ -242,6 +243,7 @@ constexpr closed_form interleaved_zb_timing(const schedule_spec& s, const costs&
   if (c.c != rational{0} && s.shape.P > 1) return detail::no_formula("needs t_c = 0");
   return detail::no_formula("none is claimed for interleaved-zb");
 }
+/// Its span bubble and peak in-flight activations: none claimed either.
 constexpr closed_form interleaved_zb_span_bubble(const schedule_spec&, const costs&) {
   return detail::no_formula("none is claimed for interleaved-zb");
 }
