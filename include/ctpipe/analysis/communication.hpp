@@ -2,9 +2,9 @@
 #pragma once
 
 #include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t
+#include <cstdint>  // std::uint32_t
 
-#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/schedule.hpp"
 
 namespace ctpipe {
@@ -17,16 +17,10 @@ namespace ctpipe {
 constexpr std::size_t messages(schedule_view v) {
   check_view(v);
   const int S = v.shape.stages();
-  // sends[kind * S + s]: 1 when an op of that kind on stage s sends a message; room for
-  // all 16 kind codes, so a transfer or unused code reads a 0.
-  detail::buffer<std::uint8_t> sends(16 * static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) {
-    const bool up = s + 1 < S && v.shape.rank_of(s + 1) != v.shape.rank_of(s);
-    const bool down = s > 0 && v.shape.rank_of(s - 1) != v.shape.rank_of(s);
-    sends[static_cast<std::size_t>(s)] = up;                                             // F
-    sends[static_cast<std::size_t>(S + s)] = sends[static_cast<std::size_t>(2 * S + s)] = down;  // B, I
-  }
-  const std::uint8_t* table = sends.data();
+  // sends[code * S + s]: 1 when an op of that code on stage s sends a message; a row for
+  // each of the 16 codes, so a transfer or unused code reads a 0.
+  const detail::stage_table stages(v.shape);
+  const std::uint32_t* table = stages.sends.data();
   const op* ops = v.ops.data();
   std::size_t count = 0;
   for (std::size_t k = 0, n = v.size(); k < n; ++k) {
@@ -51,16 +45,15 @@ struct message_count {
 /// shape count nothing. Raises the check_view() messages.
 constexpr message_count messages_between(schedule_view v, int from, int to) {
   check_view(v);
-  const int S = v.shape.stages();
+  const detail::stage_table stages(v.shape);
+  const std::uint32_t S = stages.S;
   message_count count;
   for (const op o : v.ops) {
-    const int s = o.stage();
-    if (s >= S) continue;
-    if (v.shape.rank_of(s) != from) continue;
-    if (o.kind() == op_kind::F && s + 1 < S && v.shape.rank_of(s + 1) == to && to != from) ++count.activations;
-    if ((o.kind() == op_kind::B || o.kind() == op_kind::I) && s > 0 && v.shape.rank_of(s - 1) == to && to != from) {
-      ++count.gradients;
-    }
+    const std::uint32_t code = o.bits >> detail::kind_shift, s = (o.bits >> detail::stage_shift) & detail::stage_mask;
+    // An op that sends (stage_table::sends: F up, B/I down, across ranks) from `from` to `to`.
+    if (s >= S || stages.sends[code * S + s] == 0) continue;
+    if (stages.owner[s] != static_cast<std::uint32_t>(from) || stages.peer[code * S + s] != static_cast<std::uint32_t>(to)) continue;
+    ++(code == detail::code_f ? count.activations : count.gradients);
   }
   return count;
 }

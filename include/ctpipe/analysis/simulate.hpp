@@ -7,6 +7,7 @@
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
 
@@ -102,15 +103,12 @@ constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
   return t;
 }
 
-/// Per stage s: `latency` when stage s + `step` (-1: the previous, +1: the next) exists
-/// and lives on another rank, else 0.
-constexpr buffer<std::int64_t> stage_latency(const pipeline_shape& shape, std::int64_t latency, int step) {
-  const int S = shape.stages();
-  buffer<std::int64_t> out(static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) {
-    const bool exists = s + step >= 0 && s + step < S;
-    out[static_cast<std::size_t>(s)] = exists && shape.rank_of(s + step) != shape.rank_of(s) ? latency : 0;
-  }
+/// Per stage s: `latency` when an op of kind `code` on stage s takes its input from
+/// another rank (stage_table::channel: an F from the stage below, a B or I from the
+/// stage above), else 0.
+constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int64_t latency, std::uint32_t code) {
+  buffer<std::int64_t> out(stages.S);
+  for (std::uint32_t s = 0; s < stages.S; ++s) out[s] = stages.channel[code * stages.S + s] != stages.none ? latency : 0;
   return out;
 }
 
@@ -144,8 +142,9 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
 
   // Latency charged on a dependency: F waits for the previous stage's F, B/I for the
   // next stage's B/I; both cost t_c only when that stage lives on another rank.
-  const detail::buffer<std::int64_t> latency_prev = detail::stage_latency(v.shape, latency, -1);
-  const detail::buffer<std::int64_t> latency_next = detail::stage_latency(v.shape, latency, +1);
+  const detail::stage_table stages(v.shape);
+  const detail::buffer<std::int64_t> latency_prev = detail::stage_latency(stages, latency, detail::code_f);
+  const detail::buffer<std::int64_t> latency_next = detail::stage_latency(stages, latency, detail::code_b);
   out.start_ = detail::buffer<std::int64_t>(v.size());
   out.end_ = detail::buffer<std::int64_t>(v.size());
   out.busy_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));

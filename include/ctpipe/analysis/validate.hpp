@@ -8,6 +8,7 @@
 
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/schedule.hpp"
 
 namespace ctpipe {
@@ -120,7 +121,7 @@ namespace detail {
 /// ops, [kind][stage * m + micro-batch]), by (stage, micro-batch): an F, and a B or an I
 /// and a W (I and W when the schedule splits its backward). Calls `report` per op.
 template <class Report>
-constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_t* where, const int* owner, bool split,
+constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_t* where, const std::uint32_t* owner, bool split,
                                   Report& report) {
   const int S = shape.stages();
   const int m = shape.m;
@@ -130,7 +131,7 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
       const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
       const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
       if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
-      auto missing = [&](op_kind k) { report(fault::missing, owner[s], -1, op{k, s, j}, op{k, s, j}); };
+      auto missing = [&](op_kind k) { report(fault::missing, static_cast<int>(owner[s]), -1, op{k, s, j}, op{k, s, j}); };
       if (where[key] == 0) missing(op_kind::F);
       if (has_b) continue;
       if (!has_i && !has_w) missing(split ? op_kind::I : op_kind::B);
@@ -150,17 +151,16 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
 /// positions in the lowered lists. Linear; tables indexed by (stage, micro-batch).
 template <bool Lowered, class Report>
 constexpr bool check_compute_ops(schedule_view v, Report& report) {
-  const int P = v.shape.P;
+  const std::uint32_t P = static_cast<std::uint32_t>(v.shape.P);
   const int S = v.shape.stages();
   const int m = v.shape.m;
   // One pass over every op: range, owner, duplicate, mixed backward, order.
   // where[kind * keys + key] = 1 when that op was seen.
   const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
   detail::buffer<std::uint8_t> where_buffer(keys * 4);
-  detail::buffer<int> owner_buffer(static_cast<std::size_t>(S));
-  for (int s = 0; s < S; ++s) owner_buffer[static_cast<std::size_t>(s)] = v.shape.rank_of(s);
+  const stage_table stages(v.shape);
   std::uint8_t* where = where_buffer.data();
-  const int* owner = owner_buffer.data();
+  const std::uint32_t* owner = stages.owner.data();
   const std::uint32_t* off = v.offsets.data();
   bool split = false;
   bool in_shape = true;
@@ -170,7 +170,7 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
   // `mixed`: B next to an I/W, or I/W next to a B; `early`: a B/I before its F, or a W
   // before its I.
   std::size_t bits = 0, kind = 0, s = 0, j = 0, fits = 0, key = 0, slot = 0, mixed = 0, early = 0;
-  for (int r = 0; r < P; ++r) {
+  for (std::uint32_t r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
       fits = kind <= 3 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m),
@@ -180,19 +180,19 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
       early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
       if (!fits) {
         if (Lowered && kind >= 4 && kind <= 7) continue;  // a transfer: checked elsewhere
-        report(kind > 3 ? fault::not_compute : fault::out_of_shape, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+        report(kind > 3 ? fault::not_compute : fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
         in_shape = false;
         continue;
       }
-      if (owner[s] != r) report(fault::wrong_rank, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+      if (owner[s] != r) report(fault::wrong_rank, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
       if (where[slot] != 0) {
-        report(fault::duplicate, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+        report(fault::duplicate, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
         continue;
       }
       where[slot] = 1;
       split = split || kind > 1;
       if (mixed || early) {
-        report(mixed ? fault::mixed_backward : fault::out_of_order, r, static_cast<int>(k - off[r]), ops[k],
+        report(mixed ? fault::mixed_backward : fault::out_of_order, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k],
                mixed ? ops[k] : op{kind == 3 ? op_kind::I : op_kind::F, static_cast<int>(s), static_cast<int>(j)});
       }
     }

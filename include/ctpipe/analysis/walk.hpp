@@ -7,15 +7,14 @@
 // runs, the ranks parked on it go back on the stack. Each op runs once and each rank
 // parks at most once per op it runs, so the work is O(ops + P).
 //
-// Compile-time budget: Clang counts evaluation steps roughly per statement, and allows
-// about 1M per constant evaluation, so the per-op loop below is written as a handful of
-// plain statements over raw pointers (see docs/compile-time.md).
+// The per-op loop keeps core/engine.hpp's constant-evaluation discipline.
 #pragma once
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint32_t, std::int64_t
 
 #include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/schedule.hpp"
 
 namespace ctpipe::detail {
@@ -31,8 +30,7 @@ class dependency_walk {
         stamp_(2 * keys_ + 2),
         wait_(2 * keys_ + 2),
         next_wait_(static_cast<std::size_t>(v.shape.P)),
-        pos_(static_cast<std::size_t>(v.shape.P)),
-        stack_(static_cast<std::size_t>(v.shape.P)) {}
+        work_(static_cast<std::uint32_t>(v.shape.P), v.offsets.data()) {}
 
   /// Runs every op whose dependencies can be met, in a dependency-respecting order.
   /// For each op calls `visit(rank, index, kind, stage, stamp_a, stamp_b)` and stores the
@@ -50,18 +48,14 @@ class dependency_walk {
     std::int64_t* stamp = stamp_.data();
     std::uint32_t* wait = wait_.data();
     std::uint32_t* next_wait = next_wait_.data();
-    std::uint32_t* pos = pos_.data();
-    std::uint32_t* stack = stack_.data();
+    std::uint32_t* pos = work_.pos.data();
+    std::uint32_t* stack = work_.stack.data();
     const std::uint32_t keys = static_cast<std::uint32_t>(keys_);
     const std::uint32_t always = 2 * keys;   // a slot that is always done (stamp 1)
     const std::uint32_t nowhere = 2 * keys + 1;  // where W's completion goes
     stamp[always] = 1;
-    std::uint32_t top = 0;
+    std::uint32_t top = work_.top;  // the pop loop of core/engine.hpp's rank_worklist
     std::uint32_t bits = 0, kind = 0, s = 0, j = 0, in_shape = 0, key = 0, a = 0, b = 0, self = 0, missing = 0;
-    for (int r = v_.shape.P - 1; r >= 0; --r) {
-      pos[r] = off[r];
-      stack[top++] = static_cast<std::uint32_t>(r);
-    }
     while (top > 0) {
       const std::uint32_t r = stack[--top];
       std::uint32_t k = pos[r];
@@ -93,15 +87,12 @@ class dependency_walk {
       }
       pos[r] = k;
     }
-    for (int r = 0; r < v_.shape.P; ++r) {
-      if (pos[r] != off[r + 1]) return false;
-    }
-    return true;
+    return work_.finished(off);
   }
 
   /// Position in the flat array of rank r's first op that did not run (== offsets[r+1]
   /// when the rank finished).
-  constexpr std::uint32_t position(int r) const { return pos_[static_cast<std::size_t>(r)]; }
+  constexpr std::uint32_t position(int r) const { return work_.pos[static_cast<std::size_t>(r)]; }
 
   /// Whether run() stopped at an op that is not a compute op or lies outside the shape.
   constexpr bool out_of_shape() const { return out_of_shape_; }
@@ -120,8 +111,7 @@ class dependency_walk {
   buffer<std::int64_t> stamp_;       // [F keys | B/I keys | always | nowhere]: stamps
   buffer<std::uint32_t> wait_;       // same slots: first rank + 1 parked on that op
   buffer<std::uint32_t> next_wait_;  // per rank: next rank + 1 parked on the same op
-  buffer<std::uint32_t> pos_;        // per rank: next op to run
-  buffer<std::uint32_t> stack_;      // runnable ranks
+  rank_worklist work_;               // per rank its next op; the runnable ranks
   bool out_of_shape_ = false;
 };
 

@@ -170,7 +170,7 @@ struct lowered_run {
 
   std::uint32_t P = 0, S = 0, m = 0, none = 0, keys = 0;
   std::size_t slots = 0;
-  buffer<std::uint32_t> link_b;
+  stage_table table;  // per (kind, stage): message channel, owner, peer
   // Per message slot, one 16-byte record (a message touches one cache line):
   // - `t`: when the data is at the receiver once `arrived` is set; before that, under
   //   rendezvous, the post time of the side that came first;
@@ -196,19 +196,19 @@ struct lowered_run {
   buffer<std::uint32_t> group_last_b, unmatched_b;  // per rank: its current group's last op, ops not yet matched
   buffer<std::int64_t> group_post_b, group_done_b;  // per rank: its current group's post time (-1: none), latest end
   bool mispaired = false;                           // a match of two ops of different messages
-  buffer<std::uint32_t> pos_b, stack_b;
+  rank_worklist work;  // per rank its next op; the runnable ranks
   buffer<std::int64_t> clock_b;
-  std::uint32_t top = 0;
 
-  constexpr lowered_run(schedule_view view, runtime_model mdl, const std::int64_t* durations, std::int64_t lat)
-      : v(view), model(mdl), dur(durations), latency(lat) {
+  constexpr lowered_run(schedule_view view, runtime_model mdl, const std::int64_t* durations, std::int64_t lat,
+                        stage_table&& stages)
+      : v(view), model(mdl), dur(durations), latency(lat), table(static_cast<stage_table&&>(stages)),
+        work(static_cast<std::uint32_t>(view.shape.P), view.offsets.data()) {
     P = static_cast<std::uint32_t>(v.shape.P);
     S = static_cast<std::uint32_t>(v.shape.stages());
     m = static_cast<std::uint32_t>(v.shape.m);
     none = 2 * S;
     keys = S * m;
     slots = 2 * static_cast<std::size_t>(keys);
-    link_b = message_channels(v.shape);
     const std::size_t n = v.size();
     out.model_ = mdl;
     out.ranks_ = v.shape.P;
@@ -223,8 +223,6 @@ struct lowered_run {
     computed_b = buffer<std::uint8_t>(2 * static_cast<std::size_t>(keys) + 1);  // [F | B or I | always]
     computed_b[2 * static_cast<std::size_t>(keys)] = 1;
     pending_b = buffer<std::uint32_t>(2 * static_cast<std::size_t>(S));
-    pos_b = buffer<std::uint32_t>(P);
-    stack_b = buffer<std::uint32_t>(P);
     clock_b = buffer<std::int64_t>(P);
   }
 
@@ -234,7 +232,7 @@ struct lowered_run {
 
   /// The slot of message `(ed, j)`'s record, for an op's bits.
   constexpr std::size_t slot_of(std::uint32_t bits) const {
-    return static_cast<std::size_t>(link_b[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)]) * m + (bits & 0xFFFFu);
+    return static_cast<std::size_t>(table.channel[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)]) * m + (bits & 0xFFFFu);
   }
 
   /// Batched: the ordered rank pair of each transfer kind on each stage, and the
@@ -245,8 +243,7 @@ struct lowered_run {
       for (std::uint32_t st = 0; st < S; ++st) {
         const int peer_stage = kind == 4 || kind == 7 ? static_cast<int>(st) + 1 : static_cast<int>(st) - 1;
         if (peer_stage < 0 || peer_stage >= static_cast<int>(S)) continue;
-        const std::uint32_t own = static_cast<std::uint32_t>(v.shape.rank_of(static_cast<int>(st)));
-        const std::uint32_t peer = static_cast<std::uint32_t>(v.shape.rank_of(peer_stage));
+        const std::uint32_t own = table.owner[st], peer = table.peer[kind * S + st];
         pair_b[(kind - 4) * S + st] = kind == 4 || kind == 6 ? pair_id(own, peer) : pair_id(peer, own);
       }
     }
@@ -278,7 +275,7 @@ struct lowered_run {
     const std::uint32_t recv = is_send(ops[x].kind()) ? y : x;
     mispaired = mispaired || !(message_of(ops[x]) == message_of(ops[y]));
     msg_b[slot_of(ops[recv].bits)] = message{t, 0, arrived | received};
-    ++pending_b[link_b[(ops[recv].bits >> 28) * S + ((ops[recv].bits >> 16) & 0xFFFu)]];
+    ++pending_b[table.channel[(ops[recv].bits >> 28) * S + ((ops[recv].bits >> 16) & 0xFFFu)]];
     group_done_b[r] = t > group_done_b[r] ? t : group_done_b[r];
     group_done_b[q] = t > group_done_b[q] ? t : group_done_b[q];
     --unmatched_b[r];
@@ -331,7 +328,7 @@ struct lowered_run {
   }
 
   constexpr void wake(std::uint32_t parked_rank_plus_one) {
-    if (parked_rank_plus_one != 0) stack_b[top++] = parked_rank_plus_one - 1;
+    if (parked_rank_plus_one != 0) work.stack[work.top++] = parked_rank_plus_one - 1;
   }
 
   /// Batched: runs the group of rank r that starts at its position: posts it (once),
@@ -342,7 +339,7 @@ struct lowered_run {
   constexpr bool run_group(std::uint32_t r) {
     const op* ops = v.ops.data();
     std::uint32_t* cursor = cursor_b.data();
-    const std::uint32_t first = pos_b[r];
+    const std::uint32_t first = work.pos[r];
     std::uint32_t bits = 0, c = 0, y = 0;
     if (group_post_b[r] < 0) {
       std::uint32_t last = first;
@@ -351,7 +348,7 @@ struct lowered_run {
         bits = ops[x].bits;
         if (((bits >> 28) == 4 || (bits >> 28) == 6) &&
             computed_b[((bits >> 28) == 4 ? 0 : keys) + ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu)] == 0) {
-          pos_b[r] = x;  // halted there: diagnose() names it
+          work.pos[r] = x;  // halted there: diagnose() names it
           return false;
         }
       }
@@ -374,14 +371,14 @@ struct lowered_run {
   /// Runs rank r from its position until it finishes or parks.
   constexpr void run_rank(std::uint32_t r) {
     const op* ops = v.ops.data();
-    const std::uint32_t* link = link_b.data();
+    const std::uint32_t* link = table.channel.data();
     const std::uint32_t* off = v.offsets.data();
     message* msg = msg_b.data();
     std::uint8_t* computed = computed_b.data();
     std::int64_t* start = out.start_.data();
     std::int64_t* end = out.end_.data();
     std::int64_t clock = clock_b[r], busy = 0;
-    std::uint32_t k = pos_b[r];
+    std::uint32_t k = work.pos[r];
     // Per-op values outside the loop, assigned in one expression (docs/compile-time.md).
     std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, key = 0, a = 0, b = 0;
     message* x = nullptr;  // the op's message
@@ -411,7 +408,7 @@ struct lowered_run {
       }
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
       if (model == runtime_model::batched) {
-        pos_b[r] = k, clock_b[r] = clock;
+        work.pos[r] = k, clock_b[r] = clock;
         if (!run_group(r)) {
           out.busy_[r] += busy;
           return;
@@ -429,7 +426,7 @@ struct lowered_run {
       if (model != runtime_model::posted) end[k] = clock = x->t > clock ? x->t : clock;
       x->state |= received, ++pending_b[ed];
     }
-    pos_b[r] = k, clock_b[r] = clock, out.busy_[r] += busy;
+    work.pos[r] = k, clock_b[r] = clock, out.busy_[r] += busy;
   }
 
   /// Rank r posts one side (`side`: send_posted or recv_posted) of message x at `clock`
@@ -455,18 +452,12 @@ struct lowered_run {
 
   /// Runs every rank until each finishes or parks for good.
   constexpr void run() {
-    for (std::uint32_t r = P; r-- > 0;) {
-      pos_b[r] = v.offsets[r];
-      stack_b[top++] = r;
-    }
-    while (top > 0) run_rank(stack_b[--top]);
+    while (work.top > 0) run_rank(work.stack[--work.top]);
   }
 
   /// Whether every rank ran its whole list.
   constexpr bool finished() const {
-    bool done = true;
-    for (std::uint32_t r = 0; r < P; ++r) done = done && pos_b[r] == v.offsets[r + 1];
-    return done;
+    return work.finished(v.offsets.data());
   }
 
   /// Batched: ranks with a wrong pairing (named by report_pairings(); diagnose() skips
@@ -481,13 +472,13 @@ struct lowered_run {
     const std::uint32_t* off = v.offsets.data();
     if (finished()) return;
     const op* ops = v.ops.data();
-    const std::uint32_t* link = link_b.data();
+    const std::uint32_t* link = table.channel.data();
     bool split = false;
     for (const op o : v.ops) split = split || o.kind() == op_kind::I || o.kind() == op_kind::W;
     buffer<std::uint8_t> halted(P);
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint32_t r = 0; r < P; ++r) {
-        const std::uint32_t k = pos_b[r];
+        const std::uint32_t k = work.pos[r];
         if (k == off[r + 1] || (mispaired_rank_b.size() != 0 && mispaired_rank_b[r] != 0)) continue;
         const op o = ops[k];
         const int step = static_cast<int>(k - off[r]), st = o.stage(), mb = o.microbatch();
@@ -530,7 +521,7 @@ struct lowered_run {
   constexpr void for_each_stall(F&& f) const {
     const std::uint32_t* off = v.offsets.data();
     const op* ops = v.ops.data();
-    const std::uint32_t* link = link_b.data();
+    const std::uint32_t* link = table.channel.data();
     std::uint32_t bits = 0, ed = 0;
     for (std::uint32_t r = 0; r < P; ++r) {
       std::uint32_t next = off[r];           // the compute op after k's run of transfer ops
@@ -598,12 +589,12 @@ constexpr execution execute(schedule_view v, const costs& c, runtime_model model
     detail::require(faults == 0,
                     "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
   };
-  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
+  detail::stage_table table(v.shape);
   detail::check_compute_ops<true>(v, count);
-  detail::check_transfers(v, link.data(), count);
+  detail::check_transfers(v, table, count);
   require_ops();
   const detail::ticked_costs t = detail::to_ticks(c, v.shape.V, v.size());
-  detail::lowered_run run(v, model, t.dur, t.latency);
+  detail::lowered_run run(v, model, t.dur, t.latency, static_cast<detail::stage_table&&>(table));
   run.out.tick_ = t.tick;
   auto stuck = [&run](fault f, int r, int step, op at, op needs) {
     run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};
@@ -611,7 +602,7 @@ constexpr execution execute(schedule_view v, const costs& c, runtime_model model
   if (model == runtime_model::batched) run.prepare_batches();
   run.run();
   if (run.mispaired || !run.finished()) {
-    detail::check_lowered_ops(v, link.data(), count);
+    detail::check_lowered_ops(v, run.table, count);
     require_ops();
     // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
     // as run, and the other ranks are diagnosed as the run left them.

@@ -45,6 +45,7 @@
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/lower/transfer.hpp"
@@ -53,35 +54,6 @@
 namespace ctpipe {
 
 namespace detail {
-
-/// Per-stage transfer facts of a shape, indexed `kind * S + stage` for the compute kinds
-/// (F, B, I, W = 0..3): `sends` 1 when such an op's output crosses ranks (F up, B/I
-/// down); `receives` 1 when its input comes from another rank (F from below, B/I from
-/// above); `peer` the rank on the other side of its output. `owner[s]` is the rank of
-/// stage s. The per-op loops of the lowering read these tables instead of asking the
-/// shape (docs/compile-time.md).
-struct transfer_table {
-  buffer<std::uint32_t> sends, receives, peer, owner;
-
-  constexpr explicit transfer_table(const pipeline_shape& shape) {
-    const int S = shape.stages();
-    const std::size_t uS = static_cast<std::size_t>(S);
-    sends = buffer<std::uint32_t>(4 * uS);
-    receives = buffer<std::uint32_t>(4 * uS);
-    peer = buffer<std::uint32_t>(4 * uS);
-    owner = buffer<std::uint32_t>(uS);
-    for (int st = 0; st < S; ++st) {
-      const std::size_t i = static_cast<std::size_t>(st);
-      const bool up = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st);
-      const bool down = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st);
-      owner[i] = static_cast<std::uint32_t>(shape.rank_of(st));
-      sends[i] = receives[uS + i] = receives[2 * uS + i] = up ? 1 : 0;
-      sends[uS + i] = sends[2 * uS + i] = receives[i] = down ? 1 : 0;
-      peer[i] = static_cast<std::uint32_t>(shape.rank_of(st + 1 < S ? st + 1 : st));
-      peer[uS + i] = peer[2 * uS + i] = static_cast<std::uint32_t>(shape.rank_of(st > 0 ? st - 1 : st));
-    }
-  }
-};
 
 /// lower()'s gate: a valid compute schedule (the costs are checked by the caller).
 constexpr void check_lowerable(schedule_view v) {
@@ -92,16 +64,16 @@ constexpr void check_lowerable(schedule_view v) {
 /// The adjacent order (file comment): per rank, each compute op with the RECV of its
 /// remote input right before it and the SEND of its remote output right after it.
 constexpr schedule lower_adjacent(schedule_view v) {
-  const transfer_table table(v.shape);
-  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
+  const stage_table table(v.shape);
+  const std::uint32_t uS = table.S, none = table.none;
   const std::uint32_t* sends = table.sends.data();
-  const std::uint32_t* receives = table.receives.data();
+  const std::uint32_t* channel = table.channel.data();  // a compute op's input is remote when its channel is not `none`
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
   // Per-op values live outside the loops and are assigned in one expression: Clang
   // keeps each local declared in a loop body in a map node, per op.
   std::uint32_t bits = 0, row = 0, extra = 0;
-  for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + receives[row];
+  for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0);
   schedule out{v.shape, n + extra};
   op* lowered = out.ops().data();
   std::uint32_t* offsets = out.offsets().data();
@@ -112,7 +84,7 @@ constexpr schedule lower_adjacent(schedule_view v) {
   for (int r = 0; r < v.shape.P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), gradient = (bits >> 28) != 0 ? 1u : 0u;
-      if (receives[row] != 0) lowered[w++].bits = ((5 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
+      if (channel[row] != none) lowered[w++].bits = ((5 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
       lowered[w++].bits = bits;
       if (sends[row] != 0) lowered[w++].bits = ((4 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
     }
@@ -150,7 +122,7 @@ constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c) {
 }
 
 /// The events of the key order, sorted: event 2k is the message of op k, 2k+1 op k
-/// itself. `sends` is transfer_table's, `walk_order` tie_order()'s.
+/// itself. `sends` is stage_table's, `walk_order` tie_order()'s.
 constexpr buffer<std::uint32_t> key_sorted_events(schedule_view v, const simulation& sim, const std::uint32_t* sends,
                                                   const std::uint32_t* walk_order) {
   const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
@@ -208,8 +180,8 @@ constexpr buffer<std::uint32_t> key_sorted_events(schedule_view v, const simulat
 /// The key order (file comment), from the simulation of `v` under `c`.
 constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   const simulation sim = simulate(v, c);
-  const transfer_table table(v.shape);
-  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages());
+  const stage_table table(v.shape);
+  const std::uint32_t uS = table.S;
   const std::uint32_t* sends = table.sends.data();
   const std::uint32_t* peer = table.peer.data();
   const std::uint32_t* owner = table.owner.data();

@@ -7,6 +7,7 @@
 
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/transfer.hpp"
@@ -27,40 +28,11 @@ constexpr const char* semantics_name(send_semantics s) {
 
 namespace detail {
 
-/// The message channel of each op, indexed `kind * S + stage` for the eight kinds:
-/// `ed = 2 * edge + (gradient ? 1 : 0)` of the message that an op of that kind on that
-/// stage sends (SEND), receives (RECV) or, a compute op, takes its input from; `2 * S`
-/// (none) for a local input, no partner stage, or a partner on the same rank. Message
-/// (ed, j) is slot `ed * m + j`. Clang charges a constant evaluation per statement, so
-/// the per-op loops decode ops by hand and read this table (docs/compile-time.md).
-constexpr buffer<std::uint32_t> message_channels(const pipeline_shape& shape) {
-  const int S = shape.stages();
-  const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
-  buffer<std::uint32_t> link_table(8 * static_cast<std::size_t>(S), none);
-  for (int st = 0; st < S; ++st) {
-    const bool up = st + 1 < S && shape.rank_of(st + 1) != shape.rank_of(st);
-    const bool down = st > 0 && shape.rank_of(st - 1) != shape.rank_of(st);
-    const std::uint32_t e = static_cast<std::uint32_t>(st);
-    std::uint32_t* row = link_table.data();
-    if (down) row[0 * S + st] = 2 * (e - 1);                // F takes the activation of edge st-1
-    if (up) row[1 * S + st] = row[2 * S + st] = 2 * e + 1;  // B, I take the gradient of edge st
-    if (up) row[4 * S + st] = 2 * e;                        // SEND_F: activation of edge st
-    if (down) row[5 * S + st] = 2 * (e - 1);                // RECV_F: activation of edge st-1
-    if (down) row[6 * S + st] = 2 * (e - 1) + 1;            // SEND_B: gradient of edge st-1
-    if (up) row[7 * S + st] = 2 * e + 1;                    // RECV_B: gradient of edge st
-  }
-  return link_table;
-}
-
-}  // namespace detail
-
-namespace detail {
-
 /// check_transfers()'s last step: for each edge across ranks and micro-batch, the
 /// SEND_F, RECV_F, SEND_B or RECV_B missing from `seen` ([kind - SEND_F][slot]); rank =
 /// owner, step = -1. Calls `report` per op.
 template <class Report>
-constexpr void report_missing_transfers(const pipeline_shape& shape, const std::uint8_t* seen, const int* owner,
+constexpr void report_missing_transfers(const pipeline_shape& shape, const std::uint8_t* seen, const std::uint32_t* owner,
                                         Report& report) {
   const int S = shape.stages();
   const int m = shape.m;
@@ -75,7 +47,7 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
                             op{op_kind::recv_b, e, j}};
       const std::size_t where[4] = {activation, slots + activation, 2 * slots + gradient, 3 * slots + gradient};
       for (int n = 0; n < 4; ++n) {
-        if (seen[where[n]] == 0) report(fault::missing, owner[needed[n].stage()], -1, needed[n], needed[n]);
+        if (seen[where[n]] == 0) report(fault::missing, static_cast<int>(owner[needed[n].stage()]), -1, needed[n], needed[n]);
       }
     }
   }
@@ -86,22 +58,21 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
 /// duplicate), then missing messages. A common path of a few statements per op, the
 /// diagnosis off it. Calls `report(fault, rank, step, at, needs)` per issue.
 template <class Report>
-constexpr void check_transfers(schedule_view v, const std::uint32_t* link, Report& report) {
+constexpr void check_transfers(schedule_view v, const stage_table& table, Report& report) {
   const pipeline_shape& shape = v.shape;
   const int P = shape.P;
   const int S = shape.stages();
   const int m = shape.m;
   const std::uint32_t* off = v.offsets.data();
-  // Messages are numbered by slot = ed * m + j (message_channels).
-  const std::uint32_t none = 2 * static_cast<std::uint32_t>(S);
+  // Messages are numbered by slot = ed * m + j (stage_table::channel).
+  const std::uint32_t none = table.none;
+  const std::uint32_t* link = table.channel.data();
+  const std::uint32_t* owner = table.owner.data();
   const std::uint32_t um = static_cast<std::uint32_t>(m), uS = static_cast<std::uint32_t>(S);
   const op* ops = v.ops.data();
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
   detail::buffer<std::uint8_t> seen_b(4 * slots);  // [SEND_F, RECV_F, SEND_B, RECV_B][slot]
-  detail::buffer<int> owner_b(static_cast<std::size_t>(S));
-  for (int st = 0; st < S; ++st) owner_b[static_cast<std::size_t>(st)] = shape.rank_of(st);
   std::uint8_t* seen = seen_b.data();
-  const int* owner = owner_b.data();
   // Per-op values live outside the loops and are assigned in one expression: Clang
   // keeps each local declared in a loop body in a map node, per op.
   std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0;
@@ -111,7 +82,7 @@ constexpr void check_transfers(schedule_view v, const std::uint32_t* link, Repor
       ed = kind >= 4 && kind <= 7 && s < uS ? link[kind * uS + s] : none,
       mark = ed != none && j < um ? (kind - 4) * static_cast<std::uint32_t>(slots) + ed * um + j : 0;
       if (kind < 4 || kind > 7) continue;  // compute ops, and unused kinds (step 2 named them)
-      if (ed != none && j < um && owner[s] == r && seen[mark] == 0) {  // the common case
+      if (ed != none && j < um && owner[s] == static_cast<std::uint32_t>(r) && seen[mark] == 0) {  // the common case
         seen[mark] = 1;
         continue;
       }
@@ -126,7 +97,7 @@ constexpr void check_transfers(schedule_view v, const std::uint32_t* link, Repor
         report(fault::no_partner, r, step, o, o);
         continue;
       }
-      if (owner[s] != r) report(fault::wrong_rank, r, step, o, o);
+      if (owner[s] != static_cast<std::uint32_t>(r)) report(fault::wrong_rank, r, step, o, o);
       if (ed == none) {
         report(fault::local_transfer, r, step, o, o);
         continue;
@@ -142,7 +113,7 @@ constexpr void check_transfers(schedule_view v, const std::uint32_t* link, Repor
 /// the compute part as validate() checks it, then each transfer op (check_transfers()).
 /// Calls `report(fault, rank, step, at, needs)` per issue.
 template <class Report>
-constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Report&& report) {
+constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report) {
   const std::uint32_t* off = v.offsets.data();
   const op* ops = v.ops.data();
 
@@ -162,14 +133,14 @@ constexpr void check_lowered_ops(schedule_view v, const std::uint32_t* link, Rep
     report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
   });
   // 3. Each transfer op.
-  check_transfers(v, link, report);
+  check_transfers(v, table, report);
 }
 
 /// The last step of validate_lowered()'s run: names the op each rank stopped at
 /// (`pos[r]`, its end when it finished), the ranks halted by a fault of their own first,
 /// then the ranks waiting for a partner. `pending` and `computed` are the run's tables.
 template <class Report>
-constexpr void diagnose_lowered(schedule_view v, const std::uint32_t* link, const std::uint32_t* pos,
+constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const std::uint32_t* pos,
                                 const std::uint32_t* pending, const std::uint8_t* computed, Report&& report) {
   const int P = v.shape.P;
   const std::uint32_t* off = v.offsets.data();
@@ -185,7 +156,7 @@ constexpr void diagnose_lowered(schedule_view v, const std::uint32_t* link, cons
     const op o = ops[k];
     const int step = static_cast<int>(k - off[r]);
     const int st = o.stage(), mb = o.microbatch();
-    const std::uint32_t in_ed = link[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
+    const std::uint32_t in_ed = table.channel[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
     if (!is_transfer(o.kind())) {
       const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
       halted[static_cast<std::size_t>(r)] =
@@ -217,25 +188,26 @@ constexpr void diagnose_lowered(schedule_view v, const std::uint32_t* link, cons
 
 /// Step 4 of validate_lowered(): runs the lists under `sem`, reports each stuck rank.
 template <class Report>
-constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint32_t* link, Report&& report) {
+constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_table& table, Report&& report) {
   const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages()), um = static_cast<std::uint32_t>(v.shape.m);
-  const std::uint32_t none = 2 * uS, keys = uS * um;
+  const std::uint32_t none = table.none, keys = uS * um;
   const std::size_t slots = 2 * static_cast<std::size_t>(keys);
   const std::uint32_t* off = v.offsets.data();
+  const std::uint32_t* link = table.channel.data();
   const op* ops = v.ops.data();
   // Per-op values outside the loops, assigned in one expression (docs/compile-time.md).
-  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0, top = 0;
+  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0;
   // 4. Run the lists. Per slot its state (SEND reached, RECV done) and the rank + 1 parked at
   // its SEND or RECV; per F and per B or I whether it ran; per ed messages not yet consumed.
   constexpr std::uint8_t posted = 1, arrived = 2;
   detail::buffer<std::uint8_t> state_b(slots), computed_b(2 * static_cast<std::size_t>(keys));  // [F | B or I]
   detail::buffer<std::uint32_t> parked_b(2 * slots), pending_b(2 * static_cast<std::size_t>(uS));  // [at SEND | at RECV]
-  detail::buffer<std::uint32_t> pos_b(static_cast<std::size_t>(v.shape.P)), stack_b(static_cast<std::size_t>(v.shape.P));
+  rank_worklist work(static_cast<std::uint32_t>(v.shape.P), off);
   std::uint8_t *state = state_b.data(), *computed = computed_b.data();
-  std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = pos_b.data(), *stack = stack_b.data();
+  std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = work.pos.data(), *stack = work.stack.data();
+  std::uint32_t top = work.top;  // the pop loop of rank_worklist (core/engine.hpp)
   const std::uint32_t at_recv = static_cast<std::uint32_t>(slots);
   const bool rendezvous = sem == send_semantics::rendezvous;
-  for (int r = v.shape.P - 1; r >= 0; --r) pos[r] = off[r], stack[top++] = static_cast<std::uint32_t>(r);
   while (top > 0) {
     const std::uint32_t r = stack[--top];
     std::uint32_t k = pos[r];
@@ -275,7 +247,7 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const std::uint3
     }
     pos[r] = k;
   }
-  diagnose_lowered(v, link, pos, pending, computed, report);
+  diagnose_lowered(v, table, pos, pending, computed, report);
 }
 
 }  // namespace detail
@@ -291,8 +263,7 @@ constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) 
     report(broken, -1, -1, op{}, op{});
     return count;
   }
-  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
-  detail::check_lowered_ops(v, link.data(), report);
+  detail::check_lowered_ops(v, detail::stage_table(v.shape), report);
   return count;
 }
 
@@ -321,8 +292,7 @@ template <class OnIssue>
 constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
   std::size_t count = validate_lowered_ops(v, on_issue);
   if (count != 0) return count;
-  const detail::buffer<std::uint32_t> link = detail::message_channels(v.shape);
-  detail::run_lowered(v, sem, link.data(), detail::counting_report(count, on_issue));
+  detail::run_lowered(v, sem, detail::stage_table(v.shape), detail::counting_report(count, on_issue));
   return count;
 }
 
