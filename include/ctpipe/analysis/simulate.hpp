@@ -160,7 +160,7 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   // Stamps are end time + 1 (the walk reserves 0 for "not run"; 1 means "time 0").
   detail::dependency_walk walk(v);
   // The visitor keeps its temporaries in variables of this frame and computes in one
-  // statement: Clang charges a step per statement and a map node per local it declares.
+  // statement (core/engine.hpp).
   std::int64_t ready_a = 0, ready_b = 0, t = 0;
   const bool finished = walk.run([&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s,
                                      std::int64_t stamp_a, std::int64_t stamp_b) {

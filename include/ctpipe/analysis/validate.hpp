@@ -106,11 +106,8 @@ constexpr bool structure_broken(const schedule_view& v, fault& what) {
     what = fault::bad_shape;
     return true;
   }
-  const std::size_t P = static_cast<std::size_t>(v.shape.P);
-  bool ok = v.offsets.size() == P + 1 && v.offsets[0] == 0 && v.offsets[P] == v.size();
-  for (std::size_t r = 0; ok && r < P; ++r) ok = v.offsets[r] <= v.offsets[r + 1];
   what = fault::bad_offsets;
-  return !ok;
+  return !offsets_sound(v);
 }
 
 }  // namespace detail
@@ -165,8 +162,7 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
   bool split = false;
   bool in_shape = true;
   const op* ops = v.ops.data();
-  // Per-op values, assigned in one expression statement: Clang charges a step per
-  // statement and a node of its map of temporaries per local declared in the loop body.
+  // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   // `mixed`: B next to an I/W, or I/W next to a B; `early`: a B/I before its F, or a W
   // before its I.
   std::size_t bits = 0, kind = 0, s = 0, j = 0, fits = 0, key = 0, slot = 0, mixed = 0, early = 0;

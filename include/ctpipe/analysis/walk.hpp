@@ -60,9 +60,8 @@ class dependency_walk {
       const std::uint32_t r = stack[--top];
       std::uint32_t k = pos[r];
       for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
-        // One expression statement assigning variables declared outside the loops: Clang
-        // charges a step per statement, and each local declared in the loop body costs
-        // it a node of its map of temporaries, per op.
+        // One expression statement assigning variables declared outside the loops
+        // (core/engine.hpp).
         // `a`, `b`: slots of the two dependencies; `self`: this op's slot.
         bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
         in_shape = kind <= 3 && s < S_ && j < m_, key = in_shape ? s * m_ + j : 0,

@@ -108,11 +108,13 @@ struct stage_table {
 /// the rule's own.
 ///
 /// The pop loop (`while (top > 0) { r = stack[--top]; ... }`) is written inside each
-/// rule's function, around its per-op loop, and not behind a call per woken rank: in a
-/// 1F1B walk a rank parks about once per op it runs, and a call there (a function taking
-/// the rule as a lambda, or a member function per rank) cut the largest 1F1B proof below
-/// m = 2432 under Clang and below m = 2688 under GCC (bench/RESULTS.md's limits are 2432
-/// and 2816).
+/// rule's function, around its per-op loop, not behind a call per woken rank: in a 1F1B
+/// walk a rank parks about once per micro-batch and stage, and such a call cut the
+/// largest 1F1B proof (bench/RESULTS.md: m = 2816 under GCC, 2432 under Clang) below
+/// m = 2688 under GCC when the rule was a lambda (GCC counts each read of a captured
+/// pointer), and below 2432 under Clang when it was a member function per rank (its
+/// locals set up again on each wake). execute(), whose run is not a compile-time proof's
+/// bottleneck, calls a member function per woken rank.
 struct rank_worklist {
   buffer<std::uint32_t> pos, stack;
   std::uint32_t top = 0;

@@ -35,16 +35,25 @@ struct schedule_view {
   constexpr std::size_t size() const { return ops.size(); }
 };
 
+namespace detail {
+/// The view-structure rule on a view whose shape passed check_shape(): `offsets` holds
+/// P+1 non-decreasing positions from 0 to the op count. O(P). Used by check_view() (which
+/// raises) and the validators (which report fault::bad_offsets).
+constexpr bool offsets_sound(const schedule_view& v) {
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
+  bool ok = v.offsets.size() == P + 1 && v.offsets[0] == 0 && v.offsets[P] == v.ops.size();
+  for (std::size_t r = 0; ok && r < P; ++r) ok = v.offsets[r] <= v.offsets[r + 1];
+  return ok;
+}
+}  // namespace detail
+
 /// Checks the structure of a view before an analysis indexes it: the shape passes
 /// check_shape() (its messages), and `offsets` holds P+1 non-decreasing positions from 0
 /// to the op count, else `ctpipe: schedule view offsets must be P+1 non-decreasing
 /// positions from 0 to the op count`. O(P). Op contents are each analysis's business.
 constexpr void check_view(const schedule_view& v) {
   check_shape(v.shape);
-  const std::size_t P = static_cast<std::size_t>(v.shape.P);
-  bool ok = v.offsets.size() == P + 1 && v.offsets[0] == 0 && v.offsets[P] == v.ops.size();
-  for (std::size_t r = 0; ok && r < P; ++r) ok = v.offsets[r] <= v.offsets[r + 1];
-  detail::require(ok, "ctpipe: schedule view offsets must be P+1 non-decreasing positions from 0 to the op count");
+  detail::require(detail::offsets_sound(v), "ctpipe: schedule view offsets must be P+1 non-decreasing positions from 0 to the op count");
 }
 
 /// A schedule frozen at compile time: `N` ops over `R` ranks in fixed arrays (plain C

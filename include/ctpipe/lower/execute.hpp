@@ -379,7 +379,7 @@ struct lowered_run {
     std::int64_t* end = out.end_.data();
     std::int64_t clock = clock_b[r], busy = 0;
     std::uint32_t k = work.pos[r];
-    // Per-op values outside the loop, assigned in one expression (docs/compile-time.md).
+    // Per-op values outside the loop, assigned in one expression (core/engine.hpp).
     std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, key = 0, a = 0, b = 0;
     message* x = nullptr;  // the op's message
     for (const std::uint32_t last = off[r + 1]; k < last; ++k) {

@@ -70,8 +70,7 @@ constexpr schedule lower_adjacent(schedule_view v) {
   const std::uint32_t* channel = table.channel.data();  // a compute op's input is remote when its channel is not `none`
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
-  // Per-op values live outside the loops and are assigned in one expression: Clang
-  // keeps each local declared in a loop body in a map node, per op.
+  // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   std::uint32_t bits = 0, row = 0, extra = 0;
   for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0);
   schedule out{v.shape, n + extra};

@@ -73,8 +73,7 @@ constexpr void check_transfers(schedule_view v, const stage_table& table, Report
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
   detail::buffer<std::uint8_t> seen_b(4 * slots);  // [SEND_F, RECV_F, SEND_B, RECV_B][slot]
   std::uint8_t* seen = seen_b.data();
-  // Per-op values live outside the loops and are assigned in one expression: Clang
-  // keeps each local declared in a loop body in a map node, per op.
+  // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0;
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
@@ -189,13 +188,11 @@ constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const
 /// Step 4 of validate_lowered(): runs the lists under `sem`, reports each stuck rank.
 template <class Report>
 constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_table& table, Report&& report) {
-  const std::uint32_t uS = static_cast<std::uint32_t>(v.shape.stages()), um = static_cast<std::uint32_t>(v.shape.m);
-  const std::uint32_t none = table.none, keys = uS * um;
+  const std::uint32_t uS = table.S, um = static_cast<std::uint32_t>(v.shape.m), none = table.none, keys = uS * um;
   const std::size_t slots = 2 * static_cast<std::size_t>(keys);
-  const std::uint32_t* off = v.offsets.data();
-  const std::uint32_t* link = table.channel.data();
+  const std::uint32_t *off = v.offsets.data(), *link = table.channel.data();
   const op* ops = v.ops.data();
-  // Per-op values outside the loops, assigned in one expression (docs/compile-time.md).
+  // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0;
   // 4. Run the lists. Per slot its state (SEND reached, RECV done) and the rank + 1 parked at
   // its SEND or RECV; per F and per B or I whether it ran; per ed messages not yet consumed.
