@@ -4,6 +4,7 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/svg.hpp>
+#include <ctpipe/io/text.hpp>
 #include <ctpipe/io/trace.hpp>
 #include <nlohmann/json.hpp>
 
