@@ -1,9 +1,13 @@
-// The pictures: the SVG's own shapes against the simulation, the trace against the
-// simulation, `ctpipe compare`, the README's committed picture, and the executed run's
-// timeline (text and SVG) with its stalls.
+// The pictures: the readout model every view renders from against the JSON it prints,
+// the SVG's own shapes against the simulation, the trace against the simulation,
+// `ctpipe compare`, the README's committed picture, and the executed run's timeline
+// (text and SVG) with its stalls.
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
+#include <ctpipe/io/json.hpp>
+#include <ctpipe/io/readout.hpp>
 #include <ctpipe/io/svg.hpp>
+#include <ctpipe/io/text.hpp>
 #include <ctpipe/io/trace.hpp>
 #include <nlohmann/json.hpp>
 
@@ -55,6 +59,75 @@ const std::vector<schedule_spec>& picture_cases() {
 }
 
 }  // namespace
+
+TEST_CASE("readout: the model's fields are the JSON's values, 1F1B P = 4 m = 8", "[pictures]") {
+  const io::report rep = analyze_spec(ctpipe::tests::one_f_one_b(4, 8));
+  const io::readout ro = io::readout_of(rep);
+  const auto j = io::to_json(ro);
+  const auto strings = [](const std::vector<rational>& values) {
+    std::vector<std::string> out;
+    for (const rational& x : values) out.push_back(io::to_string(x));
+    return out;
+  };
+  // The article's values, in the model...
+  REQUIRE(ro.schedule == "1f1b");
+  REQUIRE((ro.P == 4 && ro.m == 8 && ro.V == 1 && ro.placement == placement::loop));
+  REQUIRE(ro.costs == costs{});
+  REQUIRE(ro.gamma == rational{1});
+  REQUIRE(ro.makespan == rational{33});
+  REQUIRE(ro.bubble_fraction == rational{3, 11});
+  REQUIRE((ro.bubble_fraction_formula.holds && ro.bubble_fraction_formula.value == rational{3, 11}));
+  REQUIRE(ro.idle == std::vector<rational>(4, rational{9}));
+  REQUIRE(ro.span_bubble == rational{9});
+  REQUIRE(ro.peak_in_flight == std::vector<rational>{rational{4}, rational{3}, rational{2}, rational{1}});
+  REQUIRE(ro.peak_in_flight_formula.size() == 4);
+  for (std::size_t r = 0; r < 4; ++r) REQUIRE(ro.peak_in_flight_formula[r].value == ro.peak_in_flight[r]);
+  REQUIRE(ro.messages == 48);
+  REQUIRE(ro.ranks.size() == 64);
+  REQUIRE(io::action(ro.ranks.rank(0)[4]) == "0B0");
+  REQUIRE((ro.timeline.start(4) == rational{10} && ro.timeline.end(4) == rational{12}));  // 0B0 after 3B0 (4 to 6) ... 1B0
+  REQUIRE(ro.timeline.makespan() == ro.makespan);
+  REQUIRE((ro.drawn_run == nullptr && ro.drawn.makespan() == ro.makespan && ro.in_flight == &rep.memory));
+  REQUIRE(ro.plain_peak_in_flight.empty());
+  REQUIRE_FALSE(ro.interleaved);
+  // ... and in the JSON, under the same names.
+  REQUIRE(j["schedule"] == ro.schedule);
+  REQUIRE((j["P"] == ro.P && j["m"] == ro.m && j["V"] == ro.V && j["placement"] == "loop"));
+  REQUIRE(j["costs"] == nlohmann::ordered_json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}});
+  REQUIRE(j["gamma"] == "1");
+  REQUIRE(j["makespan"] == "33");
+  REQUIRE(j["bubble_fraction"] == "3/11");
+  REQUIRE(j["bubble_fraction_formula"] == "3/11");
+  REQUIRE(j["idle"].get<std::vector<std::string>>() == strings(ro.idle));
+  REQUIRE(j["span_bubble"] == "9");
+  REQUIRE(j["peak_in_flight"].get<std::vector<std::string>>() == std::vector<std::string>{"4", "3", "2", "1"});
+  REQUIRE(j["peak_in_flight_formula"].get<std::vector<std::string>>() == strings(ro.peak_in_flight));
+  REQUIRE(j["messages"] == ro.messages);
+  REQUIRE(j["ranks"][0][4] == "0B0");
+  REQUIRE(j["timeline"][0][4] == nlohmann::ordered_json{"0B0", "10", "12"});
+  REQUIRE(j["timeline"].size() == 4);
+  // The report's overloads render the same model.
+  REQUIRE(io::to_json(rep) == j);
+  REQUIRE(io::render_text(rep) == io::render_text(ro));
+  REQUIRE(io::render_svg(rep) == io::render_svg(ro));
+  REQUIRE(io::to_trace(rep) == io::to_trace(ro));
+}
+
+TEST_CASE("readout: an interleaved schedule's title parameters, a split backward's plain peaks", "[pictures]") {
+  const io::report interleaved = analyze_spec(ctpipe::tests::interleaved(4, 8, 2));
+  const io::readout il = io::readout_of(interleaved);
+  REQUIRE(il.interleaved);
+  REQUIRE((il.interleaved->variant == interleaved_variant::megatron && il.interleaved->group == 4 &&
+           il.interleaved->warmup_factor == 2));
+  REQUIRE(io::render_title(il).find("placement loop  variant megatron  g = 4  warmup factor 2  costs") != std::string::npos);
+  // ZB-H1 with gamma = 1/2: the finer model's peaks beside the plain count's 4 4 4 4.
+  const io::report zb = io::analyze(ctpipe::tests::zero_bubble(schedule_family::zb_h1, 4, 8), costs{}, rational{1, 2});
+  const io::readout ro = io::readout_of(zb);
+  REQUIRE(ro.peak_in_flight == std::vector<rational>{rational{4}, rational{7, 2}, rational{3}, rational{5, 2}});
+  REQUIRE(ro.plain_peak_in_flight == std::vector<rational>(4, rational{4}));
+  REQUIRE(io::render_in_flight(ro).find(" 7/2 [4] = formula") != std::string::npos);
+  REQUIRE_FALSE(ro.interleaved);
+}
 
 TEST_CASE("SVG: one box per op at its simulated times - hatched idle per rank sums to the simulated idle", "[pictures]") {
   for (const schedule_spec& spec : picture_cases()) {

@@ -23,10 +23,11 @@ std::string json_text(const nlohmann::ordered_json& j, int indent) {
 }
 
 std::string render(const io::report& rep, const options& opts) {
-  if (opts.format == "json") return json_text(io::to_json(rep));
-  if (opts.format == "svg") return io::render_svg(rep);
-  if (opts.format == "trace") return json_text(io::to_trace(rep), -1);
-  return io::render_text(rep, {opts.width, opts.colored()});
+  const io::readout ro = io::readout_of(rep);
+  if (opts.format == "json") return json_text(io::to_json(ro));
+  if (opts.format == "svg") return io::render_svg(ro);
+  if (opts.format == "trace") return json_text(io::to_trace(ro), -1);
+  return io::render_text(ro, {opts.width, opts.colored()});
 }
 
 bool write_stdout(const std::string& out) {

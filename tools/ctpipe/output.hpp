@@ -28,8 +28,8 @@ inline constexpr long long max_csv_ops = max_json_ops;
 /// The tool's op limit for `format` (text, json, svg, trace, csv, csv-comms).
 long long max_ops(const std::string& format);
 
-/// One report in the format of `opts` (text, json, svg or trace): text at its --width,
-/// coloured per --color.
+/// One report in the format of `opts` (text, json, svg or trace), each rendered from its
+/// readout (io::readout_of()): text at its --width, coloured per --color.
 std::string render(const io::report& rep, const options& opts);
 
 /// A JSON document as the tool prints it: indented by 2, one newline at the end; bytes of

@@ -18,6 +18,10 @@
 // its backward), and a forward-only rule would be a second validity rule and cost model
 // in the core, not a reader's option. The message says so instead of validate()'s "op
 // missing" for every backward.
+//
+// The writer takes a schedule_view, not the readout model the other views render from
+// (ctpipe/io/readout.hpp, whose `ranks` is such a view): a CSV holds op lists only, and
+// it writes lists no report analyses (lowered ones, with transfers).
 #pragma once
 
 #include <fmt/format.h>

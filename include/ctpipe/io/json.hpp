@@ -1,4 +1,6 @@
-// ctpipe/io/json.hpp (run time, opt-in): one schedule and its analyses as JSON.
+// ctpipe/io/json.hpp (run time, opt-in): one schedule and its analyses as JSON, rendered
+// from the readout model (io::readout, ctpipe/io/readout.hpp), whose fields carry the
+// JSON's names.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -6,63 +8,77 @@
 #include <cstdint>
 
 #include "ctpipe/io/format.hpp"
-#include "ctpipe/io/report.hpp"
+#include "ctpipe/io/readout.hpp"
 
 namespace ctpipe::io {
 
-/// The JSON object the `ctpipe` tool prints with `--format json`, fields in this order. Exact numbers are
-/// strings ("3/11", "33"); counts are integers. Fields, exactly:
+namespace detail {
+/// A closed form's value as a JSON string, or null where it does not hold.
+inline nlohmann::ordered_json formula_json(const closed_form& f) {
+  return f.holds ? nlohmann::ordered_json(to_string(f.value)) : nlohmann::ordered_json(nullptr);
+}
+}  // namespace detail
+
+/// The JSON object the `ctpipe` tool prints with `--format json` (docs/json.md), one field
+/// per field of readout `ro` up to `timeline`, with the same names, in this order. Exact
+/// numbers are strings ("3/11", "33"); counts are integers. Fields, exactly:
 /// `schedule` (the family, or the file name of a schedule read from a file: schedule_name),
 /// `P`, `m`, `V`, `placement` ("loop" or "v"), `costs` ({"f","b","i","w","c"} as strings),
-/// `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's value, or null where none applies), `idle` (per rank), `span_bubble`,
+/// `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's
+/// value, or null where none applies), `idle` (per rank), `span_bubble`,
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
-/// null where no closed form applies; the whole field null when none applies), `messages` (integer), `ranks` (per rank, action
-/// strings such as "0F3"), `timeline` (per rank, [action, start, end] triples).
-inline nlohmann::ordered_json to_json(const report& rep) {
+/// null where no closed form applies; the whole field null when none applies), `messages`
+/// (integer), `ranks` (per rank, action strings such as "0F3"), `timeline` (per rank,
+/// [action, start, end] triples: the simulated times, never an executed run's).
+inline nlohmann::ordered_json to_json(const readout& ro) {
   using json = nlohmann::ordered_json;
-  const auto& s = rep.spec.shape;
-  const schedule_view v = rep.ops.view();
-  json idle = json::array();
-  json peaks = json::array();
+  const schedule_view v = ro.ranks;
   json peak_formula = json::array();
   json ranks = json::array();
   json timeline = json::array();
   bool any_peak_formula = false;
-  for (int r = 0; r < s.P; ++r) {
-    idle.push_back(to_string(rep.sim.idle(r)));
-    peaks.push_back(to_string(rep.memory.peak(r)));
-    const closed_form& f = rep.peak_formula[static_cast<std::size_t>(r)];
+  for (const closed_form& f : ro.peak_in_flight_formula) {
     any_peak_formula = any_peak_formula || f.holds;
-    peak_formula.push_back(f.holds ? json(to_string(f.value)) : json(nullptr));
+    peak_formula.push_back(detail::formula_json(f));
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ro.P); ++r) {
     json actions = json::array();
     json slices = json::array();
-    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
       actions.push_back(action(v.ops[k]));
-      slices.push_back(json::array({action(v.ops[k]), to_string(rep.sim.start(k)), to_string(rep.sim.end(k))}));
+      slices.push_back(json::array({action(v.ops[k]), to_string(ro.timeline.start(k)), to_string(ro.timeline.end(k))}));
     }
     ranks.push_back(std::move(actions));
     timeline.push_back(std::move(slices));
   }
+  const auto strings = [](const std::vector<rational>& values) {
+    json out = json::array();
+    for (const rational& x : values) out.push_back(to_string(x));
+    return out;
+  };
   return json{
-      {"schedule", schedule_name(rep)},
-      {"P", s.P},
-      {"m", s.m},
-      {"V", s.V},
-      {"placement", placement_name(s.layout)},
-      {"costs", {{"f", to_string(rep.cost.f)}, {"b", to_string(rep.cost.b)}, {"i", to_string(rep.cost.i)},
-                 {"w", to_string(rep.cost.w)}, {"c", to_string(rep.cost.c)}}},
-      {"gamma", to_string(rep.gamma)},
-      {"makespan", to_string(rep.sim.makespan())},
-      {"bubble_fraction", to_string(rep.sim.bubble_fraction())},
-      {"bubble_fraction_formula", rep.bubble_formula.holds ? json(to_string(rep.bubble_formula.value)) : json(nullptr)},
-      {"idle", std::move(idle)},
-      {"span_bubble", to_string(rep.sim.span_bubble())},
-      {"peak_in_flight", std::move(peaks)},
+      {"schedule", ro.schedule},
+      {"P", ro.P},
+      {"m", ro.m},
+      {"V", ro.V},
+      {"placement", placement_name(ro.placement)},
+      {"costs", {{"f", to_string(ro.costs.f)}, {"b", to_string(ro.costs.b)}, {"i", to_string(ro.costs.i)},
+                 {"w", to_string(ro.costs.w)}, {"c", to_string(ro.costs.c)}}},
+      {"gamma", to_string(ro.gamma)},
+      {"makespan", to_string(ro.makespan)},
+      {"bubble_fraction", to_string(ro.bubble_fraction)},
+      {"bubble_fraction_formula", detail::formula_json(ro.bubble_fraction_formula)},
+      {"idle", strings(ro.idle)},
+      {"span_bubble", to_string(ro.span_bubble)},
+      {"peak_in_flight", strings(ro.peak_in_flight)},
       {"peak_in_flight_formula", any_peak_formula ? std::move(peak_formula) : json(nullptr)},
-      {"messages", rep.message_count},
+      {"messages", ro.messages},
       {"ranks", std::move(ranks)},
       {"timeline", std::move(timeline)},
   };
 }
+
+/// to_json() of readout_of(rep).
+inline nlohmann::ordered_json to_json(const report& rep) { return to_json(readout_of(rep)); }
 
 }  // namespace ctpipe::io

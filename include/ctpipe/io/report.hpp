@@ -1,6 +1,7 @@
 // ctpipe/io/report.hpp (run time, opt-in): every analysis of one schedule, computed
-// once, for the text and JSON views and the `ctpipe` tool; and, for a schedule with
-// transfers, the executed run its timelines draw instead of the simulation.
+// once; and, for a schedule with transfers, the executed run its timelines draw instead
+// of the simulation. The views render from the readout model that readout_of() builds
+// from a report (ctpipe/io/readout.hpp).
 #pragma once
 
 #include <algorithm>  // std::equal
@@ -30,7 +31,8 @@ struct tick_span {
 
 /// An executed run of a schedule's lowered lists (execute()), as the timeline views draw
 /// it in place of the simulation: its compute ops' times and the stretches where a rank
-/// stalls. Made by executed_timeline_of(); attached to a report as `report::executed`.
+/// stalls. Made by executed_timeline_of(); attached to a report as `report::executed`,
+/// which a readout draws as `readout::drawn_run`.
 struct executed_timeline {
   runtime_model model = runtime_model::blocking;
   /// Why this model is drawn, for the title (`blocking hangs`); empty when it needs no word.
@@ -116,7 +118,8 @@ struct report {
   std::string source;
   /// Empty unless set (draw_executed()): the executed run of the schedule's lowered
   /// lists, which the text and SVG timelines then draw in place of `sim`, with its
-  /// stalls; the readouts name it. JSON and traces keep to `sim`.
+  /// stalls (readout::drawn_run, readout::drawn); the readouts name it. JSON and traces
+  /// keep to `sim`.
   std::optional<executed_timeline> executed;
 };
 
@@ -179,21 +182,6 @@ inline void draw_executed(report& rep, executed_timeline timeline) {
                           "ctpipe: an executed timeline needs the lowered lists of the report's schedule");
   rep.executed = std::move(timeline);
 }
-
-// The times the timeline views draw, in ticks of drawn_tick(): the executed run's when
-// the report has one (report::executed), else the simulation's.
-inline rational drawn_tick(const report& rep) { return rep.executed ? rep.executed->tick : rep.sim.tick(); }
-inline std::int64_t drawn_makespan_ticks(const report& rep) {
-  return rep.executed ? rep.executed->makespan_ticks : rep.sim.makespan_ticks();
-}
-inline std::int64_t drawn_start_ticks(const report& rep, std::size_t k) {
-  return rep.executed ? rep.executed->start_ticks[k] : rep.sim.start_ticks(k);
-}
-inline std::int64_t drawn_end_ticks(const report& rep, std::size_t k) {
-  return rep.executed ? rep.executed->end_ticks[k] : rep.sim.end_ticks(k);
-}
-/// `ticks` of drawn_tick() in time units.
-inline rational drawn_time(const report& rep, std::int64_t ticks) { return drawn_tick(rep) * rational{ticks}; }
 
 /// The name the views give the schedule: its family's (`1f1b`), or for a schedule read
 /// from elsewhere its `source`.

@@ -1,10 +1,13 @@
-// ctpipe/io/svg.hpp (run time, opt-in): the article's two views as one self-contained SVG.
+// ctpipe/io/svg.hpp (run time, opt-in): the article's two views as one self-contained SVG,
+// rendered from the readout model (io::readout, ctpipe/io/readout.hpp, whose title and
+// readout lines it shares with the text view); each function also takes a report, for
+// which it renders readout_of(report).
 //
 // - Timeline: one lane per rank, time across; each op a box from its simulated start to
 //   its end (never from its list position), coloured by kind (F, B, I, W, transfers),
 //   labelled with its micro-batch (and `.chunk` when V > 1) where the box is wide enough;
-//   idle time as hatched boxes; a time axis below. A report with an executed run
-//   (report::executed) is drawn at its executed times instead, its stalls as red boxes.
+//   idle time as hatched boxes; a time axis below. A readout with an executed run
+//   (readout::drawn_run) is drawn at its executed times instead, its stalls as red boxes.
 // - In-flight view: per rank the level of in-flight activations over time (a step line
 //   built from the simulated event times) and the peak as a bar with its value.
 // - Title (parameters), legend and readouts (makespan, bubble fraction simulated and by
@@ -20,11 +23,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
-#include <vector>  // compare's reports
+#include <vector>  // compare's schedules
 
 #include "ctpipe/io/format.hpp"
-#include "ctpipe/io/report.hpp"
-#include "ctpipe/io/text.hpp"  // readout_lines, render_title
+#include "ctpipe/io/readout.hpp"  // the model; readout_lines, render_title
 
 namespace ctpipe::io {
 
@@ -68,10 +70,10 @@ inline std::string svg_fill(op_kind k, int chunk, int V) {
 }
 
 /// The automatic plot width: 26 pixels for the shortest op, within [1000, 4000].
-inline double svg_auto_width(const report& rep, rational span) {
+inline double svg_auto_width(const readout& ro, rational span) {
   rational shortest = span;
-  for (std::size_t k = 0; k < rep.ops.size(); ++k) {
-    const rational d = drawn_time(rep, drawn_end_ticks(rep, k) - drawn_start_ticks(rep, k));
+  for (std::size_t k = 0; k < ro.ranks.size(); ++k) {
+    const rational d = ro.drawn.time(ro.drawn.end_ticks(k) - ro.drawn.start_ticks(k));
     if (d > rational{0} && d < shortest) shortest = d;
   }
   return std::clamp(26.0 * (span / shortest).to_double(), 1000.0, 4000.0);
@@ -92,19 +94,19 @@ inline std::string svg_escape(const std::string& text) {
 /// Everything one schedule's drawing needs: its lanes start at `top`; returns the height.
 class svg_drawing {
  public:
-  svg_drawing(const report& rep, const svg_style& style, double left) : rep_(rep), left_(left) {
-    const rational span = style.time_span > rational{0} ? style.time_span : drawn_time(rep, drawn_makespan_ticks(rep));
-    const double width = style.width > 0 ? style.width : svg_auto_width(rep, span);
+  svg_drawing(const readout& ro, const svg_style& style, double left) : ro_(ro), left_(left) {
+    const rational span = style.time_span > rational{0} ? style.time_span : ro.drawn.makespan();
+    const double width = style.width > 0 ? style.width : svg_auto_width(ro, span);
     scale_ = width / std::max(span.to_double(), 1e-12);
     span_ = span;
   }
 
   double x(rational t) const { return left_ + t.to_double() * scale_; }
 
-  /// The timeline lanes, axis included: the simulation, or the executed run with its
-  /// stalls (report::executed). Returns the height used.
+  /// The timeline lanes, axis included: readout::drawn, the simulation or the executed
+  /// run with its stalls (readout::drawn_run). Returns the height used.
   double timeline(std::string& out, double top) const {
-    const schedule_view v = rep_.ops.view();
+    const schedule_view v = ro_.ranks;
     const int P = v.shape.P;
     for (int r = 0; r < P; ++r) {
       const double y = top + r * (lane_ + gap_);
@@ -120,12 +122,13 @@ class svg_drawing {
       };
       // Idle time from `from` to `to`: hatched, but where the rank stalls a stall box.
       const std::vector<tick_span> no_stalls;
-      const std::vector<tick_span>& stalls = rep_.executed ? rep_.executed->stalls[static_cast<std::size_t>(r)] : no_stalls;
+      const std::vector<tick_span>& stalls =
+          ro_.drawn_run != nullptr ? ro_.drawn_run->stalls[static_cast<std::size_t>(r)] : no_stalls;
       std::size_t next_stall = 0;
       auto idle = [&](rational from, rational to) {
-        for (; next_stall < stalls.size() && drawn_time(rep_, stalls[next_stall].start) < to; ++next_stall) {
-          const rational a = max(from, drawn_time(rep_, stalls[next_stall].start));
-          const rational b = drawn_time(rep_, stalls[next_stall].end);
+        for (; next_stall < stalls.size() && ro_.drawn.time(stalls[next_stall].start) < to; ++next_stall) {
+          const rational a = max(from, ro_.drawn.time(stalls[next_stall].start));
+          const rational b = ro_.drawn.time(stalls[next_stall].end);
           hatched(from, a);
           out += fmt::format(
               "<rect class=\"stall\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
@@ -139,13 +142,13 @@ class svg_drawing {
       };
       for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
         const op o = v.ops[k];
-        const rational start = drawn_time(rep_, drawn_start_ticks(rep_, k));
-        const rational end = drawn_time(rep_, drawn_end_ticks(rep_, k));
+        const rational start = ro_.drawn.time(ro_.drawn.start_ticks(k));
+        const rational end = ro_.drawn.time(ro_.drawn.end_ticks(k));
         idle(cursor, start);
         cursor = end;
         op_box(out, r, o, start, end, y);
       }
-      idle(cursor, drawn_time(rep_, drawn_makespan_ticks(rep_)));
+      idle(cursor, ro_.drawn.makespan());
     }
     const double axis_y = top + P * (lane_ + gap_);
     axis(out, axis_y);
@@ -155,7 +158,7 @@ class svg_drawing {
   /// One op of rank r in its lane at height y, from start to end: a box with its action
   /// and times as a tooltip, and its micro-batch (and chunk) as a label when it fits.
   void op_box(std::string& out, int r, op o, rational start, rational end, double y) const {
-    const pipeline_shape& shape = rep_.ops.view().shape;
+    const pipeline_shape& shape = ro_.ranks.shape;
     const double w = (end - start).to_double() * scale_;
     out += fmt::format(
         "<rect class=\"op\" data-rank=\"{}\" data-action=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
@@ -175,10 +178,10 @@ class svg_drawing {
 
   /// The in-flight view: per rank a step line of the level over time and the peak bar.
   double in_flight_view(std::string& out, double top) const {
-    const schedule_view v = rep_.ops.view();
+    const schedule_view v = ro_.ranks;
     const int P = v.shape.P;
     rational highest{0};
-    for (int r = 0; r < P; ++r) highest = max(highest, rep_.memory.peak(r));
+    for (int r = 0; r < P; ++r) highest = max(highest, ro_.peak_in_flight[static_cast<std::size_t>(r)]);
     const double unit = highest > rational{0} ? (mem_lane_ - 6) / highest.to_double() : 0;
     const double bar_left = x(span_) + 30;
     for (int r = 0; r < P; ++r) {
@@ -194,21 +197,21 @@ class svg_drawing {
       rational pending_at{0};
       double pending = 0;
       for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
-        const rational at = drawn_time(rep_, v.ops[k].kind() == op_kind::F ? drawn_start_ticks(rep_, k) : drawn_end_ticks(rep_, k));
+        const rational at = ro_.drawn.time(v.ops[k].kind() == op_kind::F ? ro_.drawn.start_ticks(k) : ro_.drawn.end_ticks(k));
         if (at != pending_at) {
           path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit, x(pending_at),
                               base - pending * unit);
           level = pending;
           pending_at = at;
         }
-        pending = rep_.memory.level_after(k).to_double();
+        pending = ro_.in_flight->level_after(k).to_double();
       }
       path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit,
-                          x(pending_at), base - pending * unit, x(drawn_time(rep_, drawn_makespan_ticks(rep_))), base - pending * unit);
+                          x(pending_at), base - pending * unit, x(ro_.drawn.makespan()), base - pending * unit);
       out += fmt::format("<path class=\"in-flight\" data-rank=\"{}\" d=\"{}\" fill=\"none\" stroke=\"#e15759\" "
                          "stroke-width=\"1.5\"/>\n",
                          r, path);
-      const rational peak = rep_.memory.peak(r);
+      const rational peak = ro_.peak_in_flight[static_cast<std::size_t>(r)];
       const double bar = highest > rational{0} ? 120 * (peak / highest).to_double() : 0;
       out += fmt::format("<rect class=\"peak\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
                          "height=\"{:.2f}\" fill=\"#f28e2b\"/>\n",
@@ -237,7 +240,7 @@ class svg_drawing {
     }
   }
 
-  const report& rep_;
+  const readout& ro_;
   double left_;
   double scale_ = 1;
   rational span_{1};
@@ -261,17 +264,17 @@ inline std::string svg_header(double width, double height) {
 
 /// The text view's title line (render_title) with gamma (before the executed run's
 /// words), for the SVG.
-inline std::string svg_title(const report& rep) {
-  std::string title = render_title(rep);
-  title.resize(title.size() - 1 - title_run(rep).size());  // its newline, and the run for the end
-  return title + fmt::format("  gamma = {}", to_string(rep.gamma)) + title_run(rep);
+inline std::string svg_title(const readout& ro) {
+  std::string title = render_title(ro);
+  title.resize(title.size() - 1 - title_run(ro).size());  // its newline, and the run for the end
+  return title + fmt::format("  gamma = {}", to_string(ro.gamma)) + title_run(ro);
 }
 
 /// The legend: one swatch per op kind present, the hatch for idle time, and when the
-/// report's executed run stalls, the stall box.
-inline double svg_legend(std::string& out, const report& rep, double left, double y) {
+/// executed run drawn (readout::drawn_run) stalls, the stall box.
+inline double svg_legend(std::string& out, const readout& ro, double left, double y) {
   bool present[op_kind_count] = {};
-  for (const op o : rep.ops.view().ops) {
+  for (const op o : ro.ranks.ops) {
     if (static_cast<int>(o.kind()) < op_kind_count) present[static_cast<int>(o.kind())] = true;
   }
   const char* names[op_kind_count] = {"F forward", "B backward", "I input gradient", "W weight gradient",
@@ -284,8 +287,8 @@ inline double svg_legend(std::string& out, const report& rep, double left, doubl
                        x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, names[k]);
     x += 30 + 7.0 * static_cast<double>(std::string(names[k]).size());
   }
-  const char* labels = rep.spec.shape.V > 1 ? ";   labels: micro-batch.chunk, later chunks lighter" : ";   labels: micro-batch";
-  const bool stall = rep.executed && rep.executed->has_stall();
+  const char* labels = ro.V > 1 ? ";   labels: micro-batch.chunk, later chunks lighter" : ";   labels: micro-batch";
+  const bool stall = ro.drawn_run != nullptr && ro.drawn_run->has_stall();
   out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
                      "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",
                      x, y - 10, x + 18, y, stall ? "" : labels);
@@ -300,11 +303,10 @@ inline double svg_legend(std::string& out, const report& rep, double left, doubl
 }
 
 /// The readouts (the text view's lines, and the peaks), one line each.
-inline double svg_readouts(std::string& out, const report& rep, double left, double y) {
-  std::vector<std::string> lines = readout_lines(rep);
-  std::string peaks;
-  for (int r = 0; r < rep.spec.shape.P; ++r) peaks += (r ? " " : "") + to_string(rep.memory.peak(r));
-  lines.push_back(fmt::format("peak in-flight per rank ({}): {}", rep.spec.shape.V > 1 ? "chunks" : "activations", peaks));
+inline double svg_readouts(std::string& out, const readout& ro, double left, double y) {
+  std::vector<std::string> lines = readout_lines(ro);
+  lines.push_back(fmt::format("peak in-flight per rank ({}): {}", ro.V > 1 ? "chunks" : "activations",
+                              spaced(ro.peak_in_flight)));
   for (std::size_t i = 0; i < lines.size(); ++i) {
     out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y + 16.0 * static_cast<double>(i),
                        svg_escape(lines[i]));
@@ -312,68 +314,86 @@ inline double svg_readouts(std::string& out, const report& rep, double left, dou
   return 16.0 * static_cast<double>(lines.size()) + 6;
 }
 
+/// The table under render_svg_compare()'s timelines, from `top`: a row per schedule.
+inline double svg_compare_table(std::string& out, const std::vector<readout>& readouts, double left, double top) {
+  double y = top;
+  const char* heads[] = {"schedule",         "makespan", "bubble", "span bubble", "peak r0 (full act.)",
+                         "peak r0 (chunks)", "messages"};
+  for (int c = 0; c < 7; ++c) {
+    out += fmt::format("<text class=\"section\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, heads[c]);
+  }
+  for (const readout& ro : readouts) {
+    y += 16;
+    const std::string cells[] = {ro.schedule, to_string(ro.makespan), to_string(ro.bubble_fraction),
+                                 to_string(ro.span_bubble), to_string(ro.peak_in_flight[0] / rational{ro.V}),
+                                 to_string(ro.peak_in_flight[0]), fmt::format("{}", ro.messages)};
+    for (int c = 0; c < 7; ++c) {
+      out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, cells[c]);
+    }
+  }
+  return y - top;
+}
+
 }  // namespace detail
 
-/// One schedule as a self-contained SVG document: title, legend, timeline with hatched
-/// bubbles and a time axis, readouts, and the in-flight view.
-inline std::string render_svg(const report& rep, const svg_style& style = {}) {
+/// One schedule as a self-contained SVG document: title, legend, timeline (readout::drawn)
+/// with hatched bubbles and a time axis, readouts, and the in-flight view.
+inline std::string render_svg(const readout& ro, const svg_style& style = {}) {
   const double left = 70;
-  const detail::svg_drawing drawing(rep, style, left);
+  const detail::svg_drawing drawing(ro, style, left);
   std::string body;
   double y = 28;
   body += fmt::format("<text class=\"title\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", 10.0, y,
-                      detail::svg_escape(detail::svg_title(rep)));
+                      detail::svg_escape(detail::svg_title(ro)));
   y += 24;
-  y += detail::svg_legend(body, rep, left, y);
+  y += detail::svg_legend(body, ro, left, y);
   body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">timeline{} (time units of t_f)</text>\n", y + 4,
-                      rep.executed ? fmt::format(" of the run executed under {}", runtime_model_name(rep.executed->model)) : "");
+                      ro.drawn_run != nullptr
+                          ? fmt::format(" of the run executed under {}", runtime_model_name(ro.drawn_run->model))
+                          : "");
   y += 14;
   y += drawing.timeline(body, y);
-  y += 10 + detail::svg_readouts(body, rep, left, y + 6);
+  y += 10 + detail::svg_readouts(body, ro, left, y + 6);
   body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">in-flight activations over time and peak per rank{}</text>\n",
-                      y + 10, rep.spec.shape.V > 1 ? " (chunks)" : "");
+                      y + 10, ro.V > 1 ? " (chunks)" : "");
   y += 16;
   y += drawing.in_flight_view(body, y);
   const double width = std::max(drawing.right_edge(), 900.0);
   return detail::svg_header(width, y + 10) + body + "</svg>\n";
 }
 
-/// Several schedules one above another on one time axis (the longest makespan), each
-/// with its title and timeline, then a table of their bubble, span bubble, rank-0 peak
-/// (in full activations, chunks / V, and in chunks) and messages. `width`: plot width in
-/// pixels for the longest makespan.
-inline std::string render_svg_compare(const std::vector<const report*>& reports, double width = 1200) {
+/// render_svg() of readout_of(rep).
+inline std::string render_svg(const report& rep, const svg_style& style = {}) { return render_svg(readout_of(rep), style); }
+
+/// Several schedules one above another on one time axis (the longest simulated makespan),
+/// each with its title and timeline, then a table of their makespan, bubble, span bubble,
+/// rank-0 peak (in full activations, chunks / V, and in chunks) and messages. `width`:
+/// plot width in pixels for the longest makespan.
+inline std::string render_svg_compare(const std::vector<readout>& readouts, double width = 1200) {
   rational longest{0};
-  for (const report* rep : reports) longest = max(longest, rep->sim.makespan());
+  for (const readout& ro : readouts) longest = max(longest, ro.makespan);
   const double left = 70;
   std::string body;
   double y = 26;
   body += fmt::format("<text class=\"title\" x=\"10\" y=\"{:.1f}\">schedules compared on one time axis</text>\n", y);
   y += 16;
-  for (const report* rep : reports) {
+  for (const readout& ro : readouts) {
     y += 18;
-    body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">{}</text>\n", y, detail::svg_escape(detail::svg_title(*rep)));
+    body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">{}</text>\n", y, detail::svg_escape(detail::svg_title(ro)));
     y += 8;
-    const detail::svg_drawing drawing(*rep, {width, longest}, left);
+    const detail::svg_drawing drawing(ro, {width, longest}, left);
     y += drawing.timeline(body, y);
   }
   y += 20;
-  const char* heads[] = {"schedule",         "makespan", "bubble", "span bubble", "peak r0 (full act.)",
-                         "peak r0 (chunks)", "messages"};
-  for (int c = 0; c < 7; ++c) {
-    body += fmt::format("<text class=\"section\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, heads[c]);
-  }
-  for (const report* rep : reports) {
-    y += 16;
-    const std::string cells[] = {schedule_name(*rep), to_string(rep->sim.makespan()),
-                                 to_string(rep->sim.bubble_fraction()), to_string(rep->sim.span_bubble()),
-                                 to_string(rep->memory.peak_activations(0)), to_string(rep->memory.peak(0)),
-                                 fmt::format("{}", rep->message_count)};
-    for (int c = 0; c < 7; ++c) {
-      body += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, cells[c]);
-    }
-  }
+  y += detail::svg_compare_table(body, readouts, left, y);
   return detail::svg_header(std::max(left + width + 40, 900.0), y + 20) + body + "</svg>\n";
+}
+
+/// render_svg_compare() of each report's readout_of().
+inline std::string render_svg_compare(const std::vector<const report*>& reports, double width = 1200) {
+  std::vector<readout> readouts;
+  for (const report* rep : reports) readouts.push_back(readout_of(*rep));
+  return render_svg_compare(readouts, width);
 }
 
 }  // namespace ctpipe::io

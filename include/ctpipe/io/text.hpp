@@ -1,9 +1,13 @@
-// ctpipe/io/text.hpp (run time, opt-in): the article's two views in a terminal.
+// ctpipe/io/text.hpp (run time, opt-in): the article's two views in a terminal, rendered
+// from the readout model (io::readout, ctpipe/io/readout.hpp); each function also takes
+// a report, for which it renders readout_of(report).
+// - title: render_title() (readout.hpp);
 // - timeline: one row per rank, time across, each op a box from its simulated start to
-//   its end (or, for a report with an executed run, its executed start and end, and the
+//   its end (or, for a readout with an executed run, its executed start and end, and the
 //   rank's stalls in a shade of their own), labelled with its kind and micro-batch; idle
 //   time shaded;
-// - readout: makespan, idle, bubble fraction against its formula, span bubble, messages;
+// - readout: readout_lines() (readout.hpp): makespan, idle, bubble fraction against its
+//   formula, span bubble, messages;
 // - in-flight view: one bar per rank, as long as its peak, with the value and formula.
 #pragma once
 
@@ -16,7 +20,7 @@
 #include <vector>
 
 #include "ctpipe/io/format.hpp"
-#include "ctpipe/io/report.hpp"
+#include "ctpipe/io/readout.hpp"
 
 namespace ctpipe::io {
 
@@ -25,7 +29,7 @@ namespace ctpipe::io {
 /// column when even one does not); `color` adds ANSI colours (forward blue, backward
 /// green, bubble grey); without colour the kinds differ by their label letters and fill
 /// characters (F `-`, B `=`, I `~`, W `+`), the bubble is shaded with '░' and a stall
-/// of an executed run (report::executed) with '▒' (red with colour).
+/// of an executed run (readout::drawn_run) with '▒' (red with colour).
 struct text_style {
   int width = 100;
   bool color = false;
@@ -63,18 +67,6 @@ inline char fill(op_kind k) {
   }
 }
 
-/// Compares a simulated value with its closed form, as the readout prints it.
-inline std::string against(rational simulated, const closed_form& f) {
-  if (!f.holds) return fmt::format("(no closed form: {})", f.condition);
-  if (f.value == simulated) return fmt::format("= formula {}", f.formula);
-  return fmt::format("!= formula {} = {} (a bug: please report it)", f.formula, to_string(f.value));
-}
-
-inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x.to_double()); }
-
-}  // namespace detail
-
-namespace detail {
 
 /// The timeline's horizontal scale: how many columns, how many ticks each.
 struct timeline_scale {
@@ -101,23 +93,23 @@ inline std::string timeline_label(op o, const pipeline_shape& shape) {
 /// The scale: fill the width, and give the shortest op room for the longest label + 1
 /// (a whole number of columns per shortest op, so that equal ops look equal), or the
 /// style's time span; at most 12 bands.
-inline timeline_scale scale_timeline(const report& rep, const text_style& style) {
+inline timeline_scale scale_timeline(const readout& ro, const text_style& style) {
   constexpr double max_bands = 12;
-  const schedule_view v = rep.ops.view();
+  const schedule_view v = ro.ranks;
   timeline_scale sc;
-  const double total = static_cast<double>(std::max<std::int64_t>(drawn_makespan_ticks(rep), 1));
+  const double total = static_cast<double>(std::max<std::int64_t>(ro.drawn.makespan_ticks(), 1));
   sc.width = std::max(style.width, 20);
   double shortest = total;
   std::size_t longest_label = 1;
   for (std::size_t k = 0; k < v.size(); ++k) {
-    const double d = static_cast<double>(drawn_end_ticks(rep, k) - drawn_start_ticks(rep, k));
+    const double d = static_cast<double>(ro.drawn.end_ticks(k) - ro.drawn.start_ticks(k));
     if (d > 0) shortest = std::min(shortest, d);
     longest_label = std::max(longest_label, timeline_label(v.ops[k], v.shape).size());
   }
   const double per_shortest =
       std::max(std::floor(static_cast<double>(sc.width) / total * shortest), static_cast<double>(longest_label + 1));
   sc.fixed_span = style.time_span > rational{0};
-  sc.span_ticks = sc.fixed_span ? (style.time_span / drawn_tick(rep)).to_double() : total;
+  sc.span_ticks = sc.fixed_span ? (style.time_span / ro.drawn.tick()).to_double() : total;
   const double per_tick = sc.fixed_span ? static_cast<double>(sc.width) / sc.span_ticks : per_shortest / shortest;
   sc.columns = static_cast<std::int64_t>(std::clamp(std::round(per_tick * sc.span_ticks), 1.0,
                                                     static_cast<double>(max_bands) * static_cast<double>(sc.width)));
@@ -136,8 +128,8 @@ struct timeline_grid {
 
 /// Draws each op into the columns whose middle falls inside it, its label if it fits
 /// with a fill character, then the stalls of an executed run into idle columns.
-inline timeline_grid fill_timeline(const report& rep, const timeline_scale& sc) {
-  const schedule_view v = rep.ops.view();
+inline timeline_grid fill_timeline(const readout& ro, const timeline_scale& sc) {
+  const schedule_view v = ro.ranks;
   const std::size_t ncols = static_cast<std::size_t>(sc.columns);
   timeline_grid grid;
   grid.cells.assign(static_cast<std::size_t>(v.shape.P), std::vector<std::string>(ncols, shade));
@@ -148,8 +140,8 @@ inline timeline_grid fill_timeline(const report& rep, const timeline_scale& sc) 
     for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
       const op o = v.ops[k];
       if (static_cast<int>(o.kind()) < op_kind_count) grid.present[static_cast<int>(o.kind())] = true;
-      const std::size_t from = sc.column(drawn_start_ticks(rep, k));
-      const std::size_t to = sc.column(drawn_end_ticks(rep, k));
+      const std::size_t from = sc.column(ro.drawn.start_ticks(k));
+      const std::size_t to = sc.column(ro.drawn.end_ticks(k));
       const std::string label = timeline_label(o, v.shape);
       const bool labelled = to - std::min(from, to) > label.size();
       for (std::size_t c = from; c < to; ++c) {
@@ -159,8 +151,8 @@ inline timeline_grid fill_timeline(const report& rep, const timeline_scale& sc) 
       }
       if (!labelled && from < to) row[from] = std::string(1, label[0]);
     }
-    if (!rep.executed) continue;
-    for (const tick_span& stall : rep.executed->stalls[static_cast<std::size_t>(r)]) {
+    if (ro.drawn_run == nullptr) continue;
+    for (const tick_span& stall : ro.drawn_run->stalls[static_cast<std::size_t>(r)]) {
       for (std::size_t c = sc.column(stall.start); c < sc.column(stall.end); ++c) {
         if (kind_row[c] != -1) continue;  // an op's column (by its middle instant): none, as they are disjoint
         row[c] = stall_shade;
@@ -174,8 +166,8 @@ inline timeline_grid fill_timeline(const report& rep, const timeline_scale& sc) 
 /// The time axis of the band of columns [first, last): a number every `step` time units
 /// (1, 2, 5, 10, 20, 50, ...), spaced at least 6 columns apart and never overlapping the
 /// previous number.
-inline std::string timeline_axis(const report& rep, const timeline_scale& sc, std::size_t first, std::size_t last) {
-  const double ticks_per_unit = static_cast<double>(drawn_tick(rep).den);  // a tick is 1/den time units
+inline std::string timeline_axis(const readout& ro, const timeline_scale& sc, std::size_t first, std::size_t last) {
+  const double ticks_per_unit = static_cast<double>(ro.drawn.tick().den);  // a tick is 1/den time units
   const double cols_per_unit = ticks_per_unit / sc.ticks_per_column;
   double step = 1;
   for (int k = 0; step * cols_per_unit < 6; ++k) step = (k % 3 == 1 ? step / 2 * 5 : step * 2);
@@ -213,9 +205,9 @@ inline std::string timeline_row(const timeline_grid& grid, int r, std::size_t fi
 }
 
 /// The legend line: the kinds present, bubble, stall (when the run stalls), the scale.
-inline std::string timeline_legend(const report& rep, const timeline_grid& grid, const timeline_scale& sc,
+inline std::string timeline_legend(const readout& ro, const timeline_grid& grid, const timeline_scale& sc,
                                    const text_style& style, int label_width) {
-  const schedule_view v = rep.ops.view();
+  const schedule_view v = ro.ranks;
   constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
   std::string legend;
   for (int k = 0; k < 4; ++k) {
@@ -223,8 +215,8 @@ inline std::string timeline_legend(const report& rep, const timeline_grid& grid,
   }
   const rational unit_cols =
       rational{sc.columns} /
-      (sc.fixed_span ? style.time_span : drawn_time(rep, std::max<std::int64_t>(drawn_makespan_ticks(rep), 1)));
-  const std::string stall_legend = rep.executed && rep.executed->has_stall()
+      (sc.fixed_span ? style.time_span : ro.drawn.time(std::max<std::int64_t>(ro.drawn.makespan_ticks(), 1)));
+  const std::string stall_legend = ro.drawn_run != nullptr && ro.drawn_run->has_stall()
                                        ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", stall_shade)
                                        : "";
   return fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}\n", "", label_width, legend, shade,
@@ -235,144 +227,95 @@ inline std::string timeline_legend(const report& rep, const timeline_grid& grid,
 }  // namespace detail
 
 /// The timeline: one row per rank, time across, idle time shaded; a time axis above and
-/// a legend below. It draws the simulation, or the report's executed run when it has one
-/// (report::executed): then each op at its executed times, and the columns where a rank
-/// stalls (executed_timeline::stalls) shaded '▒', with a legend entry when there are any. Each column shows what its rank does at the column's middle instant
+/// a legend below. It draws readout::drawn: the simulation, or the executed run when
+/// there is one (readout::drawn_run): then each op at its executed times, and the columns
+/// where a rank stalls (executed_timeline::stalls) shaded '▒', with a legend entry when
+/// there are any. Each column shows what its rank does at the column's middle instant
 /// (so bubbles and ops keep their true proportions at any scale); an op whose box is wide
 /// enough carries a label with its kind and micro-batch, and its chunk when V > 1
 /// (`F3.1`). The scale gives the shortest op room for its label and one fill character;
 /// a timeline wider than `style.width` is cut into bands of that width, one above the
 /// other, each with its own axis. Beyond 12 bands the scale shrinks instead and labels
 /// drop out where they do not fit. Ops that take no time, or much less than a column,
-/// do not show. Column positions
-/// are computed in floating point: display only; every number printed is exact.
-inline std::string render_timeline(const report& rep, const text_style& style = {}) {
-  const schedule_view v = rep.ops.view();
-  const detail::timeline_scale sc = detail::scale_timeline(rep, style);
-  const detail::timeline_grid grid = detail::fill_timeline(rep, sc);
-  const int label_width = static_cast<int>(fmt::format("rank {}", v.shape.P - 1).size()) + 2;
+/// do not show. Column positions are computed in floating point: display only; every
+/// number printed is exact.
+inline std::string render_timeline(const readout& ro, const text_style& style = {}) {
+  const detail::timeline_scale sc = detail::scale_timeline(ro, style);
+  const detail::timeline_grid grid = detail::fill_timeline(ro, sc);
+  const int label_width = static_cast<int>(fmt::format("rank {}", ro.P - 1).size()) + 2;
   std::string out;
   for (std::int64_t band = 0; band * sc.width < sc.columns; ++band) {  // bands of `width` columns
     const std::size_t first = static_cast<std::size_t>(band * sc.width);
     const std::size_t last = static_cast<std::size_t>(std::min(sc.columns, (band + 1) * sc.width));
     if (band > 0) out += "\n";
-    out += fmt::format("{:<{}}{}\n", "time", label_width, detail::timeline_axis(rep, sc, first, last));
-    for (int r = 0; r < v.shape.P; ++r) {
+    out += fmt::format("{:<{}}{}\n", "time", label_width, detail::timeline_axis(ro, sc, first, last));
+    for (int r = 0; r < ro.P; ++r) {
       out += fmt::format("{:<{}}", fmt::format("rank {}", r), label_width) +
              detail::timeline_row(grid, r, first, last, style.color) + "\n";
     }
   }
-  return out + detail::timeline_legend(rep, grid, sc, style, label_width);
+  return out + detail::timeline_legend(ro, grid, sc, style, label_width);
 }
 
-/// The readout lines, shared by the text view and the SVG: makespan, idle per rank,
-/// bubble fraction, span bubble and messages, each against its closed form. With an
-/// executed run (report::executed) a first line names what the timeline draws (`timeline:
-/// run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per
-/// rank 4 4`), and the makespan and idle lines say `simulated`.
-inline std::vector<std::string> readout_lines(const report& rep) {
-  const int P = rep.spec.shape.P;
-  std::string idle;
-  for (int r = 0; r < P; ++r) idle += (r ? " " : "") + to_string(rep.sim.idle(r));
-  const rational bubble = rep.sim.bubble_fraction();
-  const rational msgs{static_cast<std::int64_t>(rep.message_count)};
-  std::vector<std::string> lines;
-  const char* simulated = "";
-  if (rep.executed) {
-    const executed_timeline& e = *rep.executed;
-    std::string stall, executed_idle;
-    for (std::size_t r = 0; r < static_cast<std::size_t>(P); ++r) {
-      stall += (r ? " " : "") + to_string(e.stall[r]);
-      executed_idle += (r ? " " : "") + to_string(e.idle[r]);
-    }
-    lines.push_back(fmt::format("timeline: run executed under {}: makespan {} (simulated {}); stall per rank {}; idle per rank {}",
-                                runtime_model_name(e.model), to_string(e.tick * rational{e.makespan_ticks}),
-                                to_string(rep.sim.makespan()), stall, executed_idle));
-    simulated = "simulated ";
-  }
-  for (std::string& line : std::vector<std::string>{
-      fmt::format("{}makespan {} {}", simulated, to_string(rep.sim.makespan()), detail::against(rep.sim.makespan(), rep.makespan_formula)),
-      fmt::format("{}idle per rank {}", simulated, idle),
-      fmt::format("simulated bubble {} ({}) {}", to_string(bubble), detail::percent(bubble),
-                  detail::against(bubble, rep.bubble_formula)),
-      fmt::format("span bubble {} (largest span - busy over ranks) {}", to_string(rep.sim.span_bubble()),
-                  detail::against(rep.sim.span_bubble(), rep.span_bubble_formula)),
-      fmt::format("messages {} {}", rep.message_count, detail::against(msgs, rep.message_formula)),
-  }) {
-    lines.push_back(std::move(line));
-  }
-  return lines;
+/// render_timeline() of readout_of(rep).
+inline std::string render_timeline(const report& rep, const text_style& style = {}) {
+  return render_timeline(readout_of(rep), style);
 }
 
 /// The readout: readout_lines(), one per line.
-inline std::string render_readout(const report& rep) {
+inline std::string render_readout(const readout& ro) {
   std::string out;
-  for (const std::string& line : readout_lines(rep)) out += line + "\n";
+  for (const std::string& line : readout_lines(ro)) out += line + "\n";
   return out;
 }
 
-/// The in-flight view: one bar per rank, its length proportional to the rank's peak,
-/// with the value and its closed form. For a split-backward schedule with gamma != 1 each
-/// row also gives the plain count's peak (gamma = 1), to show what the finer memory model
-/// saves.
-inline std::string render_in_flight(const report& rep, const text_style& style = {}) {
-  const int P = rep.spec.shape.P;
-  const int V = rep.spec.shape.V;
-  const bool compare = has_split_backward(rep) && rep.gamma != rational{1};
-  const in_flight_profile plain = compare ? in_flight(rep.ops.view()) : in_flight_profile{};
+/// render_readout() of readout_of(rep).
+inline std::string render_readout(const report& rep) { return render_readout(readout_of(rep)); }
+
+/// The in-flight view: one bar per rank, its length proportional to the rank's peak
+/// (readout::peak_in_flight), with the value and its closed form; with V > 1 the peak in
+/// full activations too. For a split-backward schedule with gamma != 1 each row also
+/// gives the plain count's peak (readout::plain_peak_in_flight, gamma = 1), to show what
+/// the finer memory model saves.
+inline std::string render_in_flight(const readout& ro, const text_style& style = {}) {
+  const bool compare = !ro.plain_peak_in_flight.empty();
   rational top{0};
-  for (int r = 0; r < P; ++r) top = max(top, rep.memory.peak(r));
+  for (const rational& peak : ro.peak_in_flight) top = max(top, peak);
   const int bar_width = std::max(10, std::min(style.width - 40, 50));
-  const int label_width = static_cast<int>(fmt::format("rank {}", P - 1).size()) + 2;
+  const int label_width = static_cast<int>(fmt::format("rank {}", ro.P - 1).size()) + 2;
   std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {}{})\n",
-                                V > 1 ? ", in chunks (a chunk is 1/V of a full activation)" : "",
-                                to_string(rep.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
-  for (int r = 0; r < P; ++r) {
-    const rational peak = rep.memory.peak(r);
+                                ro.V > 1 ? ", in chunks (a chunk is 1/V of a full activation)" : "",
+                                to_string(ro.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
+  for (std::size_t r = 0; r < ro.peak_in_flight.size(); ++r) {
+    const rational peak = ro.peak_in_flight[r];
     const int len = top == rational{0} ? 0 : static_cast<int>((peak / top * rational{bar_width}).to_double() + 0.5);
     std::string bar;
     for (int k = 0; k < len; ++k) bar += "\u2588";  // █
     std::string tail = fmt::format(" {}", to_string(peak));
-    if (compare) tail += fmt::format(" [{}]", to_string(plain.peak(r)));
-    if (V > 1) tail += fmt::format(" ({} full)", to_string(rep.memory.peak_activations(r)));
-    tail += " " + detail::against(peak, rep.peak_formula[static_cast<std::size_t>(r)]);
+    if (compare) tail += fmt::format(" [{}]", to_string(ro.plain_peak_in_flight[r]));
+    if (ro.V > 1) tail += fmt::format(" ({} full)", to_string(peak / rational{ro.V}));
+    tail += " " + detail::against(peak, ro.peak_in_flight_formula[r]);
     out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width, style.color ? "\x1b[33m" : "", bar,
                        style.color ? detail::reset_color : "", tail);
   }
   return out;
 }
 
-namespace detail {
-/// What the title says of an executed run (report::executed): `  timeline: run executed
-/// under MODEL (NOTE)`; empty without one.
-inline std::string title_run(const report& rep) {
-  if (!rep.executed) return "";
-  std::string run = fmt::format("  timeline: run executed under {}", runtime_model_name(rep.executed->model));
-  if (!rep.executed->note.empty()) run += fmt::format(" ({})", rep.executed->note);
-  return run;
-}
-}  // namespace detail
-
-/// Title line: schedule (family, or file: schedule_name), shape, the interleaved
-/// parameters, costs; with an executed run (report::executed) `timeline: run executed
-/// under MODEL` and its note in brackets.
-inline std::string render_title(const report& rep) {
-  const auto& s = rep.spec.shape;
-  std::string params;
-  if (rep.source.empty() && rep.spec.family == schedule_family::interleaved_1f1b) {
-    params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(rep.spec.variant), group_size(rep.spec),
-                         rep.spec.warmup_factor);
-  }
-  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}\n",
-                     schedule_name(rep), s.P, s.m, s.V, placement_name(s.layout), params, to_string(rep.cost.f),
-                     to_string(rep.cost.b), to_string(rep.cost.i), to_string(rep.cost.w), to_string(rep.cost.c),
-                     detail::title_run(rep));
+/// render_in_flight() of readout_of(rep).
+inline std::string render_in_flight(const report& rep, const text_style& style = {}) {
+  return render_in_flight(readout_of(rep), style);
 }
 
-/// Everything the `ctpipe` tool prints in text format.
+/// Everything the `ctpipe` tool prints in text format: title, timeline, readout and
+/// in-flight view, a blank line between them.
+inline std::string render_text(const readout& ro, const text_style& style = {}) {
+  return render_title(ro) + "\n" + render_timeline(ro, style) + "\n" + render_readout(ro) + "\n" +
+         render_in_flight(ro, style);
+}
+
+/// render_text() of readout_of(rep).
 inline std::string render_text(const report& rep, const text_style& style = {}) {
-  return render_title(rep) + "\n" + render_timeline(rep, style) + "\n" + render_readout(rep) + "\n" +
-         render_in_flight(rep, style);
+  return render_text(readout_of(rep), style);
 }
 
 }  // namespace ctpipe::io

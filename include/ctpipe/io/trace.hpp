@@ -1,5 +1,6 @@
 // ctpipe/io/trace.hpp (run time, opt-in): a schedule's simulated timeline as Chrome
-// trace-event JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+// trace-event JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open, rendered
+// from the readout model (io::readout, ctpipe/io/readout.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,19 +8,21 @@
 #include <cstdint>
 
 #include "ctpipe/io/format.hpp"
-#include "ctpipe/io/report.hpp"
+#include "ctpipe/io/readout.hpp"
 
 namespace ctpipe::io {
 
-/// The trace: one process per rank (`pid` = rank, named "rank r"), one complete event
-/// (`ph: "X"`) per op, named by its action string (`0F3`), category its kind, with args
-/// `microbatch`, `stage`, `chunk`, and the exact `start` and `end` as strings.
-/// Timestamps are the simulation's integer ticks, written as microseconds: 1 tick = 1 us,
-/// so `ts` and `dur` are exact integers; `otherData.time_units_per_tick` gives the tick
-/// in time units of t_f (e.g. "1/2"), to turn them back into the simulation's times.
-inline nlohmann::ordered_json to_trace(const report& rep) {
+/// The trace of readout `ro`, its `ranks` at their `timeline` times (the simulation's,
+/// never an executed run's): one process per rank (`pid` = rank, named "rank r"), one
+/// complete event (`ph: "X"`) per op, named by its action string (`0F3`), category its
+/// kind, with args `microbatch`, `stage`, `chunk`, and the exact `start` and `end` as
+/// strings. Timestamps are the simulation's integer ticks, written as microseconds: 1
+/// tick = 1 us, so `ts` and `dur` are exact integers; `otherData.time_units_per_tick`
+/// gives the tick in time units of t_f (e.g. "1/2"), to turn them back into the
+/// simulation's times; `otherData` also names the schedule, P, m, V and the makespan.
+inline nlohmann::ordered_json to_trace(const readout& ro) {
   using json = nlohmann::ordered_json;
-  const schedule_view v = rep.ops.view();
+  const schedule_view v = ro.ranks;
   json events = json::array();
   for (int r = 0; r < v.shape.P; ++r) {
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"name", fmt::format("rank {}", r)}}}});
@@ -33,25 +36,28 @@ inline nlohmann::ordered_json to_trace(const report& rep) {
                         {"ph", "X"},
                         {"pid", r},
                         {"tid", 0},
-                        {"ts", rep.sim.start_ticks(k)},
-                        {"dur", rep.sim.end_ticks(k) - rep.sim.start_ticks(k)},
+                        {"ts", ro.timeline.start_ticks(k)},
+                        {"dur", ro.timeline.end_ticks(k) - ro.timeline.start_ticks(k)},
                         {"args",
                          {{"microbatch", o.microbatch()},
                           {"stage", o.stage()},
                           {"chunk", v.shape.chunk_of(o.stage())},
-                          {"start", to_string(rep.sim.start(k))},
-                          {"end", to_string(rep.sim.end(k))}}}});
+                          {"start", to_string(ro.timeline.start(k))},
+                          {"end", to_string(ro.timeline.end(k))}}}});
     }
   }
   return json{{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
               {"otherData",
-               {{"schedule", schedule_name(rep)},
-                {"P", v.shape.P},
-                {"m", v.shape.m},
-                {"V", v.shape.V},
-                {"time_units_per_tick", to_string(rep.sim.tick())},
-                {"makespan", to_string(rep.sim.makespan())}}}};
+               {{"schedule", ro.schedule},
+                {"P", ro.P},
+                {"m", ro.m},
+                {"V", ro.V},
+                {"time_units_per_tick", to_string(ro.timeline.tick())},
+                {"makespan", to_string(ro.makespan)}}}};
 }
+
+/// to_trace() of readout_of(rep).
+inline nlohmann::ordered_json to_trace(const report& rep) { return to_trace(readout_of(rep)); }
 
 }  // namespace ctpipe::io

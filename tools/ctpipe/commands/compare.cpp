@@ -47,24 +47,22 @@ class compare final : public command_with_options {
       reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma));
     }
     if (reports.empty()) throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape");
-    if (opts_.format == "json") return json(reports, rejected, opts_.cost);
-    if (opts_.format == "svg") {
-      std::vector<const io::report*> pointers;
-      for (const auto& rep : reports) pointers.push_back(&rep);
-      return io::render_svg_compare(pointers);
-    }
-    return text(reports, rejected);
+    std::vector<io::readout> readouts;  // every view renders from these (they refer to `reports`)
+    for (const io::report& rep : reports) readouts.push_back(io::readout_of(rep));
+    if (opts_.format == "json") return json(readouts, rejected, opts_.cost);
+    if (opts_.format == "svg") return io::render_svg_compare(readouts);
+    return text(readouts, rejected);
   }
 
   /// `{"schedules": [ctpipe --format json's object, ...], "rejected": [{"schedule",
   /// "reason"}, ...]}` (docs/json.md).
-  static std::string json(const std::vector<io::report>& reports,
+  static std::string json(const std::vector<io::readout>& readouts,
                           const std::vector<std::pair<std::string, std::string>>& rejected, const costs& cost) {
     using ordered = nlohmann::ordered_json;
     ordered schedules = ordered::array();
-    for (const auto& rep : reports) {
-      ordered j = io::to_json(rep);
-      j["executed"] = own_lowering_json(rep.ops.view(), cost, nullptr);
+    for (const io::readout& ro : readouts) {
+      ordered j = io::to_json(ro);
+      j["executed"] = own_lowering_json(ro.ranks, cost, nullptr);
       schedules.push_back(std::move(j));
     }
     ordered refused = ordered::array();
@@ -74,23 +72,22 @@ class compare final : public command_with_options {
 
   /// The timelines on one time axis, then the table (rank 0's peak in full activations
   /// and in chunks), then the rejected schedules.
-  std::string text(const std::vector<io::report>& reports,
+  std::string text(const std::vector<io::readout>& readouts,
                    const std::vector<std::pair<std::string, std::string>>& rejected) const {
     rational longest{0};
-    for (const auto& rep : reports) longest = max(longest, rep.sim.makespan());
+    for (const io::readout& ro : readouts) longest = max(longest, ro.makespan);
     std::string out;
-    for (const auto& rep : reports) {
-      out += io::render_title(rep) + io::render_timeline(rep, {opts_.width, false, longest}) + "\n";
+    for (const io::readout& ro : readouts) {
+      out += io::render_title(ro) + io::render_timeline(ro, {opts_.width, false, longest}) + "\n";
     }
     constexpr const char* row = "{:<18}{:>12}{:>14}{:>9}{:>13}{:>21}{:>18}{:>10}\n";
     out += fmt::format(row, "schedule", "makespan", "bubble", "", "span bubble", "peak r0 (full act.)",
                        "peak r0 (chunks)", "messages");
-    for (const auto& rep : reports) {
-      const rational bubble = rep.sim.bubble_fraction();
-      out += fmt::format(row, family_name(rep.spec.family), io::to_string(rep.sim.makespan()), io::to_string(bubble),
-                         fmt::format("{:.1f}%", 100 * bubble.to_double()), io::to_string(rep.sim.span_bubble()),
-                         io::to_string(rep.memory.peak_activations(0)), io::to_string(rep.memory.peak(0)),
-                         rep.message_count);
+    for (const io::readout& ro : readouts) {
+      out += fmt::format(row, ro.schedule, io::to_string(ro.makespan), io::to_string(ro.bubble_fraction),
+                         fmt::format("{:.1f}%", 100 * ro.bubble_fraction.to_double()), io::to_string(ro.span_bubble),
+                         io::to_string(ro.peak_in_flight[0] / rational{ro.V}), io::to_string(ro.peak_in_flight[0]),
+                         ro.messages);
     }
     out += fmt::format(
         "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks / V) "
