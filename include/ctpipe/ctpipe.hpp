@@ -4,6 +4,7 @@
 
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/op.hpp"
 #include "ctpipe/core/rational.hpp"
