@@ -184,7 +184,10 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 /// Exact values separated by single spaces: `9 9 9 9`.
 inline std::string spaced(const std::vector<rational>& values) {
   std::string out;
-  for (std::size_t k = 0; k < values.size(); ++k) out += (k ? " " : "") + to_string(values[k]);
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (k != 0) out += ' ';
+    out += to_string(values[k]);  // appended apart: GCC 12 at -O3 warns of the `" " + string` form (-Wrestrict)
+  }
   return out;
 }
 
