@@ -231,12 +231,11 @@ void run_reference(step_state& st) {
 // --- the schedules -------------------------------------------------------------------
 
 /// The shape each family runs with on P ranks: m = 2P micro-batches (valid for every
-/// family: ZB-V needs m >= 2P-1, interleaved 1F1B a group of P dividing m); V = 2 for the
-/// families with model chunks, on the V-shape for ZB-V.
+/// family: ZB-V needs m >= 2P-1, DualPipeV m >= 2P, interleaved 1F1B a group of P
+/// dividing m); the family's default V (2 for the families with model chunks) and its
+/// placement (the V-shape for ZB-V and DualPipeV).
 constexpr schedule_spec spec_for(int P, schedule_family f) {
-  const bool chunked = f == schedule_family::interleaved_1f1b || f == schedule_family::looped_bfs ||
-                       f == schedule_family::zbv || f == schedule_family::interleaved_zb;
-  return {f, {.P = P, .m = 2 * P, .V = chunked ? 2 : 1, .layout = natural_placement(f)}};
+  return {f, {.P = P, .m = 2 * P, .V = family_of(f).default_V, .layout = natural_placement(f)}};
 }
 
 /// One schedule as a process runs it: its spec and, for `--frozen`, its lists lowered

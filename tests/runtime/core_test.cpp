@@ -154,8 +154,18 @@ TEST_CASE("the family table: one entry per family, in order, and safe on a value
     REQUIRE(back == e.id);
     // Its default V and placement make a request its rules accept.
     REQUIRE(spec_error({e.id, {4, 8, e.default_V, e.natural_placement}}) == nullptr);
-    REQUIRE(ops_per_rank({e.id, {4, 8, e.default_V, e.natural_placement}}) ==
-            static_cast<std::size_t>(8 * e.default_V * (e.splits_backward ? 3 : 2)));
+    // Ops of each rank: 2mV or 3mV; DualPipeV's rank r 4m + 2P - 1 - r (a W per I).
+    const schedule_spec s{e.id, {4, 8, e.default_V, e.natural_placement}};
+    const schedule generated = generate(s);
+    for (int r = 0; r < 4; ++r) {
+      const std::size_t expected = e.id == schedule_family::dualpipev
+                                       ? static_cast<std::size_t>(4 * 8 + 2 * 4 - 1 - r)
+                                       : static_cast<std::size_t>(8 * e.default_V * (e.splits_backward ? 3 : 2));
+      REQUIRE(ops_of_rank(s, r) == expected);
+      REQUIRE(generated.view().rank(r).size() == expected);
+    }
+    REQUIRE(ops_per_rank(s) == ops_of_rank(s, 0));
+    REQUIRE(total_ops(s) == generated.size());
   }
   const auto none = static_cast<schedule_family>(99);
   REQUIRE_FALSE(known_family(none));

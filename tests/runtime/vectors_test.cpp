@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catch.hpp"
@@ -106,6 +107,25 @@ static std::vector<std::string> vector_names() {
   return names;
 }
 
+// A rank's actions with each overlapped pair `(a;b)OVERLAP_F_B` read as its actions in
+// order, as parse_csv reads it (ctpipe has no pair op: the split reading).
+static std::vector<std::string> split_pairs(const std::vector<std::string>& actions) {
+  constexpr std::string_view overlap = ")OVERLAP_F_B";
+  std::vector<std::string> out;
+  for (const std::string& a : actions) {
+    if (!a.starts_with('(') || !a.ends_with(overlap)) {
+      out.push_back(a);
+      continue;
+    }
+    const std::string inner = a.substr(1, a.size() - 1 - overlap.size());
+    const std::size_t semicolon = inner.find(';');
+    REQUIRE(semicolon != std::string::npos);
+    out.push_back(inner.substr(0, semicolon));
+    out.push_back(inner.substr(semicolon + 1));
+  }
+  return out;
+}
+
 TEST_CASE("generated orders equal the frameworks' vectors, rank by rank", "[vectors]") {
   int compared = 0;
   int rejected = 0;
@@ -131,13 +151,13 @@ TEST_CASE("generated orders equal the frameworks' vectors, rank by rank", "[vect
       INFO("rank " << r);
       std::vector<std::string> generated;
       for (const op o : s.rank(r)) generated.push_back(io::action(o));
-      REQUIRE(generated == j.at("ranks")[static_cast<std::size_t>(r)].get<std::vector<std::string>>());
+      REQUIRE(generated == split_pairs(j.at("ranks")[static_cast<std::size_t>(r)].get<std::vector<std::string>>()));
     }
     ++compared;
   }
   // gpipe, 1f1b, 8 interleaved-1f1b (2 of them rejected), looped-bfs, zb-h1, zb-h2, zbv,
-  // interleaved-zb (dualpipev is not generated yet).
-  REQUIRE(compared == 13);
+  // interleaved-zb, dualpipev.
+  REQUIRE(compared == 14);
   REQUIRE(rejected == 2);
 }
 

@@ -14,10 +14,20 @@
 
 namespace ctpipe::tool {
 
-std::string known_schedules() {
+/// The names of the families whose table entry passes `keep`, comma-separated.
+template <class Keep>
+std::string schedule_names(Keep keep) {
   std::string names;
-  for (schedule_family f : all_families) names += (names.empty() ? "" : ", ") + std::string(family_name(f));
+  for (schedule_family f : all_families) {
+    if (!keep(family_of(f))) continue;
+    if (!names.empty()) names += ", ";
+    names += family_name(f);
+  }
   return names;
+}
+
+std::string known_schedules() {
+  return schedule_names([](const family_entry&) { return true; });
 }
 
 int parse_whole(const std::string& text, const char* option) {
@@ -68,15 +78,20 @@ void options::declare(CLI::App& app, const option_set& set) {
     app.add_option("-m", m_text, "micro-batches")->capture_default_str();
   }
   if (set.bits & opt_chunks) {
+    const std::string chosen = schedule_names([](const family_entry& e) { return e.chunks_free; });
+    const std::string fixed = schedule_names([](const family_entry& e) { return !e.chunks_free && e.default_V > 1; });
     app.add_option("-V", V_text,
                    set.scope == chunks_scope::every_family
-                       ? "model chunks per rank (virtual stages); default 2 for the schedules with several chunks "
-                         "(interleaved-1f1b, looped-bfs, interleaved-zb, zbv), else 1"
-                       : "model chunks per rank of the schedules with several chunks (interleaved-1f1b, looped-bfs, "
-                         "interleaved-zb), default 2; zbv always runs 2, the others 1");
+                       ? "model chunks per rank (virtual stages); default 2 for the schedules with several chunks (" +
+                             chosen + ", " + fixed + "), else 1"
+                       : "model chunks per rank of the schedules with several chunks (" + chosen + "), default 2; " +
+                             fixed + " always run 2, the others 1");
   }
   if (set.bits & opt_placement) {
-    app.add_option("--placement", placement_text, "loop or v (V-shape); default v for zbv, else loop");
+    app.add_option("--placement", placement_text,
+                   "loop or v (V-shape); default v for " +
+                       schedule_names([](const family_entry& e) { return e.natural_placement == placement::v_shape; }) +
+                       ", else loop");
   }
   if (set.bits & opt_interleaved) {
     app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")

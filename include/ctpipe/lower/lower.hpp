@@ -324,7 +324,7 @@ constexpr void fill_lowered(const schedule_spec& s, op* ops, std::uint32_t* offs
 
 /// Schedule `S` lowered for runtime model `M` under costs `C` and frozen at compile
 /// time: `lower(generate(S), C, M)` as a frozen_schedule in static storage
-/// (`P * ops_per_rank(S) + 2 * messages` ops). `lowered_v<S>.rank(r)` is rank r's
+/// (`total_ops(S) + 2 * messages` ops). `lowered_v<S>.rank(r)` is rank r's
 /// executable list (compute and transfer ops) for a runtime whose sends return at once;
 /// `lowered_v<S, C, runtime_model::rendezvous>` for MPI_Ssend-style sends. A runtime
 /// walks it with no allocation or lookup. An invalid `S` is a compile error showing the

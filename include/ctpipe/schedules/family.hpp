@@ -18,6 +18,7 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/shape.hpp"  // also detail::shape_rules
 #include "ctpipe/schedules/closed_form.hpp"
+#include "ctpipe/schedules/dualpipe.hpp"
 #include "ctpipe/schedules/gpipe.hpp"
 #include "ctpipe/schedules/interleaved.hpp"
 #include "ctpipe/schedules/one_f_one_b.hpp"
@@ -56,8 +57,10 @@ struct family_entry {
   bool (*rules)(const schedule_spec&, detail::rule_report) = nullptr;
   /// Warmup forwards of rank r (see warmup_forwards()).
   int (*warmup)(const schedule_spec&, int r) = nullptr;
-  /// Writes rank r's ops, ops_per_rank() of them, from `out` on; returns the end.
+  /// Writes rank r's ops, ops_of_rank() of them, from `out` on; returns the end.
   op* (*fill_rank)(const schedule_spec&, int r, op* out) = nullptr;
+  /// The ops rank r runs, a closed form (see ops_of_rank()).
+  std::size_t (*ops_of_rank)(const schedule_spec&, int r) = nullptr;
   /// Its closed forms (analysis/formulas.hpp documents them all): makespan, bubble
   /// fraction, span bubble under costs; peak in-flight activations of rank r under gamma.
   closed_form (*makespan)(const schedule_spec&, const costs&) = nullptr;
@@ -85,6 +88,15 @@ constexpr bool zb_one_chunk_rule(const schedule_spec& s, rule_report report) {
 constexpr bool zbv_rule(const schedule_spec& s, rule_report report) {
   if (s.shape.V == 2 && s.shape.layout == placement::v_shape) return true;
   report("ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)");
+  return false;
+}
+constexpr bool dualpipev_rule(const schedule_spec& s, rule_report report) {
+  if (s.shape.V != 2 || s.shape.layout != placement::v_shape) {
+    report("ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)");
+    return false;
+  }
+  if (s.shape.m >= 2 * s.shape.P) return true;
+  report("ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)");
   return false;
 }
 constexpr bool loop_rule(const schedule_spec& s, rule_report report) {
@@ -147,6 +159,7 @@ constexpr int interleaved_warmup(const schedule_spec& s, int r) {
   if (s.variant == interleaved_variant::megatron_legacy && m == P) return m * V;
   return min_int((V - 1) * group_size(s) + s.warmup_factor * (P - 1 - r), m * V);
 }
+constexpr int dualpipev_warmup(const schedule_spec& s, int) { return 2 * s.shape.P; }
 constexpr int interleaved_zb_warmup(const schedule_spec& s, int r) {
   return min_int((s.shape.V - 1) * group_size(s) + (s.shape.P - 1 - r), s.shape.m * s.shape.V);
 }
@@ -186,35 +199,53 @@ constexpr op* fill_interleaved_zb(const schedule_spec& s, int r, op* out) {
   return out;
 }
 
+constexpr op* fill_dualpipev(const schedule_spec& s, int r, op* out) {
+  schedules::dualpipev(s.shape, r, [&out](op o) { *out++ = o; });
+  return out;
+}
+
+/// Ops of rank r for the families whose ranks all run the same count: each of its `m*V`
+/// (micro-batch, chunk) pairs has an F and a B (fb_ops_of_rank), or an F, an I and a W
+/// (fiw_ops_of_rank).
+constexpr std::size_t fb_ops_of_rank(const schedule_spec& s, int) {
+  return 2 * static_cast<std::size_t>(s.shape.m) * static_cast<std::size_t>(s.shape.V);
+}
+constexpr std::size_t fiw_ops_of_rank(const schedule_spec& s, int) {
+  return 3 * static_cast<std::size_t>(s.shape.m) * static_cast<std::size_t>(s.shape.V);
+}
+
 }  // namespace detail
 
 /// Every family, in schedule_family's order (docs/spec.md §4 gives the sources): name,
 /// splits backward, default V, V free, placement, rules, warmup, generator, closed forms.
 inline constexpr family_entry family_table[] = {
     {schedule_family::gpipe, "gpipe", false, 1, false, placement::loop, detail::one_chunk_rule,
-     detail::all_forwards_first, detail::fill_gpipe, schedules::gpipe_makespan, schedules::gpipe_bubble_fraction,
+     detail::all_forwards_first, detail::fill_gpipe, detail::fb_ops_of_rank, schedules::gpipe_makespan, schedules::gpipe_bubble_fraction,
      schedules::gpipe_span_bubble, schedules::gpipe_peak_in_flight},
     {schedule_family::one_f_one_b, "1f1b", false, 1, false, placement::loop, detail::one_chunk_rule,
-     detail::one_f_one_b_warmup, detail::fill_one_f_one_b, schedules::one_f_one_b_makespan,
+     detail::one_f_one_b_warmup, detail::fill_one_f_one_b, detail::fb_ops_of_rank, schedules::one_f_one_b_makespan,
      schedules::one_f_one_b_bubble_fraction, schedules::one_f_one_b_span_bubble, schedules::one_f_one_b_peak_in_flight},
     {schedule_family::interleaved_1f1b, "interleaved-1f1b", false, 2, true, placement::loop, detail::interleaved_rule,
-     detail::interleaved_warmup, detail::fill_interleaved, schedules::chunked_makespan,
+     detail::interleaved_warmup, detail::fill_interleaved, detail::fb_ops_of_rank, schedules::chunked_makespan,
      schedules::chunked_bubble_fraction, schedules::chunked_span_bubble, schedules::interleaved_peak_in_flight},
     {schedule_family::looped_bfs, "looped-bfs", false, 2, true, placement::loop, detail::loop_rule,
-     detail::all_forwards_first, detail::fill_looped_bfs, schedules::chunked_makespan,
+     detail::all_forwards_first, detail::fill_looped_bfs, detail::fb_ops_of_rank, schedules::chunked_makespan,
      schedules::chunked_bubble_fraction, schedules::chunked_span_bubble, schedules::looped_peak_in_flight},
     {schedule_family::zb_h1, "zb-h1", true, 1, false, placement::loop, detail::zb_one_chunk_rule,
-     detail::one_f_one_b_warmup, detail::fill_zb_h1, schedules::zb_h1_makespan, schedules::zb_h1_bubble_fraction,
+     detail::one_f_one_b_warmup, detail::fill_zb_h1, detail::fiw_ops_of_rank, schedules::zb_h1_makespan, schedules::zb_h1_bubble_fraction,
      schedules::zb_h1_span_bubble, schedules::zb_h1_peak_in_flight},
     {schedule_family::zb_h2, "zb-h2", true, 1, false, placement::loop, detail::zb_one_chunk_rule,
-     detail::zb_h2_warmup, detail::fill_zb_h2, schedules::zb_h2_makespan, schedules::zb_h2_bubble_fraction,
+     detail::zb_h2_warmup, detail::fill_zb_h2, detail::fiw_ops_of_rank, schedules::zb_h2_makespan, schedules::zb_h2_bubble_fraction,
      schedules::zb_h2_span_bubble, schedules::zb_h2_peak_in_flight},
     {schedule_family::zbv, "zbv", true, 2, false, placement::v_shape, detail::zbv_rule, detail::zbv_warmup,
-     detail::fill_zbv, schedules::zbv_makespan, schedules::zbv_bubble_fraction, schedules::zbv_span_bubble,
+     detail::fill_zbv, detail::fiw_ops_of_rank, schedules::zbv_makespan, schedules::zbv_bubble_fraction, schedules::zbv_span_bubble,
      schedules::zbv_peak_in_flight},
     {schedule_family::interleaved_zb, "interleaved-zb", true, 2, true, placement::loop, detail::interleaved_zb_rule,
-     detail::interleaved_zb_warmup, detail::fill_interleaved_zb, schedules::interleaved_zb_timing,
+     detail::interleaved_zb_warmup, detail::fill_interleaved_zb, detail::fiw_ops_of_rank, schedules::interleaved_zb_timing,
      schedules::interleaved_zb_timing, schedules::interleaved_zb_span_bubble, schedules::interleaved_zb_peak_in_flight},
+    {schedule_family::dualpipev, "dualpipev", true, 2, false, placement::v_shape, detail::dualpipev_rule,
+     detail::dualpipev_warmup, detail::fill_dualpipev, schedules::dualpipev_ops_of_rank, schedules::dualpipev_timing,
+     schedules::dualpipev_timing, schedules::dualpipev_timing, schedules::dualpipev_peak_in_flight},
 };
 
 namespace detail {
@@ -244,7 +275,7 @@ constexpr bool known_family(schedule_family f) {
 constexpr const family_entry& family_of(schedule_family f) { return family_table[static_cast<std::size_t>(f)]; }
 
 /// The family's name as the tool, JSON and the vectors spell it: `gpipe`, `1f1b`,
-/// `interleaved-1f1b`, `looped-bfs`, `zb-h1`, `zb-h2`, `zbv`, `interleaved-zb`; `?` for a
+/// `interleaved-1f1b`, `looped-bfs`, `zb-h1`, `zb-h2`, `zbv`, `interleaved-zb`, `dualpipev`; `?` for a
 /// value that is no family.
 constexpr const char* family_name(schedule_family f) { return known_family(f) ? family_of(f).name : "?"; }
 
@@ -252,7 +283,7 @@ constexpr const char* family_name(schedule_family f) { return known_family(f) ? 
 /// for a value that is no family.
 constexpr bool splits_backward(schedule_family f) { return known_family(f) && family_of(f).splits_backward; }
 
-/// The placement a family runs on: the V-shape for ZB-V, the loop for every other (and
+/// The placement a family runs on: the V-shape for ZB-V and DualPipeV, the loop for every other (and
 /// for a value that is no family).
 constexpr placement natural_placement(schedule_family f) {
   return known_family(f) ? family_of(f).natural_placement : placement::loop;
@@ -275,7 +306,8 @@ constexpr bool family_from_name(std::string_view name, schedule_family& out) {
 /// `min(m*V, (V-1)g + k(P-1-r))` with the warmup factor k (Megatron's
 /// `get_pp_rank_microbatches`), `m*V` for megatron-legacy with m == P, and 1F1B's count
 /// when V = 1 (as both frameworks then run plain 1F1B); interleaved ZB the same with
-/// k = 1 (PyTorch); ZB-V its chunk-0 warmup `min(m, 2(P-r)-1)`; GPipe and looped BFS
+/// k = 1 (PyTorch); ZB-V its chunk-0 warmup `min(m, 2(P-r)-1)`; DualPipeV `2P` (both
+/// chunks, phases 1 and 2 of DualPipeV.step); GPipe and looped BFS
 /// `m*V` (every forward first). Needs a valid spec.
 constexpr int warmup_forwards(const schedule_spec& s, int r) { return family_of(s.family).warmup(s, r); }
 
@@ -311,6 +343,8 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)`
 /// - `ctpipe: zb-h1 and zb-h2 have one model chunk per rank (V must be 1)`
 /// - `ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)`
+/// - `ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)`
+/// - `ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
 /// - `ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: the warmup factor must be 1 or 2`
@@ -334,12 +368,23 @@ constexpr const char* spec_error(const schedule_spec& s) {
   return error;
 }
 
-/// Ops each rank runs: every one of its `m*V` (micro-batch, chunk) pairs has an F and a
-/// B, or an F, an I and a W for the split-backward families. A closed form: generate()
-/// proves each generator writes exactly this many.
-constexpr std::size_t ops_per_rank(const schedule_spec& s) {
-  return static_cast<std::size_t>(s.shape.m) * static_cast<std::size_t>(s.shape.V) *
-         (splits_backward(s.family) ? 3 : 2);
+/// Ops rank r (0 <= r < P) runs in schedule s, a closed form from the family's entry:
+/// `2mV` (an F and a B per (micro-batch, chunk) pair) or `3mV` (an F, an I and a W) for
+/// every family but dualpipev, whose rank r runs `4m + 2P - 1 - r` (its Ws, one per
+/// backward split into I and W, differ by rank). generate() proves each generator writes
+/// exactly this many. Needs a valid spec.
+constexpr std::size_t ops_of_rank(const schedule_spec& s, int r) { return family_of(s.family).ops_of_rank(s, r); }
+
+/// The most ops any rank runs: ops_of_rank() of rank 0 (every family runs as many or
+/// fewer on the later ranks). Needs a valid spec.
+constexpr std::size_t ops_per_rank(const schedule_spec& s) { return ops_of_rank(s, 0); }
+
+/// Ops of the whole schedule: ops_of_rank() summed over the P ranks. O(P). Needs a valid
+/// spec.
+constexpr std::size_t total_ops(const schedule_spec& s) {
+  std::size_t n = 0;
+  for (int r = 0; r < s.shape.P; ++r) n += ops_of_rank(s, r);
+  return n;
 }
 
 }  // namespace ctpipe

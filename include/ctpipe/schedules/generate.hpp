@@ -16,23 +16,22 @@ namespace ctpipe {
 /// call check_spec first (generate does).
 template <class Out>
 constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
-  detail::buffer<op> ops(ops_per_rank(s));
+  detail::buffer<op> ops(ops_of_rank(s, r));
   const op* end = family_of(s.family).fill_rank(s, r, ops.data());
   for (const op* o = ops.data(); o != end; ++o) out(*o);
 }
 
 namespace detail {
 
-/// Fills `ops` (P * ops_per_rank(s) entries) and `offsets` (P+1 entries) with schedule s,
-/// proving on the way that each rank got exactly ops_per_rank(s) ops.
+/// Fills `ops` (total_ops(s) entries) and `offsets` (P+1 entries) with schedule s,
+/// proving on the way that each rank r got exactly ops_of_rank(s, r) ops.
 constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
-  const std::size_t per_rank = ops_per_rank(s);
   std::size_t written = 0;
   offsets[0] = 0;
   const family_entry& family = family_of(s.family);
   for (int r = 0; r < s.shape.P; ++r) {
     const op* cursor = family.fill_rank(s, r, ops + written);
-    written += per_rank;
+    written += ops_of_rank(s, r);
     require(cursor == ops + written,
             "ctpipe: internal error: a generator wrote a wrong number of ops");
     offsets[r + 1] = static_cast<std::uint32_t>(written);
@@ -42,7 +41,7 @@ constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* off
 /// Total ops of s, after its gate (so an invalid spec fails here with its message).
 constexpr std::size_t checked_total_ops(const schedule_spec& s) {
   check_spec(s);
-  return ops_per_rank(s) * static_cast<std::size_t>(s.shape.P);
+  return total_ops(s);
 }
 
 /// Schedule S frozen: `size(S)` ops over P ranks, written by `fill(S, ops, offsets)`.
@@ -69,7 +68,7 @@ constexpr schedule generate(const schedule_spec& s) {
   return out;
 }
 
-/// Schedule `S` frozen at compile time: a frozen_schedule with `P * ops_per_rank(S)` ops
+/// Schedule `S` frozen at compile time: a frozen_schedule with `total_ops(S)` ops
 /// in static storage. `schedule_v<S>.rank(r)` is rank r's op list as a
 /// `std::span<const op>`, usable in constant expressions and by a runtime at zero cost.
 /// An invalid `S` is a compile error showing the check_spec() message.

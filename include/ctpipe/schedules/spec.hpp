@@ -25,6 +25,9 @@ namespace ctpipe {
 ///   PyTorch's `ScheduleZBVZeroBubble`.
 /// - `interleaved_zb`: PyTorch's `ScheduleInterleavedZeroBubble` (ZB1P on the loop
 ///   placement with V chunks).
+/// - `dualpipev`: DualPipeV (DeepSeek-V3 report; deepseek-ai/DualPipe `DualPipeV`),
+///   PyTorch's `ScheduleDualPipeV`: V-shape placement, two chunks per rank, some
+///   backwards split into I and W (schedules/dualpipe.hpp).
 enum class schedule_family : std::uint8_t {
   gpipe,
   one_f_one_b,
@@ -34,6 +37,7 @@ enum class schedule_family : std::uint8_t {
   zb_h2,
   zbv,
   interleaved_zb,
+  dualpipev,
 };
 
 /// Which framework's interleaved 1F1B to reproduce. All three run a table of

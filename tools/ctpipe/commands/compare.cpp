@@ -41,7 +41,7 @@ class compare final : public command_with_options {
         rejected.emplace_back(opts_.family_names[k], why);
         continue;
       }
-      if (static_cast<long long>(ops_per_rank(spec)) * opts_.P > max_json_ops) {
+      if (static_cast<long long>(total_ops(spec)) > max_json_ops) {
         throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule", max_json_ops));
       }
       reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma));

@@ -32,7 +32,7 @@ class show final : public command_with_options {
   std::string run_checked() override {
     const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
     check_spec(spec);  // throws ctpipe::error with the library's message
-    const long long ops = static_cast<long long>(ops_per_rank(spec)) * spec.shape.P;
+    const long long ops = static_cast<long long>(total_ops(spec));
     const long long limit = max_ops(opts_.format);
     if (ops > limit) {
       throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, opts_.format, limit));

@@ -1,0 +1,120 @@
+// ctpipe/schedules/dualpipe.hpp: DualPipeV (DeepSeek), its generator and closed forms.
+//
+// Source: deepseek-ai/DualPipe, `dualpipe/dualpipev.py`, `DualPipeV.step` (eight
+// phases), and PyTorch's `ScheduleDualPipeV`, which issues the same order. Ranks hold two
+// chunks on the V-shape: chunk 0 is stage r, chunk 1 stage 2P-1-r (a chunk is half a
+// rank's layers, so an op costs t_x / 2, as every chunked op does).
+//
+// Overlapped pairs: DeepSeek issues some forward and backward as one overlapped call
+// (PyTorch's `(F;B)OVERLAP_F_B`). ctpipe has no pair op yet: the generator writes each
+// pair as its two ops, the forward first, which is how io::parse_csv reads PyTorch's
+// vector (the "split reading": each half waits for its own input and takes its own time).
+//
+// Backwards: a backward with DeepSeek's `enable_zb` is an I whose W is queued and run
+// first in, first out by a later `_weight_chunk` (WeightGradStore); the others are full
+// B. Per rank r that makes 2P-1-r W ops (see dualpipev_ops_of_rank).
+#pragma once
+
+#include <cstddef>  // std::size_t
+
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/op.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/closed_form.hpp"
+#include "ctpipe/schedules/spec.hpp"
+
+namespace ctpipe::detail {
+/// A rank's generator state for DualPipeV: the next forward and backward micro-batch of
+/// each chunk, and the queue of W ops (DeepSeek's WeightGradStore), first in, first out.
+template <class Out>
+struct dualpipev_rank {
+  int stage[2];
+  Out& out;
+  int next_f[2] = {0, 0}, next_b[2] = {0, 0};
+  buffer<op> queued_w;
+  std::size_t w_head = 0, w_tail = 0;
+
+  constexpr dualpipev_rank(const pipeline_shape& s, int r, Out& o)
+      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m)) {}
+
+  /// `_forward_chunk(c)`: F of chunk c's next micro-batch.
+  constexpr void forward(int c) { out(make_op(op_kind::F, stage[c], next_f[c]++)); }
+  /// `_backward_chunk(c, enable_zb)`: an I with its W queued, or a full B.
+  constexpr void backward(int c, bool zero_bubble) {
+    const int j = next_b[c]++;
+    if (!zero_bubble) {
+      out(make_op(op_kind::B, stage[c], j));
+      return;
+    }
+    out(make_op(op_kind::I, stage[c], j));
+    queued_w[w_tail++] = make_op(op_kind::W, stage[c], j);
+  }
+  /// `_weight_chunk()`: the oldest queued W.
+  constexpr void weight() { out(queued_w[w_head++]); }
+  /// `_forward_backward_chunk(f, b)`: the pair, forward first (file comment).
+  constexpr void pair(int f, int b) {
+    forward(f);
+    backward(b, false);
+  }
+};
+}  // namespace ctpipe::detail
+
+namespace ctpipe::schedules {
+
+/// DualPipeV's ops of rank r (shape: P ranks, V = 2 on the V-shape, m >= 2P), in
+/// DeepSeek's `DualPipeV.step` order, its eight phases:
+/// 1. `2(P-1-r)` forwards of chunk 0;
+/// 2. `r+1` times: forward chunk 0, forward chunk 1;
+/// 3. `P-1-r` times: I of chunk 1, the oldest W, forward chunk 1;
+/// 4. `m-2P+r+1` times: pair (F chunk 0; B chunk 1), pair (F chunk 1; B chunk 0) (the last
+///    rank's first pair is issued as two calls: the same ops);
+/// 5. `P-1-r` times: B chunk 1, pair (F chunk 1; B chunk 0);
+/// 6. `r+1` times: backward chunk 1, backward chunk 0, each an I (W queued) from the middle
+///    iteration `(r+1)/2` on (for even r, from that iteration's chunk 0 on), else a B;
+/// 7. `P-1-r` times: the oldest W, I of chunk 0;
+/// 8. `r+1` times: the oldest W.
+/// Calls `out(op)` per op; writes dualpipev_ops_of_rank(s, r) ops. Needs a valid shape.
+template <class Out>
+constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out) {
+  const int P = s.P, m = s.m;
+  ctpipe::detail::dualpipev_rank<Out> g(s, r, out);
+  for (int i = 0; i < 2 * (P - r - 1); ++i) g.forward(0);
+  for (int i = 0; i < r + 1; ++i) g.forward(0), g.forward(1);
+  for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.weight(), g.forward(1);
+  for (int i = 0; i < m - 2 * P + r + 1; ++i) g.pair(0, 1), g.pair(1, 0);
+  for (int i = 0; i < P - r - 1; ++i) g.backward(1, false), g.pair(1, 0);
+  bool zero_bubble = false;
+  for (int i = 0; i < r + 1; ++i) {
+    if (i == (r + 1) / 2 && r % 2 == 1) zero_bubble = true;
+    g.backward(1, zero_bubble);
+    if (i == (r + 1) / 2 && r % 2 == 0) zero_bubble = true;
+    g.backward(0, zero_bubble);
+  }
+  for (int i = 0; i < P - r - 1; ++i) g.weight(), g.backward(0, true);
+  for (int i = 0; i < r + 1; ++i) g.weight();
+}
+
+/// Ops DualPipeV's rank r runs: 2m forwards, 2m backwards (B or I), and a W per I:
+/// `2(P-1-r)` in phases 3 and 7 and `r+1` in phase 6, so `4m + 2P - 1 - r` in all.
+constexpr std::size_t dualpipev_ops_of_rank(const schedule_spec& s, int r) {
+  return static_cast<std::size_t>(4 * s.shape.m + 2 * s.shape.P - 1 - r);
+}
+
+/// DualPipeV's peak in-flight chunks on every rank, gamma = 1: `2P + 1`, DeepSeek's
+/// "PP+1" with PP = 2P pipeline stages (README of deepseek-ai/DualPipe, "Activation Per
+/// Device", in chunks: one chunk is half a rank's layers). Proved on a grid in
+/// tests/static/proofs_dualpipe.hpp.
+constexpr closed_form dualpipev_peak_in_flight(const schedule_spec& s, rational gamma, int) {
+  if (gamma != rational{1}) return ctpipe::detail::no_formula("needs gamma = 1 (the claimed form)");
+  return {true, rational{2 * s.shape.P + 1}, "2P+1", "DeepSeek DualPipe README (DualPipeV)", "m >= 2P, gamma = 1, any costs"};
+}
+
+/// DualPipeV's makespan, bubble and span bubble: DeepSeek's idle formula
+/// `(P-1)(F&B + B - 3W)` is for the fused overlapped pair, which ctpipe does not model
+/// yet: no closed form.
+constexpr closed_form dualpipev_timing(const schedule_spec&, const costs&) {
+  return ctpipe::detail::no_formula("DualPipeV's closed forms need the fused overlapped pair, not modelled yet");
+}
+
+}  // namespace ctpipe::schedules
