@@ -389,3 +389,14 @@ TEST_CASE("ctpipe validate draws the executed run of a lowered file: blocking's,
   REQUIRE(plain.out.find("timeline:") == std::string::npos);
   REQUIRE(plain.out.find("\nmakespan 9 (no closed form: read from a file)\n") != std::string::npos);
 }
+
+TEST_CASE("SVG: a file name of any bytes becomes well-formed XML text (U+FFFD for bad UTF-8 and controls)", "[pictures]") {
+  const std::string name = std::string("bad\xff") + "name<&\x01\xc3\xa9\xed\xa0\x80.csv";  // 0xED 0xA0 0x80: a surrogate
+  const io::report rep = io::analyze(generate({schedule_family::one_f_one_b, {2, 2}}), costs{}, rational{1}, name);
+  const std::string svg = io::render_svg(rep);
+  const std::string fffd = "\xEF\xBF\xBD";
+  // 0xFF, the control 0x01 and each byte of the surrogate sequence are replaced; the
+  // well-formed "é" (0xC3 0xA9) is kept; < and & are escaped.
+  REQUIRE(svg.find("bad" + fffd + "name&lt;&amp;" + fffd + "\xc3\xa9" + fffd + fffd + fffd + ".csv") != std::string::npos);
+  REQUIRE(svg.find('\xff') == std::string::npos);
+}

@@ -79,14 +79,41 @@ inline double svg_auto_width(const readout& ro, rational span) {
   return std::clamp(26.0 * (span / shortest).to_double(), 1000.0, 4000.0);
 }
 
+/// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong form, no
+/// surrogate, at most U+10FFFF) that starts at `text[k]`, or 0 when none does.
+inline std::size_t utf8_sequence(const std::string& text, std::size_t k) {
+  const auto byte = [&text](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(k);
+  if (lead < 0x80) return 1;
+  const std::size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (n == 0 || k + n > text.size()) return 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if ((byte(k + i) & 0xC0) != 0x80) return 0;
+  }
+  const unsigned char second = byte(k + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || (lead == 0xF0 && second < 0x90) ||
+      (lead == 0xF4 && second > 0x8F)) {
+    return 0;
+  }
+  return n;
+}
+
+/// `text` as XML character data: `<`, `>`, `&` and `"` escaped; a byte that starts no
+/// well-formed UTF-8 sequence, and a control character XML 1.0 forbids, become U+FFFD
+/// (as the JSON views replace them). A file name shown in a title may be any bytes.
 inline std::string svg_escape(const std::string& text) {
   std::string out;
-  for (char ch : text) {
-    if (ch == '<') out += "&lt;";
+  for (std::size_t k = 0; k < text.size();) {
+    const char ch = text[k];
+    const std::size_t n = utf8_sequence(text, k);
+    const bool control = n == 1 && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r';
+    if (n == 0 || control) out += "\xEF\xBF\xBD";  // U+FFFD
+    else if (ch == '<') out += "&lt;";
     else if (ch == '>') out += "&gt;";
     else if (ch == '&') out += "&amp;";
     else if (ch == '"') out += "&quot;";
-    else out += ch;
+    else out.append(text, k, n);
+    k += n == 0 ? 1 : n;
   }
   return out;
 }
