@@ -148,6 +148,12 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-m 1e3", "ctpipe: -m takes a whole number, not '1e3'\n"},
       {"--group x -s interleaved-1f1b", "ctpipe: --group takes a whole number, not 'x'\n"},
       {"--schedule \"$(printf 'gpipe\\nx')\"", "ctpipe: unknown schedule 'gpipe\\nx' (known: "},
+      {"compare --schedules ''", "ctpipe: --schedules needs at least one schedule (known: gpipe, "},
+      {"compare --schedules 1f1b,", "ctpipe: unknown schedule '' (known: "},
+      {"compare --schedules 1f1b,,gpipe", "ctpipe: unknown schedule '' (known: "},
+      {"compare --schedules interleaved-1f1b -m 3",
+       "ctpipe: compare needs at least one schedule that accepts the shape; interleaved-1f1b: ctpipe: interleaved-1f1b "
+       "(megatron) needs the group size in [P, m], but m < P\n"},
       {"--placement w", "ctpipe: --placement takes loop or v, not 'w'\n"},
       {"--bogus", "ctpipe: "},
       {"extra", "ctpipe: "},
@@ -376,6 +382,12 @@ TEST_CASE("compare: the memory column says its unit, full activations beside chu
   const auto svg = run_tool("compare --format svg");
   REQUIRE(svg.out.find(">peak r0 (full act.)</text>") != std::string::npos);
   REQUIRE(svg.out.find(">peak r0 (chunks)</text>") != std::string::npos);
+  // The notes under the table, as in the text view: what peak r0 counts, the rejected.
+  const auto rejected = run_tool("compare --format svg --schedules 1f1b,interleaved-1f1b -m 3");
+  REQUIRE(rejected.exit_code == 0);
+  REQUIRE(rejected.out.find(">peak r0: rank 0's peak in-flight activations (gamma = 1)") != std::string::npos);
+  REQUIRE(rejected.out.find(">interleaved-1f1b: rejected (ctpipe: interleaved-1f1b (megatron) needs the group size in "
+                            "[P, m], but m &lt; P)</text>") != std::string::npos);
 }
 
 TEST_CASE("the runtime option applies where it changes something, and a hang under the one named says so", "[tool]") {

@@ -130,12 +130,17 @@ void options::check_families(const option_set& set) {
     family_names = {schedule_text};
   }
   if (set.bits & opt_schedules) {
-    std::string_view rest = schedules_text;
-    while (!rest.empty()) {
-      const std::size_t comma = rest.find(',');
-      family_names.emplace_back(rest.substr(0, comma));
+    if (schedules_text.empty()) {
+      throw usage_error(fmt::format("ctpipe: --schedules needs at least one schedule (known: {})", known_schedules()));
+    }
+    // Every comma separates two names: an empty name (`1f1b,`, `1f1b,,gpipe`) is unknown.
+    const std::string_view text = schedules_text;
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = text.find(',', start);
+      family_names.emplace_back(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
       families.push_back(family_named(family_names.back()));
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
     }
   }
 }

@@ -396,7 +396,10 @@ inline std::string render_svg(const report& rep, const svg_style& style = {}) { 
 /// each with its title and timeline, then a table of their makespan, bubble, span bubble,
 /// rank-0 peak (in full activations, chunks / V, and in chunks) and messages. `width`:
 /// plot width in pixels for the longest makespan.
-inline std::string render_svg_compare(const std::vector<readout>& readouts, double width = 1200) {
+/// Under the table, one line of text per entry of `notes` (the tool's: what the peak
+/// columns count, the schedules the shape does not suit).
+inline std::string render_svg_compare(const std::vector<readout>& readouts, double width = 1200,
+                                      const std::vector<std::string>& notes = {}) {
   rational longest{0};
   for (const readout& ro : readouts) longest = max(longest, ro.makespan);
   const double left = 70;
@@ -413,6 +416,10 @@ inline std::string render_svg_compare(const std::vector<readout>& readouts, doub
   }
   y += 20;
   y += detail::svg_compare_table(body, readouts, left, y);
+  for (const std::string& note : notes) {
+    y += 16;
+    body += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y, detail::svg_escape(note));
+  }
   return detail::svg_header(std::max(left + width + 40, 900.0), y + 20) + body + "</svg>\n";
 }
 

@@ -46,11 +46,15 @@ class compare final : public command_with_options {
       }
       reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma));
     }
-    if (reports.empty()) throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape");
+    if (reports.empty()) {
+      std::string reasons;  // the library's reason for each: the first is the one to fix
+      for (const auto& [name, reason] : rejected) reasons += fmt::format("; {}: {}", name, reason);
+      throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape" + reasons);
+    }
     std::vector<io::readout> readouts;  // every view renders from these (they refer to `reports`)
     for (const io::report& rep : reports) readouts.push_back(io::readout_of(rep));
     if (opts_.format == "json") return json(readouts, rejected, opts_.cost);
-    if (opts_.format == "svg") return io::render_svg_compare(readouts);
+    if (opts_.format == "svg") return io::render_svg_compare(readouts, 1200, notes(rejected));
     return text(readouts, rejected);
   }
 
@@ -68,6 +72,17 @@ class compare final : public command_with_options {
     ordered refused = ordered::array();
     for (const auto& [name, reason] : rejected) refused.push_back({{"schedule", name}, {"reason", reason}});
     return json_text(ordered{{"schedules", std::move(schedules)}, {"rejected", std::move(refused)}});
+  }
+
+  /// The lines under the table, in text and SVG: what the peak columns count, then each
+  /// schedule the shape does not suit, with the library's reason.
+  std::vector<std::string> notes(const std::vector<std::pair<std::string, std::string>>& rejected) const {
+    std::vector<std::string> lines{fmt::format(
+        "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks / V) "
+        "and in model chunks",
+        io::to_string(opts_.gamma))};
+    for (const auto& [name, reason] : rejected) lines.push_back(fmt::format("{}: rejected ({})", name, reason));
+    return lines;
   }
 
   /// The timelines on one time axis, then the table (rank 0's peak in full activations
@@ -89,11 +104,7 @@ class compare final : public command_with_options {
                          io::to_string(ro.peak_in_flight[0] / rational{ro.V}), io::to_string(ro.peak_in_flight[0]),
                          ro.messages);
     }
-    out += fmt::format(
-        "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks / V) "
-        "and in model chunks\n",
-        io::to_string(opts_.gamma));
-    for (const auto& [name, reason] : rejected) out += fmt::format("{}: rejected ({})\n", name, reason);
+    for (const std::string& note : notes(rejected)) out += note + "\n";
     return out;
   }
 };
