@@ -159,6 +159,16 @@ void options::check_output(const option_set& set) {
   }
 }
 
+void options::check_text_only(const CLI::App& app, const option_set& set) {
+  // --color and --width shape the text view only: with another format they would be
+  // ignored, and an ignored option reads as if it had been applied.
+  const bool color_given = (set.bits & opt_color) && app.count("--color") > 0;
+  const bool width_given = (set.bits & opt_width) && app.count("--width") > 0;
+  if ((color_given || width_given) && format != "text") {
+    throw usage_error(fmt::format("ctpipe: {} applies to --format text only", color_given ? "--color" : "--width"));
+  }
+}
+
 void options::check_interleaved_names(const CLI::App& app) {
   variant_given = app.count("--variant") > 0;
   group_given = app.count("--group") > 0;
@@ -187,6 +197,7 @@ void options::check(const CLI::App& app, const option_set& set) {
   const auto given = [&](const char* name) { return app.count(name) > 0; };
   check_families(set);
   check_output(set);
+  check_text_only(app, set);
   if (set.bits & opt_interleaved) check_interleaved_names(app);
   if (set.bits & opt_placement) {
     placement_given = !placement_text.empty();
@@ -198,6 +209,14 @@ void options::check(const CLI::App& app, const option_set& set) {
   if (set.bits & opt_chunks) {
     V_given = given("-V");
     if (V_given) V = parse_whole(V_text, "-V");
+    // In compare, -V applies to the families whose V is the caller's choice: given for
+    // none of them it would change nothing, so it is refused like any ignored option.
+    const bool any_takes_V = std::any_of(families.begin(), families.end(),
+                                         [](schedule_family f) { return family_of(f).chunks_free; });
+    if (V_given && set.scope != chunks_scope::every_family && !any_takes_V) {
+      throw usage_error(fmt::format("ctpipe: -V applies to {} only, and --schedules names none of them",
+                                    schedule_names([](const family_entry& e) { return e.chunks_free; })));
+    }
   }
   if (set.bits & opt_shape) {
     P = parse_whole(P_text, "-P");

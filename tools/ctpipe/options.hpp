@@ -147,6 +147,7 @@ struct options {
   // interleaved names and the families they apply to; their numbers (after -P, -m, -V).
   void check_families(const option_set& set);
   void check_output(const option_set& set);
+  void check_text_only(const CLI::App& app, const option_set& set);
   void check_interleaved_names(const CLI::App& app);
   void check_interleaved_numbers(const option_set& set);
 

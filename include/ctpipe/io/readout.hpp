@@ -109,7 +109,8 @@ struct readout {
   /// Per rank: the plain count's peak (gamma = 1), chunks, beside `peak_in_flight` for a
   /// split-backward schedule (I and W) with gamma != 1; empty otherwise.
   std::vector<rational> plain_peak_in_flight;
-  /// Set for a generated interleaved-1f1b only: its parameters, for the title.
+  /// Set for a generated interleaved-1f1b with V > 1 only (at V = 1 it is plain 1F1B):
+  /// its parameters, for the title.
   std::optional<interleaved_parameters> interleaved;
   /// The in-flight profile (report::memory): `level_after(k)`, the level of op k's rank
   /// after op k of `ranks`, in chunks, which the SVG's step lines draw. Never null in a
@@ -156,7 +157,8 @@ inline readout readout_of(const report& rep) {
     const in_flight_profile plain = in_flight(out.ranks);
     for (int r = 0; r < s.P; ++r) out.plain_peak_in_flight.push_back(plain.peak(r));
   }
-  if (rep.source.empty() && rep.spec.family == schedule_family::interleaved_1f1b) {
+  // At V = 1 interleaved-1f1b is plain 1F1B: its group and warmup factor play no part.
+  if (rep.source.empty() && rep.spec.family == schedule_family::interleaved_1f1b && s.V > 1) {
     out.interleaved = interleaved_parameters{rep.spec.variant, group_size(rep.spec), rep.spec.warmup_factor};
   }
   out.in_flight = &rep.memory;
