@@ -148,6 +148,11 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-m 1e3", "ctpipe: -m takes a whole number, not '1e3'\n"},
       {"--group x -s interleaved-1f1b", "ctpipe: --group takes a whole number, not 'x'\n"},
       {"--schedule \"$(printf 'gpipe\\nx')\"", "ctpipe: unknown schedule 'gpipe\\nx' (known: "},
+      {"--color always --format json", "ctpipe: --color applies to --format text only\n"},
+      {"--width 80 --format svg", "ctpipe: --width applies to --format text only\n"},
+      {"compare --width 80 --format json", "ctpipe: --width applies to --format text only\n"},
+      {"compare --schedules gpipe,zbv -V 3",
+       "ctpipe: -V applies to interleaved-1f1b, looped-bfs, interleaved-zb only, and --schedules names none of them\n"},
       {"compare --schedules ''", "ctpipe: --schedules needs at least one schedule (known: gpipe, "},
       {"compare --schedules 1f1b,", "ctpipe: unknown schedule '' (known: "},
       {"compare --schedules 1f1b,,gpipe", "ctpipe: unknown schedule '' (known: "},
@@ -412,4 +417,13 @@ TEST_CASE("the runtime option applies where it changes something, and a hang und
   REQUIRE(named.exit_code == 2);
   REQUIRE(named.out.empty());
   REQUIRE(named.err.starts_with("ctpipe: " + crossed.path + ": hangs under rendezvous: rank 0, step 1, op 0SEND_F0: deadlock"));
+}
+
+TEST_CASE("interleaved-1f1b at V = 1 is plain 1F1B: its title names no group or warmup factor", "[tool]") {
+  const auto v1 = run_tool("-s interleaved-1f1b -V 1");
+  REQUIRE(v1.exit_code == 0);
+  const std::string title = v1.out.substr(0, v1.out.find('\n'));
+  REQUIRE(title.starts_with("interleaved-1f1b  P = 4  m = 8  V = 1  placement loop  costs"));
+  const auto v2 = run_tool("-s interleaved-1f1b -V 2");
+  REQUIRE(v2.out.substr(0, v2.out.find('\n')).find("  variant megatron  g = 4  warmup factor 2  costs") != std::string::npos);
 }
