@@ -1,12 +1,7 @@
 # Builds and runs tests/install/consumer against ctpipe in MODE (find_package after an
 # install into WORK_DIR/prefix, or add_subdirectory of SOURCE_DIR). Any failure fails.
 file(REMOVE_RECURSE "${WORK_DIR}")
-function(step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "failed (${result}): ${ARGN}\n${out}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../step.cmake")
 set(options -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release)
 if(MODE STREQUAL "find_package")
   # Install the library alone (no tool, tests or examples) into a private prefix.

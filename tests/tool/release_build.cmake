@@ -3,12 +3,7 @@
 # `ctpipe --version`. The test builds run at -O2, and some warnings (GCC 12's -Wrestrict)
 # only appear at -O3: this keeps the README's first command building.
 file(REMOVE_RECURSE "${WORK_DIR}")
-function(step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "failed (${result}): ${ARGN}\n${out}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../step.cmake")
 step("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}" -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release
      -DCTPIPE_WARNINGS_AS_ERRORS=ON -DCTPIPE_BUILD_TESTS=OFF -DCTPIPE_BUILD_EXAMPLES=OFF)
 step("${CMAKE_COMMAND}" --build "${WORK_DIR}" --target ctpipe_tool)
