@@ -314,7 +314,7 @@ struct csv_reader {
     cell = cell_of[first_bad];
     for (std::size_t c = 1; c < cell; ++c) line = line.substr(line.find(',') + 1);
     cell_text = trim_cell(line.substr(0, line.find(',')));
-    fail_cell(fmt::format("W before the I of stage {}, micro-batch {} on its row", w.stage(), w.microbatch()));
+    fail_cell(fmt::format("W with no I of stage {}, micro-batch {} before it on its row (a W follows its I; a full B has no W)", w.stage(), w.microbatch()));
   }
 
   /// One cell: trimmed, unquoted; empty (idle), an overlapped group, or one action.
@@ -491,7 +491,8 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
 ///   `empty overlapped group`,
 ///   `an overlapped group holds compute actions (F, B, I, W) only`,
 ///   `stage S is already on row R2 (rank r2); a stage lives on one rank`,
-///   `W before the I of stage S, micro-batch J on its row` (the first such W of the row,
+///   `W with no I of stage S, micro-batch J before it on its row (a W follows its I; a full B
+///   has no W)` (the first such W of the row,
 ///   checked once the row's cells have parsed);
 ///   inside an overlapped group the bad action comes first: `"7X3": unknown action kind ...`
 /// - `ctpipe: CSV row R (rank r): no ops (every rank needs a row with at least one action)`
