@@ -343,3 +343,44 @@ TEST_CASE("peer order: transfers without a partner stage give false, never an ou
   const schedule stage_zero = from_lists({2, 1}, {{op{op_kind::recv_f, 0, 0}}, {}});
   REQUIRE_FALSE(peer_order_consistent(stage_zero.view()));
 }
+
+// A schedule may mix full backwards (B) with split ones (I + W), as DualPipeV does: a
+// diagnosis names the backward that is in the schedule, not the waiting op's kind.
+TEST_CASE("diagnoses of mixed B and I/W name the producer the schedule holds", "[lower][validate]") {
+  using K = op_kind;
+  {  // stage 0 runs B, stage 1 runs I + W; rank 0 waits for stage 1's backward of 0
+    const op ops[] = {op{K::F, 0, 0}, op{K::B, 0, 0}, op{K::F, 0, 1}, op{K::B, 0, 1}, op{K::F, 1, 1},
+                      op{K::I, 1, 1}, op{K::W, 1, 1}, op{K::F, 1, 0}, op{K::I, 1, 0}, op{K::W, 1, 0}};
+    const std::uint32_t off[] = {0, 4, 10};
+    std::vector<validation_issue> issues;
+    validate(schedule_view{{2, 2}, ops, off}, [&](const validation_issue& i) { issues.push_back(i); });
+    REQUIRE(issues.size() == 2);
+    REQUIRE(issues[0].what == fault::deadlock);
+    REQUIRE(issues[0].at == op{K::B, 0, 0});
+    REQUIRE(issues[0].needs == op{K::I, 1, 0});  // was 1B0, which the schedule does not hold
+    REQUIRE(issues[1].at == op{K::F, 1, 1});
+    REQUIRE(issues[1].needs == op{K::F, 0, 1});
+  }
+  {  // stage 0 runs I + W, stage 1 runs B; rank 1 sends its gradient before computing it
+    const op ops[] = {op{K::F, 0, 0},      op{K::send_f, 0, 0}, op{K::recv_b, 0, 0}, op{K::I, 0, 0}, op{K::W, 0, 0},
+                      op{K::recv_f, 1, 0}, op{K::F, 1, 0},      op{K::send_b, 1, 0}, op{K::B, 1, 0}};
+    const std::uint32_t off[] = {0, 5, 9};
+    const schedule_view v{{2, 1}, ops, off};
+    const validation_result lowered = validate_lowered(v, send_semantics::buffered);
+    REQUIRE(lowered.first.what == fault::send_before_compute);
+    REQUIRE(lowered.first.at == op{K::send_b, 1, 0});
+    REQUIRE(lowered.first.needs == op{K::B, 1, 0});  // was 1I0
+    const execution run = execute(v, costs{}, runtime_model::blocking);
+    REQUIRE_FALSE(run.completed());
+    REQUIRE(run.stuck()[0].what == fault::send_before_compute);
+    REQUIRE(run.stuck()[0].needs == op{K::B, 1, 0});
+  }
+}
+
+TEST_CASE("a runtime model cast from another number is refused, and named ?", "[lower]") {
+  const auto bad = static_cast<runtime_model>(5);
+  REQUIRE(std::string(runtime_model_name(bad)) == "?");
+  const schedule g = generate({schedule_family::one_f_one_b, {2, 2}});
+  REQUIRE_THROWS_WITH(lower(g.view(), costs{}, bad), "ctpipe: unknown runtime model");
+  REQUIRE_THROWS_WITH(execute(lower(g.view()).view(), costs{}, bad), "ctpipe: unknown runtime model");
+}

@@ -88,14 +88,38 @@ constexpr auto counting_report(std::size_t& count, OnIssue& on_issue) {
   };
 }
 
-/// The op that blocked op `o` of a stuck rank waits for.
-constexpr op needed_dependency(const dependency_walk& walk, op o) {
+/// Per (stage, micro-batch) of `v`'s shape, `stage * m + micro-batch`: 1 where `v` holds
+/// an I of it (its backward is split into I and W), else 0. A schedule may mix full and
+/// split backwards (DualPipeV does), so a diagnosis names the producer of a gradient
+/// from this table, not from the op that waits. One pass over the ops; ops outside the
+/// shape are skipped. For diagnoses only, off the per-op paths.
+constexpr buffer<std::uint8_t> split_backwards(schedule_view v) {
+  const std::size_t S = static_cast<std::size_t>(v.shape.stages()), m = static_cast<std::size_t>(v.shape.m);
+  buffer<std::uint8_t> split(S * m);
+  for (const op o : v.ops) {
+    const std::size_t s = static_cast<std::size_t>(o.stage()), j = static_cast<std::size_t>(o.microbatch());
+    if (o.kind() == op_kind::I && s < S && j < m) split[s * m + j] = 1;
+  }
+  return split;
+}
+
+/// The backward that produces (stage, micro-batch)'s input gradient: I where
+/// split_backwards() marks it, else B.
+constexpr op_kind backward_kind(const buffer<std::uint8_t>& split, const pipeline_shape& shape, int stage, int microbatch) {
+  return split[static_cast<std::size_t>(stage) * static_cast<std::size_t>(shape.m) + static_cast<std::size_t>(microbatch)] != 0
+             ? op_kind::I
+             : op_kind::B;
+}
+
+/// The op that blocked op `o` of a stuck rank waits for (`split`: split_backwards()).
+constexpr op needed_dependency(const dependency_walk& walk, const buffer<std::uint8_t>& split, const pipeline_shape& shape,
+                               op o) {
   const int s = o.stage();
   const int j = o.microbatch();
   if (o.kind() == op_kind::F) return op{op_kind::F, s - 1, j};
   if (o.kind() == op_kind::W) return op{op_kind::I, s, j};
   if (!walk.ran(true, s, j)) return op{op_kind::F, s, j};
-  return op{o.kind(), s + 1, j};
+  return op{backward_kind(split, shape, s + 1, j), s + 1, j};
 }
 
 /// Whether `v` cannot be indexed at all, and why: `what` = bad_shape when its shape
@@ -222,12 +246,13 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   // Deadlock.
   detail::dependency_walk walk(v);
   if (!walk.run([](auto...) { return std::int64_t{1}; })) {
+    const detail::buffer<std::uint8_t> split = detail::split_backwards(v);
     for (int r = 0; r < P; ++r) {
       const std::uint32_t k = walk.position(r);
       if (k == v.offsets[static_cast<std::size_t>(r) + 1]) continue;
       const op o = v.ops[k];
       report(fault::deadlock, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o,
-             detail::needed_dependency(walk, o));
+             detail::needed_dependency(walk, split, v.shape, o));
     }
   }
   return count;

@@ -473,8 +473,7 @@ struct lowered_run {
     if (finished()) return;
     const op* ops = v.ops.data();
     const std::uint32_t* link = table.channel.data();
-    bool split = false;
-    for (const op o : v.ops) split = split || o.kind() == op_kind::I || o.kind() == op_kind::W;
+    const buffer<std::uint8_t> split = split_backwards(v);  // which backward produces each gradient
     buffer<std::uint8_t> halted(P);
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint32_t r = 0; r < P; ++r) {
@@ -491,7 +490,7 @@ struct lowered_run {
             report(pending_b[ed] != 0 ? fault::wrong_microbatch : fault::not_received, static_cast<int>(r), step, o, recv);
             halted[r] = 1;
           } else if (is_send(o.kind()) && computed_b[(o.kind() == op_kind::send_f ? 0 : keys) + key] == 0) {
-            const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
+            const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : backward_kind(split, v.shape, st, mb);
             report(fault::send_before_compute, static_cast<int>(r), step, o, op{producer, st, mb});
             halted[r] = 1;
           }
@@ -571,7 +570,7 @@ struct lowered_run {
 /// Returns every op's times, the makespan, per-rank idle split into stall and wait, the
 /// stall intervals, and, when the lists hang under this model, the stuck ops (execution::stuck()).
 ///
-/// Errors: check_view() and check_costs() messages; `ctpipe: execute() takes a lowered
+/// Errors: check_view(), check_costs() and check_runtime_model() messages; `ctpipe: execute() takes a lowered
 /// schedule with well-formed ops and transfers (validate_lowered() names the problems)`
 /// when validate_lowered()'s checks of the ops themselves fail (a hang is not an error:
 /// it is reported in the result); rational overflow when the times do not fit 64 bits.
@@ -579,6 +578,7 @@ struct lowered_run {
 constexpr execution execute(schedule_view v, const costs& c, runtime_model model) {
   check_view(v);
   check_costs(c);
+  check_runtime_model(model);
   // The precondition in two parts: the checks of each op now (linear, no walk); the
   // dependency walk of the compute part only when the run does not complete. A run that
   // completes has run every compute op after its inputs (run_rank() checks the local

@@ -245,7 +245,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
 /// get no message. Source of the op names and stage convention: PyTorch's
 /// `_add_send_recv`.
 ///
-/// Errors: check_view() and check_costs() messages; `ctpipe: lower() takes a valid
+/// Errors: check_view(), check_costs() and check_runtime_model() messages; `ctpipe: lower() takes a valid
 /// compute schedule (validate() names the problems)` when validate(v) finds any issue
 /// (a lowered input included); rational overflow when the simulated times do not fit.
 /// Linear in the number of ops (plus the makespan in ticks for the key order); usable in
@@ -253,6 +253,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
 constexpr schedule lower(schedule_view v, const costs& c, runtime_model model) {
   detail::check_lowerable(v);
   check_costs(c);
+  check_runtime_model(model);
   if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v);
   return detail::lower_by_key(v, c);
 }

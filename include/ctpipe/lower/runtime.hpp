@@ -6,6 +6,8 @@
 #include <cstdint>      // std::uint8_t
 #include <string_view>  // model names
 
+#include "ctpipe/core/error.hpp"
+
 namespace ctpipe {
 
 /// A runtime model: when a transfer op returns and when a compute op may start. Every
@@ -30,10 +32,17 @@ enum class runtime_model : std::uint8_t { blocking, rendezvous, posted, batched 
 inline constexpr runtime_model all_runtime_models[] = {runtime_model::blocking, runtime_model::rendezvous,
                                                        runtime_model::posted, runtime_model::batched};
 
-/// `blocking`, `rendezvous`, `posted` or `batched`, as the tool and the JSON spell it.
+/// `blocking`, `rendezvous`, `posted` or `batched`, as the tool and the JSON spell it;
+/// `?` for a value cast from another number.
 constexpr const char* runtime_model_name(runtime_model m) {
   constexpr const char* names[] = {"blocking", "rendezvous", "posted", "batched"};
-  return names[static_cast<int>(m)];
+  return static_cast<int>(m) < 4 ? names[static_cast<int>(m)] : "?";
+}
+
+/// The gate of lower() and execute() on a model: raises `ctpipe: unknown runtime model`
+/// for a value cast from another number.
+constexpr void check_runtime_model(runtime_model m) {
+  detail::require(static_cast<int>(m) < 4, "ctpipe: unknown runtime model");
 }
 
 /// The model called `name`, or false when there is none (then `out` is unchanged).

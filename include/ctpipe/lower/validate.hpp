@@ -148,6 +148,7 @@ constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const
   const std::uint32_t keys = uS * um;
   detail::buffer<validation_issue> halted(static_cast<std::size_t>(P));
   detail::buffer<std::uint8_t> is_halted(static_cast<std::size_t>(P));
+  detail::buffer<std::uint8_t> split;  // split_backwards(v), made when a SEND_B needs it
   // Diagnose each rank that stopped at an op it can never run by itself.
   for (int r = 0; r < P; ++r) {
     const std::uint32_t k = pos[r];
@@ -163,9 +164,8 @@ constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const
       is_halted[static_cast<std::size_t>(r)] = 1;
     } else if (is_send(o.kind()) &&
                computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
-      bool split = false;  // a split backward names I as the producer of a gradient (off the run's path)
-      for (const op x : v.ops) split = split || x.kind() == op_kind::I || x.kind() == op_kind::W;
-      const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : split ? op_kind::I : op_kind::B;
+      if (split.size() == 0) split = split_backwards(v);  // once, on the first halted SEND_B
+      const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : backward_kind(split, v.shape, st, mb);
       halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
       is_halted[static_cast<std::size_t>(r)] = 1;
     }
