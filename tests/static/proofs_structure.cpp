@@ -16,4 +16,12 @@ constexpr auto one_f_one_b = ctpipe::schedule_family::one_f_one_b;
 CTPIPE_EACH_P(prove_structure, gpipe);
 CTPIPE_EACH_P(prove_structure, one_f_one_b);
 
+// ZB-V with m far below 2P-1 freezes in work linear in its ops: P = 512, m = 1 is 3,072
+// ops (its generator once walked 2P-1 micro-batches per rank and dropped the ops of
+// those >= m: about 1M iterations, past both compilers' limits).
+constexpr auto& thin_zbv =
+    ctpipe::schedule_v<ctpipe::schedule_spec{ctpipe::schedule_family::zbv, {512, 1, 2, ctpipe::placement::v_shape}}>;
+static_assert(thin_zbv.rank(0).size() == 6 && thin_zbv.rank(511).size() == 6);
+static_assert(ctpipe::validate(thin_zbv.view()).ok());
+
 }  // namespace

@@ -43,27 +43,45 @@ constexpr void zb_handcrafted(const pipeline_shape& s, int r, int warmup_per_ran
 ///   [chunk-0 F if any left], chunk-0 I and W, chunk-1 F, I and W;
 /// - cooldown: r pairs of Is (chunk 0, chunk 1); P-r pairs (chunk-0 I, chunk-0 W); the
 ///   chunk-1 Ws left, then the chunk-0 Ws left.
-/// Ops of micro-batches m .. n-1 are dropped (so m < 2P-1 stays complete and valid).
+/// Ops of micro-batches m .. n-1 are dropped (so m < 2P-1 stays complete and valid), and
+/// the iterations that would only drop ops are skipped, their counters advanced at once:
+/// the work stays linear in the ops written when m is much smaller than P.
 template <class Out>
 constexpr void zbv(const pipeline_shape& s, int r, Out&& out) {
-  const int n = s.m > 2 * s.P - 1 ? s.m : 2 * s.P - 1;
+  const int m = s.m, n = m > 2 * s.P - 1 ? m : 2 * s.P - 1;
   const int c0 = r;
   const int c1 = 2 * s.P - 1 - r;
   int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
   auto emit = [&](op_kind k, int stage, int microbatch) {
-    if (microbatch < s.m) out(detail::make_op(k, stage, microbatch));
+    if (microbatch < m) out(detail::make_op(k, stage, microbatch));
   };
-  for (int i = 0; i < 2 * (s.P - r) - 1; ++i) emit(op_kind::F, c0, f0++);
-  for (int i = 0; i < r; ++i) {
+  // Of `count` iterations that advance counters x and y by one each, those that write
+  // an op: while x < m or y < m.
+  auto writing = [m](int count, int x, int y) {
+    const int left = m - (x < y ? x : y);
+    return left < 0 ? 0 : left < count ? left : count;
+  };
+  const int warmup = 2 * (s.P - r) - 1;
+  for (int i = 0, k = writing(warmup, f0, f0); i < k; ++i) emit(op_kind::F, c0, f0++);
+  f0 = warmup;
+  for (int i = 0, k = writing(r, f0, f1), start0 = f0, start1 = f1; i < r; ++i) {
+    if (i == k) {
+      f0 = start0 + r, f1 = start1 + r;
+      break;
+    }
     emit(op_kind::F, c1, f1++);
     emit(op_kind::F, c0, f0++);
   }
-  for (int i = 0; i < s.P - r; ++i) {
+  for (int i = 0, k = writing(s.P - r, f1, b1), start1 = f1, startb = b1; i < s.P - r; ++i) {
+    if (i == k) {
+      f1 = start1 + s.P - r, b1 = startb + s.P - r;
+      break;
+    }
     emit(op_kind::F, c1, f1++);
     emit(op_kind::I, c1, b1);
     emit(op_kind::W, c1, b1++);
   }
-  while (f1 < f0 || f0 < n) {
+  while ((f1 < f0 || f0 < n) && (f0 < m || f1 < m || b0 < m || b1 < m)) {
     if (f0 < n) emit(op_kind::F, c0, f0++);
     emit(op_kind::I, c0, b0);
     emit(op_kind::W, c0, b0++);
@@ -71,18 +89,23 @@ constexpr void zbv(const pipeline_shape& s, int r, Out&& out) {
     emit(op_kind::I, c1, b1);
     emit(op_kind::W, c1, b1++);
   }
+  if (b0 >= m && b1 >= m) return;  // every op of micro-batches below m is written
   int w0 = b0;
   int w1 = b1;
-  for (int i = 0; i < r; ++i) {
+  for (int i = 0, k = writing(r, b0, b1), start0 = b0, start1 = b1; i < r; ++i) {
+    if (i == k) {
+      b0 = start0 + r, b1 = start1 + r;
+      break;
+    }
     emit(op_kind::I, c0, b0++);
     emit(op_kind::I, c1, b1++);
   }
-  for (int i = 0; i < s.P - r; ++i) {
+  for (int i = 0; i < s.P - r && (b0 < m || w0 < m); ++i) {
     emit(op_kind::I, c0, b0++);
     emit(op_kind::W, c0, w0++);
   }
-  while (w1 < b1) emit(op_kind::W, c1, w1++);
-  while (w0 < b0) emit(op_kind::W, c0, w0++);
+  while (w1 < b1 && w1 < m) emit(op_kind::W, c1, w1++);
+  while (w0 < b0 && w0 < m) emit(op_kind::W, c0, w0++);
 }
 
 /// Writes rank `r`'s interleaved Zero Bubble order into `out`, as PyTorch's
