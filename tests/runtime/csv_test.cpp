@@ -301,6 +301,8 @@ TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotation
   REQUIRE(refusal({{0, 0, "0UNSHARD,0F9"}}) ==
           "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
   REQUIRE(refusal({{0, 0, "0F0"}}) == "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
+  // Stage 5 of a 2-stage schedule: parse_csv() would refuse the file it writes.
+  REQUIRE(refusal({{0, 1, "5UNSHARD"}}) == "ctpipe: to_csv(): an annotation's stage is not a stage of the schedule");
 }
 
 TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and a forward-only file is refused by name", "[csv][tool]") {

@@ -122,7 +122,10 @@ constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int
 /// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
 /// stage < P*V and micro-batch < m` for a transfer op or an op outside the shape;
 /// `ctpipe: schedule deadlocks (validate() names the stuck ops)`; rational overflow when
-/// the times do not fit 64 bits. simulate does not check that the schedule is complete:
+/// the times might not fit 64 bits: checked once, before the walk, against the bound
+/// (ops + 1) * (longest op + t_c) in ticks, so costs whose bound passes 2^63 - 1 are
+/// refused even where the actual times would fit (the bound keeps the per-op loop free
+/// of checks). simulate does not check that the schedule is complete:
 /// run validate() for that.
 constexpr simulation simulate(schedule_view v, const costs& c) {
   check_view(v);

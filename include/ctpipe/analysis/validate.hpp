@@ -17,7 +17,7 @@ namespace ctpipe {
 enum class fault : std::uint8_t {
   bad_shape,        ///< the shape fails check_shape() (P, m or V < 1, ...)
   bad_offsets,      ///< offsets are not P+1 non-decreasing positions ending at the op count
-  not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule
+  not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule, or an op of an unused kind code (8 to 15) anywhere
   out_of_shape,     ///< stage >= P*V or micro-batch >= m
   wrong_rank,       ///< the op's stage is owned by another rank
   duplicate,        ///< the same (kind, stage, micro-batch) appears twice
@@ -39,7 +39,7 @@ constexpr const char* fault_description(fault f) {
   constexpr const char* text[] = {
       "the shape is invalid (see check_shape)",
       "offsets are not P+1 non-decreasing positions ending at the op count",
-      "a send/recv op in a compute schedule",
+      "not an op this schedule may hold: a send/recv in a compute schedule, or an unused kind code (8 to 15)",
       "stage or micro-batch outside the shape",
       "op on a rank that does not own its stage",
       "op appears twice",

@@ -123,6 +123,8 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
                             "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
     ctpipe::detail::require(annotation_stage(a.text) >= 0,
                             "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
+    ctpipe::detail::require(annotation_stage(a.text) < v.shape.stages(),
+                            "ctpipe: to_csv(): an annotation's stage is not a stage of the schedule");
     order.push_back(&a);
     annotation_bytes += a.text.size() + 1;
   }
@@ -173,7 +175,8 @@ inline std::string to_csv(schedule_view v) { return detail::write_csv(v, {}); }
 /// lines dropped, row ends as `\n` and overlapped pairs as their actions. Raises
 /// to_csv(view)'s messages, `ctpipe: to_csv(): an annotation's rank or position is
 /// outside the schedule` and `ctpipe: to_csv(): an annotation is not an UNSHARD,
-/// RESHARD or REDUCE_GRAD action` (an edited annotation that would not read back).
+/// RESHARD or REDUCE_GRAD action` and `ctpipe: to_csv(): an annotation's stage is not a
+/// stage of the schedule` (edited annotations that would not read back).
 /// Linear in the op count, n log n in the annotation count.
 inline std::string to_csv(const csv_schedule& s) { return detail::write_csv(s.view(), s.annotations); }
 
