@@ -175,15 +175,22 @@ TEST_CASE("tool: Zero Bubble table, both bubble metrics, I and W, gamma view", "
   REQUIRE(mem.out.find(" 229/100 [4] = formula (P-r) + r*gamma") != std::string::npos);
 }
 
-TEST_CASE("DualPipeV over P in [1, 12] x m in [1, 6P]: its rule, op counts, peak 2P+1, messages (the compile-time grid's function)", "[dualpipe]") {
+TEST_CASE("DualPipeV over P in [1, 12] x m in [1, 6P], by DeepSeek's rule and at the structural minimum: op counts, peaks, messages (the compile-time grid's function)", "[dualpipe]") {
   for (int P = 1; P <= 12; ++P) {
     for (int m = 1; m <= 6 * P; ++m) {
       INFO("P = " << P << ", m = " << m);
       REQUIRE(ctpipe::tests::prove_dualpipev_point(P, m, true));
+      REQUIRE(ctpipe::tests::prove_dualpipev_point(P, m, true, true));  // the structural minimum
     }
   }
   REQUIRE(std::string(ctpipe::spec_error({ctpipe::schedule_family::dualpipev, {4, 7, 2, ctpipe::placement::v_shape}})) ==
           "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)");
   REQUIRE(std::string(ctpipe::spec_error({ctpipe::schedule_family::dualpipev, {4, 8}})) ==
           "ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)");
+  ctpipe::schedule_spec minimum{ctpipe::schedule_family::dualpipev, {4, 6, 2, ctpipe::placement::v_shape}};
+  minimum.structural_minimum = true;
+  REQUIRE(std::string(ctpipe::spec_error(minimum)) == "ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum");
+  ctpipe::schedule_spec not_dualpipe{ctpipe::schedule_family::zbv, {4, 8, 2, ctpipe::placement::v_shape}};
+  not_dualpipe.structural_minimum = true;
+  REQUIRE(std::string(ctpipe::spec_error(not_dualpipe)) == "ctpipe: only dualpipev takes the structural minimum");
 }

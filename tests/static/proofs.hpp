@@ -182,15 +182,17 @@ constexpr bool prove_zero_bubble_point(schedule_family family, int P, int m, boo
   return msgs.holds && rational{static_cast<std::int64_t>(messages(s.view()))} == msgs.value;
 }
 
-/// Proof at one point of DualPipeV (P ranks, m micro-batches, V = 2 on the V-shape):
-/// a request with m < 2P is rejected with DeepSeek's rule; otherwise the schedule is
-/// complete and runs (valid too, `with_validation`), rank r runs `4m + 2P - 1 - r` ops, every
-/// rank's peak in-flight is DeepSeek's `2P + 1` chunks at gamma = 1 (and no closed form is
-/// claimed at gamma = 3/7), the timing closed forms report that they do not apply, and
-/// the messages are `2m(2P-2)`.
-constexpr bool prove_dualpipev_point(int P, int m, bool with_validation) {
-  const schedule_spec spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
-  if (m < 2 * P) return spec_error(spec) != nullptr;
+/// Proof at one point of DualPipeV (P ranks, m micro-batches, V = 2 on the V-shape;
+/// `minimum`: schedule_spec::structural_minimum): a request below m = 2P (2P-1 at the
+/// structural minimum) is rejected; otherwise the schedule is complete and runs (valid
+/// too, `with_validation`), rank r runs `4m + 2P - 1 - r` ops, every rank's peak
+/// in-flight is DeepSeek's `2P + 1` chunks at gamma = 1 but rank 0's `2P` at m = 2P-1
+/// (and no closed form is claimed at gamma = 3/7), the timing closed forms report that
+/// they do not apply, and the messages are `2m(2P-2)`.
+constexpr bool prove_dualpipev_point(int P, int m, bool with_validation, bool minimum = false) {
+  schedule_spec spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
+  spec.structural_minimum = minimum;
+  if (m < 2 * P - (minimum ? 1 : 0)) return spec_error(spec) != nullptr;
   if (spec_error(spec) != nullptr) return false;
   const schedule s = generate(spec);
   if (with_validation && !validate(s.view()).ok()) return false;
@@ -202,7 +204,8 @@ constexpr bool prove_dualpipev_point(int P, int m, bool with_validation) {
   const in_flight_profile mem = in_flight(s.view());
   for (int r = 0; r < P; ++r) {
     const closed_form peak = peak_in_flight_formula(spec, rational{1}, r);
-    if (!peak.holds || peak.value != rational{2 * P + 1} || mem.peak(r) != peak.value) return false;
+    const int expected = m == 2 * P - 1 && r == 0 ? 2 * P : 2 * P + 1;
+    if (!peak.holds || peak.value != rational{expected} || mem.peak(r) != peak.value) return false;
     if (peak_in_flight_formula(spec, rational{3, 7}, r).holds) return false;
   }
   const closed_form msgs = messages_formula(spec);

@@ -1,7 +1,8 @@
 // Compile-time proofs for DualPipeV over P in [1, 8] x m in [1, 4P]
-// (tests/static/proofs.hpp, prove_dualpipev_point): m < 2P is rejected with DeepSeek's
-// rule; elsewhere rank r runs 4m + 2P - 1 - r ops, every rank's peak in-flight is
-// DeepSeek's 2P + 1 chunks (gamma = 1), and the messages are 2m(2P-2). Each (P, m) is
+// (tests/static/proofs.hpp, prove_dualpipev_point), with DeepSeek's rule and at the
+// structural minimum: m < 2P (2P-1) is rejected; elsewhere rank r runs 4m + 2P - 1 - r
+// ops, every rank's peak in-flight is DeepSeek's 2P + 1 chunks (gamma = 1) but rank 0's
+// 2P at m = 2P-1, and the messages are 2m(2P-2). Each (P, m) is
 // one constant evaluation; validity of every point runs at run time
 // (tests/runtime/zero_bubble_test.cpp, P <= 12, m <= 6P, through the same function).
 #include <utility>  // std::integer_sequence
@@ -11,7 +12,8 @@
 namespace {
 
 template <int P, int M>
-inline constexpr bool dualpipev_point = ctpipe::tests::prove_dualpipev_point(P, M, false);
+inline constexpr bool dualpipev_point =
+    ctpipe::tests::prove_dualpipev_point(P, M, false) && ctpipe::tests::prove_dualpipev_point(P, M, false, true);
 
 template <int P, int... M>
 constexpr bool every_m(std::integer_sequence<int, M...>) {

@@ -103,6 +103,8 @@ void options::declare(CLI::App& app, const option_set& set) {
     app.add_option("--warmup-factor", warmup_text,
                    "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)")
         ->capture_default_str();
+    app.add_flag("--structural-minimum", structural_minimum,
+                 "dualpipev: accept m >= 2P-1, the least m its phases run with (DeepSeek's own rule is m >= 2P)");
   }
   if (set.bits & opt_costs) {
     app.add_option("--costs", costs_text,
@@ -180,6 +182,8 @@ void options::check_interleaved_names(const CLI::App& app) {
   if (!interleaved && (variant_given || group_given || warmup_given)) {
     throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
   }
+  const bool dualpipev = std::find(families.begin(), families.end(), schedule_family::dualpipev) != families.end();
+  if (structural_minimum && !dualpipev) throw usage_error("ctpipe: --structural-minimum applies to dualpipev only");
 }
 
 void options::check_interleaved_numbers(const option_set& set) {
@@ -243,6 +247,7 @@ schedule_spec options::spec_for(schedule_family family, chunks_scope scope) cons
   const bool takes_V = scope == chunks_scope::every_family || family_of(family).chunks_free;
   spec.shape = {P, m, V_given && takes_V ? V : chunks_default(family),
                 placement_given ? layout : natural_placement(family)};
+  spec.structural_minimum = family == schedule_family::dualpipev && structural_minimum;
   if (family == schedule_family::interleaved_1f1b) {
     spec.variant = variant;
     spec.group = group;

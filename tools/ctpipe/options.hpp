@@ -68,7 +68,7 @@ enum option_bits : unsigned {
   opt_shape = 1U << 2,        ///< -P, -m
   opt_chunks = 1U << 3,       ///< -V
   opt_placement = 1U << 4,    ///< --placement
-  opt_interleaved = 1U << 5,  ///< --variant, --group,-g, --warmup-factor
+  opt_interleaved = 1U << 5,  ///< --variant, --group,-g, --warmup-factor; --structural-minimum (dualpipev)
   opt_costs = 1U << 6,        ///< --costs, --gamma
   opt_width = 1U << 7,        ///< --width
   opt_color = 1U << 8,        ///< --color
@@ -126,6 +126,7 @@ struct options {
   bool group_given = false;               ///< --group given explicitly
   bool warmup_given = false;              ///< --warmup-factor given explicitly
   bool variant_given = false;             ///< --variant given explicitly
+  bool structural_minimum = false;        ///< --structural-minimum (dualpipev: m >= 2P-1)
   costs cost{};                           ///< --costs
   rational gamma{1};                      ///< --gamma, in [0, 1]
   int width = 100;                        ///< --width, in [20, 100000]

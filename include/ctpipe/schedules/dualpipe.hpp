@@ -62,7 +62,8 @@ struct dualpipev_rank {
 
 namespace ctpipe::schedules {
 
-/// DualPipeV's ops of rank r (shape: P ranks, V = 2 on the V-shape, m >= 2P), in
+/// DualPipeV's ops of rank r (shape: P ranks, V = 2 on the V-shape, m >= 2P, or m >= 2P-1
+/// at the structural minimum: schedule_spec::structural_minimum), in
 /// DeepSeek's `DualPipeV.step` order, its eight phases:
 /// 1. `2(P-1-r)` forwards of chunk 0;
 /// 2. `r+1` times: forward chunk 0, forward chunk 1;
@@ -101,13 +102,20 @@ constexpr std::size_t dualpipev_ops_of_rank(const schedule_spec& s, int r) {
   return static_cast<std::size_t>(4 * s.shape.m + 2 * s.shape.P - 1 - r);
 }
 
-/// DualPipeV's peak in-flight chunks on every rank, gamma = 1: `2P + 1`, DeepSeek's
-/// "PP+1" with PP = 2P pipeline stages (README of deepseek-ai/DualPipe, "Activation Per
-/// Device", in chunks: one chunk is half a rank's layers). Proved on a grid in
-/// tests/static/proofs_dualpipe.hpp.
-constexpr closed_form dualpipev_peak_in_flight(const schedule_spec& s, rational gamma, int) {
+/// DualPipeV's peak in-flight chunks of rank r, gamma = 1: `2P + 1` on every rank for
+/// m >= 2P, DeepSeek's "PP+1" with PP = 2P pipeline stages (README of
+/// deepseek-ai/DualPipe, "Activation Per Device", in chunks: one chunk is half a rank's
+/// layers); at the structural minimum m = 2P-1, rank 0 holds one less, `2P`. Proved on a
+/// grid in tests/static/proofs_dualpipe.cpp.
+constexpr closed_form dualpipev_peak_in_flight(const schedule_spec& s, rational gamma, int r) {
   if (gamma != rational{1}) return ctpipe::detail::no_formula("needs gamma = 1 (the claimed form)");
-  return {true, rational{2 * s.shape.P + 1}, "2P+1", "DeepSeek DualPipe README (DualPipeV)", "m >= 2P, gamma = 1, any costs"};
+  const int P = s.shape.P;
+  if (s.shape.m >= 2 * P) {
+    return {true, rational{2 * P + 1}, "2P+1", "DeepSeek DualPipe README (DualPipeV)", "m >= 2P, gamma = 1, any costs"};
+  }
+  return {true, rational{r == 0 ? 2 * P : 2 * P + 1}, r == 0 ? "2P (rank 0 at m = 2P-1)" : "2P+1",
+          "DeepSeek DualPipe README (DualPipeV); rank 0 at the structural minimum: ctpipe",
+          "m = 2P-1 (structural minimum), gamma = 1, any costs"};
 }
 
 /// DualPipeV's makespan, bubble and span bubble: DeepSeek's idle formula

@@ -96,7 +96,12 @@ constexpr bool dualpipev_rule(const schedule_spec& s, rule_report report) {
     return false;
   }
   if (s.shape.m >= 2 * s.shape.P) return true;
-  report("ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)");
+  if (!s.structural_minimum) {
+    report("ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)");
+    return false;
+  }
+  if (s.shape.m >= 2 * s.shape.P - 1) return true;
+  report("ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum");
   return false;
 }
 constexpr bool loop_rule(const schedule_spec& s, rule_report report) {
@@ -326,6 +331,10 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
     on_error("ctpipe: only interleaved-1f1b takes a group, variant or warmup factor");
     return false;
   }
+  if (s.structural_minimum && s.family != schedule_family::dualpipev) {
+    on_error("ctpipe: only dualpipev takes the structural minimum");
+    return false;
+  }
   // Raising, the family's rule raises itself (its message literal then shows in the
   // compiler's diagnostic); else it records the message for on_error.
   const char* broken = nullptr;
@@ -345,6 +354,8 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)`
+/// - `ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum`
+/// - `ctpipe: only dualpipev takes the structural minimum`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
 /// - `ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: the warmup factor must be 1 or 2`

@@ -93,6 +93,10 @@ struct schedule_spec {
   /// last rank (Megatron's and PyTorch's 2; 1 gives fewer in-flight chunks and hides no
   /// latency).
   int warmup_factor = 2;
+  /// dualpipev only: accept m >= 2P-1, the least m its eight phases run with, instead of
+  /// DeepSeek's own rule m >= 2P (`DualPipeV.step` asserts `num_chunks >= num_ranks * 2`).
+  /// At m = 2P-1 rank 0 peaks at 2P chunks, the others at 2P+1.
+  bool structural_minimum = false;
 
   friend constexpr bool operator==(const schedule_spec&, const schedule_spec&) = default;
 };
