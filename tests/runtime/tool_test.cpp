@@ -50,10 +50,13 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   const auto j = nlohmann::json::parse(run.out);
   std::set<std::string> keys;
   for (const auto& item : j.items()) keys.insert(item.key());
-  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "placement", "costs", "gamma", "makespan",
+  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "costs", "gamma", "makespan",
                                         "bubble_fraction", "bubble_fraction_formula", "idle", "span_bubble",
                                         "peak_in_flight", "peak_in_flight_formula", "messages", "ranks",
                                         "timeline", "executed"});
+  REQUIRE(j.at("chunk_fraction") == "1");
+  REQUIRE(nlohmann::json::parse(run_tool("-s zbv --format json").out).at("chunk_fraction") == "1/2");
+  REQUIRE(nlohmann::json::parse(run_tool("-s interleaved-1f1b -V 3 --format json").out).at("chunk_fraction") == "1/3");
   // The schedule's own lowering, run under each runtime model: no loss under blocking
   // and posted, and none under rendezvous and batched at these costs (t_c = 0).
   for (const char* model : {"blocking", "rendezvous", "posted", "batched"}) {
