@@ -40,7 +40,8 @@ class dependency_walk {
   /// it has none: `a` = the previous stage's F for an F, the same stage's F for B/I, the
   /// same stage's I (or B) for W; `b` = the next stage's B/I for a B/I.
   /// Stops at the first op outside the shape (see out_of_shape()).
-  /// Returns true when every rank ran all of its ops.
+  /// Returns true when every rank ran all of its ops. Call it once per walk (its
+  /// worklist starts full and ends empty).
   template <class Visit>
   constexpr bool run(Visit&& visit) {
     const op* ops = v_.ops.data();
