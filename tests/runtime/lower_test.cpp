@@ -384,3 +384,25 @@ TEST_CASE("a runtime model cast from another number is refused, and named ?", "[
   REQUIRE_THROWS_WITH(lower(g.view(), costs{}, bad), "ctpipe: unknown runtime model");
   REQUIRE_THROWS_WITH(execute(lower(g.view()).view(), costs{}, bad), "ctpipe: unknown runtime model");
 }
+
+TEST_CASE("docs/runtimes.md: DualPipeV loses under rendezvous and batched without latency at the article's costs", "[lower][docs]") {
+  const costs article{};  // t_f = 1, t_b = 2, t_i = t_w = 1, t_c = 0
+  const costs equal{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}};
+  const struct {
+    int P, m;
+    rational simulated, keyed;
+  } rows[] = {{4, 8, {51, 2}, {59, 2}}, {2, 8, {49, 2}, {59, 2}}, {2, 32, {193, 2}, {251, 2}}};
+  for (const auto& row : rows) {
+    INFO("P = " << row.P << ", m = " << row.m);
+    const schedule g = generate({schedule_family::dualpipev, {row.P, row.m, 2, placement::v_shape}});
+    REQUIRE(simulate(g.view(), article).makespan() == row.simulated);
+    for (const runtime_model model : all_runtime_models) {
+      const rational run = execute(lower(g.view(), article, model).view(), article, model).makespan();
+      const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;
+      REQUIRE(run == (keyed ? row.keyed : row.simulated));
+      // Equal op costs: no loss under any model.
+      REQUIRE(execute(lower(g.view(), equal, model).view(), equal, model).makespan() == simulate(g.view(), equal).makespan());
+    }
+  }
+}
+

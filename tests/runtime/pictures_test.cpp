@@ -399,4 +399,8 @@ TEST_CASE("SVG: a file name of any bytes becomes well-formed XML text (U+FFFD fo
   // well-formed "é" (0xC3 0xA9) is kept; < and & are escaped.
   REQUIRE(svg.find("bad" + fffd + "name&lt;&amp;" + fffd + "\xc3\xa9" + fffd + fffd + fffd + ".csv") != std::string::npos);
   REQUIRE(svg.find('\xff') == std::string::npos);
+  // U+FFFE and U+FFFF are well-formed UTF-8 that XML 1.0 forbids.
+  const io::report nonchars =
+      io::analyze(generate({schedule_family::one_f_one_b, {2, 2}}), costs{}, rational{1}, "a\xef\xbf\xbe\xef\xbf\xbf" "b.csv");
+  REQUIRE(io::render_svg(nonchars).find("a" + fffd + fffd + "b.csv") != std::string::npos);
 }

@@ -159,6 +159,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"compare --width 80 --format json", "ctpipe: --width applies to --format text only\n"},
       {"compare --schedules gpipe,zbv -V 3",
        "ctpipe: -V applies to interleaved-1f1b, looped-bfs, interleaved-zb only, and --schedules names none of them\n"},
+      {"compare --schedules 1f1b,zbv -P 8 -m 65533", "ctpipe: compare draws at most 2097152 ops per schedule; zbv has 3145584\n"},
       {"compare --schedules ''", "ctpipe: --schedules needs at least one schedule (known: gpipe, "},
       {"compare --schedules 1f1b,", "ctpipe: unknown schedule '' (known: "},
       {"compare --schedules 1f1b,,gpipe", "ctpipe: unknown schedule '' (known: "},

@@ -99,7 +99,8 @@ inline std::size_t utf8_sequence(const std::string& text, std::size_t k) {
 }
 
 /// `text` as XML character data: `<`, `>`, `&` and `"` escaped; a byte that starts no
-/// well-formed UTF-8 sequence, and a control character XML 1.0 forbids, become U+FFFD
+/// well-formed UTF-8 sequence, and a character XML 1.0 forbids (C0 controls but tab,
+/// newline and CR; U+FFFE, U+FFFF), become U+FFFD
 /// (as the JSON views replace them). A file name shown in a title may be any bytes.
 inline std::string svg_escape(const std::string& text) {
   std::string out;
@@ -107,7 +108,10 @@ inline std::string svg_escape(const std::string& text) {
     const char ch = text[k];
     const std::size_t n = utf8_sequence(text, k);
     const bool control = n == 1 && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r';
-    if (n == 0 || control) out += "\xEF\xBF\xBD";  // U+FFFD
+    // U+FFFE and U+FFFF (EF BF BE, EF BF BF): well-formed UTF-8 that XML 1.0 forbids.
+    const bool nonchar = n == 3 && static_cast<unsigned char>(ch) == 0xEF && static_cast<unsigned char>(text[k + 1]) == 0xBF &&
+                         static_cast<unsigned char>(text[k + 2]) >= 0xBE;
+    if (n == 0 || control || nonchar) out += "\xEF\xBF\xBD";  // U+FFFD
     else if (ch == '<') out += "&lt;";
     else if (ch == '>') out += "&gt;";
     else if (ch == '&') out += "&amp;";

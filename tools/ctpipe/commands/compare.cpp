@@ -42,7 +42,8 @@ class compare final : public command_with_options {
         continue;
       }
       if (static_cast<long long>(total_ops(spec)) > max_json_ops) {
-        throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule", max_json_ops));
+        throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule; {} has {}", max_json_ops,
+                                      opts_.family_names[k], total_ops(spec)));
       }
       reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma));
     }
