@@ -194,3 +194,22 @@ TEST_CASE("DualPipeV over P in [1, 12] x m in [1, 6P], by DeepSeek's rule and at
   not_dualpipe.structural_minimum = true;
   REQUIRE(std::string(ctpipe::spec_error(not_dualpipe)) == "ctpipe: only dualpipev takes the structural minimum");
 }
+
+TEST_CASE("DualPipeV's generator called below its rule (m < 2P-1) stays in bounds: its W queue balances", "[dualpipe]") {
+  // The rule refuses these shapes first; the generator itself must still not read past
+  // its W queue (the ASan job runs this), and each rank pops exactly the Ws it queued.
+  for (int P = 1; P <= 16; ++P) {
+    for (int m = 1; m <= 3; ++m) {
+      for (int r = 0; r < P; ++r) {
+        INFO("P = " << P << ", m = " << m << ", r = " << r);
+        int inputs = 0, weights = 0;
+        ctpipe::schedules::dualpipev({P, m, 2, ctpipe::placement::v_shape}, r, [&](ctpipe::op o) {
+          inputs += o.kind() == ctpipe::op_kind::I ? 1 : 0;
+          weights += o.kind() == ctpipe::op_kind::W ? 1 : 0;
+        });
+        REQUIRE(inputs == 2 * P - 1 - r);
+        REQUIRE(weights == inputs);
+      }
+    }
+  }
+}

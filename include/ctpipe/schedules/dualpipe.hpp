@@ -36,7 +36,7 @@ struct dualpipev_rank {
   std::size_t w_head = 0, w_tail = 0;
 
   constexpr dualpipev_rank(const pipeline_shape& s, int r, Out& o)
-      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m)) {}
+      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m + s.P)) {}
 
   /// `_forward_chunk(c)`: F of chunk c's next micro-batch.
   constexpr void forward(int c) { out(make_op(op_kind::F, stage[c], next_f[c]++)); }
@@ -50,7 +50,9 @@ struct dualpipev_rank {
     out(make_op(op_kind::I, stage[c], j));
     queued_w[w_tail++] = make_op(op_kind::W, stage[c], j);
   }
-  /// `_weight_chunk()`: the oldest queued W.
+  /// `_weight_chunk()`: the oldest queued W. The queue holds room for every W a rank's
+  /// phases call for at any m (2P-1-r of them), so a shape below DualPipeV's rule writes
+  /// wrong ops but reads nothing out of bounds (the rule refuses it first).
   constexpr void weight() { out(queued_w[w_head++]); }
   /// `_forward_backward_chunk(f, b)`: the pair, forward first (file comment).
   constexpr void pair(int f, int b) {
