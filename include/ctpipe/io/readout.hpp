@@ -80,9 +80,8 @@ struct readout {
   int P = 0;             ///< pipeline ranks
   int m = 0;             ///< micro-batches
   int V = 0;             ///< model chunks per rank
-  /// The part of a rank's layers one chunk holds, exact: 1/V for every family today (a
-  /// chunk op costs t/V; full activations = chunks * chunk_fraction). DualPipe, whose
-  /// chunks are whole stages of two model copies, will give 1.
+  /// The part of a rank's layers one chunk holds, exact: 1/V for every family (a chunk
+  /// op costs t/V; full activations = chunks * chunk_fraction).
   rational chunk_fraction{1};
   ctpipe::placement placement = ctpipe::placement::loop;  ///< stage placement (JSON: placement_name())
   ctpipe::costs costs;   ///< t_f, t_b, t_i, t_w, t_c as analysed, time units (t_f is the unit)
