@@ -450,6 +450,10 @@ rank_timing run_rank(std::span<const op> ops, const pipeline_shape& shape, step_
     const double begin = MPI_Wtime();
     switch (o.kind()) {
       case op_kind::F: st.forward(s, j); break;
+      // An overlapped pair (DualPipeV): its word is the forward, its B word comes next.
+      // Both inputs were received before it (lower() keeps the pair whole); this CPU
+      // runtime runs the two halves one after the other.
+      case op_kind::overlap_f_b: st.forward(s, j); break;
       case op_kind::B:
         st.backward_input(s, j);
         st.backward_weight(s, j);

@@ -166,7 +166,7 @@ TEST_CASE("validator: wrong rank, out of shape, send/recv, mixed backward, bad o
   const std::uint32_t offsets[] = {0, 3};
   REQUIRE(validate(schedule_view{{1, 1}, ops, offsets}).first.what == fault::bad_offsets);
   // Every fault has a description.
-  for (int f = 0; f <= static_cast<int>(fault::no_partner); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
+  for (int f = 0; f <= static_cast<int>(fault::wrong_pairing); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
 }
 
 TEST_CASE("malformed views are errors, never out-of-bounds reads or writes", "[analysis][validate]") {
@@ -215,4 +215,75 @@ TEST_CASE("a gamma whose denominator overflows the levels is an error, not a wro
   REQUIRE_THROWS_WITH(in_flight(s.view(), rational{999999999999999999, 1000000000000000000}),
                       "ctpipe: rational overflow (64-bit numerator or denominator)");
   REQUIRE(in_flight(s.view(), rational{3, 7}).peak(0) == rational{16});
+}
+
+TEST_CASE("overlapped pairs: fused timing, split reading, memory and messages", "[analysis][pairs]") {
+  using ctpipe::tests::from_lists;
+  const op f00{op_kind::F, 0, 0}, pair01{op_kind::overlap_f_b, 0, 1}, b00{op_kind::B, 0, 0}, b01{op_kind::B, 0, 1};
+  // One rank, one stage: F0, (F1; B0) fused, B1.
+  const schedule s = from_lists({1, 2}, {{f00, pair01, b00, b01}});
+  REQUIRE(validate(s.view()).ok());
+  REQUIRE(has_pairs(s.view()));
+  const simulation sim = simulate(s.view(), costs{});
+  REQUIRE(sim.start(1) == rational{1});
+  REQUIRE(sim.end(1) == rational{4});  // t_fb = t_f + t_b = 3
+  REQUIRE(sim.start(2) == sim.start(1));
+  REQUIRE(sim.end(2) == sim.end(1));
+  REQUIRE(sim.makespan() == rational{6});
+  REQUIRE(sim.busy(0) == rational{6});  // the pair counts once
+  costs overlap{};
+  overlap.fb = rational{2};
+  REQUIRE(simulate(s.view(), overlap).makespan() == rational{5});
+  REQUIRE(simulate(s.view(), overlap).busy(0) == rational{5});
+  const schedule split = split_pairs(s.view());
+  REQUIRE(split.view().ops[1] == op{op_kind::F, 0, 1});
+  REQUIRE(split.view().ops[2] == b00);
+  const simulation apart = simulate(split.view(), overlap);  // t_fb plays no part
+  REQUIRE(apart.start(2) == rational{2});
+  REQUIRE(apart.makespan() == rational{6});
+  // Memory: the pair's forward allocates before its backward frees.
+  REQUIRE(in_flight(s.view()).peak(0) == rational{2});
+  REQUIRE(in_flight(s.view()).level_after(1) == rational{2});
+  REQUIRE(in_flight(s.view()).level_after(2) == rational{1});
+  // Across ranks: the pair waits for both inputs. Rank 1 runs F(1,0), then (F(1,1);
+  // B(1,0)): its forward's input comes from rank 0 at 2 + t_c, its backward's is local.
+  const schedule two = from_lists({2, 2}, {{f00, op{op_kind::F, 0, 1}, b00, b01},
+                                           {op{op_kind::F, 1, 0}, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+  REQUIRE(validate(two.view()).ok());
+  costs late{};
+  late.c = rational{3};
+  const simulation cross = simulate(two.view(), late);
+  REQUIRE(cross.start(4) == rational{4});  // F(1,0): F(0,0) ends at 1, + 3
+  REQUIRE(cross.start(5) == rational{5});  // the pair: F(0,1) ends at 2, + 3, after F(1,0) ends at 5
+  REQUIRE(cross.end(6) == rational{8});
+  REQUIRE(messages(two.view()) == 4);
+  REQUIRE(messages_between(two.view(), 0, 1) == message_count{2, 0});
+  REQUIRE(messages_between(two.view(), 1, 0) == message_count{0, 2});
+}
+
+TEST_CASE("overlapped pairs: a broken pair and a deadlock through a pair are named", "[analysis][validate][pairs]") {
+  using ctpipe::tests::from_lists;
+  const op f00{op_kind::F, 0, 0}, pair01{op_kind::overlap_f_b, 0, 1}, b00{op_kind::B, 0, 0}, b01{op_kind::B, 0, 1};
+  const schedule at_end = from_lists({1, 2}, {{f00, b00, pair01}});
+  REQUIRE(validate(at_end.view()).first == validation_issue{fault::broken_pair, 0, 2, pair01, pair01});
+  REQUIRE_THROWS_WITH(simulate(at_end.view(), costs{}),
+                      "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");
+  const schedule before_i = from_lists({1, 2}, {{f00, pair01, op{op_kind::I, 0, 0}, op{op_kind::W, 0, 0}, b01}});
+  REQUIRE(validate(before_i.view()).first == validation_issue{fault::broken_pair, 0, 1, pair01, pair01});
+  REQUIRE(std::string(fault_description(fault::broken_pair)) == "overlapped pair (OVERLAP_F_B) not followed on its rank by a B, its backward half");
+  const schedule outside = from_lists({1, 2}, {{f00, op{op_kind::overlap_f_b, 0, 2}, b00, b01}});
+  REQUIRE(validate(outside.view()).first.what == fault::out_of_shape);
+  // Rank 0 waits at B(0,0) for the pair's B(1,0); the pair waits for F(0,1), after B(0,0).
+  const schedule stuck = from_lists({2, 2}, {{f00, b00, op{op_kind::F, 0, 1}, b01},
+                                             {op{op_kind::F, 1, 0}, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+  std::vector<validation_issue> issues;
+  validate(stuck.view(), [&](const validation_issue& i) { issues.push_back(i); });
+  REQUIRE(issues.size() == 2);
+  REQUIRE(issues[0] == validation_issue{fault::deadlock, 0, 1, b00, op{op_kind::B, 1, 0}});
+  REQUIRE(issues[1] == validation_issue{fault::deadlock, 1, 1, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::F, 0, 1}});
+  // A pair's word is its forward: with an F of the same stage and micro-batch it is a
+  // duplicate.
+  const schedule waits_b = from_lists({2, 2}, {{f00, op{op_kind::F, 0, 1}, pair01, b00, b01},
+                                              {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+  REQUIRE(validate(waits_b.view()).first.what == fault::duplicate);
 }

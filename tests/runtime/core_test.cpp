@@ -68,8 +68,8 @@ TEST_CASE("an op packs kind, stage and micro-batch into 4 bytes", "[core]") {
   REQUIRE(o.microbatch() == 65535);
   REQUIRE(io::action(op{op_kind::F, 0, 3}) == "0F3");
   REQUIRE(io::action(op{op_kind::send_b, 1, 2}) == "1SEND_B2");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 8 kinds");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 8 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 9 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 9 kinds");
 }
 
 TEST_CASE("action strings parse strictly", "[core]") {
@@ -127,6 +127,31 @@ TEST_CASE("parsing of the --costs option", "[core][tool]") {
     REQUIRE_THROWS_AS(tool::parse_costs(bad), ctpipe::error);
   }
   REQUIRE_THROWS_WITH(tool::parse_costs("b=-1"), "ctpipe: costs must be >= 0");
+  // fb, the overlapped pair: t_f + t_b unless given.
+  REQUIRE(tool::parse_costs("").pair() == rational{3});
+  REQUIRE(tool::parse_costs("f=2,b=4").pair() == rational{6});
+  REQUIRE(tool::parse_costs("fb=5/2").pair() == rational{5, 2});
+  REQUIRE(tool::parse_costs("fb=0,f=1").pair() == rational{0});
+  REQUIRE_THROWS_WITH(tool::parse_costs("fb=-1"), "ctpipe: costs must be >= 0");
+  REQUIRE_THROWS_AS(tool::parse_costs("fb=1,fb=2"), ctpipe::error);
+  REQUIRE_THROWS_AS(tool::parse_costs("fbb=1"), ctpipe::error);
+}
+
+TEST_CASE("t_fb: its default, its cost on a chunk, and its gate", "[core]") {
+  const costs article{};
+  REQUIRE(article.fb == rational{-1});
+  REQUIRE(article.pair() == article.f + article.b);
+  REQUIRE(article.of(op_kind::overlap_f_b, 2) == rational{3, 2});
+  costs c{};
+  c.fb = rational{5, 2};
+  REQUIRE(c.of(op_kind::overlap_f_b, 1) == rational{5, 2});
+  c.fb = rational{-1, 2};
+  REQUIRE_THROWS_WITH(check_costs(c), "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");
+  c.fb = rational{-2};
+  REQUIRE_THROWS_WITH(check_costs(c), "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");
+  REQUIRE(std::string(kind_name(op_kind::overlap_f_b)) == "OVERLAP_F_B");
+  REQUIRE(is_compute(op_kind::overlap_f_b));
+  REQUIRE(std::string(kind_name(static_cast<op_kind>(9))) == "?");
 }
 
 TEST_CASE("schedule storage: CSR layout, per-rank spans", "[core]") {

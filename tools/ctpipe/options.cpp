@@ -105,11 +105,15 @@ void options::declare(CLI::App& app, const option_set& set) {
         ->capture_default_str();
     app.add_flag("--structural-minimum", structural_minimum,
                  "dualpipev: accept m >= 2P-1, the least m its phases run with (DeepSeek's own rule is m >= 2P)");
+    app.add_option("--pair-model", pair_model_text,
+                   "dualpipev: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek runs it) "
+                   "or split (its two halves are separate ops)")
+        ->capture_default_str();
   }
   if (set.bits & opt_costs) {
     app.add_option("--costs", costs_text,
-                   "op costs, exact: f=1,b=2,i=1,w=1,c=0 (any subset; 1/2 and 0.25 accepted; "
-                   "b defaults to i+w when i or w is given)");
+                   "op costs, exact: f=1,b=2,i=1,w=1,c=0,fb=3 (any subset; 1/2 and 0.25 accepted; "
+                   "b defaults to i+w when i or w is given; fb, an overlapped F&B pair, to f+b)");
     app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
   }
   app.add_option("--format", format, set.format_help)->capture_default_str();
@@ -184,6 +188,11 @@ void options::check_interleaved_names(const CLI::App& app) {
   }
   const bool dualpipev = std::find(families.begin(), families.end(), schedule_family::dualpipev) != families.end();
   if (structural_minimum && !dualpipev) throw usage_error("ctpipe: --structural-minimum applies to dualpipev only");
+  if (pair_model_text != "fused" && pair_model_text != "split") {
+    throw usage_error(fmt::format("ctpipe: --pair-model takes fused or split, not '{}'", pair_model_text));
+  }
+  pairs = pair_model_text == "split" ? pair_model::split : pair_model::fused;
+  if (app.count("--pair-model") > 0 && !dualpipev) throw usage_error("ctpipe: --pair-model applies to dualpipev only");
 }
 
 void options::check_interleaved_numbers(const option_set& set) {
@@ -248,6 +257,7 @@ schedule_spec options::spec_for(schedule_family family, chunks_scope scope) cons
   spec.shape = {P, m, V_given && takes_V ? V : chunks_default(family),
                 placement_given ? layout : natural_placement(family)};
   spec.structural_minimum = family == schedule_family::dualpipev && structural_minimum;
+  spec.pairs = family == schedule_family::dualpipev ? pairs : pair_model::fused;
   if (family == schedule_family::interleaved_1f1b) {
     spec.variant = variant;
     spec.group = group;

@@ -20,28 +20,31 @@ class App;
 
 namespace ctpipe::tool {
 
-/// Parses `f=1,b=2,i=1,w=1,c=0` (any subset, any order; values exact: `1/2`, `0.25`).
-/// Keys not given keep the defaults, except `b`, which becomes `i + w` when `i` or `w`
-/// is given without it (docs/spec.md §1: t_b = t_i + t_w). Raises ctpipe::error with
-/// `ctpipe: --costs takes key=value pairs ...`, the parse_rational() message, or the
-/// check_costs() messages.
+/// Parses `f=1,b=2,i=1,w=1,c=0,fb=3` (any subset, any order; values exact: `1/2`,
+/// `0.25`). Keys not given keep the defaults, except `b`, which becomes `i + w` when `i`
+/// or `w` is given without it (docs/spec.md §1: t_b = t_i + t_w); `fb` (an overlapped
+/// F&B pair) left out is t_f + t_b. Raises ctpipe::error with `ctpipe: --costs takes
+/// key=value pairs ...`, the parse_rational() message, or the check_costs() messages.
 inline costs parse_costs(std::string_view text) {
   constexpr const char* bad =
-      "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, each once (e.g. f=1,b=2)";
+      "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, fb, each once (e.g. f=1,b=2)";
   costs out{};
-  bool seen[5] = {};
-  constexpr std::string_view keys = "fbiwc";
+  bool seen[6] = {};
+  constexpr std::string_view keys[] = {"f", "b", "i", "w", "c", "fb"};
   while (!text.empty()) {
     const std::size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
     detail::require(comma == std::string_view::npos || !text.empty(), bad);  // no trailing comma
-    detail::require(item.size() >= 3 && item[1] == '=', bad);
-    const std::size_t key = keys.find(item[0]);
-    detail::require(key != std::string_view::npos && !seen[key], bad);
+    const std::size_t equals = item.find('=');
+    detail::require(equals != std::string_view::npos && equals + 1 < item.size(), bad);
+    std::size_t key = 0;
+    while (key < 6 && keys[key] != item.substr(0, equals)) ++key;
+    detail::require(key < 6 && !seen[key], bad);
     seen[key] = true;
-    rational* field[] = {&out.f, &out.b, &out.i, &out.w, &out.c};
-    *field[key] = parse_rational(item.substr(2));
+    rational* field[] = {&out.f, &out.b, &out.i, &out.w, &out.c, &out.fb};
+    *field[key] = parse_rational(item.substr(equals + 1));
+    detail::require(key != 5 || out.fb >= rational{0}, "ctpipe: costs must be >= 0");
   }
   if (!seen[1] && (seen[2] || seen[3])) out.b = out.i + out.w;
   check_costs(out);
@@ -68,7 +71,7 @@ enum option_bits : unsigned {
   opt_shape = 1U << 2,        ///< -P, -m
   opt_chunks = 1U << 3,       ///< -V
   opt_placement = 1U << 4,    ///< --placement
-  opt_interleaved = 1U << 5,  ///< --variant, --group,-g, --warmup-factor; --structural-minimum (dualpipev)
+  opt_interleaved = 1U << 5,  ///< --variant, --group,-g, --warmup-factor; --structural-minimum, --pair-model (dualpipev)
   opt_costs = 1U << 6,        ///< --costs, --gamma
   opt_width = 1U << 7,        ///< --width
   opt_color = 1U << 8,        ///< --color
@@ -110,6 +113,7 @@ struct options {
   std::string width_text = "100";      ///< --width
   std::string color = "auto";          ///< --color: auto, always or never
   std::string runtime_text;            ///< --runtime; empty: the command's default
+  std::string pair_model_text = "fused";  ///< --pair-model
 
   // Checked by check().
   std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)
@@ -127,6 +131,7 @@ struct options {
   bool warmup_given = false;              ///< --warmup-factor given explicitly
   bool variant_given = false;             ///< --variant given explicitly
   bool structural_minimum = false;        ///< --structural-minimum (dualpipev: m >= 2P-1)
+  pair_model pairs = pair_model::fused;   ///< --pair-model (dualpipev)
   costs cost{};                           ///< --costs
   rational gamma{1};                      ///< --gamma, in [0, 1]
   int width = 100;                        ///< --width, in [20, 100000]

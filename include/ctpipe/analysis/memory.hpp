@@ -14,7 +14,7 @@ namespace ctpipe {
 /// In-flight activations of every rank, in units of one model chunk's activation.
 ///
 /// The model (Zero Bubble paper, Qi et al. 2024): an `F` allocates 1 at its start, a `B`
-/// frees 1 at its end, an `I` frees `1 - gamma` and a `W` frees `gamma` at their ends;
+/// frees 1 at its end (an overlapped pair: its forward allocates, then its B frees), an `I` frees `1 - gamma` and a `W` frees `gamma` at their ends;
 /// `gamma = M_W / M_B` in [0, 1]. With gamma = 1 (the default) this is the plain count
 /// of (micro-batch, chunk) pairs whose F has started and whose last backward piece has
 /// not ended.
@@ -58,8 +58,9 @@ constexpr in_flight_profile in_flight(schedule_view v, rational gamma = rational
   const std::int64_t q = gamma.den;
   const std::int64_t p = gamma.num;
   // What each kind adds, in units of 1/q chunks: F +1, B -1, I -(1-gamma), W -gamma;
-  // transfers and the unused kind codes (up to 15) nothing.
-  const std::int64_t delta[16] = {q, -q, p - q, -p};
+  // an overlapped pair's word +1 (its forward; its B word then frees); transfers and the
+  // unused kind codes (up to 15) nothing.
+  const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};
   out.level_ = detail::buffer<std::int64_t>(v.size());
   out.peak_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(v.shape.P));
   const op* ops = v.ops.data();

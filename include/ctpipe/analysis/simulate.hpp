@@ -81,6 +81,7 @@ constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
 struct ticked_costs {
   rational tick{1};          ///< the tick: 1 / lcm of the denominators of every op cost and t_c
   std::int64_t dur[4] = {};  ///< ticks of a chunk's F, B, I, W (t/V)
+  std::int64_t pair = 0;     ///< ticks of a chunk's overlapped F&B pair (costs::pair() / V)
   std::int64_t latency = 0;  ///< ticks of t_c
 };
 
@@ -90,13 +91,15 @@ struct ticked_costs {
 constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
   ticked_costs t;
   std::int64_t den = c.c.den;
-  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W}) den = lcm(den, c.of(k, V).den);
+  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W, op_kind::overlap_f_b}) den = lcm(den, c.of(k, V).den);
   t.tick = rational{1, den};
   std::int64_t longest = 0;
   for (int k = 0; k < 4; ++k) {
     t.dur[k] = (c.of(static_cast<op_kind>(k), V) * rational{den}).num;
     longest = longest < t.dur[k] ? t.dur[k] : longest;
   }
+  t.pair = (c.of(op_kind::overlap_f_b, V) * rational{den}).num;
+  longest = longest < t.pair ? t.pair : longest;
   t.latency = (c.c * rational{den}).num;
   // Every time is at most (ops) * (longest op + latency): check once, not per op.
   rational::mul(rational::add(longest, t.latency), static_cast<std::int64_t>(ops) + 1);
@@ -117,10 +120,14 @@ constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int
 /// Simulates schedule `v` with costs `c` (docs/spec.md §2): each rank runs its ops one at a
 /// time in list order; an op starts at the latest of its rank becoming free and each
 /// dependency's end, plus `c.c` when that dependency ran on another rank. A chunk's op
-/// costs `t/V`. Linear in the number of ops.
+/// costs `t/V`. An overlapped pair (op_kind::overlap_f_b and its B word) runs fused: it
+/// starts at the latest of its rank becoming free and the inputs of both halves, and
+/// both words span t_fb/V (docs/spec.md §2.3); schedule split_pairs() for the split
+/// reading. Linear in the number of ops.
 ///
 /// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
-/// stage < P*V and micro-batch < m` for a transfer op or an op outside the shape;
+/// stage < P*V and micro-batch < m` for a transfer op, an op outside the shape, or a pair
+/// word not followed by its B;
 /// `ctpipe: schedule deadlocks (validate() names the stuck ops)`; rational overflow when
 /// the times might not fit 64 bits: checked once, before the walk, against the bound
 /// (ops + 1) * (longest op + t_c) in ticks, so costs whose bound passes 2^63 - 1 are
@@ -141,7 +148,7 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   // operations per op through a pointer into the struct or from a const array (its
   // largest proofs fell from m = 2816 to 2688 for 1F1B and below 3584 for GPipe).
   std::int64_t dur[4] = {ticked.dur[0], ticked.dur[1], ticked.dur[2], ticked.dur[3]};
-  const std::int64_t latency = ticked.latency;
+  const std::int64_t latency = ticked.latency, pair = ticked.pair;
 
   // Latency charged on a dependency: F waits for the previous stage's F, B/I for the
   // next stage's B/I; both cost t_c only when that stage lives on another rank.
@@ -173,6 +180,16 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
            ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
            t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
            (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[kind], dur[kind])) + 1;
+  }, [&](std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f, std::uint32_t s_b,
+         std::int64_t stamp_b_a, std::int64_t stamp_b_b) {
+    // An overlapped pair, fused: it starts when the rank and the inputs of both halves
+    // are there, and both words span [start, start + t_fb/V).
+    std::int64_t at = free_at[r];
+    for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]}) at = ready > at ? ready : at;
+    start[k] = start[k + 1] = at;
+    free_at[r] = end[k] = end[k + 1] = at + pair;
+    busy[r] += pair;
+    return free_at[r] + 1;
   });
   detail::require(!walk.out_of_shape(),
                   "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");

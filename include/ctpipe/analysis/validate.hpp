@@ -17,7 +17,7 @@ namespace ctpipe {
 enum class fault : std::uint8_t {
   bad_shape,        ///< the shape fails check_shape() (P, m or V < 1, ...)
   bad_offsets,      ///< offsets are not P+1 non-decreasing positions ending at the op count
-  not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule, or an op of an unused kind code (8 to 15) anywhere
+  not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule, or an op of an unused kind code (9 to 15) anywhere
   out_of_shape,     ///< stage >= P*V or micro-batch >= m
   wrong_rank,       ///< the op's stage is owned by another rank
   duplicate,        ///< the same (kind, stage, micro-batch) appears twice
@@ -25,6 +25,7 @@ enum class fault : std::uint8_t {
   missing,          ///< a needed op appears nowhere (`at` names it; rank = owner, step = -1)
   out_of_order,     ///< B/I before its F, or W before its I, on the same rank
   deadlock,         ///< the rank's first op that can never run (`needs` = what it waits for)
+  broken_pair,      ///< an overlapped pair's word (OVERLAP_F_B) not followed on its rank by a B word (its backward half)
   // Faults of lowered schedules (validate_lowered(), ctpipe/lower/validate.hpp):
   local_transfer,       ///< a send/recv between two stages of one rank (no message is needed)
   send_before_compute,  ///< a send before the compute op that produces its data (`needs` = that op)
@@ -39,7 +40,7 @@ constexpr const char* fault_description(fault f) {
   constexpr const char* text[] = {
       "the shape is invalid (see check_shape)",
       "offsets are not P+1 non-decreasing positions ending at the op count",
-      "not an op this schedule may hold: a send/recv in a compute schedule, or an unused kind code (8 to 15)",
+      "not an op this schedule may hold: a send/recv in a compute schedule, or an unused kind code (9 to 15)",
       "stage or micro-batch outside the shape",
       "op on a rank that does not own its stage",
       "op appears twice",
@@ -47,6 +48,7 @@ constexpr const char* fault_description(fault f) {
       "op missing",
       "op comes before the op it needs on the same rank",
       "deadlock: this op waits for an op that never runs",
+      "overlapped pair (OVERLAP_F_B) not followed on its rank by a B, its backward half",
       "send/recv between two stages on one rank",
       "send comes before the compute op that produces its data",
       "compute op whose input was not received before it on its rank",
@@ -111,9 +113,14 @@ constexpr op_kind backward_kind(const buffer<std::uint8_t>& split, const pipelin
              : op_kind::B;
 }
 
-/// The op that blocked op `o` of a stuck rank waits for (`split`: split_backwards()).
+/// The op that blocked op `o` of a stuck rank waits for (`split`: split_backwards();
+/// `pair_b`: the B word after `o` when `o` is an overlapped pair's word).
 constexpr op needed_dependency(const dependency_walk& walk, const buffer<std::uint8_t>& split, const pipeline_shape& shape,
-                               op o) {
+                               op o, op pair_b = op{}) {
+  if (o.kind() == op_kind::overlap_f_b) {  // its forward's input first, then its backward's
+    if (o.stage() > 0 && !walk.ran(true, o.stage() - 1, o.microbatch())) return op{op_kind::F, o.stage() - 1, o.microbatch()};
+    o = pair_b;
+  }
   const int s = o.stage();
   const int j = o.microbatch();
   if (o.kind() == op_kind::F) return op{op_kind::F, s - 1, j};
@@ -164,7 +171,7 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
 }
 
 /// validate()'s checks of the ops themselves, in its order: per op in rank order
-/// out_of_shape (or not_compute), wrong rank, duplicate, mixed backward, out of order;
+/// out_of_shape (or not_compute, broken_pair), wrong rank, duplicate, mixed backward, out of order;
 /// then, when every op is in the shape, missing ops by (stage, micro-batch). Calls
 /// `report(fault, rank, step, at, needs)` per issue and returns whether every op was in
 /// the shape (the dependency walk can run). `Lowered`: the lists may hold transfer ops
@@ -200,9 +207,16 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
       early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
       if (!fits) {
         if (Lowered && kind >= 4 && kind <= 7) continue;  // a transfer: checked elsewhere
-        report(kind > 3 ? fault::not_compute : fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
-        in_shape = false;
-        continue;
+        // An overlapped pair's word (code 8) is its F, when a B word follows it on its
+        // rank: off the common path, so schedules without pairs pay nothing for them.
+        const bool paired = kind == 8 && k + 1 < off[r + 1] && (ops[k + 1].bits >> 28) == 1;
+        if (!paired || s >= static_cast<std::size_t>(S) || j >= static_cast<std::size_t>(m)) {
+          report(kind == 8 && !paired ? fault::broken_pair : kind > 3 && kind != 8 ? fault::not_compute : fault::out_of_shape,
+                 static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
+          in_shape = false;
+          continue;
+        }
+        kind = 0, key = s * static_cast<std::size_t>(m) + j, slot = key, mixed = 0, early = 0;
       }
       if (owner[s] != r) report(fault::wrong_rank, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
       if (where[slot] != 0) {
@@ -231,7 +245,8 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
 /// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
 /// first op of that rank that can never run, wherever in its list it is. Returns the
 /// number of issues. Each (stage, micro-batch) needs an F and either one B or one I and
-/// one W. Time and memory linear in the number of ops plus P*V*m (its tables are
+/// one W. An overlapped pair's word stands for its F and must be followed on its rank by
+/// a B word (broken_pair); the pair runs when the inputs of both halves have run. Time and memory linear in the number of ops plus P*V*m (its tables are
 /// indexed by (stage, micro-batch)).
 template <class OnIssue>
 constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
@@ -245,14 +260,15 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
   if (!detail::check_compute_ops<false>(v, report)) return count;
   // Deadlock.
   detail::dependency_walk walk(v);
-  if (!walk.run([](auto...) { return std::int64_t{1}; })) {
+  const auto stamp = [](auto...) { return std::int64_t{1}; };
+  if (!walk.run(stamp, stamp)) {
     const detail::buffer<std::uint8_t> split = detail::split_backwards(v);
     for (int r = 0; r < P; ++r) {
       const std::uint32_t k = walk.position(r);
       if (k == v.offsets[static_cast<std::size_t>(r) + 1]) continue;
       const op o = v.ops[k];
       report(fault::deadlock, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o,
-             detail::needed_dependency(walk, split, v.shape, o));
+             detail::needed_dependency(walk, split, v.shape, o, o.kind() == op_kind::overlap_f_b ? v.ops[k + 1] : op{}));
     }
   }
   return count;

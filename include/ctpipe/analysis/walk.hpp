@@ -39,11 +39,17 @@ class dependency_walk {
   /// integer; `stamp_a` / `stamp_b` are the stamps of the ops it depends on, or 1 where
   /// it has none: `a` = the previous stage's F for an F, the same stage's F for B/I, the
   /// same stage's I (or B) for W; `b` = the next stage's B/I for a B/I.
-  /// Stops at the first op outside the shape (see out_of_shape()).
+  /// An overlapped pair (an op_kind::overlap_f_b word at `index` and its B word at
+  /// `index + 1`) runs as one op when the inputs of both halves have run: the walk calls
+  /// `visit_pair(rank, index, stage_f, stamp_f, stage_b, stamp_b_a, stamp_b_b)` (its
+  /// forward's dependency; its backward's two, as for a B) and stores the stamp it
+  /// returns for both halves.
+  /// Stops at the first op outside the shape, and at a pair word that is not followed on
+  /// its rank by a B inside the shape (see out_of_shape()).
   /// Returns true when every rank ran all of its ops. Call it once per walk (its
   /// worklist starts full and ends empty).
-  template <class Visit>
-  constexpr bool run(Visit&& visit) {
+  template <class Visit, class VisitPair>
+  constexpr bool run(Visit&& visit, VisitPair&& visit_pair) {
     const op* ops = v_.ops.data();
     const std::uint32_t* off = v_.offsets.data();
     std::int64_t* stamp = stamp_.data();
@@ -72,8 +78,29 @@ class dependency_walk {
         missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
         if (!in_shape || missing != nowhere) {  // one test per op on the common path
           if (!in_shape) {
-            out_of_shape_ = true;
-            return false;
+            // An overlapped pair (kind 8, then its B): off the common path, so a schedule
+            // without pairs pays nothing for them.
+            const std::uint32_t next = kind == 8 && s < S_ && j < m_ && k + 1 < end ? ops[k + 1].bits : 0;
+            const std::uint32_t s2 = (next >> 16) & 0xFFFu, j2 = next & 0xFFFFu;
+            if ((next >> 28) != 1 || s2 >= S_ || j2 >= m_) {
+              out_of_shape_ = true;
+              return false;
+            }
+            const std::uint32_t key_f = s * m_ + j, key_b = s2 * m_ + j2;
+            const std::uint32_t dep[3] = {s > 0 ? key_f - m_ : always, key_b, s2 + 1 < S_ ? keys + key_b + m_ : always};
+            missing = stamp[dep[0]] == 0 ? dep[0] : stamp[dep[1]] == 0 ? dep[1] : stamp[dep[2]] == 0 ? dep[2] : nowhere;
+            if (missing != nowhere) {
+              next_wait[r] = wait[missing];
+              wait[missing] = r + 1;
+              break;
+            }
+            stamp[key_f] = stamp[keys + key_b] = visit_pair(r, k, s, stamp[dep[0]], s2, stamp[dep[1]], stamp[dep[2]]);
+            for (const std::uint32_t done : {key_f, keys + key_b}) {
+              for (std::uint32_t w = wait[done]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
+              wait[done] = 0;
+            }
+            ++k;  // past the pair's B
+            continue;
           }
           next_wait[r] = wait[missing];  // park rank r on that op
           wait[missing] = r + 1;
@@ -94,7 +121,8 @@ class dependency_walk {
   /// when the rank finished).
   constexpr std::uint32_t position(int r) const { return work_.pos[static_cast<std::size_t>(r)]; }
 
-  /// Whether run() stopped at an op that is not a compute op or lies outside the shape.
+  /// Whether run() stopped at an op that is not a compute op or lies outside the shape,
+  /// or at a pair word without its B.
   constexpr bool out_of_shape() const { return out_of_shape_; }
 
   /// Whether an F (forward == true) or a B/I of (stage, micro-batch) has run.

@@ -11,22 +11,31 @@ namespace ctpipe {
 /// backward 2, split into an input-gradient part 1 and a weight-gradient part 1; no
 /// point-to-point latency. `c` is added to a dependency that crosses ranks.
 /// A structural type: usable as a template argument.
-/// Checked by check_costs(): `t_f > 0`, every cost >= 0.
+/// Checked by check_costs(): `t_f > 0`, every cost >= 0 (t_fb may be -1, its default).
 struct costs {
   rational f{1};  ///< t_f: forward of one micro-batch through a rank's layers
   rational b{2};  ///< t_b: full backward (B)
   rational i{1};  ///< t_i: input-gradient backward (I)
   rational w{1};  ///< t_w: weight-gradient backward (W)
   rational c{0};  ///< t_c: latency of one point-to-point transfer between ranks
+  /// t_fb: an overlapped F&B pair (op_kind::overlap_f_b) run as one op, for a forward and
+  /// a full backward through a rank's layers. `-1`, the default, stands for t_f + t_b (no
+  /// overlap gain); a smaller value models the overlap (DeepSeek's "F&B").
+  rational fb{-1};
 
-  /// The cost of one op of kind `k` on one of `V` chunks: `t_k / V`. Transfers cost 0
-  /// here (their latency is `c`, charged on the dependency).
+  /// t_fb with its default resolved: `fb`, or t_f + t_b when fb is -1.
+  constexpr rational pair() const { return fb == rational{-1} ? f + b : fb; }
+
+  /// The cost of one op of kind `k` on one of `V` chunks: `t_k / V`; an overlapped
+  /// pair's word `pair() / V` (the whole pair: its B word runs inside it). Transfers cost
+  /// 0 here (their latency is `c`, charged on the dependency).
   constexpr rational of(op_kind k, int V) const {
     switch (k) {
       case op_kind::F: return f / V;
       case op_kind::B: return b / V;
       case op_kind::I: return i / V;
       case op_kind::W: return w / V;
+      case op_kind::overlap_f_b: return pair() / V;
       default: return rational{0};
     }
   }
@@ -37,11 +46,14 @@ struct costs {
 /// The gate on a cost set. Raises:
 /// - `ctpipe: t_f (forward cost) must be > 0`
 /// - `ctpipe: costs must be >= 0`
+/// - `ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b`
 constexpr void check_costs(const costs& c) {
   detail::require(c.f > rational{0}, "ctpipe: t_f (forward cost) must be > 0");
   detail::require(c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} &&
                       c.c >= rational{0},
                   "ctpipe: costs must be >= 0");
+  detail::require(c.fb >= rational{0} || c.fb == rational{-1},
+                  "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");
 }
 
 /// Checks gamma = M_W / M_B of the finer memory model (docs/spec.md §3). Raises

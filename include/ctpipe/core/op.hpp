@@ -14,21 +14,37 @@ namespace ctpipe {
 ///   (forward direction) or a gradient (backward direction), PyTorch's `SEND_F`,
 ///   `RECV_F`, `SEND_B`, `RECV_B`. Reserved for lowered schedules: the generators and
 ///   analyses of compute schedules reject them.
-enum class op_kind : std::uint8_t { F, B, I, W, send_f, recv_f, send_b, recv_b };
+/// - `overlap_f_b`: an overlapped forward-and-backward pair (PyTorch's `OVERLAP_F_B`,
+///   DeepSeek's `_forward_backward_chunk`). It takes two words of a rank's list: this
+///   one, which carries the pair's forward (its stage and micro-batch), and right after
+///   it on the same rank the pair's backward, a plain `B` word. The two halves are one
+///   op: under the fused rule (the default, docs/spec.md §2.3) it starts when the
+///   inputs of both halves are there and lasts `t_fb` (costs::fb). For every count
+///   (in-flight activations, messages) the pair word is its forward.
+enum class op_kind : std::uint8_t { F, B, I, W, send_f, recv_f, send_b, recv_b, overlap_f_b };
+
+/// How an overlapped F&B pair (op_kind::overlap_f_b and its B word) runs
+/// (docs/spec.md §2.3).
+/// - `fused` (the default; DeepSeek's runtime receives both inputs, then computes): one op
+///   that starts when the inputs of both halves are there and lasts t_fb.
+/// - `split`: its two halves are separate ops, the F then the B, each at its own cost
+///   (PyTorch's runtime runs an OVERLAP_F_B's sub-actions one after the other); see
+///   split_pairs() and schedule_spec::pairs.
+enum class pair_model : std::uint8_t { fused, split };
 
 /// Number of op kinds (the encoding has room for 16).
-inline constexpr int op_kind_count = 8;
+inline constexpr int op_kind_count = 9;
 
 /// PyTorch's action name of a kind: `F`, `B`, `I`, `W`, `SEND_F`, `RECV_F`, `SEND_B`,
-/// `RECV_B`.
-/// An op decoded from raw bits may carry an unused kind (8..15): its name is `?`.
+/// `RECV_B`, `OVERLAP_F_B`.
+/// An op decoded from raw bits may carry an unused kind (9..15): its name is `?`.
 constexpr const char* kind_name(op_kind k) {
-  constexpr const char* names[] = {"F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
+  constexpr const char* names[] = {"F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "OVERLAP_F_B"};
   return static_cast<int>(k) < op_kind_count ? names[static_cast<int>(k)] : "?";
 }
 
-/// True for the compute kinds F, B, I, W.
-constexpr bool is_compute(op_kind k) { return k <= op_kind::W; }
+/// True for the compute kinds F, B, I, W and an overlapped pair's word.
+constexpr bool is_compute(op_kind k) { return k <= op_kind::W || k == op_kind::overlap_f_b; }
 
 /// One operation: (kind, stage, micro-batch), packed into 4 bytes.
 ///
@@ -36,8 +52,8 @@ constexpr bool is_compute(op_kind k) { return k <= op_kind::W; }
 /// micro-batch in bits 0..15 (so micro-batch < 65536). The limits match check_shape().
 /// A structural type; `op{}` is `F` of micro-batch 0 on stage 0.
 /// Errors: a stage or micro-batch outside those limits, or a kind that is not one of the
-/// eight, raises `ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind
-/// among the 8 kinds`.
+/// nine, raises `ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind
+/// among the 9 kinds`.
 struct op {
   std::uint32_t bits = 0;  ///< packed kind, stage, micro-batch (see above)
 
@@ -55,7 +71,7 @@ struct op {
   static constexpr std::uint32_t pack(op_kind k, int stage, int microbatch) {
     detail::require(stage >= 0 && stage < max_stages && microbatch >= 0 && microbatch < max_microbatches &&
                         static_cast<int>(k) < op_kind_count,
-                    "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 8 kinds");
+                    "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 9 kinds");
     return (static_cast<std::uint32_t>(k) << 28) | (static_cast<std::uint32_t>(stage) << 16) |
            static_cast<std::uint32_t>(microbatch);
   }

@@ -93,4 +93,27 @@ class schedule {
   detail::buffer<std::uint32_t> offsets_;
 };
 
+/// `v` read under pair_model::split: every overlapped pair's word becomes a plain F (its
+/// B word stays). Same shape and op count, CSR; a schedule without pairs comes back
+/// unchanged. Raises check_view()'s messages. Linear.
+constexpr schedule split_pairs(schedule_view v) {
+  check_view(v);
+  schedule out{v.shape, v.size()};
+  std::span<op> ops = out.ops();
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const op o = v.ops[k];
+    ops[k] = o.kind() == op_kind::overlap_f_b ? op{op_kind::F, o.stage(), o.microbatch()} : o;
+  }
+  for (std::size_t r = 0; r < v.offsets.size(); ++r) out.offsets()[r] = v.offsets[r];
+  return out;
+}
+
+/// Whether `v` holds an overlapped pair's word. Linear.
+constexpr bool has_pairs(schedule_view v) {
+  for (const op o : v.ops) {
+    if (o.kind() == op_kind::overlap_f_b) return true;
+  }
+  return false;
+}
+
 }  // namespace ctpipe

@@ -166,6 +166,7 @@ struct lowered_run {
   runtime_model model;
   const std::int64_t* dur;  // ticks per compute kind (F, B, I, W)
   std::int64_t latency;     // ticks of t_c
+  std::int64_t pair = 0;    // ticks of an overlapped F&B pair
   execution out;
 
   std::uint32_t P = 0, S = 0, m = 0, none = 0, keys = 0;
@@ -406,6 +407,11 @@ struct lowered_run {
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
+      if (kind == 8) {  // an overlapped pair and its B word, fused (run_pair)
+        if (!run_pair(r, k, clock, busy)) break;
+        ++k;
+        continue;
+      }
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
       if (model == runtime_model::batched) {
         work.pos[r] = k, clock_b[r] = clock;
@@ -427,6 +433,55 @@ struct lowered_run {
       x->state |= received, ++pending_b[ed];
     }
     work.pos[r] = k, clock_b[r] = clock, out.busy_[r] += busy;
+  }
+
+  /// Rank r runs the overlapped pair at k (its word, the forward) and k + 1 (its B word:
+  /// execute()'s precondition) as one op, fused: it starts when the rank is free and the
+  /// inputs of both halves are there (computed on this rank, or received and arrived
+  /// from another), and both words end t_fb/V later. Returns false when the rank halts
+  /// (an input not received: diagnose() names it) or parks (posted: data not there yet).
+  constexpr bool run_pair(std::uint32_t r, std::uint32_t k, std::int64_t& clock, std::int64_t& busy) {
+    const op* ops = v.ops.data();
+    const std::uint32_t f = ops[k].bits, b = ops[k + 1].bits;
+    const std::uint32_t sf = (f >> 16) & 0xFFFu, sb = (b >> 16) & 0xFFFu, key_f = sf * m + (f & 0xFFFFu), key_b = sb * m + (b & 0xFFFFu);
+    const std::uint32_t ed[2] = {table.channel[code_overlap_f_b * S + sf], table.channel[code_b * S + sb]};
+    const std::uint32_t j[2] = {f & 0xFFFFu, b & 0xFFFFu};
+    const std::uint32_t local_f = sf > 0 && ed[0] == none ? key_f - m : 2 * keys;
+    const std::uint32_t local_b = sb + 1 < S && ed[1] == none ? keys + key_b + m : 2 * keys;
+    if ((computed_b[local_f] & computed_b[key_b] & computed_b[local_b]) == 0) return false;
+    std::int64_t at = clock;
+    for (int h = 0; h < 2; ++h) {
+      if (ed[h] == none) continue;
+      message* x = msg_b.data() + (static_cast<std::size_t>(ed[h]) * m + j[h]);
+      if ((x->state & received) == 0) return false;  // halted: diagnose() names it
+      if ((x->state & arrived) == 0) {                // posted: the data is not there yet
+        x->parked = r + 1;
+        return false;
+      }
+      at = x->t > at ? x->t : at;
+    }
+    for (int h = 0; h < 2; ++h) {
+      if (ed[h] != none) --pending_b[ed[h]];
+    }
+    out.start_[k] = out.start_[k + 1] = at;
+    out.end_[k] = out.end_[k + 1] = clock = at + pair;
+    busy += pair;
+    computed_b[key_f] = computed_b[keys + key_b] = 1;
+    return true;
+  }
+
+  /// The op of a stuck rank at k to name: k itself, or for an overlapped pair's word the
+  /// half whose input is missing (its forward's when both are).
+  constexpr std::uint32_t stuck_half(std::uint32_t k) const {
+    const op* ops = v.ops.data();
+    if (ops[k].kind() != op_kind::overlap_f_b) return k;
+    const std::uint32_t ed_f = table.channel[code_overlap_f_b * S + (ops[k].bits >> 16 & 0xFFFu)];
+    const std::uint32_t ed_b = table.channel[code_b * S + (ops[k + 1].bits >> 16 & 0xFFFu)];
+    const std::uint32_t state_f = ed_f == none ? received | arrived : msg_b[static_cast<std::size_t>(ed_f) * m + (ops[k].bits & 0xFFFFu)].state;
+    const std::uint32_t state_b = ed_b == none ? received | arrived : msg_b[static_cast<std::size_t>(ed_b) * m + (ops[k + 1].bits & 0xFFFFu)].state;
+    if ((state_f & received) == 0) return k;
+    if ((state_b & received) == 0) return k + 1;
+    return (state_f & arrived) == 0 ? k : k + 1;
   }
 
   /// Rank r posts one side (`side`: send_posted or recv_posted) of message x at `clock`
@@ -477,8 +532,8 @@ struct lowered_run {
     buffer<std::uint8_t> halted(P);
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint32_t r = 0; r < P; ++r) {
-        const std::uint32_t k = work.pos[r];
-        if (k == off[r + 1] || (mispaired_rank_b.size() != 0 && mispaired_rank_b[r] != 0)) continue;
+        if (work.pos[r] == off[r + 1] || (mispaired_rank_b.size() != 0 && mispaired_rank_b[r] != 0)) continue;
+        const std::uint32_t k = stuck_half(work.pos[r]);
         const op o = ops[k];
         const int step = static_cast<int>(k - off[r]), st = o.stage(), mb = o.microbatch();
         const std::uint32_t ed = link[static_cast<std::uint32_t>(o.kind()) * S + static_cast<std::uint32_t>(st)];
@@ -486,7 +541,7 @@ struct lowered_run {
         const std::size_t key = static_cast<std::size_t>(st) * m + static_cast<std::size_t>(mb);
         if (pass == 0) {
           if (!is_transfer(o.kind()) && (msg_b[slot].state & received) == 0) {
-            const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
+            const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
             report(pending_b[ed] != 0 ? fault::wrong_microbatch : fault::not_received, static_cast<int>(r), step, o, recv);
             halted[r] = 1;
           } else if (is_send(o.kind()) && computed_b[(o.kind() == op_kind::send_f ? 0 : keys) + key] == 0) {
@@ -498,7 +553,7 @@ struct lowered_run {
         }
         if (halted[r] != 0) continue;
         if (!is_transfer(o.kind())) {  // posted: received, but the SEND never comes
-          const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
+          const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
           report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(recv));
         } else if (model == runtime_model::batched) {  // the first partner whose group is not posted
           std::uint32_t x = k;  // from the group's first op to the first not matched
@@ -526,13 +581,18 @@ struct lowered_run {
       std::uint32_t next = off[r];           // the compute op after k's run of transfer ops
       std::int64_t inputs_at = 0, done = 0;  // when next's inputs arrive; the latest end before k
       for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-        if ((ops[k].bits >> 28) > 3) {
+        if ((ops[k].bits >> 28) > 3 && (ops[k].bits >> 28) < 8) {  // a transfer
           if (next < k + 1) {
             next = k + 1;
-            while (next < off[r + 1] && (ops[next].bits >> 28) > 3) ++next;
+            while (next < off[r + 1] && is_transfer(ops[next].kind())) ++next;
             if (next < off[r + 1]) {
               bits = ops[next].bits, ed = link[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)];
               inputs_at = ed != none ? msg_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)].t : 0;
+              if ((bits >> 28) == code_overlap_f_b) {  // a pair: its B word's input too
+                bits = ops[next + 1].bits, ed = link[code_b * S + ((bits >> 16) & 0xFFFu)];
+                const std::int64_t b_at = ed != none ? msg_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)].t : 0;
+                inputs_at = b_at > inputs_at ? b_at : inputs_at;
+              }
             }
           }
           if (next == off[r + 1]) break;  // no compute op follows: nothing to stall
@@ -595,6 +655,7 @@ constexpr execution execute(schedule_view v, const costs& c, runtime_model model
   require_ops();
   const detail::ticked_costs t = detail::to_ticks(c, v.shape.V, v.size());
   detail::lowered_run run(v, model, t.dur, t.latency, static_cast<detail::stage_table&&>(table));
+  run.pair = t.pair;
   run.out.tick_ = t.tick;
   auto stuck = [&run](fault f, int r, int step, op at, op needs) {
     run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};

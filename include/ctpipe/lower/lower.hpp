@@ -61,6 +61,39 @@ constexpr void check_lowerable(schedule_view v) {
   require(validate(v).ok(), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
 }
 
+/// Keeps each overlapped pair whole in lowered lists `out`: the transfers that the
+/// per-op orders put between a pair's word and its B word move out, the RECVs before
+/// the word (in their order), the SENDs after the B. The pair starts when both its
+/// inputs are there and both its outputs exist when it ends, so this loses nothing and,
+/// as the SENDs only move later and the RECVs earlier within one rank's run of ops that
+/// start together, keeps the orders' guarantees. Linear; called only when `out` holds
+/// pairs.
+constexpr void keep_pairs_whole(schedule& out) {
+  std::span<op> ops = out.ops();
+  const std::span<std::uint32_t> off = out.offsets();
+  buffer<op> sends(ops.size());
+  for (std::size_t r = 0; r + 1 < off.size(); ++r) {
+    for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+      if (ops[k].kind() != op_kind::overlap_f_b) continue;
+      std::uint32_t b = k + 1;  // the pair's B word: the next compute op (lower()'s input is valid)
+      while (is_transfer(ops[b].kind())) ++b;
+      if (b == k + 1) continue;
+      const op word = ops[k], backward = ops[b];
+      std::uint32_t w = k, n_sends = 0;
+      for (std::uint32_t x = k + 1; x < b; ++x) {
+        if (is_send(ops[x].kind())) {
+          sends[n_sends++] = ops[x];
+        } else {
+          ops[w++] = ops[x];
+        }
+      }
+      ops[w++] = word, ops[w++] = backward;
+      for (std::uint32_t x = 0; x < n_sends; ++x) ops[w++] = sends[x];
+      k = b;  // the segment k..b keeps its length
+    }
+  }
+}
+
 /// The adjacent order (file comment): per rank, each compute op with the RECV of its
 /// remote input right before it and the SEND of its remote output right after it.
 constexpr schedule lower_adjacent(schedule_view v) {
@@ -71,24 +104,29 @@ constexpr schedule lower_adjacent(schedule_view v) {
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
   // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
-  std::uint32_t bits = 0, row = 0, extra = 0;
-  for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0);
+  std::uint32_t bits = 0, row = 0, extra = 0, pairs = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0),
+    pairs += (bits >> 28) == 8 ? 1 : 0;
+  }
   schedule out{v.shape, n + extra};
   op* lowered = out.ops().data();
   std::uint32_t* offsets = out.offsets().data();
   const std::uint32_t* off = v.offsets.data();
-  // RECV_F / SEND_F for an F (kind 0), RECV_B / SEND_B for a B or I: kind codes 5 and 4,
-  // or 7 and 6; a transfer keeps the stage and micro-batch of the op it serves.
+  // RECV_F / SEND_F for an F (kind 0) or a pair's word (8), RECV_B / SEND_B for a B or
+  // I: kind codes 5 and 4, or 7 and 6; a transfer keeps the stage and micro-batch of the
+  // op it serves.
   std::uint32_t w = 0, gradient = 0;
   for (int r = 0; r < v.shape.P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-      bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), gradient = (bits >> 28) != 0 ? 1u : 0u;
+      bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), gradient = ((bits >> 28) & 7u) != 0 ? 1u : 0u;
       if (channel[row] != none) lowered[w++].bits = ((5 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
       lowered[w++].bits = bits;
       if (sends[row] != 0) lowered[w++].bits = ((4 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
     }
     offsets[r + 1] = w;
   }
+  if (pairs != 0) keep_pairs_whole(out);
   return out;
 }
 
@@ -113,6 +151,8 @@ constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c) {
     dependency_walk walk(v);
     walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t) {
       return walk_order[seen++] = k, std::int64_t{1};
+    }, [&](std::uint32_t, std::uint32_t k, auto...) {  // a pair: its word, then its B word
+      return walk_order[seen++] = k, walk_order[seen++] = k + 1, std::int64_t{1};
     });
   } else {
     for (std::uint32_t q = 0; q < n; ++q) walk_order[q] = q;
@@ -191,7 +231,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   const buffer<std::uint32_t> order_b = key_sorted_events(v, sim, sends, walk_order.data());
   const std::uint32_t* order = order_b.data();
   const std::size_t events = order_b.size();
-  std::uint32_t bits = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0;
+  std::uint32_t bits = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0, pairs = 0;
 
   // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
   const int P = v.shape.P;
@@ -199,7 +239,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   std::uint32_t* offsets = out.offsets().data();
   for (int r = 0; r < P; ++r) offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
   for (std::size_t q = 0; q < n; ++q) {
-    bits = ops[q].bits, k = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
+    bits = ops[q].bits, k = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), pairs += (bits >> 28) == 8 ? 1 : 0;
     if (sends[k] != 0) ++offsets[peer[k] + 1];
     offsets[owner[(bits >> 16) & 0xFFFu] + 1] += sends[k];
   }
@@ -211,11 +251,11 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   }
   // Emit in key order. A message event writes SEND on the producer's rank and RECV on
   // the peer: kind codes 4 + 2*(kind != F) and 5 + 2*(kind != F), the RECV's stage one
-  // up (activation) or one down (gradient).
+  // up (activation) or one down (gradient); a pair's word sends as its forward.
   op* lowered = out.ops().data();
   for (std::size_t e = 0; e < events; ++e) {
     producer = order[e] / 2, bits = ops[producer].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
-    j = bits & 0xFFFFu, rank = owner[s], gradient = kind != 0 ? 1u : 0u;
+    j = bits & 0xFFFFu, rank = owner[s], gradient = (kind & 7u) != 0 ? 1u : 0u;
     if (order[e] % 2 == 1) {
       lowered[cursor[rank]++] = ops[producer];
       continue;
@@ -224,6 +264,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
     lowered[cursor[peer[kind * uS + s]]++] =
         make_op(static_cast<op_kind>(5 + 2 * gradient), static_cast<int>(gradient != 0 ? s - 1 : s + 1), static_cast<int>(j));
   }
+  if (pairs != 0) keep_pairs_whole(out);
   return out;
 }
 

@@ -131,6 +131,15 @@ constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Repo
     }
     report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
   });
+  // An overlapped pair's halves stand next to each other in the lowered lists too: a
+  // transfer between them is a broken pair (the compute part, without it, is not).
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = off[r]; k + 1 < off[r + 1]; ++k) {
+      if (ops[k].kind() == op_kind::overlap_f_b && is_transfer(ops[k + 1].kind())) {
+        report(fault::broken_pair, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
+      }
+    }
+  }
   // 3. Each transfer op.
   check_transfers(v, table, report);
 }
@@ -158,7 +167,7 @@ constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const
     const int st = o.stage(), mb = o.microbatch();
     const std::uint32_t in_ed = table.channel[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
     if (!is_transfer(o.kind())) {
-      const op recv{o.kind() == op_kind::F ? op_kind::recv_f : op_kind::recv_b, st, mb};
+      const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
       halted[static_cast<std::size_t>(r)] =
           validation_issue{pending[in_ed] != 0 ? fault::wrong_microbatch : fault::not_received, r, step, o, recv};
       is_halted[static_cast<std::size_t>(r)] = 1;
@@ -218,6 +227,14 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_tabl
           --pending[ed];
         }
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
+        continue;
+      }
+      if (kind == 8) {  // an overlapped pair's word: its forward (its B word runs next)
+        if (ed != none) {
+          if ((state[slot] & arrived) == 0) break;  // halted (diagnosed below)
+          --pending[ed];
+        }
+        computed[key] = 1;
         continue;
       }
       if (kind == 4 || kind == 6) {  // SEND: its data must exist; posting wakes the RECV

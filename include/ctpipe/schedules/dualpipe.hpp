@@ -5,10 +5,10 @@
 // chunks on the V-shape: chunk 0 is stage r, chunk 1 stage 2P-1-r (a chunk is half a
 // rank's layers, so an op costs t_x / 2, as every chunked op does).
 //
-// Overlapped pairs: DeepSeek issues some forward and backward as one overlapped call
-// (PyTorch's `(F;B)OVERLAP_F_B`). ctpipe has no pair op yet: the generator writes each
-// pair as its two ops, the forward first, which is how io::parse_csv reads PyTorch's
-// vector (the "split reading": each half waits for its own input and takes its own time).
+// Overlapped pairs: DeepSeek issues some forward and backward as one overlapped call,
+// `_forward_backward_chunk` (PyTorch's `(F;B)OVERLAP_F_B`). The generator writes each as
+// an op_kind::overlap_f_b word and its B word, the forward first, as PyTorch's vector
+// does. split_pairs() gives the split reading (each half its own op).
 //
 // Backwards: a backward with DeepSeek's `enable_zb` is an I whose W is queued and run
 // first in, first out by a later `_weight_chunk` (WeightGradStore); the others are full
@@ -35,8 +35,10 @@ struct dualpipev_rank {
   buffer<op> queued_w;
   std::size_t w_head = 0, w_tail = 0;
 
-  constexpr dualpipev_rank(const pipeline_shape& s, int r, Out& o)
-      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m + s.P)) {}
+  bool fused = true;  // write a pair as an overlap_f_b word (else as a plain F)
+
+  constexpr dualpipev_rank(const pipeline_shape& s, int r, Out& o, bool fuse)
+      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m + s.P)), fused(fuse) {}
 
   /// `_forward_chunk(c)`: F of chunk c's next micro-batch.
   constexpr void forward(int c) { out(make_op(op_kind::F, stage[c], next_f[c]++)); }
@@ -54,9 +56,10 @@ struct dualpipev_rank {
   /// phases call for at any m (2P-1-r of them), so a shape below DualPipeV's rule writes
   /// wrong ops but reads nothing out of bounds (the rule refuses it first).
   constexpr void weight() { out(queued_w[w_head++]); }
-  /// `_forward_backward_chunk(f, b)`: the pair, forward first (file comment).
+  /// `_forward_backward_chunk(f, b)`: the overlapped pair, its word (the forward of
+  /// chunk f) then the full B of chunk b (file comment).
   constexpr void pair(int f, int b) {
-    forward(f);
+    out(make_op(fused ? op_kind::overlap_f_b : op_kind::F, stage[f], next_f[f]++));
     backward(b, false);
   }
 };
@@ -71,21 +74,30 @@ namespace ctpipe::schedules {
 /// 2. `r+1` times: forward chunk 0, forward chunk 1;
 /// 3. `P-1-r` times: I of chunk 1, the oldest W, forward chunk 1;
 /// 4. `m-2P+r+1` times: pair (F chunk 0; B chunk 1), pair (F chunk 1; B chunk 0) (the last
-///    rank's first pair is issued as two calls: the same ops);
+///    rank's first (F chunk 0; B chunk 1) is not overlapped: two plain ops, as DeepSeek
+///    issues them "to further reduce bubble size");
 /// 5. `P-1-r` times: B chunk 1, pair (F chunk 1; B chunk 0);
 /// 6. `r+1` times: backward chunk 1, backward chunk 0, each an I (W queued) from the middle
 ///    iteration `(r+1)/2` on (for even r, from that iteration's chunk 0 on), else a B;
 /// 7. `P-1-r` times: the oldest W, I of chunk 0;
 /// 8. `r+1` times: the oldest W.
 /// Calls `out(op)` per op; writes dualpipev_ops_of_rank(s, r) ops. Needs a valid shape.
+/// `fused`: a pair as an op_kind::overlap_f_b word and its B (else a plain F and its B).
 template <class Out>
-constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out) {
+constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out, bool fused = true) {
   const int P = s.P, m = s.m;
-  ctpipe::detail::dualpipev_rank<Out> g(s, r, out);
+  ctpipe::detail::dualpipev_rank<Out> g(s, r, out, fused);
   for (int i = 0; i < 2 * (P - r - 1); ++i) g.forward(0);
   for (int i = 0; i < r + 1; ++i) g.forward(0), g.forward(1);
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.weight(), g.forward(1);
-  for (int i = 0; i < m - 2 * P + r + 1; ++i) g.pair(0, 1), g.pair(1, 0);
+  for (int i = 0; i < m - 2 * P + r + 1; ++i) {
+    if (i == 0 && r == P - 1) {
+      g.forward(0), g.backward(1, false);
+    } else {
+      g.pair(0, 1);
+    }
+    g.pair(1, 0);
+  }
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, false), g.pair(1, 0);
   bool zero_bubble = false;
   for (int i = 0; i < r + 1; ++i) {
@@ -98,8 +110,9 @@ constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out) {
   for (int i = 0; i < r + 1; ++i) g.weight();
 }
 
-/// Ops DualPipeV's rank r runs: 2m forwards, 2m backwards (B or I), and a W per I:
-/// `2(P-1-r)` in phases 3 and 7 and `r+1` in phase 6, so `4m + 2P - 1 - r` in all.
+/// Op words of DualPipeV's rank r: 2m forwards (F or a pair's word), 2m backwards (B or
+/// I), and a W per I: `2(P-1-r)` in phases 3 and 7 and `r+1` in phase 6, so
+/// `4m + 2P - 1 - r` in all.
 constexpr std::size_t dualpipev_ops_of_rank(const schedule_spec& s, int r) {
   return static_cast<std::size_t>(4 * s.shape.m + 2 * s.shape.P - 1 - r);
 }

@@ -205,7 +205,7 @@ constexpr op* fill_interleaved_zb(const schedule_spec& s, int r, op* out) {
 }
 
 constexpr op* fill_dualpipev(const schedule_spec& s, int r, op* out) {
-  schedules::dualpipev(s.shape, r, [&out](op o) { *out++ = o; });
+  schedules::dualpipev(s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
   return out;
 }
 
@@ -335,6 +335,10 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
     on_error("ctpipe: only dualpipev takes the structural minimum");
     return false;
   }
+  if (s.pairs != pair_model::fused && (s.pairs != pair_model::split || s.family != schedule_family::dualpipev)) {
+    on_error("ctpipe: only dualpipev has overlapped pairs to split (pair model fused or split)");
+    return false;
+  }
   // Raising, the family's rule raises itself (its message literal then shows in the
   // compiler's diagnostic); else it records the message for on_error.
   const char* broken = nullptr;
@@ -356,6 +360,7 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)`
 /// - `ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum`
 /// - `ctpipe: only dualpipev takes the structural minimum`
+/// - `ctpipe: only dualpipev has overlapped pairs to split (pair model fused or split)`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
 /// - `ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: the warmup factor must be 1 or 2`

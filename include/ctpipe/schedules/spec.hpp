@@ -5,6 +5,7 @@
 #include <cstdint>      // std::uint8_t
 #include <string_view>  // family names
 
+#include "ctpipe/core/op.hpp"     // pair_model
 #include "ctpipe/core/shape.hpp"  // also detail::shape_rules
 
 namespace ctpipe {
@@ -97,6 +98,11 @@ struct schedule_spec {
   /// DeepSeek's own rule m >= 2P (`DualPipeV.step` asserts `num_chunks >= num_ranks * 2`).
   /// At m = 2P-1 rank 0 peaks at 2P chunks, the others at 2P+1.
   bool structural_minimum = false;
+  /// dualpipev only (the family with overlapped pairs): `fused` (the default) writes each
+  /// of DeepSeek's `_forward_backward_chunk` calls as an op_kind::overlap_f_b word and its
+  /// B; `split` writes it as a plain F and B (the same order, each half its own op:
+  /// split_pairs() of the fused schedule).
+  pair_model pairs = pair_model::fused;
 
   friend constexpr bool operator==(const schedule_spec&, const schedule_spec&) = default;
 };
