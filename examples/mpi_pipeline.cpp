@@ -75,7 +75,10 @@
 // op costing t/V, so the unit of time is a rank's forward, V * tau_F (tau_F the measured
 // per-stage forward): f = 1, and b, i, w, c are tau_B / tau_F, tau_I / tau_F,
 // tau_W / tau_F and tau_c / (V * tau_F), each rounded to the nearest multiple of 1/1000.
-// A chunk op then costs its measured kernel time, up to that rounding.
+// A chunk op then costs its measured kernel time, up to that rounding. DualPipe's chunk
+// is a whole stage of one of its two model copies (pipeline_shape::cost_chunks() is 1):
+// its costs are those of V = 1, and its gradients are checked per layer, the two copies'
+// summed.
 //
 // Timing: each rank adds up the wall-clock time of its compute ops (busy); rank 0
 // gathers them with the step's start (the earliest, after a barrier) and end (the
@@ -136,6 +139,7 @@ constexpr double tolerance = 1e-12;
 /// its own stages and the others' (under 4 MiB here), so an op's buffers are at
 /// `stage * m + microbatch` with no translation to rank-local indices.
 struct step_state {
+  pipeline_shape shape;  // which stages a micro-batch runs through (first_stage, last_stage)
   int S = 0;
   int m = 0;
   std::vector<weight_matrix> weight;   // S: W_s
@@ -148,8 +152,8 @@ struct step_state {
   std::vector<block> pre_activation_gradient;  // S*m: dz of stage s, stashed by I for W
   std::vector<block> target;           // m
 
-  step_state(int stages, int microbatches)
-      : S(stages), m(microbatches), weight(sz(S)), bias(sz(S)), d_weight(sz(S)), d_bias(sz(S)),
+  explicit step_state(const pipeline_shape& pipeline)
+      : shape(pipeline), S(pipeline.stages()), m(pipeline.m), weight(sz(S)), bias(sz(S)), d_weight(sz(S)), d_bias(sz(S)),
         activation(sz((S + 1) * m)), gradient(sz((S + 1) * m)), pre_activation_gradient(sz(S * m)),
         target(sz(m)) {}
 
@@ -158,15 +162,20 @@ struct step_state {
   block& grad(int s, int j) { return gradient[sz(s * m + j)]; }
   block& dz(int s, int j) { return pre_activation_gradient[sz(s * m + j)]; }
 
+  /// The layer stage s runs: s, or on the bidirectional placement (DualPipe's two
+  /// copies) s mod P, the up pipeline's stage P+i being a copy of the down one's stage i.
+  int layer(int s) const { return shape.layout == placement::bidirectional ? s % shape.P : s; }
+
   /// The fixed inputs, targets and weights; NaN in every buffer a step must write, so a
   /// value read before it arrived poisons the gradients instead of passing unnoticed.
+  /// Micro-batch j enters at its first stage (0, or P for DualPipe's up pipeline).
   void reset() {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int s = 0; s < S; ++s) {
       for (int i = 0; i < width; ++i) {
         for (int k = 0; k < width; ++k)
-          weight[sz(s)](i, k) = 0.9 / std::sqrt(double{width}) * std::sin(1.0 + 0.37 * s + 0.71 * i + 1.13 * k);
-        bias[sz(s)](i) = 0.1 * std::cos(0.5 * s + 0.3 * i);
+          weight[sz(s)](i, k) = 0.9 / std::sqrt(double{width}) * std::sin(1.0 + 0.37 * layer(s) + 0.71 * i + 1.13 * k);
+        bias[sz(s)](i) = 0.1 * std::cos(0.5 * layer(s) + 0.3 * i);
       }
       d_weight[sz(s)].setZero();
       d_bias[sz(s)].setZero();
@@ -178,7 +187,7 @@ struct step_state {
       for (int i = 0; i < rows; ++i) {
         for (int k = 0; k < width; ++k) {
           const int sample = j * rows + i;
-          act(0, j)(i, k) = std::sin(0.11 * sample + 0.23 * k + 0.5);
+          act(shape.first_stage(j), j)(i, k) = std::sin(0.11 * sample + 0.23 * k + 0.5);
           target[sz(j)](i, k) = 0.5 * std::cos(0.07 * sample - 0.19 * k);
         }
       }
@@ -193,10 +202,10 @@ struct step_state {
     y = y.array().tanh().matrix();
   }
   /// I(s, j): dz = dy * (1 - y^2), stashed for W; dx = dz W_s^T (at stage 0 too, which
-  /// keeps the stages' costs equal: file comment). The last stage starts from the loss
-  /// gradient dy = y - target.
+  /// keeps the stages' costs equal: file comment). The micro-batch's last stage starts
+  /// from the loss gradient dy = y - target.
   void backward_input(int s, int j) {
-    if (s == S - 1) grad(S, j) = act(S, j) - target[sz(j)];
+    if (s == shape.last_stage(j)) grad(s + 1, j) = act(s + 1, j) - target[sz(j)];
     dz(s, j).array() = grad(s + 1, j).array() * (1.0 - act(s + 1, j).array().square());
     grad(s, j).noalias() = dz(s, j) * weight[sz(s)].transpose();
   }
@@ -216,12 +225,12 @@ struct step_state {
 };
 
 /// The reference: the same model in one process, no pipeline, micro-batch after
-/// micro-batch (every stage's F, then every stage's B).
+/// micro-batch (every stage of its pipeline forward, then backward).
 void run_reference(step_state& st) {
   st.reset();
   for (int j = 0; j < st.m; ++j) {
-    for (int s = 0; s < st.S; ++s) st.forward(s, j);
-    for (int s = st.S - 1; s >= 0; --s) {
+    for (int s = st.shape.first_stage(j); s <= st.shape.last_stage(j); ++s) st.forward(s, j);
+    for (int s = st.shape.last_stage(j); s >= st.shape.first_stage(j); --s) {
       st.backward_input(s, j);
       st.backward_weight(s, j);
     }
@@ -240,18 +249,24 @@ constexpr schedule_spec spec_for(int P, schedule_family f) {
 
 /// One schedule as a process runs it: its spec and, for `--frozen`, its lists lowered
 /// at compile time for the default costs, indexed by send_mode (static storage).
+/// `runs` is false for a family that does not take P ranks (DualPipe at an odd P).
 struct pipeline_case {
   schedule_spec spec;
   schedule_view frozen[3];
+  bool runs = true;
 };
 
 template <schedule_spec S>
 constexpr pipeline_case make_case() {
-  static_assert(2 * (S.shape.stages() - 1) * S.shape.m <= 32767,
-                "ctpipe: message_tag() must fit the MPI tags every MPI accepts (up to 32767)");
-  return {S,
-          {lowered_v<S, costs{}, runtime_model::rendezvous>.view(), lowered_v<S>.view(),
-           lowered_v<S, costs{}, runtime_model::batched>.view()}};
+  if constexpr (spec_error(S) != nullptr) {
+    return {S, {}, false};
+  } else {
+    static_assert(2 * (S.shape.stages() - 1) * S.shape.m <= 32767,
+                  "ctpipe: message_tag() must fit the MPI tags every MPI accepts (up to 32767)");
+    return {S,
+            {lowered_v<S, costs{}, runtime_model::rendezvous>.view(), lowered_v<S>.view(),
+             lowered_v<S, costs{}, runtime_model::batched>.view()}};
+  }
 }
 
 template <int P, std::size_t... f>
@@ -324,7 +339,7 @@ struct machine_times {
 /// rank returns the same values (the file comment has the method).
 machine_times measure_machine(int rank, int P) {
   constexpr int m = 4;
-  step_state st(3, m);
+  step_state st(pipeline_shape{3, m});
   st.reset();
   for (int j = 0; j < m; ++j) {
     for (int s = 0; s < 3; ++s) st.forward(s, j);
@@ -480,21 +495,29 @@ struct case_result {
   double step_seconds = 0;        // wall time of the fastest step
 };
 
-/// Max over stages of max |g - g_ref| / max |g_ref| (weights and biases together).
-/// `gathered` holds every stage's dW_s then db_s, back to back.
+/// Max over layers of max |g - g_ref| / max |g_ref| (weights and biases together).
+/// `gathered` holds every stage's dW_s then db_s, back to back. A layer's gradient is its
+/// stage's, or on the bidirectional placement the sum over its two copies (stages i and
+/// P+i), as DeepSeek's DualPipe example sums them.
 double max_relative_error(const std::vector<double>& gathered, const step_state& ref) {
-  double worst = 0;
+  const int layers = ref.shape.layout == placement::bidirectional ? ref.shape.P : ref.S;
+  std::vector<weight_matrix> dw(static_cast<std::size_t>(layers), weight_matrix::Zero()), dw_ref = dw;
+  std::vector<bias_vector> db(static_cast<std::size_t>(layers), bias_vector::Zero()), db_ref = db;
   const double* g = gathered.data();
   for (int s = 0; s < ref.S; ++s) {
-    const std::size_t i = static_cast<std::size_t>(s);
-    const double scale = std::fmax(ref.d_weight[i].cwiseAbs().maxCoeff(), ref.d_bias[i].cwiseAbs().maxCoeff());
-    const Eigen::Map<const weight_matrix> dw(g);
-    const Eigen::Map<const bias_vector> db(g + width * width);
-    const double diff =
-        std::fmax((dw - ref.d_weight[i]).cwiseAbs().maxCoeff(), (db - ref.d_bias[i]).cwiseAbs().maxCoeff());
+    const std::size_t l = static_cast<std::size_t>(ref.layer(s)), i = static_cast<std::size_t>(s);
+    dw[l] += Eigen::Map<const weight_matrix>(g);
+    db[l] += Eigen::Map<const bias_vector>(g + width * width);
+    dw_ref[l] += ref.d_weight[i];
+    db_ref[l] += ref.d_bias[i];
+    g += width * width + width;
+  }
+  double worst = 0;
+  for (std::size_t l = 0; l < dw.size(); ++l) {
+    const double scale = std::fmax(dw_ref[l].cwiseAbs().maxCoeff(), db_ref[l].cwiseAbs().maxCoeff());
+    const double diff = std::fmax((dw[l] - dw_ref[l]).cwiseAbs().maxCoeff(), (db[l] - db_ref[l]).cwiseAbs().maxCoeff());
     const double error = diff / scale;
     worst = !(error <= worst) ? error : worst;  // a NaN (a value read before it arrived) stays
-    g += width * width + width;
   }
   return worst;
 }
@@ -509,7 +532,7 @@ case_result run_case(schedule_view lowered, send_mode mode, int rank, int steps,
 
   // Allocated once, before any step: the step's buffers, the batch ends and requests
   // (batched), the Bsend buffer (buffered), the gathered gradients.
-  step_state st(shape.stages(), shape.m);
+  step_state st(shape);
   std::vector<std::uint32_t> batch_end(ops.size(), 0);
   std::size_t longest_batch = 0;
   for_each_batch(ops, [&](std::size_t first, std::size_t last) {
@@ -638,10 +661,11 @@ int main(int argc, char** argv) {
   int failures = 0;
   error_range errors[3];
   for (const pipeline_case& c : cases) {
+    if (!c.runs) continue;
     const pipeline_shape& shape = c.spec.shape;
-    const costs measured = exact_costs(t, shape.V);
+    const costs measured = exact_costs(t, shape.cost_chunks());  // DualPipe: a chunk is a whole stage
     const schedule compute = generate(c.spec);
-    step_state reference(shape.stages(), shape.m);
+    step_state reference(shape);
     if (rank == 0) run_reference(reference);
     for (send_mode mode : {send_mode::rendezvous, send_mode::buffered, send_mode::batched}) {
       const int index = static_cast<int>(mode);
@@ -658,7 +682,7 @@ int main(int argc, char** argv) {
                     ok ? "OK" : "FAIL", 1e3 * r.step_seconds);
         continue;
       }
-      const double predicted_seconds = predicted.makespan().to_double() * shape.V * t.f;
+      const double predicted_seconds = predicted.makespan().to_double() * shape.cost_chunks() * t.f;
       const double error = 100.0 * (predicted_seconds - r.step_seconds) / r.step_seconds;
       errors[index].add(error);
       std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted %6.3f ms %+6.1f%%"

@@ -179,12 +179,14 @@ TEST_CASE("the family table: one entry per family, in order, and safe on a value
     REQUIRE(back == e.id);
     // Its default V and placement make a request its rules accept.
     REQUIRE(spec_error({e.id, {4, 8, e.default_V, e.natural_placement}}) == nullptr);
-    // Ops of each rank: 2mV or 3mV; DualPipeV's rank r 4m + 2P - 1 - r (a W per I).
+    // Ops of each rank: 2mV or 3mV; DualPipeV's rank r 4m + 2P - 1 - r (a W per I);
+    // DualPipe's 2m + P - 1 - min(r, P-1-r).
     const schedule_spec s{e.id, {4, 8, e.default_V, e.natural_placement}};
     const schedule generated = generate(s);
     for (int r = 0; r < 4; ++r) {
-      const std::size_t expected = e.id == schedule_family::dualpipev
-                                       ? static_cast<std::size_t>(4 * 8 + 2 * 4 - 1 - r)
+      const std::size_t expected = e.id == schedule_family::dualpipev ? static_cast<std::size_t>(4 * 8 + 2 * 4 - 1 - r)
+                                   : e.id == schedule_family::dualpipe
+                                       ? static_cast<std::size_t>(2 * 8 + 4 - 1 - (r < 3 - r ? r : 3 - r))
                                        : static_cast<std::size_t>(8 * e.default_V * (e.splits_backward ? 3 : 2));
       REQUIRE(ops_of_rank(s, r) == expected);
       REQUIRE(generated.view().rank(r).size() == expected);

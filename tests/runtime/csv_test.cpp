@@ -92,7 +92,7 @@ TEST_CASE("every reference vector, written as PyTorch writes it, reads back equa
     const auto j = nlohmann::json::parse(in);
     if (!j.contains("ranks")) continue;  // a configuration the peer rejects
     // The text as torch's _dump_csv writes it (csv.writer: "\r\n" row ends), and the ops
-    // it holds, an overlapped pair as its two ops.
+    // it holds, an overlapped pair as its word (the F's stage and micro-batch) and its B.
     std::string text;
     std::vector<op> ops;
     std::vector<std::uint32_t> offsets{0};
@@ -105,8 +105,13 @@ TEST_CASE("every reference vector, written as PyTorch writes it, reads back equa
         if (action.starts_with("(")) {
           ++overlapped;
           const auto semicolon = action.find(';');
-          ops.push_back(io::parse_action(action.substr(1, semicolon - 1)));
-          ops.push_back(io::parse_action(action.substr(semicolon + 1, action.find(')') - semicolon - 1)));
+          op first = io::parse_action(action.substr(1, semicolon - 1));
+          op second = io::parse_action(action.substr(semicolon + 1, action.find(')') - semicolon - 1));
+          if (first.kind() == op_kind::B) std::swap(first, second);
+          REQUIRE(first.kind() == op_kind::F);
+          REQUIRE(second.kind() == op_kind::B);
+          ops.push_back(op{op_kind::overlap_f_b, first.stage(), first.microbatch()});
+          ops.push_back(second);
         } else {
           ops.push_back(io::parse_action(action));
         }
@@ -119,6 +124,14 @@ TEST_CASE("every reference vector, written as PyTorch writes it, reads back equa
     const schedule read = io::parse_csv(text);
     REQUIRE(same(read.view(), schedule_view{shape, ops, offsets}));
     require_round_trip(read.view());
+    // Written back, each rank's row is the vector's cells (the pairs F first, as PyTorch's).
+    std::string expected;
+    for (const auto& rank : j.at("ranks")) {
+      bool first = true;
+      for (const auto& cell : rank) expected += (first ? "" : ",") + cell.get<std::string>(), first = false;
+      expected += "\n";
+    }
+    REQUIRE(io::to_csv(read.view()) == expected);
     ++files;
   }
   REQUIRE(files == 14);       // 16 files, 2 of them a peer's rejection
@@ -142,6 +155,98 @@ TEST_CASE("generated and lowered schedules round-trip through CSV", "[csv]") {
   require_round_trip(big.view());
 }
 
+TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 round-trips, each pair one cell with its F first", "[csv]") {
+  const schedule s = generate({schedule_family::dualpipev, {4, 8, 2, placement::v_shape}});
+  REQUIRE(has_pairs(s.view()));
+  const std::string text = io::to_csv(s.view());
+  // One cell per action: a pair's two words make one `(F;B)OVERLAP_F_B` cell.
+  std::size_t words = 0;
+  std::size_t cells = 0;
+  std::size_t pairs = 0;
+  std::istringstream rows(text);
+  std::string row;
+  for (int r = 0; std::getline(rows, row); ++r) {
+    INFO(r);
+    const std::vector<std::string> expected = io::actions(s.rank(r));
+    std::vector<std::string> written;
+    std::istringstream in(row);
+    for (std::string cell; std::getline(in, cell, ',');) written.push_back(cell);
+    REQUIRE(written == expected);
+    words += s.rank(r).size();
+    cells += written.size();
+    for (const std::string& cell : written) {
+      if (!cell.starts_with("(")) continue;
+      ++pairs;
+      REQUIRE(cell.ends_with(")OVERLAP_F_B"));
+      REQUIRE(cell.find('F') < cell.find(';'));  // the forward first
+      REQUIRE(cell.find('B') > cell.find(';'));
+    }
+  }
+  REQUIRE(pairs > 0);
+  REQUIRE(cells + pairs == words);
+  require_round_trip(s.view());
+  const schedule back = io::parse_csv(text);
+  REQUIRE(validate(back.view()).ok());
+  REQUIRE(simulate(back.view(), costs{}).makespan() == simulate(s.view(), costs{}).makespan());
+  // The lowered lists keep each pair's words adjacent: the same cells, with transfers.
+  const schedule lowered = lower(s.view());
+  require_round_trip(lowered.view());
+  const std::string comms = io::to_csv(lowered.view());
+  REQUIRE(static_cast<std::size_t>(std::count(comms.begin(), comms.end(), '(')) == pairs);
+  REQUIRE(comms.find("SEND_F") != std::string::npos);
+}
+
+TEST_CASE("overlapped pairs: PyTorch's DualPipeV cell of 7F4 and 0B0 reads as the pair's word and its B, in either order", "[csv]") {
+  const std::vector<op> pair{op{op_kind::overlap_f_b, 7, 4}, op{op_kind::B, 0, 0}};
+  for (const char* text : {"(7F4;0B0)OVERLAP_F_B\n", "(0B0;7F4)OVERLAP_F_B", " ( 7F4 ; 0B0 )OVERLAP_F_B ", "\"(7F4;0B0)OVERLAP_F_B\""}) {
+    INFO(text);
+    const schedule read = io::parse_csv(text);
+    REQUIRE(read.shape() == pipeline_shape{1, 5, 8});  // stages 0 .. 7 on one rank, micro-batches 0 .. 4
+    REQUIRE(std::vector<op>(read.view().ops.begin(), read.view().ops.end()) == pair);
+    REQUIRE(io::to_csv(read.view()) == "(7F4;0B0)OVERLAP_F_B\n");  // written back F first
+  }
+  // In a whole file: 1F1B, P = 2, m = 3, with rank 0's third forward overlapped with its
+  // first backward; valid, simulated fused.
+  const io::csv_schedule read = io::parse_csv("0F0,0F1,(0F2;0B0)OVERLAP_F_B,0B1,0B2\n1F0,1B0,1F1,1B1,1F2,1B2\n");
+  REQUIRE(std::vector<op>(read.rank(0).begin(), read.rank(0).end()) ==
+          std::vector<op>{op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::overlap_f_b, 0, 2}, op{op_kind::B, 0, 0},
+                          op{op_kind::B, 0, 1}, op{op_kind::B, 0, 2}});
+  REQUIRE(validate(read.view()).ok());
+  const simulation sim = simulate(read.view(), costs{});
+  REQUIRE(sim.start(2) == sim.start(3));
+  REQUIRE(sim.end(2) == sim.end(3));
+  REQUIRE(sim.end(2) - sim.start(2) == rational{3});  // t_f + t_b: the default t_fb
+  // FSDP annotations around a pair stay in place.
+  const io::csv_schedule annotated = io::parse_csv("0UNSHARD,(0F0;0B1)OVERLAP_F_B,0RESHARD\n");
+  REQUIRE(annotated.annotations == std::vector<io::csv_annotation>{{0, 0, "0UNSHARD"}, {0, 2, "0RESHARD"}});
+  REQUIRE(io::to_csv(annotated) == "0UNSHARD,(0F0;0B1)OVERLAP_F_B,0RESHARD\n");
+}
+
+TEST_CASE("to_csv refuses a pair's word that is not followed by its B, and an annotation inside a pair", "[csv]") {
+  auto refusal = [](std::vector<op> ops, std::vector<io::csv_annotation> annotations = {}) {
+    const std::vector<std::uint32_t> offsets{0, static_cast<std::uint32_t>(ops.size())};
+    try {
+      schedule s{{1, 2}, ops.size()};
+      std::copy(ops.begin(), ops.end(), s.ops().begin());
+      std::copy(offsets.begin(), offsets.end(), s.offsets().begin());
+      (void)io::to_csv(io::csv_schedule{std::move(s), std::move(annotations)});
+    } catch (const ctpipe::error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string lone = "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank";
+  REQUIRE(refusal({op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::overlap_f_b, 0, 1}}) == lone);  // at the row's end
+  REQUIRE(refusal({op{op_kind::overlap_f_b, 0, 1}, op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}}) == lone);
+  REQUIRE(refusal({op{op_kind::overlap_f_b, 0, 1}, op{op_kind::I, 0, 0}}) == lone);
+  REQUIRE(refusal({op{op_kind::overlap_f_b, 0, 1}, op{op_kind::overlap_f_b, 0, 0}, op{op_kind::B, 0, 0}}) == lone);
+  // The same pair, whole, is written; an annotation between its two words is refused.
+  const std::vector<op> good{op{op_kind::F, 0, 0}, op{op_kind::overlap_f_b, 0, 1}, op{op_kind::B, 0, 0}, op{op_kind::B, 0, 1}};
+  REQUIRE(refusal(good).empty());
+  REQUIRE(refusal(good, {{0, 1, "0UNSHARD"}, {0, 3, "0RESHARD"}}).empty());
+  REQUIRE(refusal(good, {{0, 2, "0UNSHARD"}}) == "ctpipe: to_csv(): an annotation's position falls inside an overlapped pair");
+}
+
 TEST_CASE("to_csv: one row per rank, PyTorch's action strings", "[csv]") {
   const schedule s = generate({schedule_family::one_f_one_b, {2, 2}});
   REQUIRE(io::to_csv(s.view()) == "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n");
@@ -158,7 +263,6 @@ TEST_CASE("parse_csv: spaces, tabs, idle cells, quotes, CRLF, CR, BOM, no final 
            "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n\n\r\n \n",
            "\xEF\xBB\xBF" "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1",
            " 0F0 ,\t0F1\t, ,,0B0,  0B1  \n,,1F0,\"1B0\",1F1, \"1B1\" ,\n",
-           "(0F0; 0F1)OVERLAP_F_B,0B0,0B1\n1F0,( 1B0 ;1F1 )OVERLAP_F_B,1B1\n",
        }) {
     INFO(text);
     const schedule read = io::parse_csv(text);
@@ -196,7 +300,7 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
       {"0F0,0B0,4096UNSHARD", "ctpipe: CSV row 1 (rank 0), cell 3 \"4096UNSHARD\": stage must be at most 4095"},
       {"0F0,0B0,0REDUCE_GRAD65536", "ctpipe: CSV row 1 (rank 0), cell 3 \"0REDUCE_GRAD65536\": micro-batch must be at most 65535"},
       {"0F0,0B0,0UNSHARDED", "ctpipe: CSV row 1 (rank 0), cell 3 \"0UNSHARDED\": unknown action kind \"UNSHARDED\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)"},
-      {"(0F0;0UNSHARD)OVERLAP_F_B,0B0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0UNSHARD)OVERLAP_F_B\": an overlapped group holds compute actions (F, B, I, W) only"},
+      {"(0F0;0UNSHARD)OVERLAP_F_B,0B0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0UNSHARD)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
       {"0F0,0B0,1UNSHARD\n1F0,1B0\n", "ctpipe: CSV row 2 (rank 1), cell 1 \"1F0\": stage 1 is already on row 1 (rank 0); a stage lives on one rank"},
       {"0F0,0B0,0UNSHARD\n1UNSHARD, ,1RESHARD\n", "ctpipe: CSV row 2 (rank 1): no ops (UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op)"},
       {"0F0,0B0\n1F0,1B0,3RESHARD\n", "ctpipe: CSV row 2 (rank 1), cell 3 \"3RESHARD\": stage 3 of this annotation has no compute op (the file's stages are 0 to 1)"},
@@ -216,10 +320,21 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
       {"0F0,0W0,0I0", "ctpipe: CSV row 1 (rank 0), cell 2 \"0W0\": W with no I of stage 0, micro-batch 0 before it on its row (a W follows its I; a full B has no W)"},
       {"0F0,0F1,0I1,0W0", "ctpipe: CSV row 1 (rank 0), cell 4 \"0W0\": W with no I of stage 0, micro-batch 0 before it on its row (a W follows its I; a full B has no W)"},
       {"0F0\n1F0,1F1, 1W1 ,1I1,1W0,1I0", "ctpipe: CSV row 2 (rank 1), cell 3 \"1W1\": W with no I of stage 1, micro-batch 1 before it on its row (a W follows its I; a full B has no W)"},
-      {"(0F0;0W0)OVERLAP_F_B,0I0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0W0)OVERLAP_F_B\": W with no I of stage 0, micro-batch 0 before it on its row (a W follows its I; a full B has no W)"},
-      {"(0F0;0B0)OVERLAP", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0B0)OVERLAP\": an overlapped group is (<action>;<action>...)OVERLAP_F_B"},
+      {"(0F0;0B0)OVERLAP", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0B0)OVERLAP\": an overlapped group is (<action>;<action>)OVERLAP_F_B"},
       {"( )OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"( )OVERLAP_F_B\": empty overlapped group"},
-      {"(0F0;0SEND_F0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0SEND_F0)OVERLAP_F_B\": an overlapped group holds compute actions (F, B, I, W) only"},
+      // An overlapped group is one F and one B: anything else names the rule.
+      {"(0F0;0SEND_F0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0SEND_F0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0;0W0)OVERLAP_F_B,0I0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0W0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F1,(0F0;0I0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 2 \"(0F0;0I0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0;0F1)OVERLAP_F_B,0B0,0B1", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0F1)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F0,0F1,(0B0;0B1)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 3 \"(0B0;0B1)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0)OVERLAP_F_B,0B0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F1,(0F0;0B1;0B0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 2 \"(0F0;0B1;0B0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      // A pair's word alone (io::action()'s `1OVERLAP_F_B1`) is no action, in a cell or a group.
+      {"1OVERLAP_F_B1", "ctpipe: CSV row 1 (rank 0), cell 1 \"1OVERLAP_F_B1\": OVERLAP_F_B is an overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B"},
+      {"(0OVERLAP_F_B0;0B0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0OVERLAP_F_B0;0B0)OVERLAP_F_B\": \"0OVERLAP_F_B0\": OVERLAP_F_B is an overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B"},
+      // Both halves' stages live on the pair's row.
+      {"0F0,1B0\n(1F0;0B0)OVERLAP_F_B\n", "ctpipe: CSV row 2 (rank 1), cell 1 \"(1F0;0B0)OVERLAP_F_B\": stage 1 is already on row 1 (rank 0); a stage lives on one rank"},
       {"(0F0;0X0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0X0)OVERLAP_F_B\": \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)"},
       {"(0F0;)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;)OVERLAP_F_B\": \"\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
       {std::string("0F\0" "0", 4), "ctpipe: CSV row 1 (rank 0), cell 1 \"0F?0\": missing micro-batch after the kind"},
@@ -324,13 +439,15 @@ TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and 
 }
 
 TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or ctpipe::error, nothing else", "[csv][fuzz]") {
-  // Seeds: valid files (compute-only, lowered, an overlapped pair), then mutations of
-  // them and plain random bytes. Each input parses (and then round-trips and validates
-  // without a crash) or raises ctpipe::error; anything else fails the test.
+  // Seeds: valid files (compute-only, lowered, DualPipeV's and a hand-written overlapped
+  // pair), then mutations of them and plain random bytes. Each input parses (and then
+  // round-trips and validates without a crash) or raises ctpipe::error; anything else
+  // fails the test.
   std::vector<std::string> seeds;
   for (const schedule_spec& spec : {schedule_spec{schedule_family::one_f_one_b, {3, 4}},
                                     schedule_spec{schedule_family::zbv, {2, 3, 2, placement::v_shape}},
-                                    schedule_spec{schedule_family::interleaved_1f1b, {2, 4, 2}}}) {
+                                    schedule_spec{schedule_family::interleaved_1f1b, {2, 4, 2}},
+                                    schedule_spec{schedule_family::dualpipev, {2, 4, 2, placement::v_shape}}}) {
     const schedule s = generate(spec);
     seeds.push_back(io::to_csv(s.view()));
     seeds.push_back(io::to_csv(lower(s.view()).view()));
@@ -485,14 +602,16 @@ TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows t
   REQUIRE(run_tool("validate --format svg " + comms.path).out.starts_with("<svg"));
   REQUIRE(run_tool("validate --format trace " + comms.path).exit_code == 0);
 
-  // A file written by hand: PyTorch's row ends, spaces, idle cells, an overlapped pair.
+  // A file written by hand: PyTorch's row ends, spaces, idle cells, an overlapped pair
+  // written B first, which the JSON lists as one action, F first.
   const temp_file by_hand("0F0, 0F1 ,,(0B0;0F2)OVERLAP_F_B,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
   const auto hand = run_tool("validate --format json " + by_hand.path);
   REQUIRE(hand.exit_code == 0);
   const auto j = nlohmann::json::parse(hand.out);
   REQUIRE(j["P"] == 2);
   REQUIRE(j["m"] == 3);
-  REQUIRE(j["ranks"][0] == nlohmann::json{"0F0", "0F1", "0B0", "0F2", "0B1", "0B2"});
+  REQUIRE(j["ranks"][0] == nlohmann::json{"0F0", "0F1", "(0F2;0B0)OVERLAP_F_B", "0B1", "0B2"});
+  REQUIRE(j["timeline"][0].size() == 5);
 }
 
 TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per problem", "[csv][tool]") {

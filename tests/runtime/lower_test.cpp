@@ -289,7 +289,7 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
   const std::uint32_t stray_offsets[] = {0, 1, 2};
   REQUIRE(validate_lowered(schedule_view{odd, stray, stray_offsets}, send_semantics::buffered).first.what == fault::bad_shape);
   REQUIRE_THROWS_WITH(peer_order_consistent(schedule_view{odd, stray, stray_offsets}),
-                      "ctpipe: placement must be loop or v_shape");
+                      "ctpipe: placement must be loop, v_shape or bidirectional");
   // A message across the V-shape turn (stages 1 and 2 of P = 2 live on rank 1).
   const schedule zbv = lower(generate({schedule_family::zbv, {2, 2, 2, placement::v_shape}}).view());
   std::vector<op> ops(zbv.view().ops.begin(), zbv.view().ops.end());

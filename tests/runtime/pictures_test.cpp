@@ -11,6 +11,7 @@
 #include <ctpipe/io/trace.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -403,4 +404,165 @@ TEST_CASE("SVG: a file name of any bytes becomes well-formed XML text (U+FFFD fo
   const io::report nonchars =
       io::analyze(generate({schedule_family::one_f_one_b, {2, 2}}), costs{}, rational{1}, "a\xef\xbf\xbe\xef\xbf\xbf" "b.csv");
   REQUIRE(io::render_svg(nonchars).find("a" + fffd + fffd + "b.csv") != std::string::npos);
+}
+
+TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box with both labels, text, SVG, trace and JSON", "[pictures]") {
+  const io::report rep = analyze_spec({schedule_family::dualpipev, {4, 8, 2, placement::v_shape}});
+  const schedule_view v = rep.ops.view();
+  // Each pair: its word's index, its PyTorch action and its timeline label.
+  struct pair_info {
+    std::size_t k;
+    std::string action;
+    std::string label;
+  };
+  std::vector<pair_info> pairs;
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::size_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      if (v.ops[k].kind() != op_kind::overlap_f_b) continue;
+      REQUIRE(io::starts_pair(v, k, v.offsets[static_cast<std::size_t>(r) + 1]));
+      // The simulation gives both words the pair's time: t_fb / V = (t_f + t_b) / 2.
+      REQUIRE(rep.sim.start(k) == rep.sim.start(k + 1));
+      REQUIRE(rep.sim.end(k) == rep.sim.end(k + 1));
+      REQUIRE(rep.sim.end(k) - rep.sim.start(k) == rational{3, 2});
+      pairs.push_back({k, io::pair_action(v.ops[k], v.ops[k + 1]), io::pair_label(v.ops[k], v.ops[k + 1], v.shape)});
+    }
+  }
+  REQUIRE(pairs.size() > 10);
+  REQUIRE(pairs[0].action == "(0F7;7B3)OVERLAP_F_B");  // rank 0's first pair: F of micro-batch 7 on chunk 0, B of 3 on chunk 1
+  REQUIRE(pairs[0].label == "F7.0/B3.1");
+  const std::size_t actions = v.size() - pairs.size();  // what each view shows: one item per action
+
+  SECTION("text: one '#' box per pair, its label both halves, as long as the pair lasts") {
+    const std::string timeline = io::render_timeline(rep);
+    // 1 time unit = 10 columns here: a pair (3/2) is 15 columns, its label then '#'.
+    REQUIRE(timeline.find("1 time unit = 10 columns") != std::string::npos);
+    for (const pair_info& p : pairs) {
+      INFO(p.label);
+      const std::string box = p.label + std::string(15 - p.label.size(), '#');
+      // The box may be cut by a band's end: then its start is there.
+      REQUIRE((timeline.find(box) != std::string::npos ||
+               timeline.find(p.label + "#") != std::string::npos));
+      REQUIRE(timeline.find(box + "#") == std::string::npos);  // never longer: no second box behind it
+    }
+    // In the ranks' rows, one label per pair and nothing else with a '/'.
+    std::size_t labels = 0;
+    std::istringstream lines(timeline);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("rank ")) continue;
+      labels += static_cast<std::size_t>(std::count(line.begin(), line.end(), '/'));
+    }
+    REQUIRE(labels == pairs.size());
+    REQUIRE(timeline.find("F/B# F&B overlapped pair") != std::string::npos);
+    REQUIRE(timeline.find("F4.1/B0.0 = F4.1 and B0.0 overlapped") != std::string::npos);
+    REQUIRE(timeline.find("OVERLAP") == std::string::npos);  // never the word's kind name
+    REQUIRE(timeline.find("B= backward") != std::string::npos);  // DualPipeV has plain Bs too
+    // Too narrow for a label (27 time units on 40 columns: a pair is 2 columns): a pair
+    // is all '#', never an 'F' that would read as a forward.
+    const io::text_style narrow{40, false, rational{27}};
+    const io::readout ro = io::readout_of(rep);
+    const auto sc = io::detail::scale_timeline(ro, narrow);
+    const auto grid = io::detail::fill_timeline(ro, sc);
+    std::size_t hashed = 0;
+    for (const pair_info& p : pairs) {
+      const int r = v.shape.rank_of(v.ops[p.k].stage());
+      const std::size_t from = sc.column(rep.sim.start_ticks(p.k));
+      const std::size_t to = sc.column(rep.sim.end_ticks(p.k));
+      for (std::size_t c = from; c < to; ++c, ++hashed) REQUIRE(grid.cells[static_cast<std::size_t>(r)][c] == "#");
+    }
+    REQUIRE(hashed >= pairs.size());
+    std::istringstream narrow_lines(io::render_timeline(rep, narrow));
+    for (std::string line; std::getline(narrow_lines, line);) {
+      if (line.starts_with("rank ")) REQUIRE(line.find('/') == std::string::npos);  // no label fits
+    }
+    // Without pairs, no pair legend.
+    REQUIRE(io::render_timeline(analyze_spec(ctpipe::tests::one_f_one_b(4, 8))).find("overlapped") == std::string::npos);
+  }
+
+  SECTION("SVG: one rect per pair, class op pair, its action both halves, label F7.0/B3.1, idle sums to the simulated") {
+    const std::string svg = io::render_svg(rep);
+    static const std::regex pair_rect(
+        R"re(<rect class="op pair" data-rank="(\d+)" data-action="([^"]+)" data-start="([^"]+)" data-end="([^"]+)")re");
+    std::size_t drawn = 0;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), pair_rect); it != std::sregex_iterator(); ++it, ++drawn) {
+      const auto& m = *it;
+      REQUIRE(drawn < pairs.size());
+      const pair_info& p = pairs[drawn];  // in rank order, as drawn
+      REQUIRE(m[2] == p.action);
+      REQUIRE(std::stoi(m[1]) == v.shape.rank_of(v.ops[p.k].stage()));
+      REQUIRE(parse_rational(m[3].str()) == rep.sim.start(p.k));
+      REQUIRE(parse_rational(m[4].str()) == rep.sim.end(p.k));
+    }
+    REQUIRE(drawn == pairs.size());
+    for (const pair_info& p : pairs) REQUIRE(svg.find("text-anchor=\"middle\">" + p.label + "</text>") != std::string::npos);
+    // The other ops one box each; no box for a pair's B word or its word alone.
+    const std::vector<svg_rect> rects = rects_of(svg);
+    std::vector<rational> idle(static_cast<std::size_t>(v.shape.P));
+    std::size_t single = 0;
+    for (const svg_rect& r : rects) {
+      if (r.cls == "op") {
+        ++single;
+        REQUIRE(r.action.find("OVERLAP") == std::string::npos);
+      } else {
+        idle[static_cast<std::size_t>(r.rank)] += r.end - r.start;
+      }
+    }
+    REQUIRE(single + drawn == actions);
+    for (int r = 0; r < v.shape.P; ++r) REQUIRE(idle[static_cast<std::size_t>(r)] == rep.sim.idle(r));
+    for (const pair_info& p : pairs) {
+      const std::string b = io::action(v.ops[p.k + 1]);
+      REQUIRE(svg.find("data-action=\"" + b + "\"") == std::string::npos);
+    }
+    // The legend: a pair swatch, escaped; never the word's kind.
+    REQUIRE(svg.find(">F&amp;B overlapped pair</text>") != std::string::npos);
+    REQUIRE(svg.find("F&B") == std::string::npos);
+    REQUIRE(svg.find("OVERLAP_F_B</text>") == std::string::npos);
+  }
+
+  SECTION("trace: one event per pair spanning it, one per other op") {
+    const auto j = nlohmann::json::parse(io::to_trace(rep).dump());
+    const rational tick = parse_rational(j["otherData"]["time_units_per_tick"].get<std::string>());
+    std::map<std::string, std::size_t> pair_of;
+    for (const pair_info& p : pairs) pair_of[p.action] = p.k;
+    std::size_t slices = 0;
+    std::size_t pair_events = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      ++slices;
+      const std::string name = e["name"].get<std::string>();
+      if (e["cat"] != "OVERLAP_F_B") {
+        REQUIRE(name.find("OVERLAP") == std::string::npos);
+        continue;
+      }
+      ++pair_events;
+      const std::size_t k = pair_of.at(name);
+      REQUIRE(rational{e["ts"].get<std::int64_t>()} * tick == rep.sim.start(k));
+      REQUIRE(rational{e["dur"].get<std::int64_t>()} * tick == rational{3, 2});
+      REQUIRE(e["args"]["stage"] == v.ops[k].stage());
+      REQUIRE(e["args"]["microbatch"] == v.ops[k].microbatch());
+      REQUIRE(e["args"]["backward_stage"] == v.ops[k + 1].stage());
+      REQUIRE(e["args"]["backward_microbatch"] == v.ops[k + 1].microbatch());
+      REQUIRE(e["args"]["backward_chunk"] == v.shape.chunk_of(v.ops[k + 1].stage()));
+    }
+    REQUIRE(pair_events == pairs.size());
+    REQUIRE(slices == actions);
+  }
+
+  SECTION("JSON: ranks and timeline list a pair once, by its PyTorch action") {
+    const auto j = io::to_json(rep);
+    std::size_t entries = 0;
+    for (int r = 0; r < v.shape.P; ++r) {
+      const auto& ranks = j["ranks"][static_cast<std::size_t>(r)];
+      REQUIRE(ranks.get<std::vector<std::string>>() == io::actions(v.rank(r)));
+      const auto& timeline = j["timeline"][static_cast<std::size_t>(r)];
+      REQUIRE(timeline.size() == ranks.size());
+      for (std::size_t i = 0; i < ranks.size(); ++i) REQUIRE(timeline[i][0] == ranks[i]);
+      entries += ranks.size();
+    }
+    REQUIRE(entries == actions);
+    REQUIRE(j["timeline"][0][17] == nlohmann::ordered_json{"(0F7;7B3)OVERLAP_F_B", io::to_string(rep.sim.start(pairs[0].k)),
+                                                           io::to_string(rep.sim.end(pairs[0].k))});
+    // Idle and bubble are the simulation's, whatever the views draw.
+    REQUIRE(j["idle"] == nlohmann::ordered_json{"3", "3", "3", "3"});
+    REQUIRE(j["bubble_fraction"] == io::to_string(rep.sim.bubble_fraction()));
+  }
 }

@@ -184,3 +184,101 @@ TEST_CASE("DualPipeV's vector under the split reading: each half of a pair its o
   overlap.fb = rational{5, 2};
   REQUIRE(simulate(s.view(), overlap).makespan() < rational{27});
 }
+
+namespace {
+
+/// DeepSeek's DualPipe order (vectors/deepseek/dualpipe_P4_m8.json) as ctpipe ops: token
+/// `F3.c1` is the forward of micro-batch 3 on the rank's chunk 1 (chunk 0 of rank r is
+/// stage r, chunk 1 stage 2P-1-r: the bidirectional placement), and each index pair of
+/// `overlapped_pairs` is an overlapped pair (its F becomes the pair's word).
+vector_schedule deepseek_dualpipe(const nlohmann::json& j) {
+  vector_schedule s;
+  const int P = j.at("P").get<int>();
+  s.shape = {P, j.at("m").get<int>(), 2, placement::bidirectional};
+  for (int r = 0; r < P; ++r) {
+    const auto& tokens = j.at("ranks")[static_cast<std::size_t>(r)];
+    std::vector<std::size_t> pair_words;
+    for (const auto& pair : j.at("overlapped_pairs")[static_cast<std::size_t>(r)]) pair_words.push_back(pair[0].get<std::size_t>());
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+      const std::string t = tokens[k].get<std::string>();
+      const std::size_t dot = t.find(".c");
+      REQUIRE(dot != std::string::npos);
+      const int microbatch = std::stoi(t.substr(1, dot - 1));
+      const int chunk = std::stoi(t.substr(dot + 2));
+      const std::string kinds = "FBIW";
+      const std::size_t kind = kinds.find(t[0]);
+      REQUIRE(kind != std::string::npos);
+      const bool word = std::find(pair_words.begin(), pair_words.end(), k) != pair_words.end();
+      REQUIRE((!word || kind == 0));
+      s.ops.push_back(op{word ? op_kind::overlap_f_b : static_cast<op_kind>(kind), s.shape.stage_of(r, chunk), microbatch});
+    }
+    s.offsets.push_back(static_cast<std::uint32_t>(s.ops.size()));
+  }
+  return s;
+}
+
+costs full_costs(int f, int i, int w) {
+  return costs{rational{f}, rational{i + w}, rational{i}, rational{w}, rational{0}};
+}
+
+}  // namespace
+
+TEST_CASE("DualPipe: the generated order is DeepSeek's, op for op, with its metrics", "[vectors][dualpipe]") {
+  const nlohmann::json j = read_vector("deepseek/dualpipe_P4_m8");
+  const vector_schedule deepseek = deepseek_dualpipe(j);
+  const schedule generated = generate({schedule_family::dualpipe, {4, 8, 2, placement::bidirectional}});
+  REQUIRE(generated.view().offsets.size() == deepseek.offsets.size());
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    REQUIRE(io::actions(generated.rank(r)) == io::actions(deepseek.view().rank(r)));
+  }
+  REQUIRE(validate(generated.view()).ok());
+  // The file's metrics at F = I = W = 1 (B = 2), each op a whole stage (t_x, not t_x/2).
+  const auto& metrics = j.at("metrics_unit_cost");
+  const schedule split = split_pairs(generated.view());
+  const simulation apart = simulate(split.view(), full_costs(1, 1, 1));
+  REQUIRE(io::to_string(apart.makespan()) == metrics.at("makespan").get<std::string>());
+  for (int r = 0; r < 4; ++r) {
+    REQUIRE(io::to_string(apart.busy(r)) == metrics.at("busy_per_rank")[static_cast<std::size_t>(r)].get<std::string>());
+    REQUIRE(io::to_string(apart.idle(r)) == metrics.at("idle_per_rank")[static_cast<std::size_t>(r)].get<std::string>());
+    REQUIRE(in_flight(generated.view()).peak(r) == rational{metrics.at("peak_in_flight_chunks (F started, last backward piece not ended)")[static_cast<std::size_t>(r)].get<int>()});
+    REQUIRE(in_flight(generated.view()).peak_activations(r) == in_flight(generated.view()).peak(r));  // a chunk is a whole stage
+  }
+  REQUIRE(io::to_string(apart.bubble_fraction()) == metrics.at("bubble_fraction_total_idle_over_P_T").get<std::string>());
+  // Fused (the default): makespan and the largest idle per rank at three cost sets.
+  const struct {
+    const char* key;
+    int f, i, w;
+  } fused[] = {{"t_f=1,t_i=1,t_w=1", 1, 1, 1}, {"t_f=1,t_i=2,t_w=1", 1, 2, 1}, {"t_f=2,t_i=2,t_w=1", 2, 2, 1}};
+  const auto& rule = metrics.at("fused_pair_rule (pair = one unit of cost F+B, waits for both inputs)");
+  for (const auto& c : fused) {
+    INFO(c.key);
+    const simulation sim = simulate(generated.view(), full_costs(c.f, c.i, c.w));
+    REQUIRE(io::to_string(sim.makespan()) == rule.at(c.key).at("makespan").get<std::string>());
+    rational worst{0};
+    for (int r = 0; r < 4; ++r) worst = sim.idle(r) > worst ? sim.idle(r) : worst;
+    REQUIRE(io::to_string(worst) == rule.at(c.key).at("max_idle").get<std::string>());
+  }
+}
+
+TEST_CASE("DualPipe: DeepSeek's rules and the structural minimum", "[vectors][dualpipe]") {
+  const auto error_of = [](int P, int m, bool minimum) {
+    schedule_spec s{schedule_family::dualpipe, {P, m, 2, placement::bidirectional}};
+    s.structural_minimum = minimum;
+    const char* e = spec_error(s);
+    return std::string(e == nullptr ? "" : e);
+  };
+  const std::string even_m =
+      "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)";
+  REQUIRE(error_of(8, 14, false) == even_m);
+  REQUIRE(error_of(6, 13, false) == even_m);
+  REQUIRE(error_of(5, 10, false) == "ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)");
+  REQUIRE(error_of(8, 16, false).empty());
+  REQUIRE(error_of(8, 14, true).empty());
+  REQUIRE(error_of(8, 13, true) == even_m);
+  REQUIRE(error_of(8, 12, true) == "ctpipe: dualpipe needs m >= 2P-2 even at its structural minimum");
+  REQUIRE(error_of(2, 2, true).empty());
+  schedule_spec v_shape{schedule_family::dualpipe, {4, 8, 2, placement::v_shape}};
+  REQUIRE(std::string(spec_error(v_shape)) ==
+          "ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)");
+}

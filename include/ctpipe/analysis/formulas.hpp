@@ -75,13 +75,17 @@ constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational ga
 /// Point-to-point messages of the whole step: 2 per micro-batch per rank boundary
 /// crossed (an activation forward, a gradient back; the article's table), so
 /// `2m(S-1)` on the loop placement with S = P*V stages and P > 1, `2m(2P-2)` on the
-/// V-shape (its turn stays on one rank), 0 for P = 1.
+/// V-shape (its turn stays on one rank), `2m(P-1)` on the bidirectional placement (each
+/// micro-batch runs one copy's P stages), 0 for P = 1.
 constexpr closed_form messages_formula(const schedule_spec& s) {
   const rational P{s.shape.P};
   const rational m{s.shape.m};
   if (s.shape.P == 1) return {true, rational{0}, "0 (one rank)", "docs/spec.md §3", "P = 1"};
   if (s.shape.layout == placement::v_shape) {
     return {true, rational{2} * m * (rational{2} * P - 2), "2m(2P-2)", "docs/spec.md §3", "V-shape, P > 1"};
+  }
+  if (s.shape.layout == placement::bidirectional) {  // each micro-batch crosses its pipeline's P-1 boundaries
+    return {true, rational{2} * m * (P - 1), "2m(P-1)", "docs/spec.md §3", "bidirectional (DualPipe), P > 1"};
   }
   return {true, rational{2} * m * (P * rational{s.shape.V} - 1), "2m(PV-1)",
           "docs/spec.md §4 table (2V per micro-batch per boundary)", "loop placement, P > 1"};

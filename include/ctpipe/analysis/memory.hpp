@@ -28,7 +28,8 @@ class in_flight_profile {
   constexpr in_flight_profile() = default;
   /// Peak over time of rank r, in chunks.
   constexpr rational peak(int r) const { return {peak_[static_cast<std::size_t>(r)], unit_}; }
-  /// Peak of rank r in full activations of the rank's layers (chunks / V).
+  /// Peak of rank r in full activations of one stage's layers: chunks / V, or chunks on
+  /// the bidirectional placement, whose chunk is a whole stage of its copy.
   constexpr rational peak_activations(int r) const { return peak(r) / rational{V_}; }
   /// Level of op k's rank just after op k's event (allocation or free), in chunks.
   constexpr rational level_after(std::size_t k) const { return {level_[k], unit_}; }
@@ -54,7 +55,7 @@ constexpr in_flight_profile in_flight(schedule_view v, rational gamma = rational
   rational::mul(static_cast<std::int64_t>(v.size()) + 1, gamma.den);
   in_flight_profile out;
   out.unit_ = gamma.den;
-  out.V_ = v.shape.V;
+  out.V_ = v.shape.cost_chunks();
   const std::int64_t q = gamma.den;
   const std::int64_t p = gamma.num;
   // What each kind adds, in units of 1/q chunks: F +1, B -1, I -(1-gamma), W -gamma;

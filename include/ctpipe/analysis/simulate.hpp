@@ -91,14 +91,19 @@ struct ticked_costs {
 constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
   ticked_costs t;
   std::int64_t den = c.c.den;
-  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W, op_kind::overlap_f_b}) den = lcm(den, c.of(k, V).den);
+  for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W}) den = lcm(den, c.of(k, V).den);
+  // t_fb: its default, t_f + t_b, is a sum of two durations already in ticks (no
+  // rational arithmetic: the largest lowered_v proofs run at a step or two of Clang's
+  // limit).
+  const bool pair_given = c.fb != rational{-1};
+  if (pair_given) den = lcm(den, c.of(op_kind::overlap_f_b, V).den);
   t.tick = rational{1, den};
   std::int64_t longest = 0;
   for (int k = 0; k < 4; ++k) {
     t.dur[k] = (c.of(static_cast<op_kind>(k), V) * rational{den}).num;
     longest = longest < t.dur[k] ? t.dur[k] : longest;
   }
-  t.pair = (c.of(op_kind::overlap_f_b, V) * rational{den}).num;
+  t.pair = pair_given ? (c.of(op_kind::overlap_f_b, V) * rational{den}).num : rational::add(t.dur[0], t.dur[1]);
   longest = longest < t.pair ? t.pair : longest;
   t.latency = (c.c * rational{den}).num;
   // Every time is at most (ops) * (longest op + latency): check once, not per op.
@@ -122,7 +127,7 @@ constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int
 /// dependency's end, plus `c.c` when that dependency ran on another rank. A chunk's op
 /// costs `t/V`. An overlapped pair (op_kind::overlap_f_b and its B word) runs fused: it
 /// starts at the latest of its rank becoming free and the inputs of both halves, and
-/// both words span t_fb/V (docs/spec.md §2.3); schedule split_pairs() for the split
+/// both words span t_fb/V (docs/spec.md §2.1); schedule split_pairs() for the split
 /// reading. Linear in the number of ops.
 ///
 /// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
@@ -138,7 +143,7 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   check_view(v);
   check_costs(c);
   const int P = v.shape.P;
-  const int V = v.shape.V;
+  const int V = v.shape.cost_chunks();  // an op costs t/V (t on the bidirectional placement)
   simulation out;
   out.ranks_ = P;
   // One tick divides every duration and the latency.

@@ -155,7 +155,11 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
   const int m = shape.m;
   const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
   for (int s = 0; s < S; ++s) {
-    for (int j = 0; j < m; ++j) {
+    // The micro-batches whose pipeline holds stage s (all but on the bidirectional
+    // placement: the down ones below stage P, the up ones from it).
+    const bool both_ways = shape.layout == placement::bidirectional;
+    const int j_first = both_ways && s >= shape.P ? m / 2 : 0, j_end = both_ways && s < shape.P ? m / 2 : m;
+    for (int j = j_first; j < j_end; ++j) {
       const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
       const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
       if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
@@ -170,15 +174,18 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
   }
 }
 
-/// validate()'s checks of the ops themselves, in its order: per op in rank order
-/// out_of_shape (or not_compute, broken_pair), wrong rank, duplicate, mixed backward, out of order;
+/// validate()'s checks of the ops themselves, in its order: on the bidirectional
+/// placement first each op on a stage outside its micro-batch's pipeline (out_of_shape);
+/// then per op in rank order out_of_shape (or not_compute, broken_pair), wrong rank, duplicate, mixed backward, out of order;
 /// then, when every op is in the shape, missing ops by (stage, micro-batch). Calls
 /// `report(fault, rank, step, at, needs)` per issue and returns whether every op was in
 /// the shape (the dependency walk can run). `Lowered`: the lists may hold transfer ops
 /// too (kinds SEND_F..RECV_B), which it skips (execute()'s precondition); steps then count
-/// positions in the lowered lists. Linear; tables indexed by (stage, micro-batch).
+/// positions in the lowered lists. Counts the overlapped pairs in `*pairs` when given (its
+/// slow path sees each: the passes that treat pairs apart learn of them at no per-op
+/// cost). Linear; tables indexed by (stage, micro-batch).
 template <bool Lowered, class Report>
-constexpr bool check_compute_ops(schedule_view v, Report& report) {
+constexpr bool check_compute_ops(schedule_view v, Report& report, std::size_t* pairs = nullptr) {
   const std::uint32_t P = static_cast<std::uint32_t>(v.shape.P);
   const int S = v.shape.stages();
   const int m = v.shape.m;
@@ -197,6 +204,18 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
   // `mixed`: B next to an I/W, or I/W next to a B; `early`: a B/I before its F, or a W
   // before its I.
   std::size_t bits = 0, kind = 0, s = 0, j = 0, fits = 0, key = 0, slot = 0, mixed = 0, early = 0;
+  if (v.shape.layout == placement::bidirectional) {  // an op outside its micro-batch's pipeline
+    for (std::uint32_t r = 0; r < P; ++r) {
+      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+        const op o = ops[k];
+        if (((o.bits >> 28) <= 3 || (o.bits >> 28) == 8) && o.stage() < S && o.microbatch() < m &&
+            (o.stage() < v.shape.first_stage(o.microbatch()) || o.stage() > v.shape.last_stage(o.microbatch()))) {
+          report(fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - off[r]), o, o);
+          in_shape = false;
+        }
+      }
+    }
+  }
   for (std::uint32_t r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
@@ -208,15 +227,20 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
       if (!fits) {
         if (Lowered && kind >= 4 && kind <= 7) continue;  // a transfer: checked elsewhere
         // An overlapped pair's word (code 8) is its F, when a B word follows it on its
-        // rank: off the common path, so schedules without pairs pay nothing for them.
-        const bool paired = kind == 8 && k + 1 < off[r + 1] && (ops[k + 1].bits >> 28) == 1;
-        if (!paired || s >= static_cast<std::size_t>(S) || j >= static_cast<std::size_t>(m)) {
-          report(kind == 8 && !paired ? fault::broken_pair : kind > 3 && kind != 8 ? fault::not_compute : fault::out_of_shape,
+        // rank: off the common path, so schedules without pairs pay nothing for them (no
+        // local declared here either: GCC counts a loop body's locals on every
+        // iteration, core/engine.hpp).
+        if (kind != 8 || k + 1 >= off[r + 1] || (ops[k + 1].bits >> 28) != 1 || s >= static_cast<std::size_t>(S) ||
+            j >= static_cast<std::size_t>(m)) {
+          report(kind == 8 && (k + 1 >= off[r + 1] || (ops[k + 1].bits >> 28) != 1) ? fault::broken_pair
+                 : kind > 3 && kind != 8                                            ? fault::not_compute
+                                                                                    : fault::out_of_shape,
                  static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
           in_shape = false;
           continue;
         }
         kind = 0, key = s * static_cast<std::size_t>(m) + j, slot = key, mixed = 0, early = 0;
+        if (pairs != nullptr) ++*pairs;
       }
       if (owner[s] != r) report(fault::wrong_rank, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
       if (where[slot] != 0) {
@@ -238,18 +262,11 @@ constexpr bool check_compute_ops(schedule_view v, Report& report) {
 
 }  // namespace detail
 
-/// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
-/// fixed order: shape, layout and range problems (then it stops: nothing else can be
-/// indexed),
-/// then per op in rank order wrong rank, duplicate, mixed backward, out of order, then
-/// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
-/// first op of that rank that can never run, wherever in its list it is. Returns the
-/// number of issues. Each (stage, micro-batch) needs an F and either one B or one I and
-/// one W. An overlapped pair's word stands for its F and must be followed on its rank by
-/// a B word (broken_pair); the pair runs when the inputs of both halves have run. Time and memory linear in the number of ops plus P*V*m (its tables are
-/// indexed by (stage, micro-batch)).
+namespace detail {
+/// validate(v, on_issue), counting the overlapped pairs of `v` in `*pairs` when given
+/// (lower() and validate_lowered() treat a schedule with pairs apart).
 template <class OnIssue>
-constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
+constexpr std::size_t validate_counting_pairs(schedule_view v, OnIssue&& on_issue, std::size_t* pairs) {
   std::size_t count = 0;
   auto report = detail::counting_report(count, on_issue);
   const int P = v.shape.P;
@@ -257,7 +274,7 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
     report(broken, -1, -1, op{}, op{});
     return count;
   }
-  if (!detail::check_compute_ops<false>(v, report)) return count;
+  if (!detail::check_compute_ops<false>(v, report, pairs)) return count;
   // Deadlock.
   detail::dependency_walk walk(v);
   const auto stamp = [](auto...) { return std::int64_t{1}; };
@@ -272,6 +289,23 @@ constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
     }
   }
   return count;
+}
+}  // namespace detail
+
+/// Validates schedule `v`, calling `on_issue(validation_issue)` for each problem in a
+/// fixed order: shape, layout and range problems (then it stops: nothing else can be
+/// indexed),
+/// then per op in rank order wrong rank, duplicate, mixed backward, out of order, then
+/// missing ops by (stage, micro-batch), then one deadlock issue per stuck rank naming the
+/// first op of that rank that can never run, wherever in its list it is. Returns the
+/// number of issues. Each (stage, micro-batch) needs an F and either one B or one I and
+/// one W. An overlapped pair's word stands for its F and must be followed on its rank by
+/// a B word (broken_pair); the pair runs when the inputs of both halves have run. Time
+/// and memory linear in the number of ops plus P*V*m (its tables are indexed by (stage,
+/// micro-batch)).
+template <class OnIssue>
+constexpr std::size_t validate(schedule_view v, OnIssue&& on_issue) {
+  return detail::validate_counting_pairs(v, on_issue, nullptr);
 }
 
 /// Validates schedule `v` and returns the number of issues and the first one;

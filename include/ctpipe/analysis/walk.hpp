@@ -19,6 +19,24 @@
 
 namespace ctpipe::detail {
 
+/// The per-family dependency rule, where it differs from "F(s) needs F(s-1), B/I(s)
+/// needs B/I(s+1)": on the bidirectional placement an up micro-batch's F(P, j) needs no
+/// F(P-1, j), and a down micro-batch's B/I(P-1, j) no B/I(P, j) (pipeline_shape::
+/// first_stage, last_stage). Marks those absent ops as done in `done` ([F keys | B/I
+/// keys], `keys` = S*m entries each), so the per-op loops keep their one rule. O(m), once.
+template <class T>
+constexpr void mark_pipeline_ends(const pipeline_shape& shape, T* done, std::size_t keys) {
+  if (shape.layout != placement::bidirectional) return;
+  const std::size_t P = static_cast<std::size_t>(shape.P), m = static_cast<std::size_t>(shape.m);
+  for (std::size_t j = 0; j < m; ++j) {
+    if (2 * j >= m) {
+      done[(P - 1) * m + j] = 1;  // F(P-1, j): the up pipeline starts at stage P
+    } else {
+      done[keys + P * m + j] = 1;  // B/I(P, j): the down pipeline ends at stage P-1
+    }
+  }
+}
+
 class dependency_walk {
  public:
   /// Prepares a walk of `v` (the view must outlive the walk).
@@ -30,7 +48,9 @@ class dependency_walk {
         stamp_(2 * keys_ + 2),
         wait_(2 * keys_ + 2),
         next_wait_(static_cast<std::size_t>(v.shape.P)),
-        work_(static_cast<std::uint32_t>(v.shape.P), v.offsets.data()) {}
+        work_(static_cast<std::uint32_t>(v.shape.P), v.offsets.data()) {
+    mark_pipeline_ends(v.shape, stamp_.data(), keys_);
+  }
 
   /// Runs every op whose dependencies can be met, in a dependency-respecting order.
   /// For each op calls `visit(rank, index, kind, stage, stamp_a, stamp_b)` and stores the
@@ -78,29 +98,18 @@ class dependency_walk {
         missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
         if (!in_shape || missing != nowhere) {  // one test per op on the common path
           if (!in_shape) {
-            // An overlapped pair (kind 8, then its B): off the common path, so a schedule
-            // without pairs pays nothing for them.
-            const std::uint32_t next = kind == 8 && s < S_ && j < m_ && k + 1 < end ? ops[k + 1].bits : 0;
-            const std::uint32_t s2 = (next >> 16) & 0xFFFu, j2 = next & 0xFFFFu;
-            if ((next >> 28) != 1 || s2 >= S_ || j2 >= m_) {
+            // An overlapped pair (kind 8, then its B): off the common path and in a
+            // function of its own, so the per-op loop declares no local for it (GCC
+            // counts each local of a loop body on every iteration: core/engine.hpp).
+            missing = kind == 8 ? run_pair(r, k, end, top, visit_pair) : nowhere + 1;
+            if (missing == nowhere) {
+              ++k;  // past the pair's B
+              continue;
+            }
+            if (missing == nowhere + 1) {
               out_of_shape_ = true;
               return false;
             }
-            const std::uint32_t key_f = s * m_ + j, key_b = s2 * m_ + j2;
-            const std::uint32_t dep[3] = {s > 0 ? key_f - m_ : always, key_b, s2 + 1 < S_ ? keys + key_b + m_ : always};
-            missing = stamp[dep[0]] == 0 ? dep[0] : stamp[dep[1]] == 0 ? dep[1] : stamp[dep[2]] == 0 ? dep[2] : nowhere;
-            if (missing != nowhere) {
-              next_wait[r] = wait[missing];
-              wait[missing] = r + 1;
-              break;
-            }
-            stamp[key_f] = stamp[keys + key_b] = visit_pair(r, k, s, stamp[dep[0]], s2, stamp[dep[1]], stamp[dep[2]]);
-            for (const std::uint32_t done : {key_f, keys + key_b}) {
-              for (std::uint32_t w = wait[done]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
-              wait[done] = 0;
-            }
-            ++k;  // past the pair's B
-            continue;
           }
           next_wait[r] = wait[missing];  // park rank r on that op
           wait[missing] = r + 1;
@@ -115,6 +124,31 @@ class dependency_walk {
       pos[r] = k;
     }
     return work_.finished(off);
+  }
+
+  /// run()'s step for the overlapped pair whose word is at k (rank r's list ends at
+  /// `end`): runs it when the inputs of both halves have run (visit_pair, both stamps,
+  /// wakes) and returns `nowhere`; returns the slot to park rank r on when one has not;
+  /// `nowhere + 1` when no B word inside the shape follows the word.
+  template <class VisitPair>
+  constexpr std::uint32_t run_pair(std::uint32_t r, std::uint32_t k, std::uint32_t end, std::uint32_t& top,
+                                   VisitPair& visit_pair) {
+    const std::uint32_t keys = static_cast<std::uint32_t>(keys_), always = 2 * keys, nowhere = 2 * keys + 1;
+    const std::uint32_t word = v_.ops[k].bits, s = (word >> 16) & 0xFFFu, j = word & 0xFFFFu;
+    const std::uint32_t next = s < S_ && j < m_ && k + 1 < end ? v_.ops[k + 1].bits : 0;
+    const std::uint32_t s2 = (next >> 16) & 0xFFFu, j2 = next & 0xFFFFu;
+    if ((next >> 28) != 1 || s2 >= S_ || j2 >= m_) return nowhere + 1;
+    const std::uint32_t key_f = s * m_ + j, key_b = s2 * m_ + j2;
+    const std::uint32_t dep[3] = {s > 0 ? key_f - m_ : always, key_b, s2 + 1 < S_ ? keys + key_b + m_ : always};
+    for (const std::uint32_t d : dep) {
+      if (stamp_[d] == 0) return d;
+    }
+    stamp_[key_f] = stamp_[keys + key_b] = visit_pair(r, k, s, stamp_[dep[0]], s2, stamp_[dep[1]], stamp_[dep[2]]);
+    for (const std::uint32_t done : {key_f, keys + key_b}) {
+      for (std::uint32_t w = wait_[done]; w != 0; w = next_wait_[w - 1]) work_.stack[top++] = w - 1;
+      wait_[done] = 0;
+    }
+    return nowhere;
   }
 
   /// Position in the flat array of rank r's first op that did not run (== offsets[r+1]

@@ -16,7 +16,10 @@
 // - read per-(kind, stage) facts from a stage_table through raw pointers copied into
 //   locals, never ask the shape (pipeline_shape::rank_of) per op;
 // - keep their per-op values in variables declared outside the loop, assigned in one
-//   comma expression;
+//   comma expression, and declare no local in the loop body even on a branch that is not
+//   taken (GCC charges it on every iteration: the walk's overlapped-pair step written
+//   inline cut GCC's largest rendezvous lowered_v below m = 720), so rare cases such as a
+//   pair go in a function of their own;
 // - run ranks through a rank_worklist, its pop loop written around the per-op loop.
 #pragma once
 
@@ -59,17 +62,18 @@ enum op_word : std::uint32_t {
 /// Code 8 (an overlapped pair's word) has the rows of F: the word stands for the pair's
 /// forward, and its B half is an ordinary B word.
 /// - `owner` [S]: the rank that holds the stage.
-/// - `channel` [16*S]: the message an op of that kind on that stage takes its input from
+/// - `channel` [9*S]: the message an op of that kind on that stage takes its input from
 ///   (F from the stage below, B/I from the stage above), sends (SEND_F, SEND_B) or
 ///   receives (RECV_F, RECV_B), as `2 * edge + (gradient ? 1 : 0)` (edge e joins stages
 ///   e and e+1); `none` (= 2*S) when the input is local, W, no partner stage, or the
-///   partner lives on the same rank (the V-shape turn), and for the unused codes. Message
-///   (channel, j) is slot `channel * m + j`.
+///   partner lives on the same rank (the V-shape turn). Message (channel, j) is slot
+///   `channel * m + j`. Only codes 0 to 8 have rows: the passes read it for ops that
+///   validate() accepted.
 /// - `sends` [16*S]: 1 when an op of that code on that stage sends a message to another
 ///   rank (F up, B and I down), 0 for every other code (W, transfers, unused codes).
-/// - `peer` [16*S]: for F, B, I the rank its output goes to (its own rank when it sends
+/// - `peer` [9*S]: for F, B, I the rank its output goes to (its own rank when it sends
 ///   nothing); for a transfer the rank of its partner stage (its own rank when there is
-///   none); 0 for the unused codes.
+///   none).
 struct stage_table {
   std::uint32_t S = 0;
   std::uint32_t none = 0;
@@ -79,9 +83,9 @@ struct stage_table {
       : S(static_cast<std::uint32_t>(shape.stages())),
         none(2 * S),
         owner(S),
-        channel(code_count * static_cast<std::size_t>(S), 2 * S),
+        channel(9 * static_cast<std::size_t>(S), 2 * S),
         sends(code_count * static_cast<std::size_t>(S)),
-        peer(code_count * static_cast<std::size_t>(S)) {
+        peer(9 * static_cast<std::size_t>(S)) {
     for (std::uint32_t st = 0; st < S; ++st) owner[st] = static_cast<std::uint32_t>(shape.rank_of(static_cast<int>(st)));
     for (std::uint32_t st = 0; st < S; ++st) {
       const bool up = st + 1 < S && owner[st + 1] != owner[st];    // the stage above is on another rank
@@ -96,8 +100,7 @@ struct stage_table {
       peer[code_f * S + st] = peer[code_send_f * S + st] = peer[code_recv_b * S + st] = above;
       peer[code_b * S + st] = peer[code_i * S + st] = peer[code_recv_f * S + st] = peer[code_send_b * S + st] = below;
       peer[code_w * S + st] = owner[st];
-      channel[code_overlap_f_b * S + st] = channel[code_f * S + st];
-      sends[code_overlap_f_b * S + st] = sends[code_f * S + st];
+      channel[code_overlap_f_b * S + st] = channel[code_f * S + st], sends[code_overlap_f_b * S + st] = sends[code_f * S + st],
       peer[code_overlap_f_b * S + st] = peer[code_f * S + st];
     }
   }

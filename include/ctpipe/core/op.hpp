@@ -18,13 +18,13 @@ namespace ctpipe {
 ///   DeepSeek's `_forward_backward_chunk`). It takes two words of a rank's list: this
 ///   one, which carries the pair's forward (its stage and micro-batch), and right after
 ///   it on the same rank the pair's backward, a plain `B` word. The two halves are one
-///   op: under the fused rule (the default, docs/spec.md §2.3) it starts when the
+///   op: under the fused rule (the default, docs/spec.md §2.1) it starts when the
 ///   inputs of both halves are there and lasts `t_fb` (costs::fb). For every count
 ///   (in-flight activations, messages) the pair word is its forward.
 enum class op_kind : std::uint8_t { F, B, I, W, send_f, recv_f, send_b, recv_b, overlap_f_b };
 
 /// How an overlapped F&B pair (op_kind::overlap_f_b and its B word) runs
-/// (docs/spec.md §2.3).
+/// (docs/spec.md §2.1).
 /// - `fused` (the default; DeepSeek's runtime receives both inputs, then computes): one op
 ///   that starts when the inputs of both halves are there and lasts t_fb.
 /// - `split`: its two halves are separate ops, the F then the B, each at its own cost

@@ -11,7 +11,14 @@ namespace ctpipe {
 /// - `loop` (Megatron-LM, PyTorch default): chunk `c` of rank `r` is stage `c*P + r`.
 /// - `v_shape` (ZB-V, DualPipeV; needs `V == 2`): rank `r` holds stages `r` and
 ///   `2P-1-r`, so the last rank holds two adjacent stages.
-enum class placement : std::uint8_t { loop, v_shape };
+/// - `bidirectional` (DualPipe; needs `V == 2`): two copies of the model, laid as the
+///   V-shape. Stages `0..P-1` are the "down" pipeline (stage `r` on rank `r`), fed at
+///   rank 0 with micro-batches `j` with `2j < m` (`0..m/2-1` for an even m); stages
+///   `P..2P-1` the "up" pipeline (its stage `i` is stage `P+i`, on rank `P-1-i`), fed at
+///   rank P-1 with the others. A micro-batch runs only through its own pipeline's
+///   stages (first_stage(), last_stage()), and a chunk is a whole stage of its copy: an
+///   op costs `t`, not `t/V` (cost_chunks()).
+enum class placement : std::uint8_t { loop, v_shape, bidirectional };
 
 /// Largest stage count and micro-batch count an op can encode (see core/op.hpp).
 inline constexpr int max_stages = 1 << 12;
@@ -47,6 +54,24 @@ struct pipeline_shape {
     if (layout == placement::loop) return c * P + r;
     return c == 0 ? r : 2 * P - 1 - r;
   }
+  /// The stage that chunk `c` of rank `r` runs micro-batch `j` on, or -1 when that chunk
+  /// holds no stage of j's pipeline (bidirectional: a down micro-batch on chunk 1, an up
+  /// one on chunk 0). The placement as a function of (rank, chunk, micro-batch).
+  constexpr int stage_of(int r, int c, int j) const {
+    const int s = stage_of(r, c);
+    return s >= first_stage(j) && s <= last_stage(j) ? s : -1;
+  }
+  /// The first and last stage micro-batch `j` runs through: 0 and S-1, except on the
+  /// bidirectional placement (0 and P-1 for j < m/2, P and 2P-1 for the others). The
+  /// dependency rule (docs/spec.md §2): F(s, j) needs F(s-1, j) for s > first_stage(j);
+  /// B/I(s, j) needs B/I(s+1, j) for s < last_stage(j).
+  constexpr int first_stage(int j) const { return layout == placement::bidirectional && 2 * j >= m ? P : 0; }
+  constexpr int last_stage(int j) const {
+    return layout == placement::bidirectional && 2 * j < m ? P - 1 : stages() - 1;
+  }
+  /// What an op's cost is divided by (costs::of): `V`, a chunk being 1/V of a rank's
+  /// layers; 1 on the bidirectional placement, whose chunk is a whole stage of its copy.
+  constexpr int cost_chunks() const { return layout == placement::bidirectional ? 1 : V; }
 
   friend constexpr bool operator==(const pipeline_shape&, const pipeline_shape&) = default;
 };
@@ -59,11 +84,15 @@ constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
   if (s.P < 1) { on_error("ctpipe: P (pipeline ranks) must be >= 1"); return false; }
   if (s.m < 1) { on_error("ctpipe: m (micro-batches) must be >= 1"); return false; }
   if (s.V < 1) { on_error("ctpipe: V (model chunks per rank) must be >= 1"); return false; }
-  if (s.layout != placement::loop && s.layout != placement::v_shape) {
-    on_error("ctpipe: placement must be loop or v_shape");
+  if (s.layout != placement::loop && s.layout != placement::v_shape && s.layout != placement::bidirectional) {
+    on_error("ctpipe: placement must be loop, v_shape or bidirectional");
     return false;
   }
   if (s.layout == placement::v_shape && s.V != 2) { on_error("ctpipe: the V-shape placement needs V = 2"); return false; }
+  if (s.layout == placement::bidirectional && s.V != 2) {
+    on_error("ctpipe: the bidirectional placement needs V = 2");
+    return false;
+  }
   if (s.P > max_stages || s.V > max_stages || s.P * s.V > max_stages) {
     on_error("ctpipe: P*V must be at most 4096 stages");
     return false;
@@ -78,8 +107,10 @@ constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
 /// - `ctpipe: P (pipeline ranks) must be >= 1`
 /// - `ctpipe: m (micro-batches) must be >= 1`
 /// - `ctpipe: V (model chunks per rank) must be >= 1`
-/// - `ctpipe: placement must be loop or v_shape` (a value cast from another number)
+/// - `ctpipe: placement must be loop, v_shape or bidirectional` (a value cast from
+///   another number)
 /// - `ctpipe: the V-shape placement needs V = 2`
+/// - `ctpipe: the bidirectional placement needs V = 2`
 /// - `ctpipe: P*V must be at most 4096 stages`
 /// - `ctpipe: m must be at most 65536 micro-batches`
 constexpr void check_shape(const pipeline_shape& s) { detail::shape_rules(s, detail::raise); }
@@ -91,7 +122,9 @@ constexpr const char* shape_error(const pipeline_shape& s) {
   return error;
 }
 
-/// Name of a placement as the tool and JSON print it: `loop` or `v`.
-constexpr const char* placement_name(placement p) { return p == placement::loop ? "loop" : "v"; }
+/// Name of a placement as the tool and JSON print it: `loop`, `v` or `bidirectional`.
+constexpr const char* placement_name(placement p) {
+  return p == placement::loop ? "loop" : p == placement::v_shape ? "v" : "bidirectional";
+}
 
 }  // namespace ctpipe

@@ -13,7 +13,9 @@ namespace ctpipe {
 /// A rank's program as a constexpr array of function pointers: entry k is
 /// `&Handler::template run<op_c<...>>`, the handler's code for the rank's k-th op, which
 /// takes a `Context&`. `Handler` is a type with a static member function template
-/// `template <class Op> static void run(Context&)`.
+/// `template <class Op> static void run(Context&)`. An overlapped pair is two entries,
+/// its word's (kind overlap_f_b) then its B word's (op_types.hpp's file comment): a
+/// handler that runs the pair at the word skips the next entry's B.
 template <const auto& S, int R, class Handler, class Context>
 struct dispatch_table {
   using entry = void (*)(Context&);

@@ -4,7 +4,9 @@
 // with `_load_csv` (Python's csv module): one row per rank, rank 0 first, one action per
 // cell in execution order (`0F3`, `1SEND_B2`, `2RECV_F2`; see io::action), an empty cell
 // where the rank idles, and `(0F7;7B3)OVERLAP_F_B` for a forward and a backward issued
-// together (DualPipeV). Compute-only files hold F, B, I, W; files with communication
+// together (DualPipeV): ctpipe's overlapped pair (op_kind::overlap_f_b), whose two words
+// (the pair's word, carrying the forward, then its B word) make that one cell, the F
+// first (io::pair_action). Compute-only files hold F, B, I, W; files with communication
 // (PyTorch's "compute_comms") also SEND_F, RECV_F, SEND_B, RECV_B, each on the rank of
 // the stage that executes it (the stage convention of ctpipe/lower/transfer.hpp). Files
 // of runtimes that shard parameters (PyTorch with FSDP) also hold UNSHARD, RESHARD and
@@ -135,6 +137,11 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
   std::string out;
   out.reserve(v.size() * 6 + static_cast<std::size_t>(v.shape.P) + annotation_bytes);
   auto next = order.begin();
+  for (const csv_annotation* a : order) {
+    const std::span<const op> ops = v.rank(a->rank);
+    ctpipe::detail::require(a->position == 0 || ops[a->position - 1].kind() != op_kind::overlap_f_b,
+                            "ctpipe: to_csv(): an annotation's position falls inside an overlapped pair");
+  }
   for (int r = 0; r < v.shape.P; ++r) {
     bool first = true;
     auto cell = [&](const std::string& text) {
@@ -146,8 +153,15 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
     for (std::size_t i = 0; i <= ops.size(); ++i) {
       for (; next != order.end() && (*next)->rank == r && (*next)->position == i; ++next) cell((*next)->text);
       if (i == ops.size()) break;
-      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 8 kinds only");
-      cell(action(ops[i]));
+      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 9 kinds only");
+      if (ops[i].kind() != op_kind::overlap_f_b) {
+        cell(action(ops[i]));
+        continue;
+      }
+      ctpipe::detail::require(i + 1 < ops.size() && ops[i + 1].kind() == op_kind::B,
+                              "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank");
+      cell(pair_action(ops[i], ops[i + 1]));
+      ++i;  // the pair's B word: written in the pair's cell
     }
     out += '\n';
   }
@@ -163,20 +177,27 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
 /// the view as they are: a compute schedule gives a compute-only file, a lowered one
 /// (`to_csv(lower(v).view())`) a file with communication. A rank without ops gives an
 /// empty row, which parse_csv() rejects (every rank owns a stage, so such a schedule is
-/// invalid anyway). ctpipe has no overlapped pairs: it never writes OVERLAP_F_B.
-/// Raises check_view()'s messages, and `ctpipe: to_csv() writes ops of the 8 kinds
-/// only` for an op decoded from raw bits with an unused kind. Linear in the op count.
+/// invalid anyway). An overlapped pair (an op_kind::overlap_f_b word and the B word right
+/// after it) is one cell, PyTorch's `(<s>F<j>;<s2>B<j2>)OVERLAP_F_B`, the forward first
+/// (io::pair_action()); lowered lists keep a pair's two words adjacent (lower()), so they
+/// write the same way. Raises check_view()'s messages, `ctpipe: to_csv() writes ops of
+/// the 9 kinds only` for an op decoded from raw bits with an unused kind, and `ctpipe:
+/// to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its
+/// rank` for a pair word at the end of its rank's list or before anything but a B (no
+/// cell would read back as it). Linear in the op count.
 inline std::string to_csv(schedule_view v) { return detail::write_csv(v, {}); }
 
 /// A schedule read by parse_csv() written back with its annotations in place: each
 /// before the op at its position on its rank's row (after the last op when the position
 /// is the row's op count), annotations at one position in their order in the vector.
 /// So `to_csv(parse_csv(text))` is `text` with idle cells, spaces, quotes and blank
-/// lines dropped, row ends as `\n` and overlapped pairs as their actions. Raises
+/// lines dropped, row ends as `\n` and overlapped pairs with their F first. Raises
 /// to_csv(view)'s messages, `ctpipe: to_csv(): an annotation's rank or position is
-/// outside the schedule` and `ctpipe: to_csv(): an annotation is not an UNSHARD,
-/// RESHARD or REDUCE_GRAD action` and `ctpipe: to_csv(): an annotation's stage is not a
-/// stage of the schedule` (edited annotations that would not read back).
+/// outside the schedule`, `ctpipe: to_csv(): an annotation's position falls inside an
+/// overlapped pair` (between a pair's word and its B: the pair is one cell), `ctpipe:
+/// to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action` and
+/// `ctpipe: to_csv(): an annotation's stage is not a stage of the schedule` (edited
+/// annotations that would not read back).
 /// Linear in the op count, n log n in the annotation count.
 inline std::string to_csv(const csv_schedule& s) { return detail::write_csv(s.view(), s.annotations); }
 
@@ -203,8 +224,11 @@ inline std::string why_not_action(std::string_view text) {
   const char* p = stage.ptr;
   while (p < end && ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_')) ++p;
   const std::string_view kind(stage.ptr, static_cast<std::size_t>(p - stage.ptr));
+  if (kind == kind_name(op_kind::overlap_f_b)) {
+    return "OVERLAP_F_B is an overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B";
+  }
   bool known = false;
-  for (int k = 0; k < op_kind_count; ++k) known = known || kind == kind_name(static_cast<op_kind>(k));
+  for (int k = 0; k <= static_cast<int>(op_kind::recv_b); ++k) known = known || kind == kind_name(static_cast<op_kind>(k));
   bool annotation = false;
   for (const std::string_view name : annotation_kinds) annotation = annotation || kind == name;
   if (!known && !annotation) {
@@ -253,25 +277,24 @@ struct csv_reader {
     owner = row;
   }
 
-  /// One action string, appended. `compute_only`: inside an overlapped group.
-  void add(std::string_view text, bool compute_only) {
-    const std::uint64_t position = ops.size() - offsets.back();
-    if (const int stage = annotation_stage(text); stage >= 0) {
-      if (compute_only) fail_cell("an overlapped group holds compute actions (F, B, I, W) only");
-      own(stage);
-      annotations.push_back({row, static_cast<std::size_t>(position), std::string(text)});
-      annotation_stages.push_back(stage);
-      annotation_cells.push_back(cell);
-      return;
-    }
-    op o;
+  /// What an overlapped group must hold, for its messages.
+  static constexpr const char* pair_rule =
+      "an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B";
+
+  /// The op of action string `text` (a cell, or one action of an overlapped group);
+  /// fails the cell with why_not_action()'s words when it is none.
+  op parse(std::string_view text) const {
     try {
-      o = parse_action(text);
+      return parse_action(text);
     } catch (const error&) {
       fail_cell(text.size() == cell_text.size() ? why_not_action(text)
                                                 : fmt::format("\"{}\": {}", echo(text), why_not_action(text)));
     }
-    if (compute_only && !is_compute(o.kind())) fail_cell("an overlapped group holds compute actions (F, B, I, W) only");
+  }
+
+  /// Op `o`, appended to this row (its stage owned by the row).
+  void push(op o) {
+    const std::uint64_t position = ops.size() - offsets.back();
     own(o.stage());
     if (o.kind() == op_kind::I || o.kind() == op_kind::W) {
       const std::uint64_t key = (static_cast<std::uint64_t>(o.stage()) << 16) | static_cast<std::uint64_t>(o.microbatch());
@@ -279,6 +302,19 @@ struct csv_reader {
     }
     cell_of.push_back(static_cast<std::uint32_t>(cell));
     ops.push_back(o);
+  }
+
+  /// One action string of a cell (not a group), appended: an annotation or an op.
+  void add(std::string_view text) {
+    const std::uint64_t position = ops.size() - offsets.back();
+    if (const int stage = annotation_stage(text); stage >= 0) {
+      own(stage);
+      annotations.push_back({row, static_cast<std::size_t>(position), std::string(text)});
+      annotation_stages.push_back(stage);
+      annotation_cells.push_back(cell);
+      return;
+    }
+    push(parse(text));
   }
 
   /// `text` without the spaces and tabs around it.
@@ -320,25 +356,41 @@ struct csv_reader {
     fail_cell(fmt::format("W with no I of stage {}, micro-batch {} before it on its row (a W follows its I; a full B has no W)", w.stage(), w.microbatch()));
   }
 
-  /// One cell: trimmed, unquoted; empty (idle), an overlapped group, or one action.
+  /// One cell: trimmed, unquoted; empty (idle), an overlapped group, or one action. A
+  /// group of one F and one B (either order) becomes an overlapped pair: its word (the
+  /// F's stage and micro-batch), then its B word.
   void add_cell(std::string_view text) {
     text = trim_cell(text);
     cell_text = text;
     if (text.empty()) return;
     if (text.front() != '(') {
-      add(text, false);
+      add(text);
       return;
     }
     constexpr std::string_view overlap = ")OVERLAP_F_B";
-    if (!text.ends_with(overlap)) fail_cell("an overlapped group is (<action>;<action>...)OVERLAP_F_B");
+    if (!text.ends_with(overlap)) fail_cell("an overlapped group is (<action>;<action>)OVERLAP_F_B");
     std::string_view group = text.substr(1, text.size() - 1 - overlap.size());
     if (trim(group).empty()) fail_cell("empty overlapped group");
+    // Each action parsed (a bad one named first), then the group's content checked.
+    op forward, backward;
+    int forwards = 0, backwards_in_group = 0, others = 0;
     while (true) {
       const std::size_t semicolon = group.find(';');
-      add(trim(group.substr(0, semicolon)), true);
+      const std::string_view piece = trim(group.substr(0, semicolon));
+      if (annotation_stage(piece) >= 0) {
+        ++others;
+      } else {
+        const op o = parse(piece);
+        if (o.kind() == op_kind::F) forward = o, ++forwards;
+        else if (o.kind() == op_kind::B) backward = o, ++backwards_in_group;
+        else ++others;
+      }
       if (semicolon == std::string_view::npos) break;
       group = group.substr(semicolon + 1);
     }
+    if (forwards != 1 || backwards_in_group != 1 || others != 0) fail_cell(pair_rule);
+    push(op{op_kind::overlap_f_b, forward.stage(), forward.microbatch()});
+    push(backward);
   }
 
   /// One row (a line without its end).
@@ -389,7 +441,8 @@ inline csv_reader read_csv_rows(std::string_view text) {
 /// The shape of the rows read: S and m from the compute ops (a stray transfer with a
 /// large stage or micro-batch then shows as out of shape instead of growing the shape;
 /// from all ops when there is no compute op), V = S / P, and the placement that puts
-/// every stage on its row: the loop, else the V-shape.
+/// every stage on its row: the loop, else the V-shape (bidirectional when each
+/// micro-batch stays in its half).
 inline pipeline_shape csv_shape(const csv_reader& reader, bool any_compute) {
   const int P = reader.row;
   int S = 0;
@@ -419,7 +472,15 @@ inline pipeline_shape csv_shape(const csv_reader& reader, bool any_compute) {
   if (loop_breaks == S) return loop;
   const pipeline_shape v_shape{P, m, 2, placement::v_shape};
   const int v_breaks = S / P == 2 ? first_misplaced(v_shape) : 0;
-  if (v_breaks == S) return v_shape;
+  if (v_breaks == S) {
+    // Two model copies (DualPipe): every micro-batch's compute ops lie in its own half,
+    // the down pipeline's stages (below P) for j < m/2, the up pipeline's for the others.
+    const pipeline_shape both{P, m, 2, placement::bidirectional};
+    const bool halves = any_compute && std::all_of(reader.ops.begin(), reader.ops.end(), [&](op o) {
+      return !is_compute(o.kind()) || (o.stage() >= both.first_stage(o.microbatch()) && o.stage() <= both.last_stage(o.microbatch()));
+    });
+    return halves ? both : v_shape;
+  }
   const bool loop_fits_longer = loop_breaks >= v_breaks;
   const int s = loop_fits_longer ? loop_breaks : v_breaks;
   const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
@@ -459,8 +520,10 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
 ///   largest stage of a compute op (of any op when there is none), so `V = S / P`;
 /// - the placement from which row holds which stage: the loop placement when every stage
 ///   `s` is on row `s % P`, else the V-shape when `V = 2` and row `r` holds stages `r`
-///   and `2P-1-r`. When both fit (P = 1, where the two are the same placement, or a
-///   file without ops on the later stages) it is the loop. A stage with no op in the file fits any placement (validate() then
+///   and `2P-1-r`; the V-shape is read as the bidirectional placement (DualPipe's two
+///   copies) when every compute op of a micro-batch j < m/2 lies below stage P and every
+///   other one from stage P on. When both fit (P = 1, where the two are the same
+///   placement, or a file without ops on the later stages) it is the loop. A stage with no op in the file fits any placement (validate() then
 ///   names its missing ops).
 ///
 /// Text rules: rows end in `\n`, `\r\n` or `\r` (Python's csv module writes `\r\n`); blank
@@ -469,8 +532,12 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
 /// of an overlapped group) are trimmed; one pair of double quotes around a whole cell is
 /// removed (no action holds a comma or a quote, so no other quoting is needed); an empty
 /// cell is idle and skipped. Stages and micro-batches have any number of digits
-/// (`12F10`, leading zeros allowed) within the op limits. `(a;b;...)OVERLAP_F_B` is its
-/// compute actions in order, as separate ops (ctpipe has no overlapped pairs).
+/// (`12F10`, leading zeros allowed) within the op limits. An overlapped group
+/// `(a;b)OVERLAP_F_B` holds exactly one F and one B, in either order (ctpipe and
+/// PyTorch's DualPipeV write the F first): it becomes an overlapped pair, an
+/// op_kind::overlap_f_b word with the F's stage and micro-batch, then the B word. A lone
+/// `<stage>OVERLAP_F_B<micro-batch>` (what io::action() prints for a pair's word) is no
+/// action.
 /// `<stage>UNSHARD`, `<stage>RESHARD` and `<stage>REDUCE_GRAD` (optionally followed by
 /// a micro-batch) become annotations: each keeps its rank, its position among the
 /// rank's ops and its text; its stage must live on its row like an op's and be one of
@@ -487,12 +554,15 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
 ///   `stage must be at most 4095`,
 ///   `unknown action kind "K" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B,
 ///   UNSHARD, RESHARD, REDUCE_GRAD)`,
+///   `OVERLAP_F_B is an overlapped pair, written
+///   (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B` (`1OVERLAP_F_B1`),
 ///   `missing micro-batch after the kind`, `micro-batch must be at most 65535`,
 ///   `trailing characters after the micro-batch` (`1F0x`),
 ///   `trailing characters after the kind` (`0UNSHARD-1`),
-///   `an overlapped group is (<action>;<action>...)OVERLAP_F_B`,
+///   `an overlapped group is (<action>;<action>)OVERLAP_F_B`,
 ///   `empty overlapped group`,
-///   `an overlapped group holds compute actions (F, B, I, W) only`,
+///   `an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B`
+///   (two Fs, an I, W, transfer or annotation, one action or three),
 ///   `stage S is already on row R2 (rank r2); a stage lives on one rank`,
 ///   `W with no I of stage S, micro-batch J before it on its row (a W follows its I; a full B
 ///   has no W)` (the first such W of the row,

@@ -29,7 +29,10 @@ inline nlohmann::ordered_json formula_json(const closed_form& f) {
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
 /// null where no closed form applies; the whole field null when none applies), `messages`
 /// (integer), `ranks` (per rank, action strings such as "0F3"), `timeline` (per rank,
-/// [action, start, end] triples: the simulated times, never an executed run's).
+/// [action, start, end] triples: the simulated times, never an executed run's). An
+/// overlapped pair (its word and its B word) is one action in both, PyTorch's
+/// `(7F4;0B0)OVERLAP_F_B` (io::actions(), as the reference vectors hold it), with the
+/// pair's start and end.
 inline nlohmann::ordered_json to_json(const readout& ro) {
   using json = nlohmann::ordered_json;
   const schedule_view v = ro.ranks;
@@ -45,8 +48,12 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
     json actions = json::array();
     json slices = json::array();
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
-      actions.push_back(action(v.ops[k]));
-      slices.push_back(json::array({action(v.ops[k]), to_string(ro.timeline.start(k)), to_string(ro.timeline.end(k))}));
+      const bool pair = starts_pair(v, k, v.offsets[r + 1]);
+      const std::string name = pair ? pair_action(v.ops[k], v.ops[k + 1]) : action(v.ops[k]);
+      const rational end = pair ? max(ro.timeline.end(k), ro.timeline.end(k + 1)) : ro.timeline.end(k);
+      actions.push_back(name);
+      slices.push_back(json::array({name, to_string(ro.timeline.start(k)), to_string(end)}));
+      k += pair ? 1 : 0;
     }
     ranks.push_back(std::move(actions));
     timeline.push_back(std::move(slices));

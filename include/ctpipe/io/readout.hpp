@@ -8,6 +8,15 @@
 // simulation, in-flight profile and executed run instead of copying them (the tool draws
 // up to 2^24 ops): a readout must not outlive its report.
 //
+// Overlapped pairs (op_kind::overlap_f_b, DualPipeV's F&B): a pair takes two words of a
+// rank's list, its word (the forward) and its B word right after it, which the
+// simulation gives the same start and end. Every view shows a pair as ONE item spanning
+// that time: one box in the text and SVG timelines, labelled with both halves
+// (pair_label(): `F4/B0`, `F4.1/B0.0` with V > 1), one trace event, one JSON entry named
+// by PyTorch's action string `(7F4;0B0)OVERLAP_F_B` (io::pair_action()). starts_pair()
+// finds them. Busy, idle and every number are the library's (simulate()), never summed
+// from the boxes, so a pair is never counted twice.
+//
 // CSV is not rendered from it: io::to_csv() writes a schedule_view, the type of the
 // model's `ranks` (so `to_csv(ro.ranks)` writes the ops of readout `ro`), and the tool's `--format
 // csv` and `csv-comms` write the generated or lowered lists without analysing them. The
@@ -60,6 +69,26 @@ class op_timeline {
   const executed_timeline* run_ = nullptr;
 };
 
+/// Whether op k of `v` starts an overlapped pair: an op_kind::overlap_f_b word followed,
+/// before `rank_end` (the end of its rank's ops, `v.offsets[r + 1]`), by a B word. The
+/// views then draw ops k and k + 1 as one item and skip k + 1. A pair word without its
+/// B (an invalid list, which simulate() refuses) is drawn as a lone op.
+inline bool starts_pair(schedule_view v, std::size_t k, std::size_t rank_end) {
+  return v.ops[k].kind() == op_kind::overlap_f_b && k + 1 < rank_end && v.ops[k + 1].kind() == op_kind::B;
+}
+
+/// The label of an overlapped pair in the timelines: its forward's and its backward's
+/// kind letter and micro-batch, `F4/B0`, each with its chunk when the shape has V > 1
+/// (`F4.1/B0.0`: forward of micro-batch 4 on chunk 1 with backward of micro-batch 0 on
+/// chunk 0).
+inline std::string pair_label(op word, op backward, const pipeline_shape& shape) {
+  const auto half = [&shape](char kind, op o) {
+    return shape.V > 1 ? fmt::format("{}{}.{}", kind, o.microbatch(), shape.chunk_of(o.stage()))
+                       : fmt::format("{}{}", kind, o.microbatch());
+  };
+  return half('F', word) + "/" + half('B', backward);
+}
+
 /// A generated interleaved-1f1b's parameters, which the title names.
 struct interleaved_parameters {
   interleaved_variant variant = interleaved_variant::megatron;  ///< which framework's rules
@@ -99,11 +128,12 @@ struct readout {
   std::vector<closed_form> peak_in_flight_formula;
   std::size_t messages = 0;  ///< point-to-point transfers of the whole step (a count)
   /// Per rank: its compute ops in execution order, `ranks.rank(r)` (JSON: action
-  /// strings); op k of the whole schedule is `ranks.ops[k]`. Refers to the report's op
+  /// strings, an overlapped pair's two words as one, io::actions()); op k of the whole schedule is `ranks.ops[k]`. Refers to the report's op
   /// lists (report::ops); `ranks.shape` is P, m, V and the placement.
   schedule_view ranks;
   /// The simulated [start, end) of each op of `ranks`: `timeline.start(k)`, `end(k)`
-  /// (JSON: [action, start, end] per rank, time units); the trace writes its ticks.
+  /// (JSON: [action, start, end] per rank and action, time units); the trace writes its
+  /// ticks. An overlapped pair's two words have the same start and end.
   /// Refers to the report's simulation (report::sim).
   op_timeline timeline;
   closed_form makespan_formula;     ///< the makespan's closed form (time units)

@@ -6,7 +6,8 @@
 // - Timeline: one lane per rank, time across; each op a box from its simulated start to
 //   its end (never from its list position), coloured by kind (F, B, I, W, transfers),
 //   labelled with its micro-batch (and `.chunk` when V > 1) where the box is wide enough;
-//   idle time as hatched boxes; a time axis below. A readout with an executed run
+//   idle time as hatched boxes; a time axis below. An overlapped F&B pair (DualPipeV) is
+//   one box in a colour of its own, labelled with both halves (`F4/B0`, pair_label()). A readout with an executed run
 //   (readout::drawn_run) is drawn at its executed times instead, its stalls as red boxes.
 // - In-flight view: per rank the level of in-flight activations over time (a step line
 //   built from the simulated event times) and the peak as a bar with its value.
@@ -14,7 +15,8 @@
 //   formula, span bubble, peaks, messages).
 //
 // Shapes carry classes and data attributes for tools and tests: `rect.op` (data-rank,
-// data-action, data-start, data-end: exact times), `rect.idle` (data-rank, data-start,
+// data-action, data-start, data-end: exact times; an overlapped pair's box also has class
+// `pair` and its data-action is PyTorch's `(7F4;0B0)OVERLAP_F_B`), `rect.idle` (data-rank, data-start,
 // data-end), `rect.stall` (the same; an executed run's stalls). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
 #pragma once
 
@@ -48,6 +50,7 @@ inline const char* svg_fill(op_kind k) {
     case op_kind::B: return "#59a14f";
     case op_kind::I: return "#76b7b2";
     case op_kind::W: return "#b07aa1";
+    case op_kind::overlap_f_b: return "#9c755f";  // brown: an overlapped F&B pair
     default: return "#edc948";
   }
 }
@@ -171,13 +174,22 @@ class svg_drawing {
         }
         hatched(from, to);
       };
-      for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      const std::uint32_t rank_end = v.offsets[static_cast<std::size_t>(r) + 1];
+      for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < rank_end; ++k) {
         const op o = v.ops[k];
+        // An overlapped pair: one box over its word and its B word (the same times).
+        const bool pair = starts_pair(v, k, rank_end);
+        const std::uint32_t last = pair ? k + 1 : k;
         const rational start = ro_.drawn.time(ro_.drawn.start_ticks(k));
-        const rational end = ro_.drawn.time(ro_.drawn.end_ticks(k));
+        const rational end = ro_.drawn.time(std::max(ro_.drawn.end_ticks(k), ro_.drawn.end_ticks(last)));
         idle(cursor, start);
         cursor = end;
-        op_box(out, r, o, start, end, y);
+        if (pair) {
+          pair_box(out, r, o, v.ops[last], start, end, y);
+        } else {
+          op_box(out, r, o, start, end, y);
+        }
+        k = last;
       }
       idle(cursor, ro_.drawn.makespan());
     }
@@ -207,6 +219,26 @@ class svg_drawing {
     }
   }
 
+  /// An overlapped pair of rank r (its word and its B word) in its lane at height y, from
+  /// start to end: one box of the pair's colour, class `op pair`, its PyTorch action
+  /// string and times as a tooltip, and pair_label() (`F4/B0`) as a label when it fits.
+  void pair_box(std::string& out, int r, op word, op backward, rational start, rational end, double y) const {
+    const pipeline_shape& shape = ro_.ranks.shape;
+    const double w = (end - start).to_double() * scale_;
+    const std::string name = pair_action(word, backward);
+    out += fmt::format(
+        "<rect class=\"op pair\" data-rank=\"{}\" data-action=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
+        "y=\"{:.2f}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\"><title>{} "
+        "[{}, {}]: forward and backward overlapped</title></rect>\n",
+        r, name, to_string(start), to_string(end), x(start), y, w, lane_, svg_fill(op_kind::overlap_f_b), name,
+        to_string(start), to_string(end));
+    const std::string label = pair_label(word, backward, shape);
+    if (w >= 6.5 * static_cast<double>(label.size()) + 3) {
+      out += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n",
+                         x(start) + w / 2, y + lane_ * 0.7, label);
+    }
+  }
+
   /// The in-flight view: per rank a step line of the level over time and the peak bar.
   double in_flight_view(std::string& out, double top) const {
     const schedule_view v = ro_.ranks;
@@ -221,14 +253,17 @@ class svg_drawing {
                          left_ - 8, base - 4, r);
       out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#ccc\"/>\n", x(0), base,
                          x(span_), base);
-      // Steps: the level changes at an F's start and at a B/I/W's end; events at the same
-      // instant (a B ending as the next F starts) make one step to their last level.
+      // Steps: the level changes at an F's start and at a B/I/W's end (an overlapped
+      // pair's word at its start, as its forward; its B word at its end); events at the
+      // same instant (a B ending as the next F starts) make one step to their last level.
       std::string path = fmt::format("M{:.3f},{:.3f}", x(0), base);
       double level = 0;
       rational pending_at{0};
       double pending = 0;
       for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
-        const rational at = ro_.drawn.time(v.ops[k].kind() == op_kind::F ? ro_.drawn.start_ticks(k) : ro_.drawn.end_ticks(k));
+        const op_kind kind = v.ops[k].kind();
+        const bool allocates = kind == op_kind::F || kind == op_kind::overlap_f_b;
+        const rational at = ro_.drawn.time(allocates ? ro_.drawn.start_ticks(k) : ro_.drawn.end_ticks(k));
         if (at != pending_at) {
           path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit, x(pending_at),
                               base - pending * unit);
@@ -301,24 +336,34 @@ inline std::string svg_title(const readout& ro) {
   return title + fmt::format("  gamma = {}", to_string(ro.gamma)) + title_run(ro);
 }
 
-/// The legend: one swatch per op kind present, the hatch for idle time, and when the
+/// The legend: one swatch per op kind present (an overlapped pair as `F&B overlapped
+/// pair`; its B word counts as no B of its own), the hatch for idle time, and when the
 /// executed run drawn (readout::drawn_run) stalls, the stall box.
 inline double svg_legend(std::string& out, const readout& ro, double left, double y) {
   bool present[op_kind_count] = {};
-  for (const op o : ro.ranks.ops) {
-    if (static_cast<int>(o.kind()) < op_kind_count) present[static_cast<int>(o.kind())] = true;
+  const schedule_view v = ro.ranks;
+  for (int r = 0; r < v.shape.P; ++r) {
+    const std::size_t rank_end = v.offsets[static_cast<std::size_t>(r) + 1];
+    for (std::size_t k = v.offsets[static_cast<std::size_t>(r)]; k < rank_end; ++k) {
+      if (static_cast<int>(v.ops[k].kind()) < op_kind_count) present[static_cast<int>(v.ops[k].kind())] = true;
+      if (starts_pair(v, k, rank_end)) ++k;
+    }
   }
   const char* names[op_kind_count] = {"F forward", "B backward", "I input gradient", "W weight gradient",
-                                      "send activation", "receive activation", "send gradient", "receive gradient"};
+                                      "send activation", "receive activation", "send gradient", "receive gradient",
+                                      "F&B overlapped pair"};
   double x = left;
   for (int k = 0; k < op_kind_count; ++k) {
     if (!present[k]) continue;
     out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\"/>"
                        "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                       x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, names[k]);
+                       x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, svg_escape(names[k]));
     x += 30 + 7.0 * static_cast<double>(std::string(names[k]).size());
   }
-  const char* labels = ro.V > 1 ? ";   labels: micro-batch.chunk, later chunks lighter" : ";   labels: micro-batch";
+  const bool pairs = present[static_cast<int>(op_kind::overlap_f_b)];
+  const char* labels = ro.V > 1 ? (pairs ? ";   labels: micro-batch.chunk, later chunks lighter; F4.1/B0.0 a pair"
+                                         : ";   labels: micro-batch.chunk, later chunks lighter")
+                                : (pairs ? ";   labels: micro-batch; F4/B0 a pair" : ";   labels: micro-batch");
   const bool stall = ro.drawn_run != nullptr && ro.drawn_run->has_stall();
   out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
                      "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",

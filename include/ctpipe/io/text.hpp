@@ -5,7 +5,8 @@
 // - timeline: one row per rank, time across, each op a box from its simulated start to
 //   its end (or, for a readout with an executed run, its executed start and end, and the
 //   rank's stalls in a shade of their own), labelled with its kind and micro-batch; idle
-//   time shaded;
+//   time shaded; an overlapped pair one box labelled with both halves (`F4/B0`,
+//   pair_label());
 // - readout: readout_lines() (readout.hpp): makespan, idle, bubble fraction against its
 //   formula, span bubble, messages;
 // - in-flight view: one bar per rank, as long as its peak, with the value and formula.
@@ -27,8 +28,9 @@ namespace ctpipe::io {
 /// How the text views look. `width` is the timeline's target width in columns (the
 /// scale is the largest whole number of columns per tick that fits, or several ticks per
 /// column when even one does not); `color` adds ANSI colours (forward blue, backward
-/// green, bubble grey); without colour the kinds differ by their label letters and fill
-/// characters (F `-`, B `=`, I `~`, W `+`), the bubble is shaded with '░' and a stall
+/// green, overlapped F&B pair bright blue, bubble grey); without colour the kinds differ
+/// by their label letters and fill characters (F `-`, B `=`, I `~`, W `+`, an
+/// overlapped pair `#`), the bubble is shaded with '░' and a stall
 /// of an executed run (readout::drawn_run) with '▒' (red with colour).
 struct text_style {
   int width = 100;
@@ -47,6 +49,7 @@ inline const char* kind_color(op_kind k) {
     case op_kind::B: return "\x1b[42;30m";  // green
     case op_kind::I: return "\x1b[46;30m";  // cyan
     case op_kind::W: return "\x1b[45;97m";  // magenta
+    case op_kind::overlap_f_b: return "\x1b[104;30m";  // bright blue: an overlapped F&B pair
     default: return "\x1b[43;30m";          // yellow: transfers
   }
 }
@@ -56,13 +59,15 @@ inline constexpr const char* reset_color = "\x1b[0m";
 inline constexpr const char* shade = "\u2591";        // ░
 inline constexpr const char* stall_shade = "\u2592";  // ▒
 
-/// What fills an op's box after its label: F '-', B '=', I '~', W '+', transfers '.'.
+/// What fills an op's box after its label: F '-', B '=', I '~', W '+', an overlapped
+/// pair '#', transfers '.'.
 inline char fill(op_kind k) {
   switch (k) {
     case op_kind::F: return '-';
     case op_kind::B: return '=';
     case op_kind::I: return '~';
     case op_kind::W: return '+';
+    case op_kind::overlap_f_b: return '#';
     default: return '.';
   }
 }
@@ -90,9 +95,16 @@ inline std::string timeline_label(op o, const pipeline_shape& shape) {
   return label;
 }
 
+/// The label of op k of `v` (ending its rank at `rank_end`): timeline_label(), or for an
+/// overlapped pair pair_label() of its two words.
+inline std::string drawn_label(schedule_view v, std::size_t k, std::size_t rank_end) {
+  return starts_pair(v, k, rank_end) ? pair_label(v.ops[k], v.ops[k + 1], v.shape) : timeline_label(v.ops[k], v.shape);
+}
+
 /// The scale: fill the width, and give the shortest op room for the longest label + 1
-/// (a whole number of columns per shortest op, so that equal ops look equal), or the
-/// style's time span; at most 12 bands.
+/// (a whole number of columns per shortest op, so that equal ops look equal), and an
+/// overlapped pair room for its longer label (pair_label()), or the style's time span;
+/// at most 12 bands.
 inline timeline_scale scale_timeline(const readout& ro, const text_style& style) {
   constexpr double max_bands = 12;
   const schedule_view v = ro.ranks;
@@ -101,13 +113,25 @@ inline timeline_scale scale_timeline(const readout& ro, const text_style& style)
   sc.width = std::max(style.width, 20);
   double shortest = total;
   std::size_t longest_label = 1;
-  for (std::size_t k = 0; k < v.size(); ++k) {
-    const double d = static_cast<double>(ro.drawn.end_ticks(k) - ro.drawn.start_ticks(k));
-    if (d > 0) shortest = std::min(shortest, d);
-    longest_label = std::max(longest_label, timeline_label(v.ops[k], v.shape).size());
+  // Columns per tick an overlapped pair asks for: its label + 1 over its duration.
+  double pair_per_tick = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    const std::size_t rank_end = v.offsets[static_cast<std::size_t>(r) + 1];
+    for (std::size_t k = v.offsets[static_cast<std::size_t>(r)]; k < rank_end; ++k) {
+      const double d = static_cast<double>(ro.drawn.end_ticks(k) - ro.drawn.start_ticks(k));
+      if (d > 0) shortest = std::min(shortest, d);
+      if (starts_pair(v, k, rank_end)) {
+        const double label = static_cast<double>(pair_label(v.ops[k], v.ops[k + 1], v.shape).size() + 1);
+        if (d > 0) pair_per_tick = std::max(pair_per_tick, label / d);
+        ++k;  // its B word: the same times, labelled with the pair
+        continue;
+      }
+      longest_label = std::max(longest_label, timeline_label(v.ops[k], v.shape).size());
+    }
   }
   const double per_shortest =
-      std::max(std::floor(static_cast<double>(sc.width) / total * shortest), static_cast<double>(longest_label + 1));
+      std::max({std::floor(static_cast<double>(sc.width) / total * shortest), static_cast<double>(longest_label + 1),
+                std::ceil(pair_per_tick * shortest)});
   sc.fixed_span = style.time_span > rational{0};
   sc.span_ticks = sc.fixed_span ? (style.time_span / ro.drawn.tick()).to_double() : total;
   const double per_tick = sc.fixed_span ? static_cast<double>(sc.width) / sc.span_ticks : per_shortest / shortest;
@@ -137,19 +161,24 @@ inline timeline_grid fill_timeline(const readout& ro, const timeline_scale& sc) 
   for (int r = 0; r < v.shape.P; ++r) {
     auto& row = grid.cells[static_cast<std::size_t>(r)];
     auto& kind_row = grid.kinds[static_cast<std::size_t>(r)];
-    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    const std::size_t rank_end = v.offsets[static_cast<std::size_t>(r) + 1];
+    for (std::size_t k = v.offsets[static_cast<std::size_t>(r)]; k < rank_end; ++k) {
       const op o = v.ops[k];
       if (static_cast<int>(o.kind()) < op_kind_count) grid.present[static_cast<int>(o.kind())] = true;
+      const std::string label = drawn_label(v, k, rank_end);
       const std::size_t from = sc.column(ro.drawn.start_ticks(k));
-      const std::size_t to = sc.column(ro.drawn.end_ticks(k));
-      const std::string label = timeline_label(o, v.shape);
+      // An overlapped pair: one box over both words (the same times), then its B word skipped.
+      const std::size_t last = starts_pair(v, k, rank_end) ? k + 1 : k;
+      const std::size_t to = sc.column(std::max(ro.drawn.end_ticks(k), ro.drawn.end_ticks(last)));
+      k = last;
       const bool labelled = to - std::min(from, to) > label.size();
       for (std::size_t c = from; c < to; ++c) {
         const std::size_t i = c - from;
         row[c] = std::string(1, labelled && i < label.size() ? label[i] : fill(o.kind()));
         kind_row[c] = static_cast<int>(o.kind());
       }
-      if (!labelled && from < to) row[from] = std::string(1, label[0]);
+      // Too narrow for its label: the kind's letter (a pair stays all '#': its 'F' would read as a forward).
+      if (!labelled && from < to && o.kind() != op_kind::overlap_f_b) row[from] = std::string(1, label[0]);
     }
     if (ro.drawn_run == nullptr) continue;
     for (const tick_span& stall : ro.drawn_run->stalls[static_cast<std::size_t>(r)]) {
@@ -204,7 +233,8 @@ inline std::string timeline_row(const timeline_grid& grid, int r, std::size_t fi
   return row;
 }
 
-/// The legend line: the kinds present, bubble, stall (when the run stalls), the scale.
+/// The legend line: the kinds present (an overlapped pair as `F/B# F&B overlapped
+/// pair`, never its word's kind name), bubble, stall (when the run stalls), the scale.
 inline std::string timeline_legend(const readout& ro, const timeline_grid& grid, const timeline_scale& sc,
                                    const text_style& style, int label_width) {
   const schedule_view v = ro.ranks;
@@ -213,15 +243,19 @@ inline std::string timeline_legend(const readout& ro, const timeline_grid& grid,
   for (int k = 0; k < 4; ++k) {
     if (grid.present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), fill(static_cast<op_kind>(k)), names[k]);
   }
+  if (grid.present[static_cast<int>(op_kind::overlap_f_b)]) legend += fmt::format("F/B{} F&B overlapped pair  ", fill(op_kind::overlap_f_b));
   const rational unit_cols =
       rational{sc.columns} /
       (sc.fixed_span ? style.time_span : ro.drawn.time(std::max<std::int64_t>(ro.drawn.makespan_ticks(), 1)));
   const std::string stall_legend = ro.drawn_run != nullptr && ro.drawn_run->has_stall()
                                        ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", stall_shade)
                                        : "";
-  return fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}\n", "", label_width, legend, shade,
+  return fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}{}\n", "", label_width, legend, shade,
                      stall_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
-                     v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "");
+                     v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "",
+                     !grid.present[static_cast<int>(op_kind::overlap_f_b)] ? ""
+                     : v.shape.V > 1 ? ";  F4.1/B0.0 = F4.1 and B0.0 overlapped"
+                                     : ";  F4/B0 = F4 and B0 overlapped");
 }
 
 }  // namespace detail
@@ -233,7 +267,8 @@ inline std::string timeline_legend(const readout& ro, const timeline_grid& grid,
 /// there are any. Each column shows what its rank does at the column's middle instant
 /// (so bubbles and ops keep their true proportions at any scale); an op whose box is wide
 /// enough carries a label with its kind and micro-batch, and its chunk when V > 1
-/// (`F3.1`). The scale gives the shortest op room for its label and one fill character;
+/// (`F3.1`); an overlapped pair is one box, `#`-filled, labelled with both halves
+/// (`F4/B0`, `F4.1/B0.0`; pair_label()), with a legend entry when there are any. The scale gives the shortest op room for its label and one fill character;
 /// a timeline wider than `style.width` is cut into bands of that width, one above the
 /// other, each with its own axis. Beyond 12 bands the scale shrinks instead and labels
 /// drop out where they do not fit. Ops that take no time, or much less than a column,

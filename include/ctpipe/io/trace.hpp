@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>  // std::max
 #include <cstdint>
+#include <utility>    // std::move
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/readout.hpp"
@@ -16,7 +18,10 @@ namespace ctpipe::io {
 /// never an executed run's): one process per rank (`pid` = rank, named "rank r"), one
 /// complete event (`ph: "X"`) per op, named by its action string (`0F3`), category its
 /// kind, with args `microbatch`, `stage`, `chunk`, and the exact `start` and `end` as
-/// strings. Timestamps are the simulation's integer ticks, written as microseconds: 1
+/// strings. An overlapped pair (its word and its B word) is one event spanning the pair,
+/// named by PyTorch's `(7F4;0B0)OVERLAP_F_B`, category `OVERLAP_F_B`; its `microbatch`,
+/// `stage` and `chunk` are its forward's, and `backward_microbatch`, `backward_stage`,
+/// `backward_chunk` its backward's. Timestamps are the simulation's integer ticks, written as microseconds: 1
 /// tick = 1 us, so `ts` and `dur` are exact integers; `otherData.time_units_per_tick`
 /// gives the tick in time units of t_f (e.g. "1/2"), to turn them back into the
 /// simulation's times; `otherData` also names the schedule, P, m, V and the makespan.
@@ -29,21 +34,30 @@ inline nlohmann::ordered_json to_trace(const readout& ro) {
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"sort_index", r}}}});
   }
   for (int r = 0; r < v.shape.P; ++r) {
-    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    const std::uint32_t rank_end = v.offsets[static_cast<std::size_t>(r) + 1];
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < rank_end; ++k) {
       const op o = v.ops[k];
-      events.push_back({{"name", action(o)},
+      const bool pair = starts_pair(v, k, rank_end);
+      const std::uint32_t last = pair ? k + 1 : k;  // the pair's B word ends with it
+      const std::int64_t end = std::max(ro.timeline.end_ticks(k), ro.timeline.end_ticks(last));
+      json args = {{"microbatch", o.microbatch()}, {"stage", o.stage()}, {"chunk", v.shape.chunk_of(o.stage())}};
+      if (pair) {
+        const op b = v.ops[last];
+        args["backward_microbatch"] = b.microbatch();
+        args["backward_stage"] = b.stage();
+        args["backward_chunk"] = v.shape.chunk_of(b.stage());
+      }
+      args["start"] = to_string(ro.timeline.start(k));
+      args["end"] = to_string(ro.timeline.time(end));
+      events.push_back({{"name", pair ? pair_action(o, v.ops[last]) : action(o)},
                         {"cat", kind_name(o.kind())},
                         {"ph", "X"},
                         {"pid", r},
                         {"tid", 0},
                         {"ts", ro.timeline.start_ticks(k)},
-                        {"dur", ro.timeline.end_ticks(k) - ro.timeline.start_ticks(k)},
-                        {"args",
-                         {{"microbatch", o.microbatch()},
-                          {"stage", o.stage()},
-                          {"chunk", v.shape.chunk_of(o.stage())},
-                          {"start", to_string(ro.timeline.start(k))},
-                          {"end", to_string(ro.timeline.end(k))}}}});
+                        {"dur", end - ro.timeline.start_ticks(k)},
+                        {"args", std::move(args)}});
+      k = last;
     }
   }
   return json{{"traceEvents", std::move(events)},

@@ -27,6 +27,7 @@
 #include <span>     // stuck ops
 
 #include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
@@ -223,6 +224,7 @@ struct lowered_run {
     msg_b = buffer<message>(slots + m);  // + the records of channel `none`, never read: an op pointer stays in bounds
     computed_b = buffer<std::uint8_t>(2 * static_cast<std::size_t>(keys) + 1);  // [F | B or I | always]
     computed_b[2 * static_cast<std::size_t>(keys)] = 1;
+    mark_pipeline_ends(v.shape, computed_b.data(), keys);  // the bidirectional placement's rule
     pending_b = buffer<std::uint32_t>(2 * static_cast<std::size_t>(S));
     clock_b = buffer<std::int64_t>(P);
   }
@@ -653,7 +655,7 @@ constexpr execution execute(schedule_view v, const costs& c, runtime_model model
   detail::check_compute_ops<true>(v, count);
   detail::check_transfers(v, table, count);
   require_ops();
-  const detail::ticked_costs t = detail::to_ticks(c, v.shape.V, v.size());
+  const detail::ticked_costs t = detail::to_ticks(c, v.shape.cost_chunks(), v.size());
   detail::lowered_run run(v, model, t.dur, t.latency, static_cast<detail::stage_table&&>(table));
   run.pair = t.pair;
   run.out.tick_ = t.tick;

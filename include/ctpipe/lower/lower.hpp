@@ -56,9 +56,13 @@ namespace ctpipe {
 namespace detail {
 
 /// lower()'s gate: a valid compute schedule (the costs are checked by the caller).
-constexpr void check_lowerable(schedule_view v) {
+/// Returns its number of overlapped pairs.
+constexpr std::size_t check_lowerable(schedule_view v) {
   check_view(v);
-  require(validate(v).ok(), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
+  std::size_t pairs = 0, issues = 0;
+  validate_counting_pairs(v, [&issues](const validation_issue&) { ++issues; }, &pairs);
+  require(issues == 0, "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
+  return pairs;
 }
 
 /// Keeps each overlapped pair whole in lowered lists `out`: the transfers that the
@@ -96,7 +100,8 @@ constexpr void keep_pairs_whole(schedule& out) {
 
 /// The adjacent order (file comment): per rank, each compute op with the RECV of its
 /// remote input right before it and the SEND of its remote output right after it.
-constexpr schedule lower_adjacent(schedule_view v) {
+/// `pairs`: the overlapped pairs of `v` (check_lowerable()).
+constexpr schedule lower_adjacent(schedule_view v, std::size_t pairs) {
   const stage_table table(v.shape);
   const std::uint32_t uS = table.S, none = table.none;
   const std::uint32_t* sends = table.sends.data();
@@ -104,11 +109,8 @@ constexpr schedule lower_adjacent(schedule_view v) {
   const std::size_t n = v.size();
   const op* ops = v.ops.data();
   // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
-  std::uint32_t bits = 0, row = 0, extra = 0, pairs = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0),
-    pairs += (bits >> 28) == 8 ? 1 : 0;
-  }
+  std::uint32_t bits = 0, row = 0, extra = 0;
+  for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0);
   schedule out{v.shape, n + extra};
   op* lowered = out.ops().data();
   std::uint32_t* offsets = out.offsets().data();
@@ -216,8 +218,9 @@ constexpr buffer<std::uint32_t> key_sorted_events(schedule_view v, const simulat
   return order_b;
 }
 
-/// The key order (file comment), from the simulation of `v` under `c`.
-constexpr schedule lower_by_key(schedule_view v, const costs& c) {
+/// The key order (file comment), from the simulation of `v` under `c`. `pairs`: the
+/// overlapped pairs of `v` (check_lowerable()).
+constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pairs) {
   const simulation sim = simulate(v, c);
   const stage_table table(v.shape);
   const std::uint32_t uS = table.S;
@@ -225,13 +228,19 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   const std::uint32_t* peer = table.peer.data();
   const std::uint32_t* owner = table.owner.data();
   const std::size_t n = v.size();
-  const op* ops = v.ops.data();
+  // The per-event loops decode the ops with a pair's word read as its F (kind 0: the
+  // same table rows, and "not a gradient"), so they pay nothing for pairs; a compute
+  // op's event writes the op itself (`own`).
+  schedule plain;
+  if (pairs != 0) plain = split_pairs(v);
+  const op* ops = pairs != 0 ? plain.view().ops.data() : v.ops.data();
+  const op* own = v.ops.data();
 
   const buffer<std::uint32_t> walk_order = tie_order(v, c);
   const buffer<std::uint32_t> order_b = key_sorted_events(v, sim, sends, walk_order.data());
   const std::uint32_t* order = order_b.data();
   const std::size_t events = order_b.size();
-  std::uint32_t bits = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0, pairs = 0;
+  std::uint32_t bits = 0, k = 0, kind = 0, s = 0, j = 0, rank = 0, gradient = 0, producer = 0;
 
   // Per-rank sizes: compute ops, plus one SEND per message sent, one RECV per received.
   const int P = v.shape.P;
@@ -239,7 +248,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   std::uint32_t* offsets = out.offsets().data();
   for (int r = 0; r < P; ++r) offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
   for (std::size_t q = 0; q < n; ++q) {
-    bits = ops[q].bits, k = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), pairs += (bits >> 28) == 8 ? 1 : 0;
+    bits = ops[q].bits, k = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
     if (sends[k] != 0) ++offsets[peer[k] + 1];
     offsets[owner[(bits >> 16) & 0xFFFu] + 1] += sends[k];
   }
@@ -251,13 +260,13 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
   }
   // Emit in key order. A message event writes SEND on the producer's rank and RECV on
   // the peer: kind codes 4 + 2*(kind != F) and 5 + 2*(kind != F), the RECV's stage one
-  // up (activation) or one down (gradient); a pair's word sends as its forward.
+  // up (activation) or one down (gradient).
   op* lowered = out.ops().data();
   for (std::size_t e = 0; e < events; ++e) {
     producer = order[e] / 2, bits = ops[producer].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu,
-    j = bits & 0xFFFFu, rank = owner[s], gradient = (kind & 7u) != 0 ? 1u : 0u;
+    j = bits & 0xFFFFu, rank = owner[s], gradient = kind != 0 ? 1u : 0u;
     if (order[e] % 2 == 1) {
-      lowered[cursor[rank]++] = ops[producer];
+      lowered[cursor[rank]++] = own[producer];
       continue;
     }
     lowered[cursor[rank]++] = make_op(static_cast<op_kind>(4 + 2 * gradient), static_cast<int>(s), static_cast<int>(j));
@@ -292,11 +301,11 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c) {
 /// Linear in the number of ops (plus the makespan in ticks for the key order); usable in
 /// constant expressions.
 constexpr schedule lower(schedule_view v, const costs& c, runtime_model model) {
-  detail::check_lowerable(v);
+  const std::size_t pairs = detail::check_lowerable(v);
   check_costs(c);
   check_runtime_model(model);
-  if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v);
-  return detail::lower_by_key(v, c);
+  if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v, pairs);
+  return detail::lower_by_key(v, c, pairs);
 }
 
 /// lower(v, costs{}, runtime_model::blocking): the order for a runtime whose sends

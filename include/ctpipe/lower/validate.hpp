@@ -37,9 +37,13 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
   const int S = shape.stages();
   const int m = shape.m;
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
+  const bool both_ways = shape.layout == placement::bidirectional;
   for (int e = 0; e + 1 < S; ++e) {
     if (owner[e] == owner[e + 1]) continue;
-    for (int j = 0; j < m; ++j) {
+    // The micro-batches whose pipeline crosses edge e (all, but on the bidirectional
+    // placement the down ones below stage P, the up ones from it).
+    const int j_first = both_ways && e >= shape.P ? m / 2 : 0, j_end = both_ways && e < shape.P ? m / 2 : m;
+    for (int j = j_first; j < j_end; ++j) {
       const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j),
                         gradient = activation + static_cast<std::size_t>(m);
       if ((seen[activation] & seen[slots + activation] & seen[2 * slots + gradient] & seen[3 * slots + gradient]) != 0) continue;
@@ -53,9 +57,10 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
   }
 }
 
-/// Step 3 of validate_lowered() on a view whose shape and offsets are sound: each
-/// transfer op in rank order (out_of_shape, no_partner, wrong_rank, local_transfer,
-/// duplicate), then missing messages. A common path of a few statements per op, the
+/// Step 3 of validate_lowered() on a view whose shape and offsets are sound: on the
+/// bidirectional placement first each transfer on an edge outside its micro-batch's
+/// pipeline (out_of_shape); each transfer op in rank order (out_of_shape, no_partner,
+/// wrong_rank, local_transfer, duplicate), then missing messages. A common path of a few statements per op, the
 /// diagnosis off it. Calls `report(fault, rank, step, at, needs)` per issue.
 template <class Report>
 constexpr void check_transfers(schedule_view v, const stage_table& table, Report& report) {
@@ -75,6 +80,19 @@ constexpr void check_transfers(schedule_view v, const stage_table& table, Report
   std::uint8_t* seen = seen_b.data();
   // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0;
+  if (shape.layout == placement::bidirectional) {  // a transfer on an edge outside its micro-batch's pipeline
+    for (int r = 0; r < P; ++r) {
+      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+        const op o = ops[k];
+        if (!is_transfer(o.kind()) || o.stage() >= S || o.microbatch() >= m) continue;
+        const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
+        const int lo = shape.first_stage(o.microbatch()), hi = shape.last_stage(o.microbatch());
+        if (o.stage() < lo || o.stage() > hi || partner < lo || partner > hi) {
+          report(fault::out_of_shape, r, static_cast<int>(k - off[r]), o, o);
+        }
+      }
+    }
+  }
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
@@ -110,9 +128,10 @@ constexpr void check_transfers(schedule_view v, const stage_table& table, Report
 
 /// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
 /// the compute part as validate() checks it, then each transfer op (check_transfers()).
-/// Calls `report(fault, rank, step, at, needs)` per issue.
+/// Calls `report(fault, rank, step, at, needs)` per issue; counts the overlapped pairs in
+/// `*pairs` when given.
 template <class Report>
-constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report) {
+constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report, std::size_t* pairs = nullptr) {
   const std::uint32_t* off = v.offsets.data();
   const op* ops = v.ops.data();
 
@@ -124,16 +143,18 @@ constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Repo
     if (kind <= 3 || kind >= 8) position[c++] = k;  // what compute_part keeps: all but transfers
   }
   const schedule_view cv = compute.view();
-  validate(cv, [&](validation_issue issue) {
+  std::size_t found = 0;
+  validate_counting_pairs(cv, [&](validation_issue issue) {
     if (issue.step >= 0) {
       const std::size_t c = cv.offsets[static_cast<std::size_t>(issue.rank)] + static_cast<std::size_t>(issue.step);
       issue.step = static_cast<int>(position[c] - off[issue.rank]);
     }
     report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
-  });
+  }, &found);
+  if (pairs != nullptr) *pairs = found;
   // An overlapped pair's halves stand next to each other in the lowered lists too: a
   // transfer between them is a broken pair (the compute part, without it, is not).
-  for (int r = 0; r < v.shape.P; ++r) {
+  for (int r = 0; found != 0 && r < v.shape.P; ++r) {
     for (std::uint32_t k = off[r]; k + 1 < off[r + 1]; ++k) {
       if (ops[k].kind() == op_kind::overlap_f_b && is_transfer(ops[k + 1].kind())) {
         report(fault::broken_pair, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
@@ -229,14 +250,6 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_tabl
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
-      if (kind == 8) {  // an overlapped pair's word: its forward (its B word runs next)
-        if (ed != none) {
-          if ((state[slot] & arrived) == 0) break;  // halted (diagnosed below)
-          --pending[ed];
-        }
-        computed[key] = 1;
-        continue;
-      }
       if (kind == 4 || kind == 6) {  // SEND: its data must exist; posting wakes the RECV
         if (computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted (diagnosed below)
         if ((state[slot] & posted) == 0) {
@@ -266,19 +279,27 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_tabl
 
 }  // namespace detail
 
-/// validate_lowered()'s checks of the ops themselves, without running the lists (its
-/// steps 1 to 3: shape and offsets, the compute part, each transfer op): what execute()
-/// requires. Calls `on_issue(validation_issue)` per problem; returns their number.
+namespace detail {
+/// validate_lowered_ops(v, on_issue), counting the overlapped pairs in `*pairs`.
 template <class OnIssue>
-constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) {
+constexpr std::size_t validate_lowered_ops_counting(schedule_view v, OnIssue&& on_issue, std::size_t* pairs) {
   std::size_t count = 0;
   auto report = detail::counting_report(count, on_issue);
   if (fault broken{}; detail::structure_broken(v, broken)) {
     report(broken, -1, -1, op{}, op{});
     return count;
   }
-  detail::check_lowered_ops(v, detail::stage_table(v.shape), report);
+  detail::check_lowered_ops(v, detail::stage_table(v.shape), report, pairs);
   return count;
+}
+}  // namespace detail
+
+/// validate_lowered()'s checks of the ops themselves, without running the lists (its
+/// steps 1 to 3: shape and offsets, the compute part, each transfer op): what execute()
+/// requires. Calls `on_issue(validation_issue)` per problem; returns their number.
+template <class OnIssue>
+constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) {
+  return detail::validate_lowered_ops_counting(v, on_issue, nullptr);
 }
 
 /// Validates lowered schedule `v` (compute and transfer ops, as lower() makes or a
@@ -304,9 +325,21 @@ constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) 
 /// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
 template <class OnIssue>
 constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
-  std::size_t count = validate_lowered_ops(v, on_issue);
+  std::size_t pairs = 0;
+  std::size_t count = detail::validate_lowered_ops_counting(v, on_issue, &pairs);
   if (count != 0) return count;
-  detail::run_lowered(v, sem, detail::stage_table(v.shape), detail::counting_report(count, on_issue));
+  auto report = detail::counting_report(count, on_issue);
+  if (pairs == 0) {
+    detail::run_lowered(v, sem, detail::stage_table(v.shape), report);
+    return count;
+  }
+  // With overlapped pairs the run reads each pair's word as its F (its B word runs right
+  // after it, and nothing stands between them: step 2 checked that), so the per-op loop
+  // pays nothing for pairs; a stuck op is then named as the lists hold it.
+  const schedule plain = split_pairs(v);
+  detail::run_lowered(plain.view(), sem, detail::stage_table(v.shape), [&](fault f, int r, int step, op at, op needs) {
+    report(f, r, step, step >= 0 ? v.ops[v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)] : at, needs);
+  });
   return count;
 }
 

@@ -1,9 +1,20 @@
-// ctpipe/schedules/dualpipe.hpp: DualPipeV (DeepSeek), its generator and closed forms.
+// ctpipe/schedules/dualpipe.hpp: DualPipe and DualPipeV (DeepSeek), their generators
+// and closed forms.
 //
-// Source: deepseek-ai/DualPipe, `dualpipe/dualpipev.py`, `DualPipeV.step` (eight
-// phases), and PyTorch's `ScheduleDualPipeV`, which issues the same order. Ranks hold two
-// chunks on the V-shape: chunk 0 is stage r, chunk 1 stage 2P-1-r (a chunk is half a
-// rank's layers, so an op costs t_x / 2, as every chunked op does).
+// Sources: deepseek-ai/DualPipe, `dualpipe/dualpipev.py`, `DualPipeV.step` (eight
+// phases), and PyTorch's `ScheduleDualPipeV`, which issues the same order; and
+// `dualpipe/dualpipe.py`, `DualPipe.step`, the same eight phases on half the ranks.
+// - DualPipeV: ranks hold two chunks on the V-shape: chunk 0 is stage r, chunk 1 stage
+//   2P-1-r (a chunk is half a rank's layers, so an op costs t_x / 2, as every chunked op
+//   does).
+// - DualPipe: two copies of the model on the bidirectional placement (core/shape.hpp):
+//   chunk 0 of rank r is stage r of the "down" pipeline (micro-batches 0..m/2-1, fed at
+//   rank 0), chunk 1 stage 2P-1-r, the up pipeline's stage P-1-r (micro-batches
+//   m/2..m-1, fed at rank P-1). Each chunk is a whole stage of its copy: an op costs
+//   t_x. Rank r runs DualPipeV's phases with P/2 ranks, m/2 micro-batches and
+//   half_rank = min(r, P-1-r) in place of P, m and r; DeepSeek's "phase" p is chunk
+//   p ^ (r >= P/2) (`phase ^= self.is_in_second_half`), and its first pair is not
+//   overlapped on the two middle ranks (`is_middle_rank`), as DualPipeV's on the last.
 //
 // Overlapped pairs: DeepSeek issues some forward and backward as one overlapped call,
 // `_forward_backward_chunk` (PyTorch's `(F;B)OVERLAP_F_B`). The generator writes each as
@@ -25,8 +36,9 @@
 #include "ctpipe/schedules/spec.hpp"
 
 namespace ctpipe::detail {
-/// A rank's generator state for DualPipeV: the next forward and backward micro-batch of
-/// each chunk, and the queue of W ops (DeepSeek's WeightGradStore), first in, first out.
+/// A rank's generator state for DualPipeV and DualPipe, per DeepSeek "phase" p (0 or 1):
+/// its stage, the next forward and backward micro-batch, and the queue of W ops
+/// (DeepSeek's WeightGradStore), first in, first out.
 template <class Out>
 struct dualpipev_rank {
   int stage[2];
@@ -34,11 +46,17 @@ struct dualpipev_rank {
   int next_f[2] = {0, 0}, next_b[2] = {0, 0};
   buffer<op> queued_w;
   std::size_t w_head = 0, w_tail = 0;
-
   bool fused = true;  // write a pair as an overlap_f_b word (else as a plain F)
 
-  constexpr dualpipev_rank(const pipeline_shape& s, int r, Out& o, bool fuse)
-      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m + s.P)), fused(fuse) {}
+  /// DualPipeV: phase c is chunk c (stages r and 2P-1-r), micro-batches from 0.
+  /// DualPipe (`dual`): phase p is chunk p ^ (r >= P/2), and chunk 1's micro-batches
+  /// (the up pipeline's) start at m/2.
+  constexpr dualpipev_rank(const pipeline_shape& s, int r, Out& o, bool fuse, bool dual = false)
+      : stage{r, 2 * s.P - 1 - r}, out(o), queued_w(2 * static_cast<std::size_t>(s.m + s.P)), fused(fuse) {
+    if (!dual) return;
+    if (2 * r >= s.P) stage[0] = 2 * s.P - 1 - r, stage[1] = r;
+    for (int p = 0; p < 2; ++p) next_f[p] = next_b[p] = stage[p] >= s.P ? s.m / 2 : 0;
+  }
 
   /// `_forward_chunk(c)`: F of chunk c's next micro-batch.
   constexpr void forward(int c) { out(make_op(op_kind::F, stage[c], next_f[c]++)); }
@@ -63,30 +81,12 @@ struct dualpipev_rank {
     backward(b, false);
   }
 };
-}  // namespace ctpipe::detail
 
-namespace ctpipe::schedules {
-
-/// DualPipeV's ops of rank r (shape: P ranks, V = 2 on the V-shape, m >= 2P, or m >= 2P-1
-/// at the structural minimum: schedule_spec::structural_minimum), in
-/// DeepSeek's `DualPipeV.step` order, its eight phases:
-/// 1. `2(P-1-r)` forwards of chunk 0;
-/// 2. `r+1` times: forward chunk 0, forward chunk 1;
-/// 3. `P-1-r` times: I of chunk 1, the oldest W, forward chunk 1;
-/// 4. `m-2P+r+1` times: pair (F chunk 0; B chunk 1), pair (F chunk 1; B chunk 0) (the last
-///    rank's first (F chunk 0; B chunk 1) is not overlapped: two plain ops, as DeepSeek
-///    issues them "to further reduce bubble size");
-/// 5. `P-1-r` times: B chunk 1, pair (F chunk 1; B chunk 0);
-/// 6. `r+1` times: backward chunk 1, backward chunk 0, each an I (W queued) from the middle
-///    iteration `(r+1)/2` on (for even r, from that iteration's chunk 0 on), else a B;
-/// 7. `P-1-r` times: the oldest W, I of chunk 0;
-/// 8. `r+1` times: the oldest W.
-/// Calls `out(op)` per op; writes dualpipev_ops_of_rank(s, r) ops. Needs a valid shape.
-/// `fused`: a pair as an op_kind::overlap_f_b word and its B (else a plain F and its B).
-template <class Out>
-constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out, bool fused = true) {
-  const int P = s.P, m = s.m;
-  ctpipe::detail::dualpipev_rank<Out> g(s, r, out, fused);
+/// The eight phases of DeepSeek's `step()` for `P` ranks (or half-ranks), `m`
+/// micro-batches per direction and (half-)rank `r`, written through rank state `g`
+/// (schedules::dualpipev() lists them).
+template <class Rank>
+constexpr void dual_phases(int P, int m, int r, Rank& g) {
   for (int i = 0; i < 2 * (P - r - 1); ++i) g.forward(0);
   for (int i = 0; i < r + 1; ++i) g.forward(0), g.forward(1);
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.weight(), g.forward(1);
@@ -110,11 +110,72 @@ constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out, bool fused =
   for (int i = 0; i < r + 1; ++i) g.weight();
 }
 
+}  // namespace ctpipe::detail
+
+namespace ctpipe::schedules {
+
+/// DualPipeV's ops of rank r (shape: P ranks, V = 2 on the V-shape, m >= 2P, or m >= 2P-1
+/// at the structural minimum: schedule_spec::structural_minimum), in
+/// DeepSeek's `DualPipeV.step` order, its eight phases:
+/// 1. `2(P-1-r)` forwards of chunk 0;
+/// 2. `r+1` times: forward chunk 0, forward chunk 1;
+/// 3. `P-1-r` times: I of chunk 1, the oldest W, forward chunk 1;
+/// 4. `m-2P+r+1` times: pair (F chunk 0; B chunk 1), pair (F chunk 1; B chunk 0) (the last
+///    rank's first (F chunk 0; B chunk 1) is not overlapped: two plain ops, as DeepSeek
+///    issues them "to further reduce bubble size");
+/// 5. `P-1-r` times: B chunk 1, pair (F chunk 1; B chunk 0);
+/// 6. `r+1` times: backward chunk 1, backward chunk 0, each an I (W queued) from the middle
+///    iteration `(r+1)/2` on (for even r, from that iteration's chunk 0 on), else a B;
+/// 7. `P-1-r` times: the oldest W, I of chunk 0;
+/// 8. `r+1` times: the oldest W.
+/// Calls `out(op)` per op; writes dualpipev_ops_of_rank(s, r) ops. Needs a valid shape.
+/// `fused`: a pair as an op_kind::overlap_f_b word and its B (else a plain F and its B).
+template <class Out>
+constexpr void dualpipev(const pipeline_shape& s, int r, Out&& out, bool fused = true) {
+  ctpipe::detail::dualpipev_rank<Out> g(s, r, out, fused);
+  ctpipe::detail::dual_phases(s.P, s.m, r, g);
+}
+
+/// DualPipe's ops of rank r (shape: P even ranks, m even, V = 2 on the bidirectional
+/// placement, m >= 2P, or m >= 2P-2 at the structural minimum), in DeepSeek's
+/// `DualPipe.step` order: DualPipeV's eight phases (dualpipev()) with P/2, m/2 and
+/// half_rank = min(r, P-1-r) for P, m and r, phase p on chunk p ^ (r >= P/2) (file
+/// comment). Writes dualpipe_ops_of_rank(s, r) ops. Needs a valid shape.
+template <class Out>
+constexpr void dualpipe(const pipeline_shape& s, int r, Out&& out, bool fused = true) {
+  ctpipe::detail::dualpipev_rank<Out> g(s, r, out, fused, true);
+  ctpipe::detail::dual_phases(s.P / 2, s.m / 2, r < s.P - 1 - r ? r : s.P - 1 - r, g);
+}
+
 /// Op words of DualPipeV's rank r: 2m forwards (F or a pair's word), 2m backwards (B or
 /// I), and a W per I: `2(P-1-r)` in phases 3 and 7 and `r+1` in phase 6, so
 /// `4m + 2P - 1 - r` in all.
 constexpr std::size_t dualpipev_ops_of_rank(const schedule_spec& s, int r) {
   return static_cast<std::size_t>(4 * s.shape.m + 2 * s.shape.P - 1 - r);
+}
+
+/// Op words of DualPipe's rank r: DualPipeV's count with P/2, m/2 and half_rank
+/// h = min(r, P-1-r): `2m + P - 1 - h`.
+constexpr std::size_t dualpipe_ops_of_rank(const schedule_spec& s, int r) {
+  const int h = r < s.shape.P - 1 - r ? r : s.shape.P - 1 - r;
+  return static_cast<std::size_t>(2 * s.shape.m + s.shape.P - 1 - h);
+}
+
+/// DualPipe's peak in-flight chunks of rank r, gamma = 1 (a chunk is a whole stage of
+/// its copy: one full activation): `P + 1` for m >= 2P, DeepSeek's "PP+1" (README of
+/// deepseek-ai/DualPipe, "Activation Per Device"); at the structural minimum m = 2P-2
+/// the two outer ranks hold one less, `P`. Proved on a grid in
+/// tests/static/proofs_dualpipe.cpp.
+constexpr closed_form dualpipe_peak_in_flight(const schedule_spec& s, rational gamma, int r) {
+  if (gamma != rational{1}) return ctpipe::detail::no_formula("needs gamma = 1 (the claimed form)");
+  const int P = s.shape.P;
+  if (s.shape.m >= 2 * P) {
+    return {true, rational{P + 1}, "P+1", "DeepSeek DualPipe README (DualPipe)", "m >= 2P, gamma = 1, any costs"};
+  }
+  const bool outer = r == 0 || r == P - 1;
+  return {true, rational{outer ? P : P + 1}, outer ? "P (ranks 0 and P-1 at m = 2P-2)" : "P+1",
+          "DeepSeek DualPipe README (DualPipe); the outer ranks at the structural minimum: ctpipe",
+          "m = 2P-2 (structural minimum), gamma = 1, any costs"};
 }
 
 /// DualPipeV's peak in-flight chunks of rank r, gamma = 1: `2P + 1` on every rank for

@@ -104,6 +104,24 @@ constexpr bool dualpipev_rule(const schedule_spec& s, rule_report report) {
   report("ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum");
   return false;
 }
+constexpr bool dualpipe_rule(const schedule_spec& s, rule_report report) {
+  if (s.shape.V != 2 || s.shape.layout != placement::bidirectional) {
+    report("ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)");
+    return false;
+  }
+  if (s.shape.P % 2 != 0) {
+    report("ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)");
+    return false;
+  }
+  if (s.shape.m % 2 == 0 && s.shape.m >= 2 * s.shape.P) return true;
+  if (!s.structural_minimum || s.shape.m % 2 != 0) {
+    report("ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)");
+    return false;
+  }
+  if (s.shape.m >= 2 * s.shape.P - 2) return true;
+  report("ctpipe: dualpipe needs m >= 2P-2 even at its structural minimum");
+  return false;
+}
 constexpr bool loop_rule(const schedule_spec& s, rule_report report) {
   if (s.shape.layout == placement::loop) return true;
   report("ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement");
@@ -165,6 +183,7 @@ constexpr int interleaved_warmup(const schedule_spec& s, int r) {
   return min_int((V - 1) * group_size(s) + s.warmup_factor * (P - 1 - r), m * V);
 }
 constexpr int dualpipev_warmup(const schedule_spec& s, int) { return 2 * s.shape.P; }
+constexpr int dualpipe_warmup(const schedule_spec& s, int) { return s.shape.P; }
 constexpr int interleaved_zb_warmup(const schedule_spec& s, int r) {
   return min_int((s.shape.V - 1) * group_size(s) + (s.shape.P - 1 - r), s.shape.m * s.shape.V);
 }
@@ -206,6 +225,10 @@ constexpr op* fill_interleaved_zb(const schedule_spec& s, int r, op* out) {
 
 constexpr op* fill_dualpipev(const schedule_spec& s, int r, op* out) {
   schedules::dualpipev(s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
+  return out;
+}
+constexpr op* fill_dualpipe(const schedule_spec& s, int r, op* out) {
+  schedules::dualpipe(s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
   return out;
 }
 
@@ -251,6 +274,9 @@ inline constexpr family_entry family_table[] = {
     {schedule_family::dualpipev, "dualpipev", true, 2, false, placement::v_shape, detail::dualpipev_rule,
      detail::dualpipev_warmup, detail::fill_dualpipev, schedules::dualpipev_ops_of_rank, schedules::dualpipev_timing,
      schedules::dualpipev_timing, schedules::dualpipev_timing, schedules::dualpipev_peak_in_flight},
+    {schedule_family::dualpipe, "dualpipe", true, 2, false, placement::bidirectional, detail::dualpipe_rule,
+     detail::dualpipe_warmup, detail::fill_dualpipe, schedules::dualpipe_ops_of_rank, schedules::dualpipev_timing,
+     schedules::dualpipev_timing, schedules::dualpipev_timing, schedules::dualpipe_peak_in_flight},
 };
 
 namespace detail {
@@ -331,12 +357,13 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
     on_error("ctpipe: only interleaved-1f1b takes a group, variant or warmup factor");
     return false;
   }
-  if (s.structural_minimum && s.family != schedule_family::dualpipev) {
-    on_error("ctpipe: only dualpipev takes the structural minimum");
+  const bool dual = s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe;
+  if (s.structural_minimum && !dual) {
+    on_error("ctpipe: only dualpipev and dualpipe take the structural minimum");
     return false;
   }
-  if (s.pairs != pair_model::fused && (s.pairs != pair_model::split || s.family != schedule_family::dualpipev)) {
-    on_error("ctpipe: only dualpipev has overlapped pairs to split (pair model fused or split)");
+  if (s.pairs != pair_model::fused && (s.pairs != pair_model::split || !dual)) {
+    on_error("ctpipe: only dualpipev and dualpipe have overlapped pairs to split (pair model fused or split)");
     return false;
   }
   // Raising, the family's rule raises itself (its message literal then shows in the
@@ -359,8 +386,12 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)`
 /// - `ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum`
-/// - `ctpipe: only dualpipev takes the structural minimum`
-/// - `ctpipe: only dualpipev has overlapped pairs to split (pair model fused or split)`
+/// - `ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)`
+/// - `ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)`
+/// - `ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)`
+/// - `ctpipe: dualpipe needs m >= 2P-2 even at its structural minimum`
+/// - `ctpipe: only dualpipev and dualpipe take the structural minimum`
+/// - `ctpipe: only dualpipev and dualpipe have overlapped pairs to split (pair model fused or split)`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
 /// - `ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: the warmup factor must be 1 or 2`

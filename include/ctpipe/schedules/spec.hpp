@@ -29,6 +29,9 @@ namespace ctpipe {
 /// - `dualpipev`: DualPipeV (DeepSeek-V3 report; deepseek-ai/DualPipe `DualPipeV`),
 ///   PyTorch's `ScheduleDualPipeV`: V-shape placement, two chunks per rank, some
 ///   backwards split into I and W (schedules/dualpipe.hpp).
+/// - `dualpipe`: DualPipe (DeepSeek-V3 report; deepseek-ai/DualPipe `DualPipe`): two
+///   copies of the model on the bidirectional placement, micro-batches fed from both
+///   ends (schedules/dualpipe.hpp).
 enum class schedule_family : std::uint8_t {
   gpipe,
   one_f_one_b,
@@ -39,6 +42,7 @@ enum class schedule_family : std::uint8_t {
   zbv,
   interleaved_zb,
   dualpipev,
+  dualpipe,
 };
 
 /// Which framework's interleaved 1F1B to reproduce. All three run a table of
@@ -94,11 +98,12 @@ struct schedule_spec {
   /// last rank (Megatron's and PyTorch's 2; 1 gives fewer in-flight chunks and hides no
   /// latency).
   int warmup_factor = 2;
-  /// dualpipev only: accept m >= 2P-1, the least m its eight phases run with, instead of
-  /// DeepSeek's own rule m >= 2P (`DualPipeV.step` asserts `num_chunks >= num_ranks * 2`).
-  /// At m = 2P-1 rank 0 peaks at 2P chunks, the others at 2P+1.
+  /// dualpipev and dualpipe only: accept the least m their eight phases run with instead
+  /// of DeepSeek's own rule m >= 2P (`step()` asserts `num_chunks >= num_ranks * 2`):
+  /// m >= 2P-1 for dualpipev, where rank 0 peaks at 2P chunks and the others at 2P+1;
+  /// even m >= 2P-2 for dualpipe, where ranks 0 and P-1 peak at P and the others at P+1.
   bool structural_minimum = false;
-  /// dualpipev only (the family with overlapped pairs): `fused` (the default) writes each
+  /// dualpipev and dualpipe only (the families with overlapped pairs): `fused` (the default) writes each
   /// of DeepSeek's `_forward_backward_chunk` calls as an op_kind::overlap_f_b word and its
   /// B; `split` writes it as a plain F and B (the same order, each half its own op:
   /// split_pairs() of the fused schedule).
