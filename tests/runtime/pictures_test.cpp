@@ -94,7 +94,7 @@ TEST_CASE("readout: the model's fields are the JSON's values, 1F1B P = 4 m = 8",
   // ... and in the JSON, under the same names.
   REQUIRE(j["schedule"] == ro.schedule);
   REQUIRE((j["P"] == ro.P && j["m"] == ro.m && j["V"] == ro.V && j["placement"] == "loop"));
-  REQUIRE(j["costs"] == nlohmann::ordered_json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}});
+  REQUIRE(j["costs"] == nlohmann::ordered_json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}, {"fb", "3"}});
   REQUIRE(j["gamma"] == "1");
   REQUIRE(j["makespan"] == "33");
   REQUIRE(j["bubble_fraction"] == "3/11");

@@ -70,7 +70,7 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   REQUIRE(j["schedule"] == "1f1b");
   REQUIRE(j["P"] == 4);
   REQUIRE(j["placement"] == "loop");
-  REQUIRE(j["costs"] == nlohmann::json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}});
+  REQUIRE(j["costs"] == nlohmann::json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}, {"fb", "3"}});
   REQUIRE(j["gamma"] == "1");
   REQUIRE(j["bubble_fraction"] == "3/11");
   REQUIRE(j["idle"] == nlohmann::json{"9", "9", "9", "9"});
@@ -153,7 +153,15 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"--schedule \"$(printf 'gpipe\\nx')\"", "ctpipe: unknown schedule 'gpipe\\nx' (known: "},
       {"-s dualpipev -m 7", "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
       {"-s dualpipev -m 6 --structural-minimum", "ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum\n"},
-      {"-s 1f1b --structural-minimum", "ctpipe: --structural-minimum applies to dualpipev only\n"},
+      {"-s 1f1b --structural-minimum", "ctpipe: --structural-minimum applies to dualpipev and dualpipe only\n"},
+      {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev and dualpipe only\n"},
+      {"-s dualpipev --pair-model both", "ctpipe: --pair-model takes fused or split, not 'both'\n"},
+      {"-s dualpipe -P 6 -m 13", "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)\n"},
+      {"-s dualpipe -P 8 -m 14", "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)\n"},
+      {"-s dualpipe -P 5 -m 10", "ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)\n"},
+      {"-s dualpipev -P 4 -m 7", "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
+      {"-s dualpipe --placement v", "ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)\n"},
+      {"--costs fb=-1", "ctpipe: costs must be >= 0\n"},
       {"--color always --format json", "ctpipe: --color applies to --format text only\n"},
       {"--width 80 --format svg", "ctpipe: --width applies to --format text only\n"},
       {"compare --width 80 --format json", "ctpipe: --width applies to --format text only\n"},
@@ -166,7 +174,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"compare --schedules interleaved-1f1b -m 3",
        "ctpipe: compare needs at least one schedule that accepts the shape; interleaved-1f1b: ctpipe: interleaved-1f1b "
        "(megatron) needs the group size in [P, m], but m < P\n"},
-      {"--placement w", "ctpipe: --placement takes loop or v, not 'w'\n"},
+      {"--placement w", "ctpipe: --placement takes loop, v or bidirectional, not 'w'\n"},
       {"--bogus", "ctpipe: "},
       {"extra", "ctpipe: "},
   };

@@ -176,12 +176,14 @@ TEST_CASE("tool: Zero Bubble table, both bubble metrics, I and W, gamma view", "
   REQUIRE(mem.out.find(" 229/100 [4] = formula (P-r) + r*gamma") != std::string::npos);
 }
 
-TEST_CASE("DualPipeV over P in [1, 12] x m in [1, 6P], by DeepSeek's rule and at the structural minimum: op counts, peaks, messages (the compile-time grid's function)", "[dualpipe]") {
-  for (int P = 1; P <= 12; ++P) {
-    for (int m = 1; m <= 6 * P; ++m) {
-      INFO("P = " << P << ", m = " << m);
-      REQUIRE(ctpipe::tests::prove_dualpipev_point(P, m, true));
-      REQUIRE(ctpipe::tests::prove_dualpipev_point(P, m, true, true));  // the structural minimum
+TEST_CASE("DualPipeV and DualPipe over P in [1, 12] x m in [1, 6P], by DeepSeek's rule and at the structural minimum: op counts, peaks, messages, DeepSeek's idle (the compile-time grid's function)", "[dualpipe]") {
+  for (const auto family : {ctpipe::schedule_family::dualpipev, ctpipe::schedule_family::dualpipe}) {
+    for (int P = 1; P <= 12; ++P) {
+      for (int m = 1; m <= 6 * P; ++m) {
+        INFO(ctpipe::family_name(family) << " P = " << P << ", m = " << m);
+        REQUIRE(ctpipe::tests::prove_dual_point(family, P, m, true));
+        REQUIRE(ctpipe::tests::prove_dual_point(family, P, m, true, true));  // the structural minimum
+      }
     }
   }
   REQUIRE(std::string(ctpipe::spec_error({ctpipe::schedule_family::dualpipev, {4, 7, 2, ctpipe::placement::v_shape}})) ==

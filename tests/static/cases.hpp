@@ -62,6 +62,10 @@ inline constexpr claimed claims[] = {
     {"SPEC §5 ZB-V P=4 m=8", zero_bubble(schedule_family::zbv, 4, 8), article, {51, 2}, {1, 17}, {8, 8, 8, 8}, 96, 0},
     {"vectors: interleaved ZB P=4 m=8 V=2", zero_bubble(schedule_family::interleaved_zb, 4, 8), article, {51, 2},
      {1, 17}, {8, 8, 8, 8}, 112},
+    {"SPEC §5 DualPipeV P=4 m=8 (fused pairs)", {schedule_family::dualpipev, {4, 8, 2, placement::v_shape}}, article, 27,
+     {1, 9}, {9, 9, 9, 9}, 96, 3},
+    {"SPEC §5 DualPipe P=4 m=8 (fused pairs)", {schedule_family::dualpipe, {4, 8, 2, placement::bidirectional}}, article, 26,
+     {1, 13}, {5, 5, 5, 5}, 48, 2},
 };
 
 /// True when schedule `c` is valid and its simulated values equal the claimed ones.

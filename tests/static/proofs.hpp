@@ -182,34 +182,58 @@ constexpr bool prove_zero_bubble_point(schedule_family family, int P, int m, boo
   return msgs.holds && rational{static_cast<std::int64_t>(messages(s.view()))} == msgs.value;
 }
 
-/// Proof at one point of DualPipeV (P ranks, m micro-batches, V = 2 on the V-shape;
-/// `minimum`: schedule_spec::structural_minimum): a request below m = 2P (2P-1 at the
-/// structural minimum) is rejected; otherwise the schedule is complete and runs (valid
-/// too, `with_validation`), rank r runs `4m + 2P - 1 - r` ops, every rank's peak
-/// in-flight is DeepSeek's `2P + 1` chunks at gamma = 1 but rank 0's `2P` at m = 2P-1
-/// (and no closed form is claimed at gamma = 3/7), the timing closed forms report that
-/// they do not apply, and the messages are `2m(2P-2)`.
-constexpr bool prove_dualpipev_point(int P, int m, bool with_validation, bool minimum = false) {
-  schedule_spec spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
+/// DualPipeV's and DualPipe's proof at (P, m) (`fam`: dualpipev or dualpipe), by
+/// DeepSeek's rule or at the structural minimum (`minimum`):
+/// - the rule: DualPipeV refuses m < 2P (2P-1 at the minimum); DualPipe refuses an odd
+///   P, an odd m and m < 2P (2P-2 at the minimum);
+/// - elsewhere (validity too when `with_validation`): rank r runs 4m + 2P - 1 - r ops
+///   (DualPipeV) or 2m + P - 1 - min(r, P-1-r) (DualPipe); every rank's peak in-flight
+///   is DeepSeek's PP+1 chunks at gamma = 1 (2P + 1, or P + 1 for DualPipe) but one less
+///   at the structural minimum on rank 0 (DualPipeV) or ranks 0 and P-1 (DualPipe), and
+///   no closed form is claimed at gamma = 3/7; the messages are 2m(2P-2) or 2m(P-1);
+/// - DeepSeek's idle: at each of the first `cost_sets` (1 to 3) cost sets of its range
+///   (article costs; t_f = t_i = 2, t_w = 1; t_w = 0) the makespan and bubble fraction are the closed forms and every
+///   rank idles (P-1)(F&B + B - 3W) (DualPipeV) or (P/2-1)(F&B + B - 3W) (DualPipe); at
+///   t_i = 2 t_f, outside it, no closed form is claimed.
+constexpr bool prove_dual_point(schedule_family fam, int P, int m, bool with_validation, bool minimum = false,
+                                int cost_sets = 3) {
+  const bool v = fam == schedule_family::dualpipev;
+  schedule_spec spec{fam, {P, m, 2, v ? placement::v_shape : placement::bidirectional}};
   spec.structural_minimum = minimum;
-  if (m < 2 * P - (minimum ? 1 : 0)) return spec_error(spec) != nullptr;
+  const bool refused = v ? m < 2 * P - (minimum ? 1 : 0) : P % 2 != 0 || m % 2 != 0 || m < 2 * P - (minimum ? 2 : 0);
+  if (refused) return spec_error(spec) != nullptr;
   if (spec_error(spec) != nullptr) return false;
   const schedule s = generate(spec);
   if (with_validation && !validate(s.view()).ok()) return false;
   for (int r = 0; r < P; ++r) {
-    if (s.view().rank(r).size() != static_cast<std::size_t>(4 * m + 2 * P - 1 - r)) return false;
+    const int half = r < P - 1 - r ? r : P - 1 - r;
+    if (s.view().rank(r).size() != static_cast<std::size_t>(v ? 4 * m + 2 * P - 1 - r : 2 * m + P - 1 - half)) return false;
   }
-  const simulation sim = simulate(s.view(), costs{});
-  if (sim.makespan() <= rational{0} || makespan_formula(spec, costs{}).holds) return false;
+  const costs in_range[] = {costs{}, costs{rational{2}, rational{3}, rational{2}, rational{1}, rational{0}},
+                            costs{rational{1}, rational{1}, rational{1}, rational{0}, rational{0}}};
+  for (int k = 0; k < cost_sets; ++k) {
+    const costs& c = in_range[k];
+    const simulation sim = simulate(s.view(), c);
+    const closed_form T = makespan_formula(spec, c), bubble = bubble_fraction_formula(spec, c);
+    if (!T.holds || !bubble.holds || sim.makespan() != T.value || sim.bubble_fraction() != bubble.value) return false;
+    const rational idle = rational{v ? P - 1 : P / 2 - 1} * ((c.pair() + c.b - rational{3} * c.w) / (v ? 2 : 1));
+    for (int r = 0; r < P; ++r) {
+      if (sim.idle(r) != idle) return false;
+    }
+  }
+  if (makespan_formula(spec, costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{0}}).holds) return false;
   const in_flight_profile mem = in_flight(s.view());
+  const bool short_m = m < 2 * P;
   for (int r = 0; r < P; ++r) {
     const closed_form peak = peak_in_flight_formula(spec, rational{1}, r);
-    const int expected = m == 2 * P - 1 && r == 0 ? 2 * P : 2 * P + 1;
-    if (!peak.holds || peak.value != rational{expected} || mem.peak(r) != peak.value) return false;
+    const int full = v ? 2 * P + 1 : P + 1;
+    const bool less = short_m && (v ? r == 0 : r == 0 || r == P - 1);
+    if (!peak.holds || peak.value != rational{less ? full - 1 : full} || mem.peak(r) != peak.value) return false;
     if (peak_in_flight_formula(spec, rational{3, 7}, r).holds) return false;
   }
   const closed_form msgs = messages_formula(spec);
-  return msgs.holds && rational{static_cast<std::int64_t>(messages(s.view()))} == msgs.value;
+  return msgs.holds && msgs.value == rational{static_cast<std::int64_t>(v ? 2 * m * (2 * P - 2) : 2 * m * (P - 1))} &&
+         rational{static_cast<std::int64_t>(messages(s.view()))} == msgs.value;
 }
 
 }  // namespace ctpipe::tests

@@ -89,9 +89,9 @@ void options::declare(CLI::App& app, const option_set& set) {
   }
   if (set.bits & opt_placement) {
     app.add_option("--placement", placement_text,
-                   "loop or v (V-shape); default v for " +
+                   "loop, v (V-shape) or bidirectional (two model copies); default v for " +
                        schedule_names([](const family_entry& e) { return e.natural_placement == placement::v_shape; }) +
-                       ", else loop");
+                       ", bidirectional for dualpipe, else loop");
   }
   if (set.bits & opt_interleaved) {
     app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")
@@ -104,9 +104,10 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)")
         ->capture_default_str();
     app.add_flag("--structural-minimum", structural_minimum,
-                 "dualpipev: accept m >= 2P-1, the least m its phases run with (DeepSeek's own rule is m >= 2P)");
+                 "dualpipev, dualpipe: accept the least m their phases run with, m >= 2P-1 (dualpipev) or even m >= 2P-2 "
+                 "(dualpipe); DeepSeek's own rule is m >= 2P");
     app.add_option("--pair-model", pair_model_text,
-                   "dualpipev: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek runs it) "
+                   "dualpipev, dualpipe: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek runs it) "
                    "or split (its two halves are separate ops)")
         ->capture_default_str();
   }
@@ -186,13 +187,15 @@ void options::check_interleaved_names(const CLI::App& app) {
   if (!interleaved && (variant_given || group_given || warmup_given)) {
     throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
   }
-  const bool dualpipev = std::find(families.begin(), families.end(), schedule_family::dualpipev) != families.end();
-  if (structural_minimum && !dualpipev) throw usage_error("ctpipe: --structural-minimum applies to dualpipev only");
+  const bool dualpipev = std::any_of(families.begin(), families.end(), [](schedule_family f) {
+    return f == schedule_family::dualpipev || f == schedule_family::dualpipe;
+  });
+  if (structural_minimum && !dualpipev) throw usage_error("ctpipe: --structural-minimum applies to dualpipev and dualpipe only");
   if (pair_model_text != "fused" && pair_model_text != "split") {
     throw usage_error(fmt::format("ctpipe: --pair-model takes fused or split, not '{}'", pair_model_text));
   }
   pairs = pair_model_text == "split" ? pair_model::split : pair_model::fused;
-  if (app.count("--pair-model") > 0 && !dualpipev) throw usage_error("ctpipe: --pair-model applies to dualpipev only");
+  if (app.count("--pair-model") > 0 && !dualpipev) throw usage_error("ctpipe: --pair-model applies to dualpipev and dualpipe only");
 }
 
 void options::check_interleaved_numbers(const option_set& set) {
@@ -214,10 +217,10 @@ void options::check(const CLI::App& app, const option_set& set) {
   if (set.bits & opt_interleaved) check_interleaved_names(app);
   if (set.bits & opt_placement) {
     placement_given = !placement_text.empty();
-    if (placement_given && placement_text != "loop" && placement_text != "v") {
-      throw usage_error(fmt::format("ctpipe: --placement takes loop or v, not '{}'", placement_text));
+    if (placement_given && placement_text != "loop" && placement_text != "v" && placement_text != "bidirectional") {
+      throw usage_error(fmt::format("ctpipe: --placement takes loop, v or bidirectional, not '{}'", placement_text));
     }
-    layout = placement_text == "v" ? placement::v_shape : placement::loop;
+    layout = placement_text == "v" ? placement::v_shape : placement_text == "bidirectional" ? placement::bidirectional : placement::loop;
   }
   if (set.bits & opt_chunks) {
     V_given = given("-V");
@@ -256,8 +259,9 @@ schedule_spec options::spec_for(schedule_family family, chunks_scope scope) cons
   const bool takes_V = scope == chunks_scope::every_family || family_of(family).chunks_free;
   spec.shape = {P, m, V_given && takes_V ? V : chunks_default(family),
                 placement_given ? layout : natural_placement(family)};
-  spec.structural_minimum = family == schedule_family::dualpipev && structural_minimum;
-  spec.pairs = family == schedule_family::dualpipev ? pairs : pair_model::fused;
+  const bool dual = family == schedule_family::dualpipev || family == schedule_family::dualpipe;
+  spec.structural_minimum = dual && structural_minimum;
+  spec.pairs = dual ? pairs : pair_model::fused;
   if (family == schedule_family::interleaved_1f1b) {
     spec.variant = variant;
     spec.group = group;

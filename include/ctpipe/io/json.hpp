@@ -23,7 +23,7 @@ inline nlohmann::ordered_json formula_json(const closed_form& f) {
 /// per field of readout `ro` up to `timeline`, with the same names, in this order. Exact
 /// numbers are strings ("3/11", "33"); counts are integers. Fields, exactly:
 /// `schedule` (the family, or the file name of a schedule read from a file: schedule_name),
-/// `P`, `m`, `V`, `chunk_fraction` ("1/V" as a string), `placement` ("loop" or "v"), `costs` ({"f","b","i","w","c"} as strings),
+/// `P`, `m`, `V`, `chunk_fraction` (the share of a full activation and of an op's cost one chunk holds, as a string: "1/V", or "1" for DualPipe, whose chunk is a whole stage of one of its two model copies), `placement` ("loop", "v" or "bidirectional"), `costs` ({"f","b","i","w","c","fb"} as strings),
 /// `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's
 /// value, or null where none applies), `idle` (per rank), `span_bubble`,
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
@@ -71,7 +71,7 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
       {"chunk_fraction", to_string(ro.chunk_fraction)},
       {"placement", placement_name(ro.placement)},
       {"costs", {{"f", to_string(ro.costs.f)}, {"b", to_string(ro.costs.b)}, {"i", to_string(ro.costs.i)},
-                 {"w", to_string(ro.costs.w)}, {"c", to_string(ro.costs.c)}}},
+                 {"w", to_string(ro.costs.w)}, {"c", to_string(ro.costs.c)}, {"fb", to_string(ro.costs.pair())}}},
       {"gamma", to_string(ro.gamma)},
       {"makespan", to_string(ro.makespan)},
       {"bubble_fraction", to_string(ro.bubble_fraction)},

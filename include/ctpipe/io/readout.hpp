@@ -168,7 +168,7 @@ inline readout readout_of(const report& rep) {
   out.P = s.P;
   out.m = s.m;
   out.V = s.V;
-  out.chunk_fraction = rational{1, s.V};
+  out.chunk_fraction = rational{1, s.cost_chunks()};  // 1 on the bidirectional placement (DualPipe)
   out.placement = s.layout;
   out.costs = rep.cost;
   out.gamma = rep.gamma;

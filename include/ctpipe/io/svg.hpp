@@ -401,7 +401,7 @@ inline double svg_compare_table(std::string& out, const std::vector<readout>& re
   for (const readout& ro : readouts) {
     y += 16;
     const std::string cells[] = {ro.schedule, to_string(ro.makespan), to_string(ro.bubble_fraction),
-                                 to_string(ro.span_bubble), to_string(ro.peak_in_flight[0] / rational{ro.V}),
+                                 to_string(ro.span_bubble), to_string(ro.peak_in_flight[0] * ro.chunk_fraction),
                                  to_string(ro.peak_in_flight[0]), fmt::format("{}", ro.messages)};
     for (int c = 0; c < 7; ++c) {
       out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, cells[c]);

@@ -319,7 +319,7 @@ inline std::string render_in_flight(const readout& ro, const text_style& style =
   const int bar_width = std::max(10, std::min(style.width - 40, 50));
   const int label_width = static_cast<int>(fmt::format("rank {}", ro.P - 1).size()) + 2;
   std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {}{})\n",
-                                ro.V > 1 ? ", in chunks (a chunk is 1/V of a full activation)" : "",
+                                ro.chunk_fraction != rational{1} ? ", in chunks (a chunk is 1/V of a full activation)" : "",
                                 to_string(ro.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
   for (std::size_t r = 0; r < ro.peak_in_flight.size(); ++r) {
     const rational peak = ro.peak_in_flight[r];
@@ -328,7 +328,7 @@ inline std::string render_in_flight(const readout& ro, const text_style& style =
     for (int k = 0; k < len; ++k) bar += "\u2588";  // █
     std::string tail = fmt::format(" {}", to_string(peak));
     if (compare) tail += fmt::format(" [{}]", to_string(ro.plain_peak_in_flight[r]));
-    if (ro.V > 1) tail += fmt::format(" ({} full)", to_string(peak / rational{ro.V}));
+    if (ro.chunk_fraction != rational{1}) tail += fmt::format(" ({} full)", to_string(peak * ro.chunk_fraction));
     tail += " " + detail::against(peak, ro.peak_in_flight_formula[r]);
     out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width, style.color ? "\x1b[33m" : "", bar,
                        style.color ? detail::reset_color : "", tail);

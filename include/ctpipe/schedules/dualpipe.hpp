@@ -194,11 +194,62 @@ constexpr closed_form dualpipev_peak_in_flight(const schedule_spec& s, rational 
           "m = 2P-1 (structural minimum), gamma = 1, any costs"};
 }
 
-/// DualPipeV's makespan, bubble and span bubble: DeepSeek's idle formula
-/// `(P-1)(F&B + B - 3W)` is for the fused overlapped pair, which ctpipe does not model
-/// yet: no closed form.
-constexpr closed_form dualpipev_timing(const schedule_spec&, const costs&) {
-  return ctpipe::detail::no_formula("DualPipeV's closed forms need the fused overlapped pair, not modelled yet");
+}  // namespace ctpipe::schedules
+
+namespace ctpipe::detail {
+/// Where DeepSeek's idle formulas are exact (ctpipe's proof, tests/static/proofs_dualpipe.cpp):
+/// t_i = t_f, t_w <= t_f, t_b = t_i + t_w, the pair fused at t_fb = t_f + t_b (no
+/// overlap gain), t_c = 0. Else the reason, for no_formula().
+constexpr const char* dual_idle_exception(const costs& c) {
+  if (c.c != rational{0}) return "needs t_c = 0";
+  if (c.i != c.f || c.w > c.f || c.b != c.i + c.w) return "needs t_i = t_f, t_w <= t_f and t_b = t_i + t_w";
+  if (c.pair() != c.f + c.b) return "needs t_fb = t_f + t_b (the fused pair without overlap gain)";
+  return nullptr;
+}
+
+/// DeepSeek's idle per rank, `k (F&B + B - 3W)` with the op costs of one chunk (F&B the
+/// pair, B the full backward, W the weight backward): k = P-1 for DualPipeV (a chunk
+/// half a rank's layers), P/2-1 for DualPipe (a chunk a whole stage). The same on every
+/// rank, in the range of dual_idle_exception().
+constexpr rational dual_idle(const schedule_spec& s, const costs& c) {
+  const int chunks = s.shape.cost_chunks();
+  const int k = s.family == schedule_family::dualpipe ? s.shape.P / 2 - 1 : s.shape.P - 1;
+  return rational{k} * ((c.pair() + c.b - rational{3} * c.w) / chunks);
+}
+}  // namespace ctpipe::detail
+
+namespace ctpipe::schedules {
+
+/// DualPipeV's and DualPipe's makespan: every rank is busy m(t_f + t_b) and idles
+/// DeepSeek's `(P-1)(F&B + B - 3W)` (DualPipeV, F, B, W = t_x / 2) or
+/// `(P/2-1)(F&B + B - 3W)` (DualPipe, F, B, W = t_x) (README of deepseek-ai/DualPipe,
+/// "Pipeline Bubbles"), so T = m(t_f + t_b) + that idle. Exact, by ctpipe's proof on a
+/// grid, for t_i = t_f, t_w <= t_f, t_b = t_i + t_w, t_fb = t_f + t_b and t_c = 0, by
+/// DeepSeek's rule and at the structural minimum; outside (t_w > t_f, t_i != t_f, an
+/// overlap gain) no closed form is claimed: at t_f = 1, t_i = 2, t_w = 1 the formula
+/// is one too high for DualPipe at P = 4, m = 8.
+constexpr closed_form dual_makespan(const schedule_spec& s, const costs& c) {
+  if (const char* why = ctpipe::detail::dual_idle_exception(c)) return ctpipe::detail::no_formula(why);
+  const bool v = s.family == schedule_family::dualpipev;
+  return {true, rational{s.shape.m} * (c.f + c.b) + ctpipe::detail::dual_idle(s, c),
+          v ? "m(t_f+t_b) + (P-1)(F&B+B-3W), F, B, W = t_x/2" : "m(t_f+t_b) + (P/2-1)(F&B+B-3W), F, B, W = t_x",
+          "DeepSeek DualPipe README (bubble per rank); range: ctpipe's proof",
+          "t_i = t_f, t_w <= t_f, t_b = t_i + t_w, t_fb = t_f + t_b, t_c = 0"};
+}
+
+/// DualPipeV's and DualPipe's bubble fraction: the idle per rank over the makespan
+/// (every rank idles the same), where dual_makespan() holds.
+constexpr closed_form dual_bubble_fraction(const schedule_spec& s, const costs& c) {
+  const closed_form T = dual_makespan(s, c);
+  if (!T.holds) return T;
+  return {true, T.value == rational{0} ? rational{0} : ctpipe::detail::dual_idle(s, c) / T.value,
+          s.family == schedule_family::dualpipev ? "(P-1)(F&B+B-3W) / T" : "(P/2-1)(F&B+B-3W) / T", T.source, T.condition};
+}
+
+/// DualPipeV's and DualPipe's span bubble: no closed form (the ranks start at different
+/// times; simulate() gives it).
+constexpr closed_form dual_span_bubble(const schedule_spec&, const costs&) {
+  return ctpipe::detail::no_formula("the ranks start at different times (simulate() gives it)");
 }
 
 }  // namespace ctpipe::schedules

@@ -272,11 +272,11 @@ inline constexpr family_entry family_table[] = {
      detail::interleaved_zb_warmup, detail::fill_interleaved_zb, detail::fiw_ops_of_rank, schedules::interleaved_zb_timing,
      schedules::interleaved_zb_timing, schedules::interleaved_zb_span_bubble, schedules::interleaved_zb_peak_in_flight},
     {schedule_family::dualpipev, "dualpipev", true, 2, false, placement::v_shape, detail::dualpipev_rule,
-     detail::dualpipev_warmup, detail::fill_dualpipev, schedules::dualpipev_ops_of_rank, schedules::dualpipev_timing,
-     schedules::dualpipev_timing, schedules::dualpipev_timing, schedules::dualpipev_peak_in_flight},
+     detail::dualpipev_warmup, detail::fill_dualpipev, schedules::dualpipev_ops_of_rank, schedules::dual_makespan,
+     schedules::dual_bubble_fraction, schedules::dual_span_bubble, schedules::dualpipev_peak_in_flight},
     {schedule_family::dualpipe, "dualpipe", true, 2, false, placement::bidirectional, detail::dualpipe_rule,
-     detail::dualpipe_warmup, detail::fill_dualpipe, schedules::dualpipe_ops_of_rank, schedules::dualpipev_timing,
-     schedules::dualpipev_timing, schedules::dualpipev_timing, schedules::dualpipe_peak_in_flight},
+     detail::dualpipe_warmup, detail::fill_dualpipe, schedules::dualpipe_ops_of_rank, schedules::dual_makespan,
+     schedules::dual_bubble_fraction, schedules::dual_span_bubble, schedules::dualpipe_peak_in_flight},
 };
 
 namespace detail {

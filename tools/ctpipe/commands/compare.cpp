@@ -102,7 +102,7 @@ class compare final : public command_with_options {
     for (const io::readout& ro : readouts) {
       out += fmt::format(row, ro.schedule, io::to_string(ro.makespan), io::to_string(ro.bubble_fraction),
                          fmt::format("{:.1f}%", 100 * ro.bubble_fraction.to_double()), io::to_string(ro.span_bubble),
-                         io::to_string(ro.peak_in_flight[0] / rational{ro.V}), io::to_string(ro.peak_in_flight[0]),
+                         io::to_string(ro.peak_in_flight[0] * ro.chunk_fraction), io::to_string(ro.peak_in_flight[0]),
                          ro.messages);
     }
     for (const std::string& note : notes(rejected)) out += note + "\n";
