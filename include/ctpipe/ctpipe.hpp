@@ -23,6 +23,7 @@
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"
+#include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/runtime.hpp"

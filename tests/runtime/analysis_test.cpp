@@ -155,7 +155,7 @@ TEST_CASE("validator: wrong rank, out of shape, send/recv, mixed backward, bad o
   auto outside = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 1}}});
   REQUIRE(validate(outside.view()).first.what == fault::out_of_shape);
   REQUIRE_THROWS_WITH(simulate(outside.view(), costs{}),
-                      "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");
+                      "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
   auto transfer = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::B, 0, 0}}});
   REQUIRE(validate(transfer.view()).first == validation_issue{fault::not_compute, 0, 1, op{op_kind::send_f, 0, 0}, op{op_kind::send_f, 0, 0}});
   auto mixed = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::W, 0, 0}}});
@@ -267,7 +267,7 @@ TEST_CASE("overlapped pairs: a broken pair and a deadlock through a pair are nam
   const schedule at_end = from_lists({1, 2}, {{f00, b00, pair01}});
   REQUIRE(validate(at_end.view()).first == validation_issue{fault::broken_pair, 0, 2, pair01, pair01});
   REQUIRE_THROWS_WITH(simulate(at_end.view(), costs{}),
-                      "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");
+                      "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
   const schedule before_i = from_lists({1, 2}, {{f00, pair01, op{op_kind::I, 0, 0}, op{op_kind::W, 0, 0}, b01}});
   REQUIRE(validate(before_i.view()).first == validation_issue{fault::broken_pair, 0, 1, pair01, pair01});
   REQUIRE(std::string(fault_description(fault::broken_pair)) == "overlapped pair (OVERLAP_F_B) not followed on its rank by a B, its backward half");
@@ -286,4 +286,44 @@ TEST_CASE("overlapped pairs: a broken pair and a deadlock through a pair are nam
   const schedule waits_b = from_lists({2, 2}, {{f00, op{op_kind::F, 0, 1}, pair01, b00, b01},
                                               {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
   REQUIRE(validate(waits_b.view()).first.what == fault::duplicate);
+}
+
+TEST_CASE("overlapped pairs: the split reading claims no DeepSeek formula, a broken pair no out-of-order", "[analysis][pairs]") {
+  schedule_spec split{schedule_family::dualpipev, {4, 8, 2, placement::v_shape}};
+  split.pairs = pair_model::split;
+  REQUIRE_FALSE(makespan_formula(split, costs{}).holds);
+  REQUIRE(std::string(makespan_formula(split, costs{}).condition) == "the pairs are read split: DeepSeek's idle is for fused pairs");
+  REQUIRE(simulate(generate(split).view(), costs{}).makespan() == rational{51, 2});
+  using ctpipe::tests::from_lists;
+  const op pair01{op_kind::overlap_f_b, 0, 1};
+  const schedule before_w = from_lists({1, 2}, {{op{op_kind::F, 0, 0}, pair01, op{op_kind::W, 0, 0}, op{op_kind::B, 0, 1}, op{op_kind::B, 0, 0}}});
+  std::vector<validation_issue> issues;
+  validate(before_w.view(), [&](const validation_issue& i) { issues.push_back(i); });
+  // The broken pair, the W before any I, and B(0,0) beside that W; nothing about B(0,1),
+  // whose F the pair's word stands for.
+  REQUIRE(issues.size() == 3);
+  REQUIRE(issues[0] == validation_issue{fault::broken_pair, 0, 1, pair01, pair01});
+  REQUIRE(issues[1] == validation_issue{fault::out_of_order, 0, 2, op{op_kind::W, 0, 0}, op{op_kind::I, 0, 0}});
+  REQUIRE(issues[2].what == fault::mixed_backward);
+  REQUIRE(issues[2].at == op{op_kind::B, 0, 0});
+}
+
+TEST_CASE("the bidirectional placement with an odd m: micro-batches j with 2j < m go down", "[analysis][dualpipe]") {
+  using ctpipe::tests::from_lists;
+  // P = 2, m = 3: micro-batches 0 and 1 down (stages 0, 1), micro-batch 2 up (stages 2, 3).
+  const pipeline_shape shape{2, 3, 2, placement::bidirectional};
+  REQUIRE(shape.last_stage(1) == 1);
+  REQUIRE(shape.first_stage(2) == 2);
+  REQUIRE(shape.stage_of(0, 1, 0) == -1);
+  REQUIRE(shape.stage_of(0, 1, 2) == 3);
+  const schedule s = from_lists(shape, {{op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::F, 3, 2}, op{op_kind::B, 3, 2},
+                                         op{op_kind::B, 0, 0}, op{op_kind::B, 0, 1}},
+                                        {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::F, 2, 2}, op{op_kind::B, 1, 0},
+                                         op{op_kind::B, 1, 1}, op{op_kind::B, 2, 2}}});
+  REQUIRE(validate(s.view()).ok());
+  REQUIRE(messages(s.view()) == 6);
+  REQUIRE(simulate(s.view(), costs{}).busy(0) == rational{9});  // a chunk is a whole stage: 3 x (1 + 2)
+  // An op outside its micro-batch's pipeline is out of shape.
+  const schedule wrong = from_lists(shape, {{op{op_kind::F, 0, 2}}, {}});
+  REQUIRE(validate(wrong.view()).first == validation_issue{fault::out_of_shape, 0, 0, op{op_kind::F, 0, 2}, op{op_kind::F, 0, 2}});
 }

@@ -413,3 +413,26 @@ TEST_CASE("docs/runtimes.md: DualPipeV fused loses nothing, read split it loses 
   }
 }
 
+
+TEST_CASE("overlapped pairs that take no time (t_fb = 0): every lowering runs under its model", "[lower][pairs]") {
+  costs free_pairs{};
+  free_pairs.fb = rational{0};
+  for (const auto family : {schedule_family::dualpipev, schedule_family::dualpipe}) {
+    for (int P = 1; P <= 6; ++P) {
+      for (int m = 2 * P; m <= 3 * P; ++m) {
+        const schedule_spec spec{family, {P, m, 2, natural_placement(family)}};
+        if (spec_error(spec) != nullptr) continue;
+        INFO(family_name(family) << " P = " << P << ", m = " << m);
+        const schedule g = generate(spec);
+        for (const runtime_model model : all_runtime_models) {
+          INFO(runtime_model_name(model));
+          const execution run = execute(lower(g.view(), free_pairs, model).view(), free_pairs, model);
+          REQUIRE(run.completed());
+          if (model == runtime_model::blocking || model == runtime_model::posted) {
+            REQUIRE(run.makespan() == simulate(g.view(), free_pairs).makespan());
+          }
+        }
+      }
+    }
+  }
+}

@@ -50,11 +50,17 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   const auto j = nlohmann::json::parse(run.out);
   std::set<std::string> keys;
   for (const auto& item : j.items()) keys.insert(item.key());
-  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "costs", "gamma", "makespan",
+  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "pairs", "costs", "gamma", "makespan",
                                         "bubble_fraction", "bubble_fraction_formula", "idle", "span_bubble",
                                         "peak_in_flight", "peak_in_flight_formula", "messages", "ranks",
                                         "timeline", "executed"});
   REQUIRE(j.at("chunk_fraction") == "1");
+  REQUIRE(j.at("pairs").is_null());
+  REQUIRE(nlohmann::json::parse(run_tool("-s dualpipev --format json").out).at("pairs") == "fused");
+  REQUIRE(nlohmann::json::parse(run_tool("-s dualpipe --pair-model split --format json").out).at("pairs") == "split");
+  REQUIRE(run_tool("-s dualpipev").out.starts_with(
+      "dualpipev  P = 4  m = 8  V = 2  placement v  costs t_f = 1, t_b = 2, t_i = 1, t_w = 1, t_c = 0, t_fb = 3  pairs fused\n"));
+  REQUIRE(run_tool("-s dualpipev --pair-model split").out.find("t_c = 0  pairs split\n") != std::string::npos);
   REQUIRE(nlohmann::json::parse(run_tool("-s zbv --format json").out).at("chunk_fraction") == "1/2");
   REQUIRE(nlohmann::json::parse(run_tool("-s interleaved-1f1b -V 3 --format json").out).at("chunk_fraction") == "1/3");
   // The schedule's own lowering, run under each runtime model: no loss under blocking
@@ -152,7 +158,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"--group x -s interleaved-1f1b", "ctpipe: --group takes a whole number, not 'x'\n"},
       {"--schedule \"$(printf 'gpipe\\nx')\"", "ctpipe: unknown schedule 'gpipe\\nx' (known: "},
       {"-s dualpipev -m 7", "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
-      {"-s dualpipev -m 6 --structural-minimum", "ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum\n"},
+      {"-s dualpipev -m 6 --structural-minimum", "ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)\n"},
       {"-s 1f1b --structural-minimum", "ctpipe: --structural-minimum applies to dualpipev and dualpipe only\n"},
       {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev and dualpipe only\n"},
       {"-s dualpipev --pair-model both", "ctpipe: --pair-model takes fused or split, not 'both'\n"},
@@ -392,7 +398,7 @@ TEST_CASE("compare: the memory column says its unit, full activations beside chu
   REQUIRE(run.exit_code == 0);
   REQUIRE(run.out.find("span bubble  peak r0 (full act.)  peak r0 (chunks)  messages\n") != std::string::npos);
   REQUIRE(run.out.find("peak r0: rank 0's peak in-flight activations (gamma = 1), in full activations of its layers "
-                       "(chunks / V) and in model chunks\n") != std::string::npos);
+                       "(chunks x chunk_fraction: chunks / V, chunks for dualpipe) and in model chunks\n") != std::string::npos);
   // name, makespan, bubble, %, span bubble, full, chunks, messages: ZB-V holds as many
   // full activations as 1F1B (4), in twice as many chunks.
   REQUIRE(row_of(run.out, "1f1b ") == std::vector<std::string>{"1f1b", "33", "3/11", "27.3%", "9", "4", "4", "48"});

@@ -192,7 +192,7 @@ TEST_CASE("DualPipeV and DualPipe over P in [1, 12] x m in [1, 6P], by DeepSeek'
           "ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)");
   ctpipe::schedule_spec minimum{ctpipe::schedule_family::dualpipev, {4, 6, 2, ctpipe::placement::v_shape}};
   minimum.structural_minimum = true;
-  REQUIRE(std::string(ctpipe::spec_error(minimum)) == "ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum");
+  REQUIRE(std::string(ctpipe::spec_error(minimum)) == "ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)");
   ctpipe::schedule_spec not_dualpipe{ctpipe::schedule_family::zbv, {4, 8, 2, ctpipe::placement::v_shape}};
   not_dualpipe.structural_minimum = true;
   REQUIRE(std::string(ctpipe::spec_error(not_dualpipe)) == "ctpipe: only dualpipev and dualpipe take the structural minimum");

@@ -130,8 +130,8 @@ constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int
 /// both words span t_fb/V (docs/spec.md §2.1); schedule split_pairs() for the split
 /// reading. Linear in the number of ops.
 ///
-/// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W with
-/// stage < P*V and micro-batch < m` for a transfer op, an op outside the shape, or a pair
+/// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W (and
+/// OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m` for a transfer op, an op outside the shape, or a pair
 /// word not followed by its B;
 /// `ctpipe: schedule deadlocks (validate() names the stuck ops)`; rational overflow when
 /// the times might not fit 64 bits: checked once, before the walk, against the bound
@@ -197,7 +197,7 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
     return free_at[r] + 1;
   });
   detail::require(!walk.out_of_shape(),
-                  "ctpipe: simulate takes compute ops F, B, I, W with stage < P*V and micro-batch < m");
+                  "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
   detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");
   const std::uint32_t* off = v.offsets.data();
   for (int r = 0; r < P; ++r) {

@@ -158,7 +158,7 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
     // The micro-batches whose pipeline holds stage s (all but on the bidirectional
     // placement: the down ones below stage P, the up ones from it).
     const bool both_ways = shape.layout == placement::bidirectional;
-    const int j_first = both_ways && s >= shape.P ? m / 2 : 0, j_end = both_ways && s < shape.P ? m / 2 : m;
+    const int j_first = both_ways && s >= shape.P ? (m + 1) / 2 : 0, j_end = both_ways && s < shape.P ? (m + 1) / 2 : m;
     for (int j = j_first; j < j_end; ++j) {
       const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
       const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
@@ -236,6 +236,9 @@ constexpr bool check_compute_ops(schedule_view v, Report& report, std::size_t* p
                  : kind > 3 && kind != 8                                            ? fault::not_compute
                                                                                     : fault::out_of_shape,
                  static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
+          // A broken pair's word still stands for its F: no out-of-order report for the
+          // backward that follows it.
+          if (kind == 8 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m)) where[s * static_cast<std::size_t>(m) + j] = 1;
           in_shape = false;
           continue;
         }

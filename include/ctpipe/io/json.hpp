@@ -70,6 +70,7 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
       {"V", ro.V},
       {"chunk_fraction", to_string(ro.chunk_fraction)},
       {"placement", placement_name(ro.placement)},
+      {"pairs", ro.pairs.empty() ? json(nullptr) : json(ro.pairs)},
       {"costs", {{"f", to_string(ro.costs.f)}, {"b", to_string(ro.costs.b)}, {"i", to_string(ro.costs.i)},
                  {"w", to_string(ro.costs.w)}, {"c", to_string(ro.costs.c)}, {"fb", to_string(ro.costs.pair())}}},
       {"gamma", to_string(ro.gamma)},

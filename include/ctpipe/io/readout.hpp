@@ -101,7 +101,7 @@ struct interleaved_parameters {
 /// the tool adds `executed`, tools/ctpipe/executed.hpp); the rest are what the text, SVG
 /// and trace views need beyond them. Numbers are exact; times are in time units of t_f
 /// (simulate(), report::sim); memory is in chunks (in_flight(), report::memory: one
-/// model chunk's activation of one micro-batch; full activations are chunks / V); closed
+/// model chunk's activation of one micro-batch; full activations are chunks * chunk_fraction); closed
 /// forms come from analysis/formulas.hpp (report::*_formula); per-rank vectors have P
 /// entries, rank 0 first.
 struct readout {
@@ -113,6 +113,10 @@ struct readout {
   /// op costs t/V; full activations = chunks * chunk_fraction).
   rational chunk_fraction{1};
   ctpipe::placement placement = ctpipe::placement::loop;  ///< stage placement (JSON: placement_name())
+  /// How the schedule's overlapped F&B pairs run (docs/spec.md §2.1): `"fused"` when it
+  /// holds pairs, `"split"` when they were generated split (schedule_spec::pairs), empty
+  /// when it has none (JSON: null).
+  std::string pairs;
   ctpipe::costs costs;   ///< t_f, t_b, t_i, t_w, t_c as analysed, time units (t_f is the unit)
   rational gamma;        ///< M_W / M_B of the finer memory model, in [0, 1]
   rational makespan;         ///< simulated: the end of the last op, time units
@@ -170,6 +174,7 @@ inline readout readout_of(const report& rep) {
   out.V = s.V;
   out.chunk_fraction = rational{1, s.cost_chunks()};  // 1 on the bidirectional placement (DualPipe)
   out.placement = s.layout;
+  out.pairs = rep.spec.pairs == pair_model::split && rep.source.empty() ? "split" : has_pairs(rep.ops.view()) ? "fused" : "";
   out.costs = rep.cost;
   out.gamma = rep.gamma;
   out.makespan = rep.sim.makespan();
@@ -268,7 +273,8 @@ inline std::vector<std::string> readout_lines(const readout& ro) {
 inline std::vector<std::string> readout_lines(const report& rep) { return readout_lines(readout_of(rep)); }
 
 /// Title line, ending in a newline: schedule (readout::schedule), shape, the interleaved
-/// parameters, costs; with an executed run (readout::drawn_run) `timeline: run executed
+/// parameters, costs (with t_fb and `pairs fused` when the schedule holds overlapped
+/// pairs, `pairs split` when they were generated split); with an executed run (readout::drawn_run) `timeline: run executed
 /// under MODEL` and its note in brackets.
 inline std::string render_title(const readout& ro) {
   std::string params;
@@ -276,9 +282,12 @@ inline std::string render_title(const readout& ro) {
     params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(ro.interleaved->variant), ro.interleaved->group,
                          ro.interleaved->warmup_factor);
   }
-  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}\n",
+  const std::string pairs = ro.pairs == "fused"   ? fmt::format(", t_fb = {}  pairs fused", to_string(ro.costs.pair()))
+                            : ro.pairs == "split" ? std::string("  pairs split")
+                                                  : std::string();
+  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}{}\n",
                      ro.schedule, ro.P, ro.m, ro.V, placement_name(ro.placement), params, to_string(ro.costs.f),
-                     to_string(ro.costs.b), to_string(ro.costs.i), to_string(ro.costs.w), to_string(ro.costs.c),
+                     to_string(ro.costs.b), to_string(ro.costs.i), to_string(ro.costs.w), to_string(ro.costs.c), pairs,
                      detail::title_run(ro));
 }
 

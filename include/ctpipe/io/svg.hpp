@@ -443,7 +443,7 @@ inline std::string render_svg(const report& rep, const svg_style& style = {}) { 
 
 /// Several schedules one above another on one time axis (the longest simulated makespan),
 /// each with its title and timeline, then a table of their makespan, bubble, span bubble,
-/// rank-0 peak (in full activations, chunks / V, and in chunks) and messages. `width`:
+/// rank-0 peak (in full activations, chunks * chunk_fraction, and in chunks) and messages. `width`:
 /// plot width in pixels for the longest makespan.
 /// Under the table, one line of text per entry of `notes` (the tool's: what the peak
 /// columns count, the schedules the shape does not suit).

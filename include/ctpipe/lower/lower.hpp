@@ -141,14 +141,14 @@ struct keyed_event {
 };
 
 /// A dependency order of `v`'s ops, for the key order's ties inside a tick (file
-/// comment): the walk's when a backward that sends can take no time under `c` (its
-/// message and its consumer may share its tick), else the flat order (a tick's bucket
+/// comment): the walk's when a backward or an overlapped pair that sends can take no
+/// time under `c` (its message and its consumer may share its tick), else the flat order (a tick's bucket
 /// then holds compute ops only, each rank's in its order).
 constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c) {
   const std::size_t n = v.size();
   buffer<std::uint32_t> walk_order_b(n);
   std::uint32_t* walk_order = walk_order_b.data();
-  if (c.b == rational{0} || c.i == rational{0}) {
+  if (c.b == rational{0} || c.i == rational{0} || c.pair() == rational{0}) {
     std::uint32_t seen = 0;
     dependency_walk walk(v);
     walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t) {

@@ -42,7 +42,7 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
     if (owner[e] == owner[e + 1]) continue;
     // The micro-batches whose pipeline crosses edge e (all, but on the bidirectional
     // placement the down ones below stage P, the up ones from it).
-    const int j_first = both_ways && e >= shape.P ? m / 2 : 0, j_end = both_ways && e < shape.P ? m / 2 : m;
+    const int j_first = both_ways && e >= shape.P ? (m + 1) / 2 : 0, j_end = both_ways && e < shape.P ? (m + 1) / 2 : m;
     for (int j = j_first; j < j_end; ++j) {
       const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j),
                         gradient = activation + static_cast<std::size_t>(m);

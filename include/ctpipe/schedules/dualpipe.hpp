@@ -58,10 +58,11 @@ struct dualpipev_rank {
     for (int p = 0; p < 2; ++p) next_f[p] = next_b[p] = stage[p] >= s.P ? s.m / 2 : 0;
   }
 
-  /// `_forward_chunk(c)`: F of chunk c's next micro-batch.
-  constexpr void forward(int c) { out(make_op(op_kind::F, stage[c], next_f[c]++)); }
+  /// `_forward_chunk(c)`: F of chunk c's next micro-batch (the communication flags are
+  /// dual_phases()' record of DeepSeek's calls: a compute order ignores them).
+  constexpr void forward(int c, bool = true, bool = true) { out(make_op(op_kind::F, stage[c], next_f[c]++)); }
   /// `_backward_chunk(c, enable_zb)`: an I with its W queued, or a full B.
-  constexpr void backward(int c, bool zero_bubble) {
+  constexpr void backward(int c, bool zero_bubble, bool = true, bool = true) {
     const int j = next_b[c]++;
     if (!zero_bubble) {
       out(make_op(op_kind::B, stage[c], j));
@@ -76,29 +77,53 @@ struct dualpipev_rank {
   constexpr void weight() { out(queued_w[w_head++]); }
   /// `_forward_backward_chunk(f, b)`: the overlapped pair, its word (the forward of
   /// chunk f) then the full B of chunk b (file comment).
-  constexpr void pair(int f, int b) {
+  constexpr void pair(int f, int b, bool = true) {
     out(make_op(fused ? op_kind::overlap_f_b : op_kind::F, stage[f], next_f[f]++));
     backward(b, false);
   }
+  /// DeepSeek's explicit `_recv_forward`, `_send_forward`, `_send_backward` and the last
+  /// `_commit_and_wait_comm`: nothing in a compute order (lower/deepseek.hpp writes them).
+  constexpr void recv_forward(int) {}
+  constexpr void send_forward(int) {}
+  constexpr void send_backward(int) {}
+  constexpr void commit() {}
 };
 
-/// The eight phases of DeepSeek's `step()` for `P` ranks (or half-ranks), `m`
+/// The eight phases of DeepSeek's `DualPipeV.step()` for `P` ranks (or half-ranks), `m`
 /// micro-batches per direction and (half-)rank `r`, written through rank state `g`
-/// (schedules::dualpipev() lists them).
+/// (schedules::dualpipev() lists them), with DeepSeek's communication calls as they
+/// stand in `step()`: the `recv`/`send` flags of `_forward_chunk`, `_backward_chunk` and
+/// `_forward_backward_chunk` (`recv0`), and its explicit `_recv_forward`,
+/// `_send_forward`, `_send_backward` calls. One transcription for the compute order
+/// (dualpipev_rank ignores the communication) and DeepSeek's lowering
+/// (lower/deepseek.hpp).
 template <class Rank>
 constexpr void dual_phases(int P, int m, int r, Rank& g) {
+  const bool last = r == P - 1;
+  // Step 1: nF0.
   for (int i = 0; i < 2 * (P - r - 1); ++i) g.forward(0);
-  for (int i = 0; i < r + 1; ++i) g.forward(0), g.forward(1);
-  for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.weight(), g.forward(1);
+  // Step 2: nF0F1; chunk 0's forward sends after chunk 1's.
+  g.recv_forward(0);
+  for (int i = 0; i < r + 1; ++i) {
+    g.forward(0, false, false);
+    g.recv_forward(0);
+    g.forward(1, true, !last || i < r);
+    g.send_forward(0);
+  }
+  // Step 3: nB1W1F1, chunk 1's next input received before the W.
+  for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.recv_forward(1), g.weight(), g.forward(1, false);
+  // Step 4: nF0B1F1B0; on the last rank the first (F 0; B 1) is not overlapped.
   for (int i = 0; i < m - 2 * P + r + 1; ++i) {
-    if (i == 0 && r == P - 1) {
-      g.forward(0), g.backward(1, false);
+    if (i == 0 && last) {
+      g.forward(0, false, false), g.send_forward(1), g.backward(1, false, true, false), g.send_forward(0), g.send_backward(1);
     } else {
-      g.pair(0, 1);
+      g.pair(0, 1, i != 0);
     }
     g.pair(1, 0);
   }
+  // Step 5: nB1F1B0.
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, false), g.pair(1, 0);
+  // Step 6: nB1B0, the second half with zero bubble.
   bool zero_bubble = false;
   for (int i = 0; i < r + 1; ++i) {
     if (i == (r + 1) / 2 && r % 2 == 1) zero_bubble = true;
@@ -106,8 +131,10 @@ constexpr void dual_phases(int P, int m, int r, Rank& g) {
     if (i == (r + 1) / 2 && r % 2 == 0) zero_bubble = true;
     g.backward(0, zero_bubble);
   }
+  // Step 7: nWB0; step 8: nW; the last communication batch.
   for (int i = 0; i < P - r - 1; ++i) g.weight(), g.backward(0, true);
   for (int i = 0; i < r + 1; ++i) g.weight();
+  g.commit();
 }
 
 }  // namespace ctpipe::detail
@@ -227,8 +254,10 @@ namespace ctpipe::schedules {
 /// grid, for t_i = t_f, t_w <= t_f, t_b = t_i + t_w, t_fb = t_f + t_b and t_c = 0, by
 /// DeepSeek's rule and at the structural minimum; outside (t_w > t_f, t_i != t_f, an
 /// overlap gain) no closed form is claimed: at t_f = 1, t_i = 2, t_w = 1 the formula
-/// is one too high for DualPipe at P = 4, m = 8.
+/// is one too high for DualPipe at P = 4, m = 8; nor with the pairs read split
+/// (schedule_spec::pairs).
 constexpr closed_form dual_makespan(const schedule_spec& s, const costs& c) {
+  if (s.pairs != pair_model::fused) return ctpipe::detail::no_formula("the pairs are read split: DeepSeek's idle is for fused pairs");
   if (const char* why = ctpipe::detail::dual_idle_exception(c)) return ctpipe::detail::no_formula(why);
   const bool v = s.family == schedule_family::dualpipev;
   return {true, rational{s.shape.m} * (c.f + c.b) + ctpipe::detail::dual_idle(s, c),
@@ -249,7 +278,7 @@ constexpr closed_form dual_bubble_fraction(const schedule_spec& s, const costs& 
 /// DualPipeV's and DualPipe's span bubble: no closed form (the ranks start at different
 /// times; simulate() gives it).
 constexpr closed_form dual_span_bubble(const schedule_spec&, const costs&) {
-  return ctpipe::detail::no_formula("the ranks start at different times (simulate() gives it)");
+  return ctpipe::detail::no_formula("none claimed (simulate() gives it)");
 }
 
 }  // namespace ctpipe::schedules

@@ -101,7 +101,7 @@ constexpr bool dualpipev_rule(const schedule_spec& s, rule_report report) {
     return false;
   }
   if (s.shape.m >= 2 * s.shape.P - 1) return true;
-  report("ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum");
+  report("ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)");
   return false;
 }
 constexpr bool dualpipe_rule(const schedule_spec& s, rule_report report) {
@@ -114,12 +114,12 @@ constexpr bool dualpipe_rule(const schedule_spec& s, rule_report report) {
     return false;
   }
   if (s.shape.m % 2 == 0 && s.shape.m >= 2 * s.shape.P) return true;
-  if (!s.structural_minimum || s.shape.m % 2 != 0) {
+  if (!s.structural_minimum) {
     report("ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)");
     return false;
   }
-  if (s.shape.m >= 2 * s.shape.P - 2) return true;
-  report("ctpipe: dualpipe needs m >= 2P-2 even at its structural minimum");
+  if (s.shape.m % 2 == 0 && s.shape.m >= 2 * s.shape.P - 2) return true;
+  report("ctpipe: dualpipe needs m even and m >= 2P-2 (its structural minimum)");
   return false;
 }
 constexpr bool loop_rule(const schedule_spec& s, rule_report report) {
@@ -385,11 +385,11 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: zbv runs two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)`
-/// - `ctpipe: dualpipev needs m >= 2P-1 even at its structural minimum`
+/// - `ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)`
 /// - `ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)`
 /// - `ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)`
 /// - `ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)`
-/// - `ctpipe: dualpipe needs m >= 2P-2 even at its structural minimum`
+/// - `ctpipe: dualpipe needs m even and m >= 2P-2 (its structural minimum)`
 /// - `ctpipe: only dualpipev and dualpipe take the structural minimum`
 /// - `ctpipe: only dualpipev and dualpipe have overlapped pairs to split (pair model fused or split)`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`

@@ -79,7 +79,7 @@ class compare final : public command_with_options {
   /// schedule the shape does not suit, with the library's reason.
   std::vector<std::string> notes(const std::vector<std::pair<std::string, std::string>>& rejected) const {
     std::vector<std::string> lines{fmt::format(
-        "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks / V) "
+        "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks x chunk_fraction: chunks / V, chunks for dualpipe) "
         "and in model chunks",
         io::to_string(opts_.gamma))};
     for (const auto& [name, reason] : rejected) lines.push_back(fmt::format("{}: rejected ({})", name, reason));
