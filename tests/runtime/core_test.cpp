@@ -100,6 +100,24 @@ TEST_CASE("stage placement: loop and V-shape", "[core]") {
   }
 }
 
+TEST_CASE("the placement table: one entry per placement, in order, and the bidirectional rule", "[core]") {
+  REQUIRE(std::size(placement_table) == 3);
+  for (std::size_t k = 0; k < std::size(placement_table); ++k) REQUIRE(static_cast<std::size_t>(placement_table[k].id) == k);
+  REQUIRE(std::string(placement_name(placement::bidirectional)) == "bidirectional");
+  REQUIRE(std::string(placement_name(static_cast<placement>(7))) == "loop");  // no placement: the loop's entry
+  constexpr pipeline_shape two{4, 8, 2, placement::bidirectional};
+  static_assert(two.stage_of(0, 0, 3) == 0 && two.stage_of(0, 1, 3) == -1);  // micro-batch 3 goes down
+  static_assert(two.stage_of(0, 1, 4) == 7 && two.stage_of(0, 0, 4) == -1);  // micro-batch 4 goes up
+  static_assert(two.first_stage(4) == 4 && two.last_stage(3) == 3 && two.cost_chunks() == 1);
+  constexpr pipeline_shape v{4, 8, 2, placement::v_shape};
+  static_assert(v.stage_of(0, 1, 4) == 7 && v.first_stage(4) == 0 && v.last_stage(3) == 7 && v.cost_chunks() == 2);
+  for (int s = 0; s < 8; ++s) REQUIRE(two.rank_of(s) == v.rank_of(s));
+  for (int j = 0; j < 8; ++j) {
+    REQUIRE(two.stage_of(3, 0, j) == (j < 4 ? 3 : -1));
+    REQUIRE(two.stage_of(3, 1, j) == (j < 4 ? -1 : 4));
+  }
+}
+
 TEST_CASE("the shape and cost gates give the library's messages at run time", "[core]") {
   REQUIRE_THROWS_WITH(check_shape({0, 8}), "ctpipe: P (pipeline ranks) must be >= 1");
   REQUIRE_THROWS_WITH(check_shape({4, 0}), "ctpipe: m (micro-batches) must be >= 1");
