@@ -120,6 +120,26 @@ constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int
   return out;
 }
 
+/// simulate()'s step for an overlapped pair (dependency_walk::run's `visit_pair`), fused:
+/// it starts when its rank and the inputs of both halves are there (each plus its
+/// latency across ranks), both words span [start, start + `pair`) and the rank is busy
+/// `pair` ticks once; returns the stamp, end + 1. The pointers are simulate()'s arrays.
+struct fused_pair {
+  std::int64_t *start, *end, *free_at, *busy;
+  const std::int64_t *lat_prev, *lat_next;
+  std::int64_t pair;
+
+  constexpr std::int64_t operator()(std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f, std::uint32_t s_b,
+                                    std::int64_t stamp_b_a, std::int64_t stamp_b_b) const {
+    std::int64_t at = free_at[r];
+    for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]}) at = ready > at ? ready : at;
+    start[k] = start[k + 1] = at;
+    free_at[r] = end[k] = end[k + 1] = at + pair;
+    busy[r] += pair;
+    return free_at[r] + 1;
+  }
+};
+
 }  // namespace detail
 
 /// Simulates schedule `v` with costs `c` (docs/spec.md §2): each rank runs its ops one at a
@@ -153,7 +173,7 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   // operations per op through a pointer into the struct or from a const array (its
   // largest proofs fell from m = 2816 to 2688 for 1F1B and below 3584 for GPipe).
   std::int64_t dur[4] = {ticked.dur[0], ticked.dur[1], ticked.dur[2], ticked.dur[3]};
-  const std::int64_t latency = ticked.latency, pair = ticked.pair;
+  const std::int64_t latency = ticked.latency;
 
   // Latency charged on a dependency: F waits for the previous stage's F, B/I for the
   // next stage's B/I; both cost t_c only when that stage lives on another rank.
@@ -185,17 +205,7 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
            ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
            t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
            (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[kind], dur[kind])) + 1;
-  }, [&](std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f, std::uint32_t s_b,
-         std::int64_t stamp_b_a, std::int64_t stamp_b_b) {
-    // An overlapped pair, fused: it starts when the rank and the inputs of both halves
-    // are there, and both words span [start, start + t_fb/V).
-    std::int64_t at = free_at[r];
-    for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]}) at = ready > at ? ready : at;
-    start[k] = start[k + 1] = at;
-    free_at[r] = end[k] = end[k + 1] = at + pair;
-    busy[r] += pair;
-    return free_at[r] + 1;
-  });
+  }, detail::fused_pair{start, end, free_at, busy, lat_prev, lat_next, ticked.pair});
   detail::require(!walk.out_of_shape(),
                   "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
   detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");

@@ -174,6 +174,49 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
   }
 }
 
+/// On the bidirectional placement: reports each compute op on a stage outside its
+/// micro-batch's pipeline as out_of_shape (pipeline_shape::first_stage, last_stage), in
+/// rank order, and returns their number. Linear; run only for that placement.
+template <class Report>
+constexpr std::size_t outside_pipelines_reported(schedule_view v, Report& report) {
+  std::size_t count = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      const op o = v.ops[k];
+      if (((o.bits >> 28) <= 3 || (o.bits >> 28) == 8) && o.stage() < v.shape.stages() && o.microbatch() < v.shape.m &&
+          (o.stage() < v.shape.first_stage(o.microbatch()) || o.stage() > v.shape.last_stage(o.microbatch()))) {
+        report(fault::out_of_shape, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o, o);
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+/// check_compute_ops()'s step for op k of rank r when it is no F, B, I or W inside the
+/// shape. Returns true for an overlapped pair's word followed on its rank by a B word
+/// (it is then checked as its F); else reports it (a transfer of a lowered list is
+/// checked elsewhere): broken_pair for a word without its B (its F still counts as seen,
+/// so the backward after it is not out of order), not_compute for a transfer or an
+/// unused kind, out_of_shape for a stage or micro-batch outside the shape, and clears
+/// `in_shape`.
+template <bool Lowered, class Report>
+constexpr bool unfit_is_pair(schedule_view v, std::uint32_t r, std::uint32_t k, std::uint8_t* where, bool& in_shape,
+                             Report& report) {
+  const std::uint32_t* off = v.offsets.data();
+  const op o = v.ops[k];
+  const std::uint32_t kind = o.bits >> 28;
+  if (Lowered && kind >= 4 && kind <= 7) return false;
+  const bool inside = o.stage() < v.shape.stages() && o.microbatch() < v.shape.m;
+  const bool paired = kind == 8 && k + 1 < off[r + 1] && (v.ops[k + 1].bits >> 28) == 1;
+  if (paired && inside) return true;
+  report(kind == 8 && !paired ? fault::broken_pair : kind > 3 && kind != 8 ? fault::not_compute : fault::out_of_shape,
+         static_cast<int>(r), static_cast<int>(k - off[r]), o, o);
+  if (kind == 8 && inside) where[static_cast<std::size_t>(o.stage()) * static_cast<std::size_t>(v.shape.m) + static_cast<std::size_t>(o.microbatch())] = 1;
+  in_shape = false;
+  return false;
+}
+
 /// validate()'s checks of the ops themselves, in its order: on the bidirectional
 /// placement first each op on a stage outside its micro-batch's pipeline (out_of_shape);
 /// then per op in rank order out_of_shape (or not_compute, broken_pair), wrong rank, duplicate, mixed backward, out of order;
@@ -204,18 +247,7 @@ constexpr bool check_compute_ops(schedule_view v, Report& report, std::size_t* p
   // `mixed`: B next to an I/W, or I/W next to a B; `early`: a B/I before its F, or a W
   // before its I.
   std::size_t bits = 0, kind = 0, s = 0, j = 0, fits = 0, key = 0, slot = 0, mixed = 0, early = 0;
-  if (v.shape.layout == placement::bidirectional) {  // an op outside its micro-batch's pipeline
-    for (std::uint32_t r = 0; r < P; ++r) {
-      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-        const op o = ops[k];
-        if (((o.bits >> 28) <= 3 || (o.bits >> 28) == 8) && o.stage() < S && o.microbatch() < m &&
-            (o.stage() < v.shape.first_stage(o.microbatch()) || o.stage() > v.shape.last_stage(o.microbatch()))) {
-          report(fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - off[r]), o, o);
-          in_shape = false;
-        }
-      }
-    }
-  }
+  if (v.shape.layout == placement::bidirectional) in_shape = outside_pipelines_reported(v, report) == 0;
   for (std::uint32_t r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
@@ -224,24 +256,8 @@ constexpr bool check_compute_ops(schedule_view v, Report& report, std::size_t* p
       mixed = fits && (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0
                                  : kind != 0 && where[keys + key] != 0),
       early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
-      if (!fits) {
-        if (Lowered && kind >= 4 && kind <= 7) continue;  // a transfer: checked elsewhere
-        // An overlapped pair's word (code 8) is its F, when a B word follows it on its
-        // rank: off the common path, so schedules without pairs pay nothing for them (no
-        // local declared here either: GCC counts a loop body's locals on every
-        // iteration, core/engine.hpp).
-        if (kind != 8 || k + 1 >= off[r + 1] || (ops[k + 1].bits >> 28) != 1 || s >= static_cast<std::size_t>(S) ||
-            j >= static_cast<std::size_t>(m)) {
-          report(kind == 8 && (k + 1 >= off[r + 1] || (ops[k + 1].bits >> 28) != 1) ? fault::broken_pair
-                 : kind > 3 && kind != 8                                            ? fault::not_compute
-                                                                                    : fault::out_of_shape,
-                 static_cast<int>(r), static_cast<int>(k - off[r]), ops[k], ops[k]);
-          // A broken pair's word still stands for its F: no out-of-order report for the
-          // backward that follows it.
-          if (kind == 8 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m)) where[s * static_cast<std::size_t>(m) + j] = 1;
-          in_shape = false;
-          continue;
-        }
+      if (!fits) {  // off the common path, in a function of its own (core/engine.hpp)
+        if (!unfit_is_pair<Lowered>(v, r, k, where, in_shape, report)) continue;
         kind = 0, key = s * static_cast<std::size_t>(m) + j, slot = key, mixed = 0, early = 0;
         if (pairs != nullptr) ++*pairs;
       }

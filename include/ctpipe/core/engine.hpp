@@ -16,10 +16,10 @@
 // - read per-(kind, stage) facts from a stage_table through raw pointers copied into
 //   locals, never ask the shape (pipeline_shape::rank_of) per op;
 // - keep their per-op values in variables declared outside the loop, assigned in one
-//   comma expression, and declare no local in the loop body even on a branch that is not
-//   taken (GCC charges it on every iteration: the walk's overlapped-pair step written
-//   inline cut GCC's largest rendezvous lowered_v below m = 720), so rare cases such as a
-//   pair go in a function of their own;
+//   comma expression; rare cases such as an overlapped pair go in a function of their
+//   own, called from a branch the loop already takes for an op it cannot run (the walk's
+//   pair step written inline, on a branch never taken without pairs, still cut GCC's
+//   largest rendezvous lowered_v below m = 720; as a member function it costs nothing);
 // - run ranks through a rank_worklist, its pop loop written around the per-op loop.
 #pragma once
 

@@ -378,8 +378,7 @@ struct lowered_run {
     const std::uint32_t* off = v.offsets.data();
     message* msg = msg_b.data();
     std::uint8_t* computed = computed_b.data();
-    std::int64_t* start = out.start_.data();
-    std::int64_t* end = out.end_.data();
+    std::int64_t *start = out.start_.data(), *end = out.end_.data();
     std::int64_t clock = clock_b[r], busy = 0;
     std::uint32_t k = work.pos[r];
     // Per-op values outside the loop, assigned in one expression (core/engine.hpp).
@@ -409,11 +408,8 @@ struct lowered_run {
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
-      if (kind == 8) {  // an overlapped pair and its B word, fused (run_pair)
-        if (!run_pair(r, k, clock, busy)) break;
-        ++k;
-        continue;
-      }
+      if (kind == 8 && run_pair(r, k, clock, busy)) continue;  // an overlapped pair: k moves to its B word
+      if (kind == 8) break;
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
       if (model == runtime_model::batched) {
         work.pos[r] = k, clock_b[r] = clock;
@@ -441,8 +437,9 @@ struct lowered_run {
   /// execute()'s precondition) as one op, fused: it starts when the rank is free and the
   /// inputs of both halves are there (computed on this rank, or received and arrived
   /// from another), and both words end t_fb/V later. Returns false when the rank halts
-  /// (an input not received: diagnose() names it) or parks (posted: data not there yet).
-  constexpr bool run_pair(std::uint32_t r, std::uint32_t k, std::int64_t& clock, std::int64_t& busy) {
+  /// (an input not received: diagnose() names it) or parks (posted: data not there yet);
+  /// when it ran, moves `k` to the B word.
+  constexpr bool run_pair(std::uint32_t r, std::uint32_t& k, std::int64_t& clock, std::int64_t& busy) {
     const op* ops = v.ops.data();
     const std::uint32_t f = ops[k].bits, b = ops[k + 1].bits;
     const std::uint32_t sf = (f >> 16) & 0xFFFu, sb = (b >> 16) & 0xFFFu, key_f = sf * m + (f & 0xFFFFu), key_b = sb * m + (b & 0xFFFFu);
@@ -469,6 +466,7 @@ struct lowered_run {
     out.end_[k] = out.end_[k + 1] = clock = at + pair;
     busy += pair;
     computed_b[key_f] = computed_b[keys + key_b] = 1;
+    ++k;
     return true;
   }
 

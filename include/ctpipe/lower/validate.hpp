@@ -57,11 +57,28 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
   }
 }
 
+/// On the bidirectional placement: reports each transfer on an edge outside its
+/// micro-batch's pipeline as out_of_shape, in rank order. Linear; run only there.
+template <class Report>
+constexpr void report_transfers_outside_pipelines(schedule_view v, Report& report) {
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      const op o = v.ops[k];
+      if (!is_transfer(o.kind()) || o.stage() >= v.shape.stages() || o.microbatch() >= v.shape.m) continue;
+      const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
+      const int lo = v.shape.first_stage(o.microbatch()), hi = v.shape.last_stage(o.microbatch());
+      if (o.stage() < lo || o.stage() > hi || partner < lo || partner > hi) {
+        report(fault::out_of_shape, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o, o);
+      }
+    }
+  }
+}
+
 /// Step 3 of validate_lowered() on a view whose shape and offsets are sound: on the
 /// bidirectional placement first each transfer on an edge outside its micro-batch's
 /// pipeline (out_of_shape); each transfer op in rank order (out_of_shape, no_partner,
-/// wrong_rank, local_transfer, duplicate), then missing messages. A common path of a few statements per op, the
-/// diagnosis off it. Calls `report(fault, rank, step, at, needs)` per issue.
+/// wrong_rank, local_transfer, duplicate), then missing messages. A common path of a few
+/// statements per op, the diagnosis off it. Calls `report(fault, rank, step, at, needs)` per issue.
 template <class Report>
 constexpr void check_transfers(schedule_view v, const stage_table& table, Report& report) {
   const pipeline_shape& shape = v.shape;
@@ -80,19 +97,7 @@ constexpr void check_transfers(schedule_view v, const stage_table& table, Report
   std::uint8_t* seen = seen_b.data();
   // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, mark = 0;
-  if (shape.layout == placement::bidirectional) {  // a transfer on an edge outside its micro-batch's pipeline
-    for (int r = 0; r < P; ++r) {
-      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-        const op o = ops[k];
-        if (!is_transfer(o.kind()) || o.stage() >= S || o.microbatch() >= m) continue;
-        const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
-        const int lo = shape.first_stage(o.microbatch()), hi = shape.last_stage(o.microbatch());
-        if (o.stage() < lo || o.stage() > hi || partner < lo || partner > hi) {
-          report(fault::out_of_shape, r, static_cast<int>(k - off[r]), o, o);
-        }
-      }
-    }
-  }
+  if (shape.layout == placement::bidirectional) report_transfers_outside_pipelines(v, report);
   for (int r = 0; r < P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
