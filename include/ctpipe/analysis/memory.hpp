@@ -14,7 +14,8 @@ namespace ctpipe {
 /// In-flight activations of every rank, in units of one model chunk's activation.
 ///
 /// The model (Zero Bubble paper, Qi et al. 2024): an `F` allocates 1 at its start, a `B`
-/// frees 1 at its end (an overlapped pair: its forward allocates, then its B frees), an `I` frees `1 - gamma` and a `W` frees `gamma` at their ends;
+/// frees 1 at its end (an overlapped pair: its forward allocates, then its B frees), an
+/// `I` frees `1 - gamma` and a `W` frees `gamma` at their ends;
 /// `gamma = M_W / M_B` in [0, 1]. With gamma = 1 (the default) this is the plain count
 /// of (micro-batch, chunk) pairs whose F has started and whose last backward piece has
 /// not ended.

@@ -93,8 +93,8 @@ constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
   std::int64_t den = c.c.den;
   for (op_kind k : {op_kind::F, op_kind::B, op_kind::I, op_kind::W}) den = lcm(den, c.of(k, V).den);
   // t_fb: its default, t_f + t_b, is a sum of two durations already in ticks (no
-  // rational arithmetic: the largest lowered_v proofs run at a step or two of Clang's
-  // limit).
+  // rational arithmetic: Clang's largest rendezvous lowered_v ran within about 3.6K
+  // steps of its limit, bench/RESULTS.md).
   const bool pair_given = c.fb != rational{-1};
   if (pair_given) den = lcm(den, c.of(op_kind::overlap_f_b, V).den);
   t.tick = rational{1, den};
@@ -150,9 +150,10 @@ struct fused_pair {
 /// both words span t_fb/V (docs/spec.md §2.1); schedule split_pairs() for the split
 /// reading. Linear in the number of ops.
 ///
-/// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops F, B, I, W (and
-/// OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m` for a transfer op, an op outside the shape, or a pair
-/// word not followed by its B;
+/// Errors: check_view() and check_costs() messages; `ctpipe: simulate takes compute ops
+/// F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and
+/// micro-batch < m` for a transfer op, an op outside the shape, or a pair word not
+/// followed by its B;
 /// `ctpipe: schedule deadlocks (validate() names the stuck ops)`; rational overflow when
 /// the times might not fit 64 bits: checked once, before the walk, against the bound
 /// (ops + 1) * (longest op + t_c) in ticks, so costs whose bound passes 2^63 - 1 are

@@ -219,7 +219,8 @@ constexpr bool unfit_is_pair(schedule_view v, std::uint32_t r, std::uint32_t k, 
 
 /// validate()'s checks of the ops themselves, in its order: on the bidirectional
 /// placement first each op on a stage outside its micro-batch's pipeline (out_of_shape);
-/// then per op in rank order out_of_shape (or not_compute, broken_pair), wrong rank, duplicate, mixed backward, out of order;
+/// then per op in rank order out_of_shape (or not_compute, broken_pair), wrong rank,
+/// duplicate, mixed backward, out of order;
 /// then, when every op is in the shape, missing ops by (stage, micro-batch). Calls
 /// `report(fault, rank, step, at, needs)` per issue and returns whether every op was in
 /// the shape (the dependency walk can run). `Lowered`: the lists may hold transfer ops

@@ -19,7 +19,7 @@
 
 namespace ctpipe::detail {
 
-/// The per-family dependency rule, where it differs from "F(s) needs F(s-1), B/I(s)
+/// The placement's dependency rule (placement_table), where it differs from "F(s) needs F(s-1), B/I(s)
 /// needs B/I(s+1)": on the bidirectional placement an up micro-batch's F(P, j) needs no
 /// F(P-1, j), and a down micro-batch's B/I(P-1, j) no B/I(P, j) (pipeline_shape::
 /// first_stage, last_stage). Marks those absent ops as done in `done` ([F keys | B/I
@@ -99,8 +99,8 @@ class dependency_walk {
         if (!in_shape || missing != nowhere) {  // one test per op on the common path
           if (!in_shape) {
             // An overlapped pair (kind 8, then its B): off the common path and in a
-            // function of its own, so the per-op loop declares no local for it (GCC
-            // counts each local of a loop body on every iteration: core/engine.hpp).
+            // function of its own (written inline here it cut GCC's largest lowered_v
+            // proof although no pair-free schedule runs it: core/engine.hpp).
             missing = kind == 8 ? run_pair(r, k, end, top, visit_pair) : nowhere + 1;
             if (missing == nowhere) {
               ++k;  // past the pair's B
