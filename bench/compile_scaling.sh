@@ -13,7 +13,9 @@ looped_bfs loop 4 16 128 512 2048
 zb_h1 loop 1 42 341 1365 5461
 zb_h2 loop 1 42 341 1365 5461
 zbv v_shape 2 21 170 682 2730
-interleaved_zb loop 4 11 88 344 1368"
+interleaved_zb loop 4 11 88 344 1368
+v_half v_shape 2 21 170 682 2730
+v_min v_shape 2 21 170 682 2730"
 echo "| compiler | schedule | V | m | ops | result | time (s) | memory (MiB) | s per 1K ops |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for cxx in g++ clang++; do
@@ -21,7 +23,7 @@ for cxx in g++ clang++; do
     for m in $m1 $m2 $m3 $m4; do
       [ "$family" = interleaved_zb ] && [ $((m % (m / 8 > 1 ? m / 8 : 1))) -ne 0 ] && continue
       per=2
-      case $family in zb_h1 | zb_h2 | zbv | interleaved_zb) per=3 ;; esac
+      case $family in zb_h1 | zb_h2 | zbv | interleaved_zb | v_half | v_min) per=3 ;; esac
       ops=$((8 * m * V * per))
       if /usr/bin/time -f "%e %M" -o /tmp/ctpipe-scaling.time "$cxx" -std=c++20 -fsyntax-only -I../include \
         -DCTPIPE_FAMILY="$family" -DCTPIPE_P=8 -DCTPIPE_M="$m" -DCTPIPE_V="$V" -DCTPIPE_LAYOUT="$layout" \

@@ -133,7 +133,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-V 0", "ctpipe: V (model chunks per rank) must be >= 1\n"},
       {"-P abc", "ctpipe: "},
       {"-P 99999999999999999999", "ctpipe: "},
-      {"--schedule nope", "ctpipe: unknown schedule 'nope' (known: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, interleaved-zb, dualpipev, dualpipe)\n"},
+      {"--schedule nope", "ctpipe: unknown schedule 'nope' (known: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, interleaved-zb, dualpipev, dualpipe, v-half, v-min)\n"},
       {"--schedule gpipe -V 2", "ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)\n"},
       {"--costs f=1,b", "ctpipe: --costs takes key=value pairs"},
       {"--costs x=1", "ctpipe: --costs takes key=value pairs"},

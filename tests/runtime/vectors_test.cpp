@@ -5,6 +5,7 @@
 //   vector's own order with t_f = 1, t_b = 2, t_i = t_w = 1, t_c = 0, gamma = 1.
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/format.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -362,3 +363,63 @@ TEST_CASE("DeepSeek's lowering over P <= 8, m <= 4P: the compute order, every me
   REQUIRE_THROWS_WITH(lower_deepseek({schedule_family::one_f_one_b, {4, 8}}),
                       "ctpipe: lower_deepseek() reproduces DualPipeV's step(); lower() lowers every family");
 }
+
+namespace {
+
+/// A vector of the Zero Bubble authors' V-schedule generator (vectors/zb_authors): tokens
+/// `F3.c1`, `I3.c1`, `W3.c1` (kind, micro-batch, chunk of the rank; chunk 0 is stage r,
+/// chunk 1 stage 2P-1-r).
+vector_schedule zb_authors_schedule(const nlohmann::json& j) {
+  vector_schedule s;
+  const int P = j.at("P").get<int>();
+  s.shape = {P, j.at("m").get<int>(), 2, placement::v_shape};
+  int r = 0;
+  for (const auto& rank : j.at("ranks")) {
+    for (const auto& token : rank) {
+      const std::string text = token.get<std::string>();
+      const auto dot = text.find(".c");
+      const op_kind kind = text[0] == 'F' ? op_kind::F : text[0] == 'I' ? op_kind::I : op_kind::W;
+      REQUIRE(std::string("FIW").find(text[0]) != std::string::npos);
+      const int chunk = std::stoi(text.substr(dot + 2));
+      s.ops.push_back(op{kind, chunk == 0 ? r : 2 * P - 1 - r, std::stoi(text.substr(1, dot - 1))});
+    }
+    s.offsets.push_back(static_cast<std::uint32_t>(s.ops.size()));
+    ++r;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("V-Half and V-Min: the generated orders are the Zero Bubble authors', op for op, with their metrics", "[vectors][v-memory]") {
+  for (const auto& [file, family] : {std::pair{"zb_authors/vhalf_P4_m8", schedule_family::v_half},
+                                     std::pair{"zb_authors/vmin_P4_m8", schedule_family::v_min}}) {
+    INFO(file);
+    const nlohmann::json j = read_vector(file);
+    const vector_schedule authors = zb_authors_schedule(j);
+    const schedule generated = generate({family, {4, 8, 2, placement::v_shape}});
+    for (int r = 0; r < 4; ++r) {
+      INFO("rank " << r);
+      REQUIRE(io::actions(generated.rank(r)) == io::actions(authors.view().rank(r)));
+    }
+    REQUIRE(validate(generated.view()).ok());
+    // The file's metrics at chunk costs F = I = W = 1: full-stage t_f = t_i = t_w = 2.
+    const auto& metrics = j.at("metrics_unit_cost");
+    const simulation sim = simulate(generated.view(), full_costs(2, 2, 2));
+    REQUIRE(io::to_string(sim.makespan()) == metrics.at("makespan").get<std::string>());
+    REQUIRE(io::to_string(sim.bubble_fraction()) == metrics.at("bubble_fraction_total_idle_over_P_T").get<std::string>());
+    const in_flight_profile mem = in_flight(generated.view());
+    for (int r = 0; r < 4; ++r) {
+      const auto k = static_cast<std::size_t>(r);
+      REQUIRE(io::to_string(sim.busy(r)) == metrics.at("busy_per_rank")[k].get<std::string>());
+      REQUIRE(io::to_string(sim.idle(r)) == metrics.at("idle_per_rank")[k].get<std::string>());
+      REQUIRE(mem.peak(r) == rational{metrics.at("peak_in_flight_chunks (F started, last backward piece not ended)")[k].get<int>()});
+      REQUIRE(io::to_string(mem.peak_activations(r)) == metrics.at("peak_in_flight_full_activations")[k].get<std::string>());
+    }
+    // The generator's own log line: its bubble rate, (T - busy) / T, to four places.
+    const std::string log = j.at("reported_by_generator").at("log").get<std::string>();
+    const double rate = static_cast<double>(sim.bubble_fraction().num) / static_cast<double>(sim.bubble_fraction().den);
+    REQUIRE(log.ends_with(fmt::format("-> {:.4f}", rate)));
+  }
+}
+

@@ -216,3 +216,42 @@ TEST_CASE("DualPipeV's generator called below its rule (m < 2P-1) stays in bound
     }
   }
 }
+
+TEST_CASE("V-Half and V-Min over P in [1, 16] x m in [1, 6P]: op counts, the paper's memory bounds on every rank, the idle closed forms (the compile-time grid's function)", "[v-memory]") {
+  for (const auto family : {ctpipe::schedule_family::v_half, ctpipe::schedule_family::v_min}) {
+    for (int P = 1; P <= 16; ++P) {
+      for (int m = 1; m <= 6 * P; ++m) {
+        INFO(ctpipe::family_name(family) << " P = " << P << ", m = " << m);
+        REQUIRE(ctpipe::tests::prove_v_memory_point(family, P, m, true));
+      }
+    }
+  }
+  const ctpipe::schedule_spec v_half_loop{ctpipe::schedule_family::v_half, {4, 8, 2, ctpipe::placement::loop}};
+  REQUIRE(std::string(ctpipe::spec_error(v_half_loop)) ==
+          "ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)");
+  REQUIRE(std::string(ctpipe::spec_error({ctpipe::schedule_family::v_min, {4, 8}})) ==
+          "ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)");
+}
+
+TEST_CASE("V-Half and V-Min against 1F1B: the idle ratio is about 0.28 and 0.61 at P = 4, m = 8, and tends to the paper's 1/2 and 2/3", "[v-memory]") {
+  using ctpipe::rational;
+  const auto idle_ratio = [](ctpipe::schedule_family family, int P, int m) {
+    const ctpipe::costs article{};
+    const ctpipe::schedule v = ctpipe::generate({family, {P, m, 2, ctpipe::placement::v_shape}});
+    const ctpipe::schedule one = ctpipe::generate({ctpipe::schedule_family::one_f_one_b, {P, m}});
+    const ctpipe::simulation a = ctpipe::simulate(v.view(), article), b = ctpipe::simulate(one.view(), article);
+    for (int r = 1; r < P; ++r) REQUIRE(a.idle(r) == a.idle(0));  // every rank idles the same
+    return a.idle(0) / b.idle(0);
+  };
+  REQUIRE(idle_ratio(ctpipe::schedule_family::v_half, 4, 8) == rational{5, 18});
+  REQUIRE(idle_ratio(ctpipe::schedule_family::v_min, 4, 8) == rational{11, 18});
+  // (3P-7)/(6(P-1)) and (4P-5)/(6(P-1)) at P = 16 (1F1B idles 6(P-1) chunk times t_f/2).
+  REQUIRE(idle_ratio(ctpipe::schedule_family::v_half, 16, 48) == rational{41, 90});
+  REQUIRE(idle_ratio(ctpipe::schedule_family::v_min, 16, 48) == rational{59, 90});
+  // The closed forms name their range.
+  const ctpipe::schedule_spec s{ctpipe::schedule_family::v_half, {4, 5, 2, ctpipe::placement::v_shape}};
+  REQUIRE(std::string(ctpipe::makespan_formula(s, {}).condition) == "needs m >= P+2 (below it the idle varies with m)");
+  const ctpipe::costs heavy_w{rational{1}, rational{3}, rational{1}, rational{2}, rational{0}};
+  REQUIRE(std::string(ctpipe::makespan_formula({ctpipe::schedule_family::v_min, {4, 8, 2, ctpipe::placement::v_shape}}, heavy_w).condition) ==
+          "needs t_f = t_i = t_w and t_b = t_i + t_w (the generator's unit case)");
+}

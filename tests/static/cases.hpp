@@ -66,6 +66,10 @@ inline constexpr claimed claims[] = {
      {1, 9}, {9, 9, 9, 9}, 96, 3},
     {"SPEC §5 DualPipe P=4 m=8 (fused pairs)", {schedule_family::dualpipe, {4, 8, 2, placement::bidirectional}}, article, 26,
      {1, 13}, {5, 5, 5, 5}, 48, 2},
+    {"SPEC §5 V-Half P=4 m=8", {schedule_family::v_half, {4, 8, 2, placement::v_shape}}, article, {53, 2}, {5, 53},
+     {6, 6, 6, 6}, 96, {5, 2}},
+    {"SPEC §5 V-Min P=4 m=8", {schedule_family::v_min, {4, 8, 2, placement::v_shape}}, article, {59, 2}, {11, 59},
+     {4, 4, 4, 4}, 96, {11, 2}},
 };
 
 /// True when schedule `c` is valid and its simulated values equal the claimed ones.

@@ -236,4 +236,41 @@ constexpr bool prove_dual_point(schedule_family fam, int P, int m, bool with_val
          rational{static_cast<std::int64_t>(messages(s.view()))} == msgs.value;
 }
 
+/// V-Half or V-Min (`fam`) at (P, m), the Zero Bubble authors' greedy:
+/// - every rank runs 6m ops (an F, an I and a W per micro-batch and chunk);
+/// - with gamma = 1, every rank's peak in-flight is at most v_memory_peak_bound() and
+///   one rank's is exactly it: the paper's floor((P+2)/2) or floor((P+4)/3) full
+///   activations (two chunks each), or 2m chunks below that;
+/// - at t_f = t_i = t_w (the article's costs and t_x = 2) with t_c = 0 and m >= P+2, the
+///   makespan and bubble fraction are the closed forms and every rank idles k t_f/2
+///   (k = v_memory_idle_slots()); with m < P+2, or with t_w != t_f, none is claimed.
+constexpr bool prove_v_memory_point(schedule_family fam, int P, int m, bool with_validation) {
+  const schedule_spec spec{fam, {P, m, 2, placement::v_shape}};
+  if (spec_error(spec) != nullptr) return false;
+  const schedule s = generate(spec);
+  if (with_validation && !validate(s.view()).ok()) return false;
+  const in_flight_profile mem = in_flight(s.view());
+  const closed_form bound = schedules::v_memory_peak_bound(spec, rational{1});
+  rational top{0};
+  for (int r = 0; r < P; ++r) {
+    if (s.view().rank(r).size() != static_cast<std::size_t>(6 * m) || mem.peak(r) > bound.value) return false;
+    top = mem.peak(r) > top ? mem.peak(r) : top;
+  }
+  if (!bound.holds || top != bound.value) return false;
+  const costs unit[] = {costs{}, costs{rational{2}, rational{4}, rational{2}, rational{2}, rational{0}}};
+  for (const costs& c : unit) {
+    const simulation sim = simulate(s.view(), c);
+    const closed_form T = makespan_formula(spec, c), bubble = bubble_fraction_formula(spec, c);
+    if (m < P + 2) {
+      if (T.holds || bubble.holds) return false;
+      continue;
+    }
+    if (!T.holds || !bubble.holds || sim.makespan() != T.value || sim.bubble_fraction() != bubble.value) return false;
+    for (int r = 0; r < P; ++r) {
+      if (sim.idle(r) != rational{detail::v_memory_idle_slots(spec)} * c.f / rational{2}) return false;
+    }
+  }
+  return !makespan_formula(spec, costs{rational{1}, rational{3}, rational{1}, rational{2}, rational{0}}).holds;
+}
+
 }  // namespace ctpipe::tests

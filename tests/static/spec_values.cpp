@@ -37,7 +37,9 @@ static_assert(holds(claims[20]), "SPEC §5 ZB-V P=4 m=8");
 static_assert(holds(claims[21]), "interleaved ZB P=4 m=8 V=2");
 static_assert(holds(claims[22]), "SPEC §5 DualPipeV P=4 m=8");
 static_assert(holds(claims[23]), "SPEC §5 DualPipe P=4 m=8");
-static_assert(std::size(claims) == 24, "a new claim needs its static_assert above");
+static_assert(holds(claims[24]), "SPEC §5 V-Half P=4 m=8");
+static_assert(holds(claims[25]), "SPEC §5 V-Min P=4 m=8");
+static_assert(std::size(claims) == 26, "a new claim needs its static_assert above");
 
 // The frozen path: schedule_v holds the same ops as generate(), in static storage, and
 // analyses read it in constant expressions.

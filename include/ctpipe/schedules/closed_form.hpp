@@ -24,6 +24,13 @@ namespace detail {
 /// No closed form, and why.
 constexpr closed_form no_formula(const char* why) { return {false, rational{0}, "", "", why}; }
 
+/// The bubble fraction of a schedule whose every rank idles `idle`: idle / T (0 for
+/// T = 0), where makespan T holds, with T's source and condition.
+constexpr closed_form idle_fraction(const closed_form& T, rational idle, const char* text) {
+  if (!T.holds) return T;
+  return {true, T.value == rational{0} ? rational{0} : idle / T.value, text, T.source, T.condition};
+}
+
 /// The span bubble of a schedule whose rank 0 starts at 0 and ends last (GPipe, 1F1B,
 /// interleaved 1F1B, looped BFS): rank 0's idle, T - m(t_f+t_b), when makespan T holds.
 constexpr closed_form rank0_span_bubble(const schedule_spec& s, const costs& c, const closed_form& T) {

@@ -18,6 +18,7 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/shape.hpp"  // also detail::shape_rules
 #include "ctpipe/schedules/closed_form.hpp"
+#include "ctpipe/schedules/controllable_memory.hpp"
 #include "ctpipe/schedules/dualpipe.hpp"
 #include "ctpipe/schedules/gpipe.hpp"
 #include "ctpipe/schedules/interleaved.hpp"
@@ -67,6 +68,10 @@ struct family_entry {
   closed_form (*bubble_fraction)(const schedule_spec&, const costs&) = nullptr;
   closed_form (*span_bubble)(const schedule_spec&, const costs&) = nullptr;
   closed_form (*peak_in_flight)(const schedule_spec&, rational gamma, int r) = nullptr;
+  /// For a family built for all ranks at once (a greedy over the whole pipeline):
+  /// writes every rank's ops, rank 0's first, from `out` on; returns the end. nullptr
+  /// for the families built rank by rank (fill_rank then builds them all and keeps r's).
+  op* (*fill_all)(const schedule_spec&, op* out) = nullptr;
 };
 
 namespace detail {
@@ -102,6 +107,11 @@ constexpr bool dualpipev_rule(const schedule_spec& s, rule_report report) {
   }
   if (s.shape.m >= 2 * s.shape.P - 1) return true;
   report("ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)");
+  return false;
+}
+constexpr bool v_memory_rule(const schedule_spec& s, rule_report report) {
+  if (s.shape.V == 2 && s.shape.layout == placement::v_shape) return true;
+  report("ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)");
   return false;
 }
 constexpr bool dualpipe_rule(const schedule_spec& s, rule_report report) {
@@ -232,6 +242,33 @@ constexpr op* fill_dualpipe(const schedule_spec& s, int r, op* out) {
   return out;
 }
 
+constexpr op* fill_v_half_all(const schedule_spec& s, op* out) {
+  schedules::v_schedule(s.shape.P, s.shape.m, true, [&out](int, op o) { *out++ = o; });
+  return out;
+}
+constexpr op* fill_v_min_all(const schedule_spec& s, op* out) {
+  schedules::v_schedule(s.shape.P, s.shape.m, false, [&out](int, op o) { *out++ = o; });
+  return out;
+}
+/// Rank r's ops of V-Half or V-Min: the greedy builds every rank; r's are kept.
+constexpr op* fill_v_rank(const schedule_spec& s, int r, op* out) {
+  schedules::v_schedule(s.shape.P, s.shape.m, s.family == schedule_family::v_half, [&out, r](int rank, op o) {
+    if (rank == r) *out++ = o;
+  });
+  return out;
+}
+/// Warmup forwards of V-Half and V-Min: read off the generated order (the forwards
+/// before rank r's first I), as the greedy has no rule for them.
+constexpr int v_warmup(const schedule_spec& s, int r) {
+  int forwards = 0;
+  bool backward_seen = false;
+  schedules::v_schedule(s.shape.P, s.shape.m, s.family == schedule_family::v_half, [&](int rank, op o) {
+    if (rank != r || backward_seen) return;
+    if (o.kind() == op_kind::F) ++forwards; else backward_seen = true;
+  });
+  return forwards;
+}
+
 /// Ops of rank r for the families whose ranks all run the same count: each of its `m*V`
 /// (micro-batch, chunk) pairs has an F and a B (fb_ops_of_rank), or an F, an I and a W
 /// (fiw_ops_of_rank).
@@ -277,6 +314,12 @@ inline constexpr family_entry family_table[] = {
     {schedule_family::dualpipe, "dualpipe", true, 2, false, placement::bidirectional, detail::dualpipe_rule,
      detail::dualpipe_warmup, detail::fill_dualpipe, schedules::dualpipe_ops_of_rank, schedules::dual_makespan,
      schedules::dual_bubble_fraction, schedules::dual_span_bubble, schedules::dualpipe_peak_in_flight},
+    {schedule_family::v_half, "v-half", true, 2, false, placement::v_shape, detail::v_memory_rule, detail::v_warmup,
+     detail::fill_v_rank, detail::fiw_ops_of_rank, schedules::v_memory_makespan, schedules::v_memory_bubble_fraction,
+     schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_half_all},
+    {schedule_family::v_min, "v-min", true, 2, false, placement::v_shape, detail::v_memory_rule, detail::v_warmup,
+     detail::fill_v_rank, detail::fiw_ops_of_rank, schedules::v_memory_makespan, schedules::v_memory_bubble_fraction,
+     schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_min_all},
 };
 
 namespace detail {
@@ -306,16 +349,17 @@ constexpr bool known_family(schedule_family f) {
 constexpr const family_entry& family_of(schedule_family f) { return family_table[static_cast<std::size_t>(f)]; }
 
 /// The family's name as the tool, JSON and the vectors spell it: `gpipe`, `1f1b`,
-/// `interleaved-1f1b`, `looped-bfs`, `zb-h1`, `zb-h2`, `zbv`, `interleaved-zb`, `dualpipev`; `?` for a
-/// value that is no family.
+/// `interleaved-1f1b`, `looped-bfs`, `zb-h1`, `zb-h2`, `zbv`, `interleaved-zb`, `dualpipev`,
+/// `dualpipe`, `v-half`, `v-min`; `?` for a value that is no family.
 constexpr const char* family_name(schedule_family f) { return known_family(f) ? family_of(f).name : "?"; }
 
 /// Whether the family splits its backwards into I and W (the Zero Bubble family); false
 /// for a value that is no family.
 constexpr bool splits_backward(schedule_family f) { return known_family(f) && family_of(f).splits_backward; }
 
-/// The placement a family runs on: the V-shape for ZB-V and DualPipeV, the loop for every other (and
-/// for a value that is no family).
+/// The placement a family runs on: the V-shape for ZB-V, DualPipeV, V-Half and V-Min, the
+/// bidirectional placement for DualPipe, the loop for every other (and for a value that
+/// is no family).
 constexpr placement natural_placement(schedule_family f) {
   return known_family(f) ? family_of(f).natural_placement : placement::loop;
 }
@@ -338,8 +382,10 @@ constexpr bool family_from_name(std::string_view name, schedule_family& out) {
 /// `get_pp_rank_microbatches`), `m*V` for megatron-legacy with m == P, and 1F1B's count
 /// when V = 1 (as both frameworks then run plain 1F1B); interleaved ZB the same with
 /// k = 1 (PyTorch); ZB-V its chunk-0 warmup `min(m, 2(P-r)-1)`; DualPipeV `2P` (both
-/// chunks, phases 1 and 2 of DualPipeV.step); GPipe and looped BFS
-/// `m*V` (every forward first). Needs a valid spec.
+/// chunks, phases 1 and 2 of DualPipeV.step), DualPipe `P`; V-Half and V-Min the
+/// forwards before rank r's first I in the generated order (the greedy has no rule for
+/// them; this generates the schedule); GPipe and looped BFS `m*V` (every forward
+/// first). Needs a valid spec.
 constexpr int warmup_forwards(const schedule_spec& s, int r) { return family_of(s.family).warmup(s, r); }
 
 namespace detail {
@@ -390,6 +436,7 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)`
 /// - `ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)`
 /// - `ctpipe: dualpipe needs m even and m >= 2P-2 (its structural minimum)`
+/// - `ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: only dualpipev and dualpipe take the structural minimum`
 /// - `ctpipe: only dualpipev and dualpipe have overlapped pairs to split (pair model fused or split)`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
@@ -418,8 +465,9 @@ constexpr const char* spec_error(const schedule_spec& s) {
 /// Ops rank r (0 <= r < P) runs in schedule s, a closed form from the family's entry:
 /// `2mV` (an F and a B per (micro-batch, chunk) pair) or `3mV` (an F, an I and a W) for
 /// every family but dualpipev, whose rank r runs `4m + 2P - 1 - r` (its Ws, one per
-/// backward split into I and W, differ by rank). generate() proves each generator writes
-/// exactly this many. Needs a valid spec.
+/// backward split into I and W, differ by rank), and dualpipe (`2m + P - 1 - h`, h =
+/// min(r, P-1-r)). generate() proves each generator writes exactly this many (for V-Half
+/// and V-Min, built for all ranks at once: that rank r's are its). Needs a valid spec.
 constexpr std::size_t ops_of_rank(const schedule_spec& s, int r) { return family_of(s.family).ops_of_rank(s, r); }
 
 /// The most ops any rank runs: ops_of_rank() of rank 0 (every family runs as many or

@@ -23,19 +23,32 @@ constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
 
 namespace detail {
 
+/// Whether ops [begin, end) all run on rank r (a family built for all ranks at once
+/// proves its split by ranks this way).
+constexpr bool all_on_rank(const pipeline_shape& shape, const op* begin, const op* end, int r) {
+  for (const op* o = begin; o != end; ++o)
+    if (shape.rank_of(o->stage()) != r) return false;
+  return true;
+}
+
 /// Fills `ops` (total_ops(s) entries) and `offsets` (P+1 entries) with schedule s,
-/// proving on the way that each rank r got exactly ops_of_rank(s, r) ops.
+/// proving on the way that each rank r got exactly ops_of_rank(s, r) ops (for a
+/// family built for all ranks at once: that they are rank r's).
 constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
   std::size_t written = 0;
   offsets[0] = 0;
   const family_entry& family = family_of(s.family);
+  const bool all_at_once = family.fill_all != nullptr;
+  const op* end = all_at_once ? family.fill_all(s, ops) : nullptr;
   for (int r = 0; r < s.shape.P; ++r) {
-    const op* cursor = family.fill_rank(s, r, ops + written);
+    const std::size_t begin = written;
+    if (!all_at_once) end = family.fill_rank(s, r, ops + written);
     written += ops_of_rank(s, r);
-    require(cursor == ops + written,
+    require(all_at_once ? all_on_rank(s.shape, ops + begin, ops + written, r) : end == ops + written,
             "ctpipe: internal error: a generator wrote a wrong number of ops");
     offsets[r + 1] = static_cast<std::uint32_t>(written);
   }
+  require(end == ops + written, "ctpipe: internal error: a generator wrote a wrong number of ops");
 }
 
 /// Total ops of s, after its gate (so an invalid spec fails here with its message).

@@ -32,6 +32,10 @@ namespace ctpipe {
 /// - `dualpipe`: DualPipe (DeepSeek-V3 report; deepseek-ai/DualPipe `DualPipe`): two
 ///   copies of the model on the bidirectional placement, micro-batches fed from both
 ///   ends (schedules/dualpipe.hpp).
+/// - `v_half`, `v_min`: V-Half and V-Min ("Pipeline Parallelism with Controllable
+///   Memory", Qi et al., NeurIPS 2024), the Zero Bubble authors' greedy V schedules
+///   with about a half and a third of 1F1B's activation memory: V-shape placement, two
+///   chunks per rank, split backward (schedules/controllable_memory.hpp).
 enum class schedule_family : std::uint8_t {
   gpipe,
   one_f_one_b,
@@ -43,6 +47,8 @@ enum class schedule_family : std::uint8_t {
   interleaved_zb,
   dualpipev,
   dualpipe,
+  v_half,
+  v_min,
 };
 
 /// Which framework's interleaved 1F1B to reproduce. All three run a table of
