@@ -1,4 +1,6 @@
 // The `ctpipe` tool as a user runs it: the default view, JSON fields, bad input.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -447,4 +449,40 @@ TEST_CASE("interleaved-1f1b at V = 1 is plain 1F1B: its title names no group or 
   REQUIRE(title.starts_with("interleaved-1f1b  P = 4  m = 8  V = 1  placement loop  costs"));
   const auto v2 = run_tool("-s interleaved-1f1b -V 2");
   REQUIRE(v2.out.substr(0, v2.out.find('\n')).find("  variant megatron  g = 4  warmup factor 2  costs") != std::string::npos);
+}
+
+TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and json's executed entry, for dualpipev and dualpipe only", "[tool][dualpipe]") {
+  for (const auto& [args, spec] :
+       {std::pair{"-s dualpipev -P 4 -m 8", ctpipe::schedule_spec{ctpipe::schedule_family::dualpipev, {4, 8, 2, ctpipe::placement::v_shape}}},
+        std::pair{"-s dualpipe -P 4 -m 8", ctpipe::schedule_spec{ctpipe::schedule_family::dualpipe, {4, 8, 2, ctpipe::placement::bidirectional}}}}) {
+    INFO(args);
+    const auto csv = run_tool(std::string(args) + " --lowering deepseek --format csv-comms");
+    REQUIRE(csv.exit_code == 0);
+    REQUIRE(csv.out == ctpipe::io::to_csv(ctpipe::lower_deepseek(spec).view()));
+    REQUIRE(csv.out != run_tool(std::string(args) + " --format csv-comms --runtime batched").out);
+    const auto json = nlohmann::json::parse(run_tool(std::string(args) + " --lowering deepseek --format json").out);
+    const std::string makespan = json.at("makespan").get<std::string>();
+    for (const char* model : {"blocking", "posted", "batched"}) {
+      REQUIRE(json.at("executed").at(model).at("makespan") == makespan);  // loses nothing at the article's costs
+    }
+    REQUIRE(json.at("executed").at("rendezvous").at("deadlock") == true);  // its batches post sends with receives
+  }
+  const struct {
+    const char* args;
+    const char* message;
+  } refused[] = {
+      {"-s 1f1b --lowering deepseek --format csv-comms", "ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())\n"},
+      {"-s dualpipev --lowering deepseek", "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
+      {"-s dualpipev --lowering deepseek --runtime batched --format csv-comms",
+       "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model (--runtime applies to "
+       "json's executed entry)\n"},
+      {"-s dualpipev --lowering theirs --format csv-comms", "ctpipe: --lowering takes own or deepseek, not 'theirs'\n"},
+  };
+  for (const auto& c : refused) {
+    INFO(c.args);
+    const auto run = run_tool(c.args);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err == c.message);
+  }
 }

@@ -333,11 +333,24 @@ TEST_CASE("DualPipeV lowered as DeepSeek's runtime issues it, token for token, a
   REQUIRE(deepseek_tokens(keyed.view(), 0) != expected[0]);
 }
 
-TEST_CASE("DeepSeek's lowering over P <= 8, m <= 4P: the compute order, every message, batched first in first out", "[dualpipe][lower]") {
-  for (int P = 1; P <= 8; ++P) {
-    for (int m = 2 * P; m <= 4 * P; ++m) {
-      INFO("P = " << P << ", m = " << m);
-      const schedule_spec spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
+TEST_CASE("DualPipe lowered as DeepSeek's runtime issues it: the middle ranks send chunk 0's warm-up forward at once", "[dualpipe][lower]") {
+  // DualPipe.step at P = 2, m = 4 (both ranks are middle ranks), followed call by call
+  // in deepseek-ai/DualPipe dualpipe/dualpipe.py: step 2 `_forward_chunk(0, recv=False,
+  // send=self.is_middle_rank)`, no `_send_forward(0)` after chunk 1's forward; step 4's
+  // first (F 0; B 1) not overlapped, its sends deferred. Chunk 1 of rank r is stage
+  // 2P-1-r (the up pipeline, micro-batches 2 and 3).
+  const schedule lowered = lower_deepseek({schedule_family::dualpipe, {2, 4, 2, placement::bidirectional}});
+  REQUIRE(deepseek_tokens(lowered.view(), 0) == "r0: F0c0 {S1 R1} F2c1 F1c0 B2c1 {S1 S1 R1 R1} [F3c1+B0c0] B3c1 {S1 R1} I1c0 W1c0");
+  REQUIRE(deepseek_tokens(lowered.view(), 1) == "r1: F2c1 {S0 R0} F0c0 F3c1 B0c0 {S0 S0 R0 R0} [F1c0+B2c1] B1c0 {S0 R0} I3c1 W3c1");
+}
+
+TEST_CASE("DeepSeek's lowering of DualPipeV and DualPipe over P <= 8, m <= 4P: the compute order, every message, batched first in first out", "[dualpipe][lower]") {
+  for (const bool dualpipe : {false, true}) {
+  for (int P = dualpipe ? 2 : 1; P <= 8; P += dualpipe ? 2 : 1) {
+    for (int m = 2 * P; m <= 4 * P; m += dualpipe ? 2 : 1) {
+      INFO((dualpipe ? "dualpipe" : "dualpipev") << " P = " << P << ", m = " << m);
+      const schedule_spec spec = dualpipe ? schedule_spec{schedule_family::dualpipe, {P, m, 2, placement::bidirectional}}
+                                          : schedule_spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
       const schedule l = lower_deepseek(spec);
       const schedule compute = generate(spec);
       const schedule back = compute_part(l.view());
@@ -360,8 +373,9 @@ TEST_CASE("DeepSeek's lowering over P <= 8, m <= 4P: the compute order, every me
       }
     }
   }
+  }
   REQUIRE_THROWS_WITH(lower_deepseek({schedule_family::one_f_one_b, {4, 8}}),
-                      "ctpipe: lower_deepseek() reproduces DualPipeV's step(); lower() lowers every family");
+                      "ctpipe: lower_deepseek() reproduces DeepSeek's step() (dualpipev, dualpipe); lower() lowers every family");
 }
 
 namespace {

@@ -129,6 +129,13 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "runtime model: blocking, rendezvous, posted or batched (docs/runtimes.md); csv-comms orders the "
                    "transfers for it (default blocking); json and validate run only it (default every model)");
   }
+  if (set.bits & opt_lowering) {
+    app.add_option("--lowering", lowering_text,
+                   "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
+                   "--runtime model) or deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same "
+                   "lists for every model)")
+        ->capture_default_str();
+  }
 }
 
 void options::check_families(const option_set& set) {
@@ -243,6 +250,12 @@ void options::check(const CLI::App& app, const option_set& set) {
     cost = parse_costs(costs_text);
     gamma = parse_rational(gamma_text);
     check_gamma(gamma);
+  }
+  if (set.bits & opt_lowering) {
+    if (lowering_text != "own" && lowering_text != "deepseek") {
+      throw usage_error(fmt::format("ctpipe: --lowering takes own or deepseek, not '{}'", lowering_text));
+    }
+    deepseek_lowering = lowering_text == "deepseek";
   }
   if ((set.bits & opt_runtime) && given("--runtime")) {
     runtime_given = true;

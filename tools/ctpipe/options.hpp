@@ -76,6 +76,7 @@ enum option_bits : unsigned {
   opt_width = 1U << 7,        ///< --width
   opt_color = 1U << 8,        ///< --color
   opt_runtime = 1U << 9,      ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
+  opt_lowering = 1U << 10,    ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp)
 };
 
 /// How a command applies `-V`: to whichever schedule is asked for (the library rejects a
@@ -114,6 +115,7 @@ struct options {
   std::string color = "auto";          ///< --color: auto, always or never
   std::string runtime_text;            ///< --runtime; empty: the command's default
   std::string pair_model_text = "fused";  ///< --pair-model
+  std::string lowering_text = "own";   ///< --lowering
 
   // Checked by check().
   std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)
@@ -137,6 +139,7 @@ struct options {
   int width = 100;                        ///< --width, in [20, 100000]
   bool runtime_given = false;             ///< --runtime given
   runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
+  bool deepseek_lowering = false;         ///< --lowering deepseek (dualpipev, dualpipe)
 
   /// The runtime model --runtime names, or nullptr for every model.
   const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }

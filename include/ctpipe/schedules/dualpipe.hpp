@@ -102,13 +102,15 @@ constexpr void dual_phases(int P, int m, int r, Rank& g) {
   const bool last = r == P - 1;
   // Step 1: nF0.
   for (int i = 0; i < 2 * (P - r - 1); ++i) g.forward(0);
-  // Step 2: nF0F1; chunk 0's forward sends after chunk 1's.
+  // Step 2: nF0F1; chunk 0's forward sends after chunk 1's, but at once on the last
+  // (half-)rank: DualPipe's middle ranks send it across the middle (`send=
+  // is_middle_rank`); DualPipeV's last rank has nothing to send (its turn stays local).
   g.recv_forward(0);
   for (int i = 0; i < r + 1; ++i) {
-    g.forward(0, false, false);
+    g.forward(0, false, last);
     g.recv_forward(0);
     g.forward(1, true, !last || i < r);
-    g.send_forward(0);
+    if (!last) g.send_forward(0);
   }
   // Step 3: nB1W1F1, chunk 1's next input received before the W.
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.recv_forward(1), g.weight(), g.forward(1, false);
@@ -269,10 +271,8 @@ constexpr closed_form dual_makespan(const schedule_spec& s, const costs& c) {
 /// DualPipeV's and DualPipe's bubble fraction: the idle per rank over the makespan
 /// (every rank idles the same), where dual_makespan() holds.
 constexpr closed_form dual_bubble_fraction(const schedule_spec& s, const costs& c) {
-  const closed_form T = dual_makespan(s, c);
-  if (!T.holds) return T;
-  return {true, T.value == rational{0} ? rational{0} : ctpipe::detail::dual_idle(s, c) / T.value,
-          s.family == schedule_family::dualpipev ? "(P-1)(F&B+B-3W) / T" : "(P/2-1)(F&B+B-3W) / T", T.source, T.condition};
+  return ctpipe::detail::idle_fraction(dual_makespan(s, c), ctpipe::detail::dual_idle(s, c),
+                                       s.family == schedule_family::dualpipev ? "(P-1)(F&B+B-3W) / T" : "(P/2-1)(F&B+B-3W) / T");
 }
 
 /// DualPipeV's and DualPipe's span bubble: no closed form (the ranks start at different

@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "ctpipe/io/csv.hpp"
+#include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "../executed.hpp"
 #include "../options.hpp"
@@ -15,12 +16,27 @@
 namespace ctpipe::tool {
 namespace {
 
+/// --lowering deepseek's rules: DeepSeek's two schedules, a format with transfers, and
+/// no --runtime for csv-comms (DeepSeek's lists are the same for every model).
+void check_deepseek_lowering(const schedule_spec& spec, const options& o) {
+  if (spec.family != schedule_family::dualpipev && spec.family != schedule_family::dualpipe) {
+    throw usage_error("ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())");
+  }
+  if (o.format != "csv-comms" && o.format != "json") {
+    throw usage_error("ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only");
+  }
+  if (o.runtime_given && o.format == "csv-comms") {
+    throw usage_error("ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model "
+                      "(--runtime applies to json's executed entry)");
+  }
+}
+
 /// The default view (see the file comment).
 class show final : public command_with_options {
  public:
   show()
       : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
-                                  opt_width | opt_color | opt_runtime,
+                                  opt_width | opt_color | opt_runtime | opt_lowering,
                               {"text", "json", "svg", "trace", "csv", "csv-comms"},
                               "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event JSON "
                               "for Perfetto), csv (PyTorch's CSV schedule, compute ops) or csv-comms (with the "
@@ -41,14 +57,19 @@ class show final : public command_with_options {
       throw usage_error("ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
                         "executed entry) only");
     }
+    if (opts_.deepseek_lowering) check_deepseek_lowering(spec, opts_);
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
       const schedule s = generate(spec);
       if (opts_.format == "csv") return io::to_csv(s.view());
+      if (opts_.deepseek_lowering) return io::to_csv(lower_deepseek(spec).view());
       return io::to_csv(lower(s.view(), opts_.cost, opts_.runtime).view());
     }
     std::string out = render(io::analyze(spec, opts_.cost, opts_.gamma), opts_);
-    if (opts_.format == "json") out = with_executed(out, own_lowering_json(generate(spec).view(), opts_.cost, opts_.runtime_or_all()));
-    return out;
+    if (opts_.format != "json") return out;
+    if (opts_.deepseek_lowering) {
+      return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), opts_.cost, opts_.runtime_or_all())));
+    }
+    return with_executed(out, own_lowering_json(generate(spec).view(), opts_.cost, opts_.runtime_or_all()));
   }
 };
 
