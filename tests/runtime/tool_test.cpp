@@ -473,6 +473,7 @@ TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and jso
   } refused[] = {
       {"-s 1f1b --lowering deepseek --format csv-comms", "ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())\n"},
       {"-s dualpipev --lowering deepseek", "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
+      {"-s dualpipev --lowering own --format svg", "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
       {"-s dualpipev --lowering deepseek --runtime batched --format csv-comms",
        "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model (--runtime applies to "
        "json's executed entry)\n"},

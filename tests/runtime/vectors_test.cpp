@@ -344,6 +344,21 @@ TEST_CASE("DualPipe lowered as DeepSeek's runtime issues it: the middle ranks se
   REQUIRE(deepseek_tokens(lowered.view(), 1) == "r1: F2c1 {S0 R0} F0c0 F3c1 B0c0 {S0 S0 R0 R0} [F1c0+B2c1] B1c0 {S0 R0} I3c1 W3c1");
 }
 
+TEST_CASE("DeepSeek's lowering with the pairs read split runs as fused: both inputs before the pair, both outputs after", "[dualpipe][lower]") {
+  schedule_spec split{schedule_family::dualpipev, {4, 8, 2, placement::v_shape}};
+  split.pairs = pair_model::split;
+  const schedule compute = generate(split);
+  REQUIRE(simulate(compute.view(), costs{}).makespan() == rational{51, 2});
+  const schedule l = lower_deepseek(split);
+  REQUIRE(validate_lowered(l.view(), send_semantics::buffered).ok());
+  for (const runtime_model model : {runtime_model::blocking, runtime_model::posted, runtime_model::batched}) {
+    INFO(runtime_model_name(model));
+    const execution run = execute(l.view(), costs{}, model);
+    REQUIRE(run.completed());
+    REQUIRE(run.makespan() == rational{27});
+  }
+}
+
 TEST_CASE("DeepSeek's lowering of DualPipeV and DualPipe over P <= 8, m <= 4P: the compute order, every message, batched first in first out", "[dualpipe][lower]") {
   for (const bool dualpipe : {false, true}) {
   for (int P = dualpipe ? 2 : 1; P <= 8; P += dualpipe ? 2 : 1) {

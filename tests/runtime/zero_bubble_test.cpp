@@ -253,5 +253,20 @@ TEST_CASE("V-Half and V-Min against 1F1B: the idle ratio is about 0.28 and 0.61 
   REQUIRE(std::string(ctpipe::makespan_formula(s, {}).condition) == "needs m >= P+2 (below it the idle varies with m)");
   const ctpipe::costs heavy_w{rational{1}, rational{3}, rational{1}, rational{2}, rational{0}};
   REQUIRE(std::string(ctpipe::makespan_formula({ctpipe::schedule_family::v_min, {4, 8, 2, ctpipe::placement::v_shape}}, heavy_w).condition) ==
-          "needs t_f = t_i = t_w and t_b = t_i + t_w (the generator's unit case)");
+          "needs t_f = t_i = t_w (the generator's unit case)");
+  // t_b plays no part (every backward is split): the formula holds with any t_b.
+  const ctpipe::schedule_spec p6{ctpipe::schedule_family::v_half, {6, 12, 2, ctpipe::placement::v_shape}};
+  const ctpipe::costs odd_b{rational{1}, rational{3}, rational{1}, rational{1}, rational{0}};
+  const ctpipe::closed_form T = ctpipe::makespan_formula(p6, odd_b);
+  REQUIRE(T.holds);
+  REQUIRE(T.value == rational{83, 2});
+  REQUIRE(ctpipe::simulate(ctpipe::generate(p6).view(), odd_b).makespan() == T.value);
+  REQUIRE(std::string(T.formula) == "m(t_f+t_i+t_w) + (3P-7) t_f/2 (P even)");
+  // The formula text names the case that applies (P = 2 and P = 1 are their own).
+  const ctpipe::schedule_spec p2{ctpipe::schedule_family::v_half, {2, 4, 2, ctpipe::placement::v_shape}};
+  REQUIRE(std::string(ctpipe::makespan_formula(p2, {}).formula) == "m(t_f+t_i+t_w) + t_f/2 (P = 2)");
+  REQUIRE(ctpipe::makespan_formula(p2, {}).value == rational{25, 2});
+  const ctpipe::schedule_spec p1{ctpipe::schedule_family::v_min, {1, 3, 2, ctpipe::placement::v_shape}};
+  REQUIRE(std::string(ctpipe::makespan_formula(p1, {}).formula) == "m(t_f+t_i+t_w) (P = 1)");
+  REQUIRE(ctpipe::makespan_formula(p1, {}).value == rational{9});
 }

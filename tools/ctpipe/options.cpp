@@ -256,6 +256,7 @@ void options::check(const CLI::App& app, const option_set& set) {
       throw usage_error(fmt::format("ctpipe: --lowering takes own or deepseek, not '{}'", lowering_text));
     }
     deepseek_lowering = lowering_text == "deepseek";
+    lowering_given = given("--lowering");
   }
   if ((set.bits & opt_runtime) && given("--runtime")) {
     runtime_given = true;

@@ -139,6 +139,7 @@ struct options {
   int width = 100;                        ///< --width, in [20, 100000]
   bool runtime_given = false;             ///< --runtime given
   runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
+  bool lowering_given = false;            ///< --lowering given
   bool deepseek_lowering = false;         ///< --lowering deepseek (dualpipev, dualpipe)
 
   /// The runtime model --runtime names, or nullptr for every model.

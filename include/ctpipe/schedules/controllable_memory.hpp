@@ -344,12 +344,12 @@ constexpr void v_schedule(int P, int m, bool half, Out&& out) {
 
 namespace ctpipe::detail {
 /// Where ctpipe's V-Half / V-Min timing forms hold (proved on a grid,
-/// tests/static/proofs_controllable_memory.cpp): the authors' unit case t_f = t_i = t_w
-/// (t_b = t_i + t_w), t_c = 0, and m >= P + 2 (below it the idle varies with m); else
-/// the reason, for no_formula().
+/// tests/static/proofs_controllable_memory.cpp): the authors' unit case t_f = t_i = t_w,
+/// t_c = 0, and m >= P + 2 (below it the idle varies with m); else the reason, for
+/// no_formula(). t_b plays no part (every backward is split).
 constexpr const char* v_memory_exception(const schedule_spec& s, const costs& c) {
   if (c.c != rational{0} && s.shape.P > 1) return "needs t_c = 0";
-  if (c.f != c.i || c.i != c.w || c.b != c.i + c.w) return "needs t_f = t_i = t_w and t_b = t_i + t_w (the generator's unit case)";
+  if (c.f != c.i || c.i != c.w) return "needs t_f = t_i = t_w (the generator's unit case)";
   if (s.shape.m < s.shape.P + 2) return "needs m >= P+2 (below it the idle varies with m)";
   return nullptr;
 }
@@ -361,6 +361,22 @@ constexpr int v_memory_idle_slots(const schedule_spec& s) {
   if (P == 1) return 0;
   if (s.family == schedule_family::v_half) return P == 2 ? 1 : P % 2 == 0 ? 3 * P - 7 : 3 * P - 4;
   return P % 3 == 0 ? 4 * P - 7 : 4 * P - 5;
+}
+/// The cases of v_memory_idle_slots() as text: {makespan, bubble fraction} each.
+inline constexpr const char* v_memory_texts[6][2] = {
+    {"m(t_f+t_i+t_w) (P = 1)", "0 (P = 1)"},
+    {"m(t_f+t_i+t_w) + t_f/2 (P = 2)", "t_f/2 / T (P = 2)"},
+    {"m(t_f+t_i+t_w) + (3P-7) t_f/2 (P even)", "(3P-7) t_f/2 / T (P even)"},
+    {"m(t_f+t_i+t_w) + (3P-4) t_f/2 (P odd)", "(3P-4) t_f/2 / T (P odd)"},
+    {"m(t_f+t_i+t_w) + (4P-7) t_f/2 (3 divides P)", "(4P-7) t_f/2 / T (3 divides P)"},
+    {"m(t_f+t_i+t_w) + (4P-5) t_f/2 (3 does not divide P)", "(4P-5) t_f/2 / T (3 does not divide P)"},
+};
+/// The case of v_memory_texts that applies to s.
+constexpr const char* const* v_memory_text(const schedule_spec& s) {
+  const int P = s.shape.P;
+  if (P == 1) return v_memory_texts[0];
+  if (s.family == schedule_family::v_half) return v_memory_texts[P == 2 ? 1 : P % 2 == 0 ? 2 : 3];
+  return v_memory_texts[P % 3 == 0 ? 4 : 5];
 }
 }  // namespace ctpipe::detail
 
@@ -375,16 +391,14 @@ namespace ctpipe::schedules {
 /// rates (about 1/2 and 2/3 of 1F1B's bubble, whose idle is 6(P-1) t_f/2 here).
 constexpr closed_form v_memory_makespan(const schedule_spec& s, const costs& c) {
   if (const char* why = detail::v_memory_exception(s, c)) return detail::no_formula(why);
-  const bool half = s.family == schedule_family::v_half;
   return {true, rational{s.shape.m} * (c.f + c.i + c.w) + rational{detail::v_memory_idle_slots(s)} * c.f / rational{2},
-          half ? "m(t_f+t_i+t_w) + k t_f/2, k = 3P-7 (P even), 3P-4 (P odd)" : "m(t_f+t_i+t_w) + k t_f/2, k = 4P-7 (3 | P), 4P-5",
-          "ctpipe, from the Zero Bubble authors' zbv_greedy.py (proved on a grid)",
-          "t_f = t_i = t_w, t_b = t_i + t_w, t_c = 0, m >= P+2"};
+          detail::v_memory_text(s)[0], "ctpipe, from the Zero Bubble authors' zbv_greedy.py (proved on a grid)",
+          "t_f = t_i = t_w, t_c = 0, m >= P+2"};
 }
 /// Their bubble fraction: the idle k t_f/2 over the makespan (every rank idles the same).
 constexpr closed_form v_memory_bubble_fraction(const schedule_spec& s, const costs& c) {
   return detail::idle_fraction(v_memory_makespan(s, c), rational{detail::v_memory_idle_slots(s)} * c.f / rational{2},
-                               "k t_f/2 / T");
+                               detail::v_memory_text(s)[1]);
 }
 /// Their span bubble: none claimed (simulate() gives it).
 constexpr closed_form v_memory_span_bubble(const schedule_spec&, const costs&) {

@@ -13,7 +13,8 @@ namespace ctpipe {
 
 /// Writes rank `r`'s ops of schedule `s` into `out` (a callable taking an op), in
 /// execution order, through the family's generator (family_table). Does not check `s`:
-/// call check_spec first (generate does).
+/// call check_spec first (generate does). For V-Half and V-Min, built for all ranks at
+/// once, each call runs the whole greedy: to get every rank, call generate() once.
 template <class Out>
 constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
   detail::buffer<op> ops(ops_of_rank(s, r));

@@ -16,14 +16,15 @@
 namespace ctpipe::tool {
 namespace {
 
-/// --lowering deepseek's rules: DeepSeek's two schedules, a format with transfers, and
-/// no --runtime for csv-comms (DeepSeek's lists are the same for every model).
-void check_deepseek_lowering(const schedule_spec& spec, const options& o) {
-  if (spec.family != schedule_family::dualpipev && spec.family != schedule_family::dualpipe) {
-    throw usage_error("ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())");
-  }
+/// --lowering's rules: a format with transfers; for deepseek, DeepSeek's two schedules
+/// and no --runtime with csv-comms (DeepSeek's lists are the same for every model).
+void check_lowering(const schedule_spec& spec, const options& o) {
   if (o.format != "csv-comms" && o.format != "json") {
     throw usage_error("ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only");
+  }
+  if (!o.deepseek_lowering) return;
+  if (spec.family != schedule_family::dualpipev && spec.family != schedule_family::dualpipe) {
+    throw usage_error("ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())");
   }
   if (o.runtime_given && o.format == "csv-comms") {
     throw usage_error("ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model "
@@ -57,7 +58,7 @@ class show final : public command_with_options {
       throw usage_error("ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
                         "executed entry) only");
     }
-    if (opts_.deepseek_lowering) check_deepseek_lowering(spec, opts_);
+    if (opts_.lowering_given) check_lowering(spec, opts_);
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
       const schedule s = generate(spec);
       if (opts_.format == "csv") return io::to_csv(s.view());
