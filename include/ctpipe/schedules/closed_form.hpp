@@ -25,7 +25,8 @@ namespace detail {
 constexpr closed_form no_formula(const char* why) { return {false, rational{0}, "", "", why}; }
 
 /// The bubble fraction of a schedule whose every rank idles `idle`: idle / T (0 for
-/// T = 0), where makespan T holds, with T's source and condition.
+/// T = 0), where makespan T holds, with T's source and condition. Callers compute
+/// `idle` only once T holds (outside its range its terms may not be representable).
 constexpr closed_form idle_fraction(const closed_form& T, rational idle, const char* text) {
   if (!T.holds) return T;
   return {true, T.value == rational{0} ? rational{0} : idle / T.value, text, T.source, T.condition};

@@ -397,8 +397,9 @@ constexpr closed_form v_memory_makespan(const schedule_spec& s, const costs& c) 
 }
 /// Their bubble fraction: the idle k t_f/2 over the makespan (every rank idles the same).
 constexpr closed_form v_memory_bubble_fraction(const schedule_spec& s, const costs& c) {
-  return detail::idle_fraction(v_memory_makespan(s, c), rational{detail::v_memory_idle_slots(s)} * c.f / rational{2},
-                               detail::v_memory_text(s)[1]);
+  const closed_form T = v_memory_makespan(s, c);
+  if (!T.holds) return T;  // the idle is computed only where the formula holds
+  return detail::idle_fraction(T, rational{detail::v_memory_idle_slots(s)} * c.f / rational{2}, detail::v_memory_text(s)[1]);
 }
 /// Their span bubble: none claimed (simulate() gives it).
 constexpr closed_form v_memory_span_bubble(const schedule_spec&, const costs&) {

@@ -271,7 +271,9 @@ constexpr closed_form dual_makespan(const schedule_spec& s, const costs& c) {
 /// DualPipeV's and DualPipe's bubble fraction: the idle per rank over the makespan
 /// (every rank idles the same), where dual_makespan() holds.
 constexpr closed_form dual_bubble_fraction(const schedule_spec& s, const costs& c) {
-  return ctpipe::detail::idle_fraction(dual_makespan(s, c), ctpipe::detail::dual_idle(s, c),
+  const closed_form T = dual_makespan(s, c);
+  if (!T.holds) return T;  // the idle is computed only where the formula holds
+  return ctpipe::detail::idle_fraction(T, ctpipe::detail::dual_idle(s, c),
                                        s.family == schedule_family::dualpipev ? "(P-1)(F&B+B-3W) / T" : "(P/2-1)(F&B+B-3W) / T");
 }
 
