@@ -242,12 +242,9 @@ constexpr op* fill_dualpipe(const schedule_spec& s, int r, op* out) {
   return out;
 }
 
-constexpr op* fill_v_half_all(const schedule_spec& s, op* out) {
-  schedules::v_schedule(s.shape.P, s.shape.m, true, [&out](int, op o) { *out++ = o; });
-  return out;
-}
-constexpr op* fill_v_min_all(const schedule_spec& s, op* out) {
-  schedules::v_schedule(s.shape.P, s.shape.m, false, [&out](int, op o) { *out++ = o; });
+/// Every rank's ops of V-Half or V-Min, rank 0's first (the greedy builds them together).
+constexpr op* fill_v_all(const schedule_spec& s, op* out) {
+  schedules::v_schedule(s.shape.P, s.shape.m, s.family == schedule_family::v_half, [&out](int, op o) { *out++ = o; });
   return out;
 }
 /// Rank r's ops of V-Half or V-Min: the greedy builds every rank; r's are kept.
@@ -316,10 +313,10 @@ inline constexpr family_entry family_table[] = {
      schedules::dual_bubble_fraction, schedules::dual_span_bubble, schedules::dualpipe_peak_in_flight},
     {schedule_family::v_half, "v-half", true, 2, false, placement::v_shape, detail::v_memory_rule, detail::v_warmup,
      detail::fill_v_rank, detail::fiw_ops_of_rank, schedules::v_memory_makespan, schedules::v_memory_bubble_fraction,
-     schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_half_all},
+     schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_all},
     {schedule_family::v_min, "v-min", true, 2, false, placement::v_shape, detail::v_memory_rule, detail::v_warmup,
      detail::fill_v_rank, detail::fiw_ops_of_rank, schedules::v_memory_makespan, schedules::v_memory_bubble_fraction,
-     schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_min_all},
+     schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_all},
 };
 
 namespace detail {
