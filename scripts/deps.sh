@@ -23,3 +23,17 @@ CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev 
 # processes.
 CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 chromium imagemagick openmpi-bin libopenmpi-dev libeigen3-dev"
 CTPIPE_CLANG_PACKAGES="clang libclang-rt-14-dev"
+
+# What the page (preset web, docs/web.md) needs: Debian's emscripten (3.1.6, on clang 14)
+# to build it and python3 to serve it (scripts/web.sh); its test (tests/web/page_test.mjs)
+# adds Chromium, ImageMagick's compare, and node with npm for puppeteer-core.
+CTPIPE_WEB_PACKAGES="cmake make emscripten python3"
+CTPIPE_WEB_TEST_PACKAGES="$CTPIPE_WEB_PACKAGES chromium imagemagick"
+
+# Installs node and npm when either command is missing: Debian's nodejs and npm. A node
+# from elsewhere (NodeSource's, which provides npm itself and conflicts with Debian's
+# npm package) is kept as it is.
+ctpipe_install_node() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && return 0
+  ctpipe_install_missing nodejs npm
+}
