@@ -3,14 +3,18 @@
 # dispatch overhead (callgrind instruction counts and Google Benchmark timings), run-time
 # generation + simulation throughput, bytes per op, compile time and memory of one proof
 # as the schedule grows, the largest proof each compiler accepts, the largest lowered
-# schedule, the test proofs' cost.
+# schedule, the test proofs' cost, the page's redraw time.
 # Takes about 20 minutes on 2 cores.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 ctpipe_install_missing $CTPIPE_TOOL_PACKAGES $CTPIPE_CLANG_PACKAGES libbenchmark-dev valgrind
+ctpipe_install_missing $CTPIPE_WEB_TEST_PACKAGES
+ctpipe_install_node
 cmake --preset bench >/dev/null
 cmake --build --preset bench >/dev/null
+cmake --preset web >/dev/null  # the page and puppeteer-core, for bench/web_redraw.mjs
+cmake --build --preset web >/dev/null
 bin=build/bench/bench
 out=bench/RESULTS.md.new
 count() {  # instructions callgrind counts for `dispatch_bench --count MODE 100000`
@@ -135,6 +139,16 @@ CHANGES
   echo "## The \`ctpipe\` tool at its size limits (\`bench/tool_limits.sh\`)"
   echo
   bench/tool_limits.sh
+  echo
+  echo "## The page: redraw after a slider moves (\`bench/web_redraw.mjs\`)"
+  echo
+  echo "The page of \`web/\` (docs/web.md) in headless Chromium $(chromium --version 2>/dev/null | awk '{print $2}')"
+  echo "(software rendering, 1280 x 800): from the slider's input event to the end of the redraw"
+  echo "(the worker's run of the library, the transfer, the canvas and the readouts), in ms,"
+  echo "over 25 moves per shape after 10 not kept; the library's share alone in the last column."
+  echo "One frame is 16 ms."
+  echo
+  node bench/web_redraw.mjs build/web 60
 } >"$out"
 mv "$out" bench/RESULTS.md
 echo "wrote bench/RESULTS.md"
