@@ -8,6 +8,7 @@
 
 const COLORS = { F: "#4e79a7", B: "#59a14f", I: "#76b7b2", W: "#b07aa1", OVERLAP_F_B: "#9c755f" };
 const STALL_COLOR = "#f4a09a";
+const COMPARE_HEADER = 16;  // px above each schedule's rows in compare mode: its name
 const FONT = '11px "DejaVu Sans", "Liberation Sans", Arial, sans-serif';
 const DEFAULT_COMPARE = ["gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-h2", "zbv"];
 const TEXT_FIELDS = ["f", "b", "i", "w", "c", "fb", "gamma"];
@@ -352,7 +353,7 @@ function hatch(ctx) {
 function drawTimelines(view) {
   const rows = view.results.map((r) => (r.ok ? r.P : 1));
   const rowH = Math.max(12, Math.min(26, Math.floor(420 / rows.reduce((a, b) => a + b, 0))));
-  const header = view.compare ? 16 : 0;
+  const header = view.compare ? COMPARE_HEADER : 0;
   const height = 10 + rows.reduce((a, n) => a + n * rowH + header + 6, 0) + 36;
   const { ctx, width } = canvasFor(height);
   const left = view.compare ? 130 : 60;
@@ -360,12 +361,24 @@ function drawTimelines(view) {
   const scale = (width - left - 16) / (end || 1);
   const pattern = hatch(ctx);
   state.layout = [];
+  const y = eachSchedule(ctx, view, left, rowH, (r, top) => {
+    drawRanks(ctx, r, { left, top, rowH, scale, pattern });
+    state.layout.push({ r, left, top, rowH, scale });
+    return r.P * rowH;
+  });
+  drawAxis(ctx, left, y, scale, end, width);
+}
+
+/// Draws each schedule of `view` downwards from y = 10: its name first in compare mode,
+/// then `drawOne(r, top)`, which returns the height it used, or the library's message
+/// for a schedule the shape does not suit, in one row of `rowH`. Returns the y below.
+function eachSchedule(ctx, view, left, rowH, drawOne) {
   let y = 10;
   view.results.forEach((r, k) => {
     if (view.compare) {
       ctx.fillStyle = "#222";
       ctx.fillText(view.configs[k].schedule, 4, y + 11);
-      y += header;
+      y += COMPARE_HEADER;
     }
     if (!r.ok) {
       ctx.fillStyle = "#8a1f11";
@@ -373,11 +386,9 @@ function drawTimelines(view) {
       y += rowH + 6;
       return;
     }
-    drawRanks(ctx, r, { left, top: y, rowH, scale, pattern });
-    state.layout.push({ r, left, top: y, rowH, scale });
-    y += r.P * rowH + 6;
+    y += drawOne(r, y) + 6;
   });
-  drawAxis(ctx, left, y, scale, end, width);
+  return y;
 }
 
 /// The label of op k as the SVG view writes it: its micro-batch, `.chunk` when V > 1; an
@@ -503,7 +514,7 @@ function drawInFlight(view) {
   const results = view.results;
   const bars = results.reduce((n, r) => n + (r.ok ? r.P : 0), 0);
   const barH = Math.max(10, Math.min(22, Math.floor(420 / Math.max(bars, 1))));
-  const header = view.compare ? 16 : 0;
+  const header = view.compare ? COMPARE_HEADER : 0;
   const height = 14 + results.reduce((a, r) => a + (r.ok ? r.P : 1) * barH + header + 6, 0) + 10;
   const { ctx, width } = canvasFor(height);
   const left = view.compare ? 130 : 60;
@@ -512,21 +523,9 @@ function drawInFlight(view) {
   const labels = results.filter((r) => r.ok).flatMap((r) => r.peak_in_flight.map((_, rank) => barLabel(r, rank)));
   const room = Math.max(...labels.map((label) => ctx.measureText(label).width)) + 12;
   const scale = Math.max(width - left - room, 40) / (most || 1);
-  let y = 10;
-  results.forEach((r, k) => {
-    if (view.compare) {
-      ctx.fillStyle = "#222";
-      ctx.fillText(view.configs[k].schedule, 4, y + 11);
-      y += header;
-    }
-    if (!r.ok) {
-      ctx.fillStyle = "#8a1f11";
-      ctx.fillText(r.error, left, y + barH / 2 + 4);
-      y += barH + 6;
-      return;
-    }
-    for (let rank = 0; rank < r.P; ++rank, y += barH) drawBar(ctx, r, rank, { left, y, barH, scale });
-    y += 6;
+  eachSchedule(ctx, view, left, barH, (r, top) => {
+    for (let rank = 0; rank < r.P; ++rank) drawBar(ctx, r, rank, { left, y: top + rank * barH, barH, scale });
+    return r.P * barH;
   });
 }
 
