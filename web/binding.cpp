@@ -15,19 +15,23 @@
 //   library's order (family_table).
 // - runtime_models(): the runtime model names (all_runtime_models).
 // - kind_names(): op kind names indexed by op_kind's value (`F`, `B`, `I`, `W`, ...).
-// - analyze(config): config = {schedule, P, m, V (0: the family's default), placement
+// - analyze(config): config = {schedule, P, m, V (as the library takes it), placement
 //   ("" for the family's own, else loop, v or bidirectional), variant, group, warmup
 //   (interleaved-1f1b), pairs ("fused" or "split") and structural_minimum (dualpipev,
-//   dualpipe), f, b, i, w, c, fb ("" for t_f + t_b), gamma (exact texts such as "1/2"),
-//   runtime ("" or a model name)}. Returns {ok: false, error: "ctpipe: ..."} for a configuration the
-//   library rejects (the library's own message), else {ok: true, ...} as write_result()
-//   lists. Exact values are strings ("3/11"); `*_value` fields are the same values as
-//   doubles, for drawing only.
+//   dualpipe), f, b ("" for t_i + t_w), i, w, c, fb ("" for t_f + t_b), gamma (exact
+//   texts such as "1/2"), runtime ("" or a model name)}. Returns {ok: false, error:
+//   "ctpipe: ..."} for a configuration the library rejects (the library's own message;
+//   a cost field's parse error names the field; out of memory says so), else {ok: true,
+//   ...} as write_result() lists. Exact values are strings ("3/11"); `*_value` fields are
+//   the same values as doubles, for drawing only; `*_percent` as the tool prints them.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,6 +47,14 @@ std::string text(ctpipe::rational x) {
 }
 
 double number(ctpipe::rational x) { return static_cast<double>(x.num) / static_cast<double>(x.den); }
+
+/// `27.3%`, as the tool's readouts print a fraction: 100 * to_double() to one decimal,
+/// an exact tie rounded to even (io::detail::percent() with {fmt}; printf here).
+std::string percent(ctpipe::rational x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * x.to_double());
+  return buffer;
+}
 
 /// {holds, value, value_number, formula, source, condition} of a closed form.
 val formula(const ctpipe::closed_form& f) {
@@ -79,8 +91,7 @@ ctpipe::schedule_spec spec_of(const val& config) {
   const std::string name = config["schedule"].as<std::string>();
   ctpipe::detail::require(ctpipe::family_from_name(name, spec.family), "ctpipe: unknown schedule");
   const ctpipe::family_entry& family = ctpipe::family_of(spec.family);
-  const int V = whole(config, "V");
-  spec.shape = {whole(config, "P"), whole(config, "m"), V > 0 ? V : family.default_V, family.natural_placement};
+  spec.shape = {whole(config, "P"), whole(config, "m"), whole(config, "V"), family.natural_placement};
   const std::string layout = config["placement"].as<std::string>();
   if (!layout.empty()) {
     bool known = false;
@@ -106,16 +117,30 @@ ctpipe::schedule_spec spec_of(const val& config) {
   return spec;
 }
 
+/// The exact number in field `key` of `config`, `name` naming it in a parse error
+/// (`ctpipe: t_f: not an exact number (use 3, 1/2 or 0.25)`).
+ctpipe::rational exact(const val& config, const char* key, const char* name) {
+  try {
+    return ctpipe::parse_rational(config[key].as<std::string>());
+  } catch (const ctpipe::error& e) {
+    const std::string what = e.what();
+    throw std::runtime_error("ctpipe: " + std::string(name) + ": " + what.substr(what.find(": ") + 2));
+  }
+}
+
+/// The costs, as the tool's --costs reads them: t_b empty is t_i + t_w (docs/spec.md §1),
+/// t_fb empty is t_f + t_b (costs::pair()); a given t_fb must be >= 0.
 ctpipe::costs costs_of(const val& config) {
-  const auto exact = [&](const char* key) { return ctpipe::parse_rational(config[key].as<std::string>()); };
   ctpipe::costs c{};
-  c.f = exact("f");
-  c.b = exact("b");
-  c.i = exact("i");
-  c.w = exact("w");
-  c.c = exact("c");
-  const std::string fb = config["fb"].as<std::string>();
-  if (!fb.empty()) c.fb = ctpipe::parse_rational(fb);  // empty: t_f + t_b (costs::pair())
+  c.f = exact(config, "f", "t_f");
+  c.i = exact(config, "i", "t_i");
+  c.w = exact(config, "w", "t_w");
+  c.b = config["b"].as<std::string>().empty() ? c.i + c.w : exact(config, "b", "t_b");
+  c.c = exact(config, "c", "t_c");
+  if (!config["fb"].as<std::string>().empty()) {
+    c.fb = exact(config, "fb", "t_fb");
+    ctpipe::detail::require(c.fb >= ctpipe::rational{0}, "ctpipe: costs must be >= 0");
+  }
   return c;
 }
 
@@ -197,6 +222,7 @@ val write_executed(val& out, const ctpipe::io::report& rep, ctpipe::runtime_mode
   e.set("makespan", text(run.makespan()));
   e.set("makespan_value", number(run.makespan()));
   e.set("bubble", text(run.bubble_fraction()));
+  e.set("bubble_percent", percent(run.bubble_fraction()));
   std::vector<std::string> stall;
   val stalls = val::array();
   for (int r = 0; r < run.ranks(); ++r) {
@@ -216,20 +242,26 @@ val write_executed(val& out, const ctpipe::io::report& rep, ctpipe::runtime_mode
 /// The per-rank readouts: idle (exact), peak in-flight in chunks and in full activations
 /// (exact), and the peak's closed form (chunks).
 void write_ranks(val& out, const ctpipe::io::report& rep) {
-  std::vector<std::string> idle, peak, peak_activations;
-  std::vector<double> peak_value;
+  std::vector<std::string> idle, peak, peak_activations, plain;
+  std::vector<double> peak_value, activations_value;
   val peak_formula = val::array();
+  // With gamma < 1, the plain count beside the weighted one, as the tool's `6 [7]`.
+  const ctpipe::in_flight_profile counted = ctpipe::in_flight(rep.ops.view(), ctpipe::rational{1});
   for (int r = 0; r < rep.spec.shape.P; ++r) {
     idle.push_back(text(rep.sim.idle(r)));
     peak.push_back(text(rep.memory.peak(r)));
     peak_value.push_back(number(rep.memory.peak(r)));
     peak_activations.push_back(text(rep.memory.peak_activations(r)));
+    activations_value.push_back(number(rep.memory.peak_activations(r)));
+    plain.push_back(text(counted.peak(r)));
     peak_formula.call<void>("push", formula(rep.peak_formula[static_cast<std::size_t>(r)]));
   }
   out.set("idle", array_of(idle));
   out.set("peak_in_flight", array_of(peak));
   out.set("peak_in_flight_value", array_of(peak_value));
   out.set("peak_activations", array_of(peak_activations));
+  out.set("peak_activations_value", array_of(activations_value));
+  out.set("peak_in_flight_plain", array_of(plain));
   out.set("peak_in_flight_formula", peak_formula);
 }
 
@@ -244,13 +276,23 @@ val write_result(const ctpipe::io::report& rep, const std::string& model) {
   out.set("m", shape.m);
   out.set("V", shape.V);
   out.set("placement", std::string(ctpipe::placement_name(shape.layout)));
-  out.set("fb", text(rep.cost.pair()));
+  val costs = val::object();  // as the library read them, in lowest terms
+  for (const auto& [key, value] : {std::pair{"f", rep.cost.f}, std::pair{"b", rep.cost.b}, std::pair{"i", rep.cost.i},
+                                   std::pair{"w", rep.cost.w}, std::pair{"c", rep.cost.c}, std::pair{"fb", rep.cost.pair()}}) {
+    costs.set(key, text(value));
+  }
+  out.set("costs", costs);
+  out.set("gamma", text(rep.gamma));
+  out.set("pairs", std::string(rep.spec.pairs == ctpipe::pair_model::split ? "split" : "fused"));
+  out.set("variant", std::string(ctpipe::variant_name(rep.spec.variant)));
+  out.set("warmup_factor", rep.spec.warmup_factor);
   out.set("group", ctpipe::group_size(rep.spec));
   out.set("makespan", text(rep.sim.makespan()));
   out.set("makespan_value", number(rep.sim.makespan()));
   out.set("makespan_formula", formula(rep.makespan_formula));
   out.set("bubble_fraction", text(rep.sim.bubble_fraction()));
   out.set("bubble_fraction_value", number(rep.sim.bubble_fraction()));
+  out.set("bubble_fraction_percent", percent(rep.sim.bubble_fraction()));
   out.set("bubble_fraction_formula", formula(rep.bubble_formula));
   out.set("span_bubble", text(rep.sim.span_bubble()));
   out.set("span_bubble_formula", formula(rep.span_bubble_formula));
@@ -267,6 +309,13 @@ val write_result(const ctpipe::io::report& rep, const std::string& model) {
   return out;
 }
 
+val failure(const std::string& message) {
+  val out = val::object();
+  out.set("ok", false);
+  out.set("error", message);
+  return out;
+}
+
 val analyze(val config) {
   try {
     const ctpipe::schedule_spec spec = spec_of(config);
@@ -274,11 +323,10 @@ val analyze(val config) {
     const ctpipe::rational gamma = ctpipe::parse_rational(config["gamma"].as<std::string>());
     const ctpipe::io::report rep = ctpipe::io::analyze(spec, c, gamma);
     return write_result(rep, config["runtime"].as<std::string>());
+  } catch (const std::bad_alloc&) {
+    return failure("ctpipe: out of memory: the page has at most 2 GiB (WebAssembly); try a smaller shape, or the ctpipe tool");
   } catch (const std::exception& e) {
-    val out = val::object();
-    out.set("ok", false);
-    out.set("error", std::string(e.what()));
-    return out;
+    return failure(e.what());
   }
 }
 

@@ -146,6 +146,30 @@ test("the page, in headless Chromium", async (t) => {
       assert.equal(await text(page, "#bubble"), "3/19");
     });
 
+    await t.test("values from a link that the page or the library rejects give messages, not a stale picture", async () => {
+      const cases = [
+        ["#s=bogus", /^ctpipe: unknown schedule 'bogus' \(gpipe, 1f1b, /],
+        ["#s=1f1b&pairs=bogus", /^ctpipe: unknown pair model 'bogus' \(fused, split\)$/],
+        ["#s=interleaved-1f1b&V=0", /^ctpipe: V \(model chunks per rank\) must be >= 1$/],
+        ["#s=1f1b&P=abc", /^ctpipe: P takes a whole number, not 'abc'$/],
+        ["#s=1f1b&f=x", /^ctpipe: t_f: not an exact number \(use 3, 1\/2 or 0.25\)$/],
+        ["#s=1f1b&compare=bogus", /^ctpipe: unknown schedule 'bogus' in compare/],
+      ];
+      for (const [hash, message] of cases) {
+        await page.goto(`${url}${hash}`);
+        await settled(page, 0);
+        assert.match(await text(page, "#error"), message, hash);
+        assert.equal(await page.$eval("#canvas", (e) => e.style.display), "none", hash);
+      }
+    });
+
+    await t.test("the percentages are the tool's: 1/16 prints as 6.2% (an exact tie rounds to even)", async () => {
+      await page.goto(`${url}#s=dualpipev&P=2&m=4&fb=5/2`);
+      await settled(page, 0);
+      assert.equal(await text(page, "#bubble"), "1/16");
+      assert.equal(await page.$eval("#bubble", (e) => e.nextElementSibling.textContent), "6.2%");
+    });
+
     await t.test("the URL holds the configuration: a shared link opens the same view", async () => {
       await page.goto(`${url}#s=interleaved-1f1b&P=8&m=16&V=2`);
       await settled(page, 0);
@@ -166,6 +190,10 @@ test("the page, in headless Chromium", async (t) => {
       assert.match(rows[1][2], /^3\/11 /);
       assert.match(rows[2][2], /^3\/19 /);
       assert.match(await page.evaluate(() => location.hash), /compare=gpipe,1f1b,interleaved-1f1b,zb-h1,zb-h2,zbv/);
+      await andRedraw(page, () => page.select("#runtime", "blocking"));  // the executed runs join the table
+      const executed = await page.$$eval("#compare-table tr", (trs) => trs.slice(1).map((tr) => tr.cells[7].textContent.trim()));
+      assert.equal(executed[1], "33, 3/11 (27.3%)");
+      await andRedraw(page, () => page.select("#runtime", ""));
       await andRedraw(page, () => page.click("#compare"));
     });
 

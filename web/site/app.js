@@ -17,12 +17,16 @@ const HASH_KEYS = { s: "schedule", P: "P-num", m: "m-num", V: "V-num", placement
   g: "group", warmup: "warmup", pairs: "pairs", f: "f", b: "b", i: "i", w: "w", c: "c", fb: "fb", gamma: "gamma",
   runtime: "runtime" };
 const HASH_DEFAULTS = { s: "1f1b", P: "4", m: "8", V: "1", placement: "", variant: "megatron", g: "0", warmup: "2",
-  pairs: "fused", f: "1", b: "2", i: "1", w: "1", c: "0", fb: "", gamma: "1", runtime: "" };
+  pairs: "fused", f: "1", b: "", i: "1", w: "1", c: "0", fb: "", gamma: "1", runtime: "" };
+/// The menus, as a rejected value from the URL names them.
+const MENUS = { schedule: "schedule", placement: "placement", variant: "interleaved variant", pairs: "pair model",
+  runtime: "runtime model" };
 
 const $ = (id) => document.getElementById(id);
 const state = {
   families: [], kindNames: [], view: "timeline",
   seq: 0, busy: false, pending: null, last: null, drawn: 0, timings: [],
+  invalid: {},  // per menu: a value from the URL it does not offer, shown as an error until changed
 };
 window.ctpipePage = state;  // read by tests/web/page_test.mjs and bench/web_redraw.mjs
 
@@ -100,9 +104,10 @@ function wireControls() {
     $(id).addEventListener("input", () => { $(`${id}-num`).value = $(id).value; request(); });
     $(`${id}-num`).addEventListener("input", () => { $(id).value = $(`${id}-num`).value; request(); });
   }
+  for (const id of Object.keys(MENUS)) $(id).addEventListener("input", () => delete state.invalid[id]);
   $("schedule").addEventListener("change", () => {
     const f = family($("schedule").value);
-    setNumber("V", f.default_V);
+    if (f) setNumber("V", f.default_V);
     request();
   });
   // Compare mode starts the families with several chunks at their default V = 2 (V = 1
@@ -114,7 +119,10 @@ function wireControls() {
   for (const id of ["placement", "variant", "group", "warmup", "pairs", "structural", "runtime", ...TEXT_FIELDS]) {
     $(id).addEventListener("input", () => request());
   }
-  $("compare-families").addEventListener("change", () => request());
+  $("compare-families").addEventListener("change", () => {
+    delete state.invalid.compare;
+    request();
+  });
   $("tab-timeline").addEventListener("click", () => setView("timeline"));
   $("tab-inflight").addEventListener("click", () => setView("inflight"));
   $("controls").addEventListener("submit", (e) => e.preventDefault());
@@ -145,13 +153,20 @@ function readHash() {
     } else {
       $(id).value = value;
     }
+    delete state.invalid[id];
+    if (id in MENUS && $(id).value !== value) state.invalid[id] = value;  // a menu takes only its own values
   }
   $("structural").checked = params.get("structural") === "1";
   const compare = params.get("compare");
   $("compare").checked = compare !== null;
-  if (compare) {
-    const names = compare.split(",");
-    for (const box of $("compare-families").querySelectorAll("input")) box.checked = names.includes(box.value);
+  delete state.invalid.compare;
+  // A link fixes the whole view: without `compare`, the boxes go back to the defaults.
+  const names = compare === null ? DEFAULT_COMPARE : compare.split(",").filter((name) => name !== "");
+  for (const box of $("compare-families").querySelectorAll("input")) box.checked = names.includes(box.value);
+  if (compare !== null) {
+    const unknown = names.filter((name) => !family(name));
+    if (unknown.length) state.invalid.compare = unknown.join(",");
+    if (!params.has("V")) setNumber("V", 2);  // as `ctpipe compare` without -V runs the families with several chunks
   }
   state.view = params.get("view") === "inflight" ? "inflight" : "timeline";
   $("tab-timeline").setAttribute("aria-selected", state.view === "timeline");
@@ -161,7 +176,7 @@ function readHash() {
 function writeHash() {
   const params = new URLSearchParams();
   for (const [key, id] of Object.entries(HASH_KEYS)) {
-    const value = $(id).value;
+    const value = state.invalid[id] ?? $(id).value;
     if (["s", "P", "m", "V"].includes(key) || value !== HASH_DEFAULTS[key]) params.set(key, value);
   }
   if ($("structural").checked) params.set("structural", "1");
@@ -180,23 +195,35 @@ function comparedNames() {
 
 /// A whole number as the tool reads one (parse_whole): digits with an optional '-'.
 function whole(id, name) {
-  const text = $(id).value.trim();
+  const text = $(id).value;
   if (!/^-?[0-9]+$/.test(text)) throw new Error(`ctpipe: ${name} takes a whole number, not '${text}'`);
-  return Number(text);
+  // Beyond int the value is clamped, so that the library's range checks reject it with
+  // their own message (as the tool's parse_whole).
+  return Math.max(-2147483648, Math.min(2147483647, Number(text)));
 }
 
 /// The configuration of schedule `name` (web/binding.cpp's analyze()); V applies to the
 /// families whose V is the caller's choice, the others run their own.
 function configFor(name, shape) {
   const f = family(name);
-  const config = { schedule: name, P: shape.P, m: shape.m, V: f && f.chunks_free ? shape.V : 0,
+  const config = { schedule: name, P: shape.P, m: shape.m, V: f.chunks_free ? shape.V : f.default_V,
     placement: $("placement").value, variant: $("variant").value, group: shape.group, warmup: shape.warmup,
     pairs: $("pairs").value, structural_minimum: $("structural").checked, runtime: $("runtime").value };
-  for (const id of TEXT_FIELDS) config[id] = $(id).value.trim();
+  for (const id of TEXT_FIELDS) config[id] = $(id).value;
   return config;
 }
 
+/// The first value from the URL that a menu does not offer, as the page's error.
+function checkMenus() {
+  for (const [id, value] of Object.entries(state.invalid)) {
+    if (id === "compare") throw new Error(`ctpipe: unknown schedule '${value}' in compare (${state.families.map((f) => f.name).join(", ")})`);
+    const offered = [...$(id).options].map((o) => o.value || "(empty)").join(", ");
+    throw new Error(`ctpipe: unknown ${MENUS[id]} '${value}' (${offered})`);
+  }
+}
+
 function currentConfigs() {
+  checkMenus();
   const shape = { P: whole("P-num", "P"), m: whole("m-num", "m"), V: whole("V-num", "V"),
     group: whole("group", "the group size"), warmup: whole("warmup", "the warmup factor") };
   for (const [key, most] of Object.entries(LIMITS)) {
@@ -205,20 +232,25 @@ function currentConfigs() {
     }
   }
   const names = $("compare").checked ? comparedNames() : [$("schedule").value];
+  if (!names.length) throw new Error("ctpipe: compare: check at least one schedule");
   return names.map((name) => configFor(name, shape));
 }
 
+/// Greys out the controls that none of the chosen schedules reads: V where the family
+/// fixes it, the interleaved and DualPipe options, t_b where every schedule splits its
+/// backward, t_i and t_w where none does, t_fb without overlapped pairs.
 function updateEnabled() {
   const compare = $("compare").checked;
+  const chosen = (compare ? comparedNames() : [$("schedule").value]).map(family).filter(Boolean);
+  const any = (test) => chosen.some(test);
   const f = family($("schedule").value);
-  const takesV = compare ? true : f.chunks_free;
-  for (const id of ["V", "V-num"]) $(id).disabled = !takesV;
-  if (!compare && !f.chunks_free) setNumber("V", f.default_V);
-  const interleaved = compare ? comparedNames().includes("interleaved-1f1b") : f.interleaved;
-  for (const id of ["variant", "group", "warmup"]) $(id).disabled = !interleaved;
-  const dual = (name) => name === "dualpipev" || name === "dualpipe";
-  const anyDual = compare ? comparedNames().some(dual) : dual(f.name);
-  for (const id of ["pairs", "structural"]) $(id).disabled = !anyDual;
+  if (!compare && f && !f.chunks_free) setNumber("V", f.default_V);
+  const dual = (g) => g.name === "dualpipev" || g.name === "dualpipe";
+  const off = { V: !any((g) => g.chunks_free), "V-num": !any((g) => g.chunks_free),
+    variant: !any((g) => g.interleaved), group: !any((g) => g.interleaved), warmup: !any((g) => g.interleaved),
+    pairs: !any(dual), structural: !any(dual), b: !any((g) => !g.splits_backward), i: !any((g) => g.splits_backward),
+    w: !any((g) => g.splits_backward), fb: !any(dual) };
+  for (const [id, disabled] of Object.entries(off)) $(id).disabled = disabled;
   $("schedule").disabled = compare;
 }
 
@@ -299,31 +331,47 @@ function draw(view) {
   $("error").hidden = true;
   $("canvas").style.display = "block";
   if (!ok.length) return showError(view.results.map((r, k) => `${view.configs[k].schedule}: ${r.error}`).join("\n"));
-  $("title").textContent = view.compare ? compareTitle(view) : title(ok[0], view.configs[0]);
+  $("title").textContent = view.compare ? compareTitle(view) : title(ok[0]);
   if (state.view === "timeline") drawTimelines(view);
   else drawInFlight(view);
   $("readouts").innerHTML = view.compare ? compareTable(view) : readoutTable(ok[0]);
 }
 
-function title(r, c) {
-  const g = r.schedule === "interleaved-1f1b" && r.V > 1 ? `  variant ${c.variant}  g = ${r.group}  warmup factor ${c.warmup}` : "";
-  const run = r.executed ? `  timeline: run executed under ${r.executed.model}` : "";
+/// The title line, as the tool's: the schedule and its parameters, the costs and gamma
+/// as the library read them (lowest terms), and the run the timeline draws.
+function title(r) {
+  const g = r.schedule === "interleaved-1f1b" && r.V > 1 ? `  variant ${r.variant}  g = ${r.group}  warmup factor ${r.warmup_factor}` : "";
   const pairs = r.schedule === "dualpipev" || r.schedule === "dualpipe"
-    ? (c.pairs === "fused" ? `, t_fb = ${r.fb}  pairs fused` : "  pairs split") : "";
-  return `${r.schedule}  P = ${r.P}  m = ${r.m}  V = ${r.V}  placement ${r.placement}${g}  costs t_f = ${c.f}, t_b = ${c.b}, ` +
-    `t_i = ${c.i}, t_w = ${c.w}, t_c = ${c.c}${pairs}  gamma = ${c.gamma}${run}`;
+    ? (r.pairs === "fused" ? `, t_fb = ${r.costs.fb}  pairs fused` : "  pairs split") : "";
+  return `${r.schedule}  P = ${r.P}  m = ${r.m}  V = ${r.V}  placement ${r.placement}${g}  ${costsText(r)}${pairs}` +
+    `  gamma = ${r.gamma}${runText(r.executed)}`;
+}
+
+function costsText(r) {
+  const c = r.costs;
+  return `costs t_f = ${c.f}, t_b = ${c.b}, t_i = ${c.i}, t_w = ${c.w}, t_c = ${c.c}`;
+}
+
+/// `  timeline: run executed under posted` on the timeline tab when it draws a run.
+function runText(executed) {
+  return executed && state.view === "timeline" ? `  timeline: runs executed under ${executed.model}` : "";
 }
 
 function compareTitle(view) {
+  const r = view.results.find((x) => x.ok);
   const c = view.configs[0];
-  return `compare  P = ${c.P}  m = ${c.m}  V = ${view.V} (families whose V is free)  costs t_f = ${c.f}, t_b = ${c.b}, ` +
-    `t_i = ${c.i}, t_w = ${c.w}, t_c = ${c.c}`;
+  const interleaved = view.configs.some((x) => x.schedule === "interleaved-1f1b")
+    ? `  interleaved: variant ${c.variant}, g = ${c.group || "default"}, warmup factor ${c.warmup}` : "";
+  const dual = view.configs.some((x) => x.schedule === "dualpipev" || x.schedule === "dualpipe")
+    ? `  t_fb = ${r.costs.fb}  pairs ${c.pairs}` : "";
+  return `compare  P = ${c.P}  m = ${c.m}  V = ${view.V} (families whose V is free)${interleaved}  ${costsText(r)}${dual}` +
+    `  gamma = ${r.gamma}${runText(r.executed)}`;
 }
 
 /// A canvas sized to the view's width and `height` CSS pixels, sharp on any screen.
 function canvasFor(height) {
   const canvas = $("canvas");
-  const width = Math.max(400, canvas.parentElement.clientWidth - 2);
+  const width = Math.max(300, canvas.parentElement.clientWidth - 2);
   const ratio = window.devicePixelRatio || 1;
   canvas.width = Math.round(width * ratio);
   canvas.height = Math.round(height * ratio);
@@ -449,7 +497,9 @@ function drawRanks(ctx, r, g) {
       ctx.fillRect(x, y + 1, Math.max(w - 0.5, 0.5), g.rowH - 2);
       if (w < 2 * digit || g.rowH < 14) continue;
       let label = opLabel(r, first, pair);
-      if (w < label.length * digit + 3 && !pair) label = `${r.op_microbatch[first]}`;  // the chunk shows by its colour
+      if (w < label.length * digit + 3) {  // shorter: the chunk shows by its colour
+        label = pair ? `F${r.op_microbatch[first]}/B${r.op_microbatch[first + 1]}` : `${r.op_microbatch[first]}`;
+      }
       if (w >= label.length * digit + 3) {
         ctx.fillStyle = !pair && r.V > 1 && 2 * r.op_chunk[first] >= r.V ? "#222" : "#fff";  // dark on the lighter chunks
         ctx.textAlign = "center";
@@ -471,16 +521,15 @@ function drawAxis(ctx, left, y, scale, end, width) {
   const step = [1, 2, 5, 10].map((s) => s * mag).find((s) => s >= raw) || raw;
   for (let t = 0; t <= end + 1e-9; t += step) {
     const x = left + t * scale;
+    const label = String(+t.toFixed(6));
     ctx.moveTo(x, y);
     ctx.lineTo(x, y + 4);
-    ctx.fillText(String(+t.toFixed(6)), x - 4, y + 16);
+    ctx.fillText(label, Math.min(x - 4, width - 2 - ctx.measureText(label).width), y + 16);  // the last one stays in view
   }
   ctx.stroke();
-  ctx.fillText("time (units of t_f)", left, y + 28);
+  ctx.fillText("time (in the costs' unit)", left, y + 28);
 }
 
-/// One bar per rank (per schedule in compare mode): its peak in-flight activations in
-/// chunks, with the closed form's value marked where one holds.
 /// The op under the pointer, as a tooltip: its PyTorch action string and exact times
 /// (`rank 0: 0F3 [3, 4]`), from the lists the library returned.
 function hover(event) {
@@ -509,34 +558,40 @@ function hover(event) {
   canvas.title = `rank ${rank}: ${name} [${exactTime(r, r.op_start_ticks[lo])}, ${exactTime(r, r.op_end_ticks[lo])}]`;
 }
 
+/// One bar per rank (per schedule in compare mode): its peak in flight, in chunks with
+/// the closed form's value marked where one holds; in compare mode in full activations
+/// (chunks x chunk fraction), the unit schedules with different V share.
 function drawInFlight(view) {
   state.layout = [];
   const results = view.results;
-  const bars = results.reduce((n, r) => n + (r.ok ? r.P : 0), 0);
+  const ok = results.filter((r) => r.ok);
+  const bars = ok.reduce((n, r) => n + r.P, 0);
   const barH = Math.max(10, Math.min(22, Math.floor(420 / Math.max(bars, 1))));
   const header = view.compare ? COMPARE_HEADER : 0;
   const height = 14 + results.reduce((a, r) => a + (r.ok ? r.P : 1) * barH + header + 6, 0) + 10;
   const { ctx, width } = canvasFor(height);
   const left = view.compare ? 130 : 60;
-  const most = Math.max(...results.filter((r) => r.ok).flatMap((r) => [...r.peak_in_flight_value,
-    ...r.peak_in_flight_formula.map((f) => f.value_number || 0)]));
-  const labels = results.filter((r) => r.ok).flatMap((r) => r.peak_in_flight.map((_, rank) => barLabel(r, rank)));
+  const valueOf = (r, rank) => (view.compare ? r.peak_activations_value[rank] : r.peak_in_flight_value[rank]);
+  const marks = view.compare ? [] : ok.flatMap((r) => r.peak_in_flight_formula.map((f) => f.value_number || 0));
+  const most = Math.max(...ok.flatMap((r) => r.peak_in_flight_value.map((_, rank) => valueOf(r, rank))), ...marks);
+  const labels = ok.flatMap((r) => r.peak_in_flight.map((_, rank) => barLabel(r, rank, view.compare)));
   const room = Math.max(...labels.map((label) => ctx.measureText(label).width)) + 12;
   const scale = Math.max(width - left - room, 40) / (most || 1);
   eachSchedule(ctx, view, left, barH, (r, top) => {
-    for (let rank = 0; rank < r.P; ++rank) drawBar(ctx, r, rank, { left, y: top + rank * barH, barH, scale });
+    for (let rank = 0; rank < r.P; ++rank) {
+      drawBar(ctx, r, rank, { left, y: top + rank * barH, barH, scale, value: valueOf(r, rank), compare: view.compare });
+    }
     return r.P * barH;
   });
 }
 
 function drawBar(ctx, r, rank, g) {
-  const value = r.peak_in_flight_value[rank];
   const f = r.peak_in_flight_formula[rank];
   ctx.fillStyle = "#222";
   ctx.fillText(`rank ${rank}`, g.left - 50, g.y + g.barH / 2 + 4);
   ctx.fillStyle = "#f28e2b";
-  ctx.fillRect(g.left, g.y + 2, value * g.scale, g.barH - 4);
-  if (f.holds) {
+  ctx.fillRect(g.left, g.y + 2, g.value * g.scale, g.barH - 4);
+  if (f.holds && !g.compare) {
     ctx.strokeStyle = "#222";
     ctx.setLineDash([3, 2]);
     ctx.beginPath();
@@ -546,11 +601,13 @@ function drawBar(ctx, r, rank, g) {
     ctx.setLineDash([]);
   }
   ctx.fillStyle = "#222";
-  ctx.fillText(barLabel(r, rank), g.left + value * g.scale + 6, g.y + g.barH / 2 + 4);
+  ctx.fillText(barLabel(r, rank, g.compare), g.left + g.value * g.scale + 6, g.y + g.barH / 2 + 4);
 }
 
-/// `11 chunks  (formula TEXT = 11)` or `... (no closed form)`: the bar's value and its formula.
-function barLabel(r, rank) {
+/// The bar's value and its formula: `11 chunks  (formula TEXT = 11)`, `... (no closed
+/// form)`; in compare mode `3 full activations (6 chunks)`.
+function barLabel(r, rank, compare) {
+  if (compare) return `${r.peak_activations[rank]} full activations (${r.peak_in_flight[rank]} chunks)`;
   const f = r.peak_in_flight_formula[rank];
   return `${r.peak_in_flight[rank]} chunks  (${f.holds ? `formula ${f.formula} = ${f.value}` : "no closed form"})`;
 }
@@ -559,7 +616,6 @@ function barLabel(r, rank) {
 
 const escapeHtml = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
 
-function percent(r) { return `${(100 * r).toFixed(1)}%`; }
 
 /// The closed form beside a simulated value: `formula TEXT = VALUE (source; condition)`,
 /// or `no closed form: WHY`.
@@ -572,7 +628,7 @@ function formulaCell(f, id) {
 function readoutTable(r) {
   const rows = [
     ["makespan", "makespan", r.makespan, "", r.makespan_formula],
-    ["bubble fraction (simulated)", "bubble", r.bubble_fraction, percent(r.bubble_fraction_value), r.bubble_fraction_formula],
+    ["bubble fraction (simulated)", "bubble", r.bubble_fraction, r.bubble_fraction_percent, r.bubble_fraction_formula],
     ["span bubble (largest span - busy)", "span-bubble", r.span_bubble, "", r.span_bubble_formula],
     ["messages", "messages", String(r.messages), "", r.messages_formula],
   ];
@@ -588,31 +644,45 @@ function readoutTable(r) {
 
 function executedRow(e) {
   if (!e.completed) return `<tr><td>executed, ${e.model}</td><td colspan="3" id="executed">hangs: ${escapeHtml(e.hang)}</td></tr>`;
-  return `<tr><td>executed, ${e.model}</td><td class="exact" id="executed">makespan ${e.makespan}</td><td>bubble ${e.bubble}</td>` +
+  return `<tr><td>executed, ${e.model}</td><td class="exact" id="executed">makespan ${e.makespan}</td><td>bubble ${e.bubble} (${e.bubble_percent})</td>` +
     `<td>stall per rank <span class="exact">${e.stall.join(" ")}</span></td></tr>`;
 }
 
+/// Per rank the peak in flight; with gamma < 1 it is gamma-weighted (I frees 1 - gamma,
+/// W gamma) and the plain count follows in brackets, as the tool's `6 [7]`.
 function peakTable(r) {
-  let html = "<table id=\"peaks\"><tr><th>rank</th><th>peak in flight (chunks)</th><th>full activations</th><th>closed form (chunks)</th></tr>";
+  const weighted = r.gamma !== "1";
+  const head = weighted ? `peak in flight (chunks, gamma = ${r.gamma}) [plain count]` : "peak in flight (chunks)";
+  let html = `<table id="peaks"><tr><th>rank</th><th>${head}</th><th>full activations</th><th>closed form (chunks)</th></tr>`;
   for (let rank = 0; rank < r.P; ++rank) {
-    html += `<tr><td>${rank}</td><td class="exact" id="peak-${rank}">${r.peak_in_flight[rank]}</td>` +
+    const plain = weighted ? ` <span class="plain">[${r.peak_in_flight_plain[rank]}]</span>` : "";
+    html += `<tr><td>${rank}</td><td class="exact"><span id="peak-${rank}">${r.peak_in_flight[rank]}</span>${plain}</td>` +
       `<td class="exact">${r.peak_activations[rank]}</td>${formulaCell(r.peak_in_flight_formula[rank], `peak-formula-${rank}`)}</tr>`;
   }
   return `${html}</table>`;
 }
 
+/// One row per schedule, as `ctpipe compare`'s table: makespan, bubble and its formula,
+/// peaks per rank in chunks and rank 0's in full activations, messages; with a runtime
+/// model, the executed run's makespan and bubble.
 function compareTable(view) {
+  const model = view.configs[0].runtime;
+  const run = model ? `<th>executed, ${escapeHtml(model)}: makespan, bubble</th>` : "";
   let html = "<table id=\"compare-table\"><tr><th>schedule</th><th>makespan</th><th>bubble fraction</th><th>closed form</th>" +
-    "<th>peak in flight per rank (chunks)</th><th>messages</th></tr>";
+    `<th>peak in flight per rank (chunks)</th><th>peak rank 0 (full activations)</th><th>messages</th>${run}</tr>`;
   view.results.forEach((r, k) => {
     const name = escapeHtml(view.configs[k].schedule);
     if (!r.ok) {
-      html += `<tr><td>${name}</td><td colspan="5" class="none">${escapeHtml(r.error)}</td></tr>`;
+      html += `<tr><td>${name}</td><td colspan="${model ? 7 : 6}" class="none">${escapeHtml(r.error)}</td></tr>`;
       return;
     }
+    const e = r.executed;
+    const executed = !e ? "" : e.completed ? `<td class="exact">${e.makespan}, ${e.bubble} (${e.bubble_percent})</td>`
+      : `<td>hangs: ${escapeHtml(e.hang)}</td>`;
     html += `<tr><td>${name}${r.V > 1 ? ` (V = ${r.V})` : ""}</td><td class="exact">${r.makespan}</td>` +
-      `<td class="exact">${r.bubble_fraction} (${percent(r.bubble_fraction_value)})</td>${formulaCell(r.bubble_fraction_formula, `bubble-formula-${name}`)}` +
-      `<td class="exact">${r.peak_in_flight.join(" ")}</td><td class="exact">${r.messages}</td></tr>`;
+      `<td class="exact">${r.bubble_fraction} (${r.bubble_fraction_percent})</td>${formulaCell(r.bubble_fraction_formula, `bubble-formula-${name}`)}` +
+      `<td class="exact">${r.peak_in_flight.join(" ")}</td><td class="exact">${r.peak_activations[0]}</td>` +
+      `<td class="exact">${r.messages}</td>${executed}</tr>`;
   });
   return `${html}</table>`;
 }
