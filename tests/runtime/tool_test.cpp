@@ -52,7 +52,8 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   const auto j = nlohmann::json::parse(run.out);
   std::set<std::string> keys;
   for (const auto& item : j.items()) keys.insert(item.key());
-  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "pairs", "costs", "gamma", "makespan",
+  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "pairs", "costs", "stage_scale",
+                                        "microbatch_scale", "gamma", "makespan",
                                         "bubble_fraction", "bubble_fraction_formula", "idle", "span_bubble",
                                         "peak_in_flight", "peak_in_flight_formula", "messages", "ranks",
                                         "timeline", "executed"});

@@ -22,11 +22,12 @@ struct executed_run {
 };
 
 /// Runs `v` (a lowered schedule that passes validate_lowered()'s checks of its ops)
-/// under every model, or only under `*only` when it is given.
-inline std::vector<executed_run> execute_models(schedule_view v, const costs& c, const runtime_model* only) {
+/// under every model, or only under `*only` when it is given; costs scaled by `scale`.
+inline std::vector<executed_run> execute_models(schedule_view v, const costs& c, const runtime_model* only,
+                                                const cost_scale& scale = {}) {
   std::vector<executed_run> runs;
   for (const runtime_model m : all_runtime_models) {
-    if (only == nullptr || *only == m) runs.push_back({m, execute(v, c, m)});
+    if (only == nullptr || *only == m) runs.push_back({m, execute(v, c, m, scale)});
   }
   return runs;
 }
@@ -125,14 +126,15 @@ inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& run
 }
 
 /// The `executed` object of a compute schedule: the lists lower() makes for each model
-/// (or only `*only`), each run under that model.
-inline nlohmann::ordered_json own_lowering_json(schedule_view compute, const costs& c, const runtime_model* only) {
+/// (or only `*only`), each run under that model; costs scaled by `scale`.
+inline nlohmann::ordered_json own_lowering_json(schedule_view compute, const costs& c, const runtime_model* only,
+                                                const cost_scale& scale = {}) {
   nlohmann::ordered_json executed = nlohmann::ordered_json::object();
   for (const runtime_model m : all_runtime_models) {
     if (only != nullptr && *only != m) continue;
-    const schedule lowered = lower(compute, c, m);
+    const schedule lowered = lower(compute, c, m, scale);
     const char* name = runtime_model_name(m);
-    executed[name] = executed_json(execute_models(lowered.view(), c, &m))[name];
+    executed[name] = executed_json(execute_models(lowered.view(), c, &m, scale))[name];
   }
   return executed;
 }

@@ -117,6 +117,13 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "b defaults to i+w when i or w is given; fb, an overlapped F&B pair, to f+b)");
     app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
   }
+  if (set.bits & opt_scale) {
+    app.add_option("--stage-scale", stage_scale_text,
+                   "unequal stages: one exact factor per stage, S = P*V of them (1,1,1,5/4): an op on stage s costs "
+                   "its cost times factor s (docs/spec.md §2.2)");
+    app.add_option("--microbatch-scale", microbatch_scale_text,
+                   "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
+  }
   app.add_option("--format", format, set.format_help)->capture_default_str();
   if (set.bits & opt_width) {
     app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
@@ -251,6 +258,10 @@ void options::check(const CLI::App& app, const option_set& set) {
     gamma = parse_rational(gamma_text);
     check_gamma(gamma);
   }
+  if (set.bits & opt_scale) {
+    stage_scale = parse_factors(stage_scale_text, "--stage-scale");
+    microbatch_scale = parse_factors(microbatch_scale_text, "--microbatch-scale");
+  }
   if (set.bits & opt_lowering) {
     if (lowering_text != "own" && lowering_text != "deepseek") {
       throw usage_error(fmt::format("ctpipe: --lowering takes own or deepseek, not '{}'", lowering_text));
@@ -290,6 +301,19 @@ bool options::colored() const {
   const char* term = std::getenv("TERM");
   return isatty(fileno(stdout)) != 0 && (no_color == nullptr || *no_color == '\0') &&
          !(term != nullptr && std::string_view(term) == "dumb");
+}
+
+std::vector<rational> parse_factors(std::string_view text, const char* option) {
+  std::vector<rational> out;
+  if (text.empty()) return out;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    if (item.empty()) throw usage_error(fmt::format("ctpipe: {} takes exact numbers separated by commas (e.g. 1,1,1,5/4)", option));
+    out.push_back(parse_rational(item));
+    if (comma == std::string_view::npos) return out;
+    text = text.substr(comma + 1);
+  }
 }
 
 }  // namespace ctpipe::tool

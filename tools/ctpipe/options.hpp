@@ -51,6 +51,13 @@ inline costs parse_costs(std::string_view text) {
   return out;
 }
 
+/// Parses `1,1,1,5/4`: exact numbers separated by commas (parse_rational()), for
+/// `option` (its name in the message). Empty text is an empty list. Raises
+/// usage_error(`ctpipe: OPTION takes exact numbers separated by commas (e.g. 1,1,1,5/4)`)
+/// for an empty item, and the parse_rational() message for a bad number. The lengths
+/// and signs are check_scale()'s, once the shape is known.
+std::vector<rational> parse_factors(std::string_view text, const char* option);
+
 /// Rejected input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -77,6 +84,7 @@ enum option_bits : unsigned {
   opt_color = 1U << 8,        ///< --color
   opt_runtime = 1U << 9,      ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
   opt_lowering = 1U << 10,    ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp)
+  opt_scale = 1U << 11,       ///< --stage-scale, --microbatch-scale (cost_scale)
 };
 
 /// How a command applies `-V`: to whichever schedule is asked for (the library rejects a
@@ -116,6 +124,8 @@ struct options {
   std::string runtime_text;            ///< --runtime; empty: the command's default
   std::string pair_model_text = "fused";  ///< --pair-model
   std::string lowering_text = "own";   ///< --lowering
+  std::string stage_scale_text;        ///< --stage-scale
+  std::string microbatch_scale_text;   ///< --microbatch-scale
 
   // Checked by check().
   std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)
@@ -141,6 +151,8 @@ struct options {
   runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
   bool lowering_given = false;            ///< --lowering given
   bool deepseek_lowering = false;         ///< --lowering deepseek (dualpipev, dualpipe)
+  std::vector<rational> stage_scale;      ///< --stage-scale: one factor per stage (S = P*V), or empty
+  std::vector<rational> microbatch_scale; ///< --microbatch-scale: one per micro-batch (m), or empty
 
   /// The runtime model --runtime names, or nullptr for every model.
   const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }

@@ -91,4 +91,70 @@ constexpr closed_form messages_formula(const schedule_spec& s) {
           "docs/spec.md §4 table (2V per micro-batch per boundary)", "loop placement, P > 1"};
 }
 
+namespace detail {
+inline constexpr const char* scaled_source = "docs/spec.md §4.2 (flow shop of identical jobs; proved in tests/static/proofs_scaled.cpp)";
+inline constexpr const char* scaled_none = "unequal stage or micro-batch costs: none derived for this schedule (simulate() gives it)";
+
+/// Whether GPipe's, or 1F1B's, makespan under `scale` has its closed form: equal
+/// micro-batches, t_c = 0 (or P = 1), and for 1F1B the last stage's factor the largest.
+constexpr bool scaled_form_holds(const schedule_spec& s, const costs& c, const cost_scale& scale) {
+  for (const rational x : scale.microbatch) {
+    if (x != rational{1}) return false;
+  }
+  if (c.c != rational{0} && s.shape.P > 1) return false;
+  if (s.family == schedule_family::gpipe) return true;
+  if (s.family != schedule_family::one_f_one_b) return false;
+  const rational last = scale.of_stage(s.shape.P - 1);
+  for (int st = 0; st < s.shape.P; ++st) {
+    if (scale.of_stage(st) > last) return false;
+  }
+  return true;
+}
+
+/// Σ a_s + (m-1) max a_s over the stage factors a_s of `scale` on `s`'s P stages.
+constexpr rational scaled_steps(const schedule_spec& s, const cost_scale& scale) {
+  rational sum{0}, most{0};
+  for (int st = 0; st < s.shape.P; ++st) {
+    sum = sum + scale.of_stage(st);
+    most = max(most, scale.of_stage(st));
+  }
+  return sum + rational{s.shape.m - 1} * most;
+}
+}  // namespace detail
+
+/// Makespan under unequal stages (cost_scale, docs/spec.md §4.2); the plain
+/// makespan_formula() for a uniform scale. With stage factors a_s, equal micro-batches
+/// and t_c = 0: GPipe `(Σa + (m-1) max a)(t_f+t_b)` (a flow shop of m identical jobs,
+/// forwards then backwards), and 1F1B the same when the last stage's factor is the
+/// largest (the last stage then never idles between its first forward and its last
+/// backward, which is also the lower bound). Otherwise none: 1F1B with layers 8, 8, 7, 7
+/// takes 252 layer-times, not GPipe's 258.
+constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c, const cost_scale& scale) {
+  if (scale.uniform()) return makespan_formula(s, c);
+  if (!detail::scaled_form_holds(s, c, scale)) return detail::no_formula(detail::scaled_none);
+  return {true, detail::scaled_steps(s, scale) * (c.f + c.b), "(Σa + (m-1) max a)(t_f+t_b)", detail::scaled_source,
+          s.family == schedule_family::gpipe ? "stage factors a, micro-batches equal, t_c = 0"
+                                             : "stage factors a with the last the largest, micro-batches equal, t_c = 0"};
+}
+
+/// Bubble fraction under unequal stages, where makespan_formula(s, c, scale) holds:
+/// `1 - mΣa / (P(Σa + (m-1) max a))` (busy time m a_s (t_f+t_b) on stage s).
+constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const costs& c, const cost_scale& scale) {
+  if (scale.uniform()) return bubble_fraction_formula(s, c);
+  const closed_form T = makespan_formula(s, c, scale);
+  if (!T.holds) return T;
+  rational sum{0};
+  for (int st = 0; st < s.shape.P; ++st) sum = sum + scale.of_stage(st);
+  const rational steps = detail::scaled_steps(s, scale);
+  return {true, rational{1} - rational{s.shape.m} * sum / (rational{s.shape.P} * steps), "1 - mΣa/(P(Σa + (m-1) max a))",
+          T.source, T.condition};
+}
+
+/// Span bubble under unequal stages: none derived (the plain span_bubble_formula() for a
+/// uniform scale).
+constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c, const cost_scale& scale) {
+  if (scale.uniform()) return span_bubble_formula(s, c);
+  return detail::no_formula(detail::scaled_none);
+}
+
 }  // namespace ctpipe

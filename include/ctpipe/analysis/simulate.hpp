@@ -61,7 +61,22 @@ class simulation {
 
  private:
   friend constexpr simulation simulate(schedule_view v, const costs& c);
+  friend constexpr simulation simulate(schedule_view v, const costs& c, const cost_scale& scale);
   static constexpr std::size_t idx(int r) { return static_cast<std::size_t>(r); }
+  /// simulate()'s frame: P ranks, per-op and per-rank arrays of `v`'s sizes.
+  constexpr explicit simulation(schedule_view v)
+      : ranks_(v.shape.P), start_(v.size()), end_(v.size()), busy_(static_cast<std::size_t>(v.shape.P)),
+        first_start_(static_cast<std::size_t>(v.shape.P)), last_end_(static_cast<std::size_t>(v.shape.P)) {}
+  /// After the walk: each rank's first start and the makespan (last_end_ holds each
+  /// rank's end).
+  constexpr void finish(schedule_view v) {
+    const std::uint32_t* off = v.offsets.data();
+    for (int r = 0; r < ranks_; ++r) {
+      const std::size_t ri = static_cast<std::size_t>(r);
+      first_start_[ri] = off[r] == off[r + 1] ? 0 : start_[off[r]];
+      makespan_ = last_end_[ri] > makespan_ ? last_end_[ri] : makespan_;
+    }
+  }
   constexpr rational time(std::int64_t ticks) const { return tick_ * rational{ticks}; }
 
   rational tick_{1};
@@ -128,17 +143,71 @@ struct fused_pair {
   std::int64_t *start, *end, *free_at, *busy;
   const std::int64_t *lat_prev, *lat_next;
   std::int64_t pair;
+  /// Per op (its pair word's entry), under a cost_scale; nullptr: every pair lasts `pair`.
+  const std::int64_t* pair_of = nullptr;
 
   constexpr std::int64_t operator()(std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f, std::uint32_t s_b,
                                     std::int64_t stamp_b_a, std::int64_t stamp_b_b) const {
     std::int64_t at = free_at[r];
     for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]}) at = ready > at ? ready : at;
+    const std::int64_t length = pair_of != nullptr ? pair_of[k] : pair;
     start[k] = start[k + 1] = at;
-    free_at[r] = end[k] = end[k + 1] = at + pair;
-    busy[r] += pair;
+    free_at[r] = end[k] = end[k + 1] = at + length;
+    busy[r] += length;
     return free_at[r] + 1;
   }
 };
+
+/// Every op's cost under a cost_scale, in ticks of one common length, and the latency
+/// in the same ticks: simulate(v, c, scale)'s and execute(v, c, model, scale)'s.
+struct scaled_ticks {
+  rational tick{1};          ///< 1 / lcm of the denominators of every op's cost and t_c
+  buffer<std::int64_t> dur;  ///< per op of the view (flat order); a pair word: the whole pair; others 0
+  std::int64_t latency = 0;  ///< ticks of t_c
+};
+
+/// Op k's cost under `scale` (cost_scale): F, B, I, W scaled by their stage's and
+/// micro-batch's factors; an overlapped pair word (with its B word after it) the pair's,
+/// t_fb / (t_f + t_b) times the sum of its halves; a pair's B word, a transfer or an op
+/// outside the shape 0 (simulate() and execute() report those).
+constexpr rational scaled_cost(schedule_view v, const costs& c, const cost_scale& scale, std::size_t k) {
+  const int V = v.shape.cost_chunks();
+  const auto one = [&](op_kind kind, op o) {
+    return c.of(kind, V) * scale.of_stage(o.stage()) * scale.of_microbatch(o.microbatch());
+  };
+  const op o = v.ops[k];
+  const bool inside = o.stage() < v.shape.stages() && o.microbatch() < v.shape.m;
+  if (o.kind() == op_kind::overlap_f_b) {
+    const bool paired = k + 1 < v.size() && v.ops[k + 1].kind() == op_kind::B && v.ops[k + 1].stage() < v.shape.stages() &&
+                        v.ops[k + 1].microbatch() < v.shape.m;
+    return inside && paired ? c.pair() / (c.f + c.b) * (one(op_kind::F, o) + one(op_kind::B, v.ops[k + 1])) : rational{0};
+  }
+  if (k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b) return rational{0};  // a pair's B word
+  return inside && static_cast<int>(o.kind()) <= 3 ? one(o.kind(), o) : rational{0};
+}
+
+/// Every op's scaled cost (scaled_cost()) in ticks. Raises rational overflow when the
+/// lcm of the denominators, or `ops` times (the longest op + t_c), does not fit 64 bits.
+/// Linear in the number of ops (one exact product and one lcm per op).
+constexpr scaled_ticks to_ticks(schedule_view v, const costs& c, const cost_scale& scale) {
+  scaled_ticks t;
+  buffer<rational> exact(v.size());
+  std::int64_t den = c.c.den;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    exact[k] = scaled_cost(v, c, scale, k);
+    den = lcm(den, exact[k].den);
+  }
+  t.tick = rational{1, den};
+  t.dur = buffer<std::int64_t>(v.size());
+  std::int64_t longest = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    t.dur[k] = (exact[k] * rational{den}).num;
+    longest = longest < t.dur[k] ? t.dur[k] : longest;
+  }
+  t.latency = (c.c * rational{den}).num;
+  rational::mul(rational::add(longest, t.latency), static_cast<std::int64_t>(v.size()) + 1);
+  return t;
+}
 
 }  // namespace detail
 
@@ -163,10 +232,8 @@ struct fused_pair {
 constexpr simulation simulate(schedule_view v, const costs& c) {
   check_view(v);
   check_costs(c);
-  const int P = v.shape.P;
   const int V = v.shape.cost_chunks();  // an op costs t/V (t on the bidirectional placement)
-  simulation out;
-  out.ranks_ = P;
+  simulation out(v);
   // One tick divides every duration and the latency.
   const detail::ticked_costs ticked = detail::to_ticks(c, V, v.size());
   out.tick_ = ticked.tick;
@@ -181,11 +248,6 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   const detail::stage_table stages(v.shape);
   const detail::buffer<std::int64_t> latency_prev = detail::stage_latency(stages, latency, detail::code_f);
   const detail::buffer<std::int64_t> latency_next = detail::stage_latency(stages, latency, detail::code_b);
-  out.start_ = detail::buffer<std::int64_t>(v.size());
-  out.end_ = detail::buffer<std::int64_t>(v.size());
-  out.busy_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));
-  out.first_start_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));
-  out.last_end_ = detail::buffer<std::int64_t>(static_cast<std::size_t>(P));
   std::int64_t* start = out.start_.data();
   std::int64_t* end = out.end_.data();
   std::int64_t* free_at = out.last_end_.data();  // a rank is free when its last op ends
@@ -210,12 +272,45 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   detail::require(!walk.out_of_shape(),
                   "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
   detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");
-  const std::uint32_t* off = v.offsets.data();
-  for (int r = 0; r < P; ++r) {
-    const std::size_t ri = static_cast<std::size_t>(r);
-    out.first_start_[ri] = off[r] == off[r + 1] ? 0 : start[off[r]];
-    out.makespan_ = out.last_end_[ri] > out.makespan_ ? out.last_end_[ri] : out.makespan_;
-  }
+  out.finish(v);
+  return out;
+}
+
+/// Simulates schedule `v` with costs `c` scaled per stage and per micro-batch by `scale`
+/// (cost_scale, docs/spec.md §2.2): the same rules as simulate(v, c), each op lasting its
+/// scaled cost; a uniform scale (every factor 1, or none given) is simulate(v, c).
+/// Linear in the number of ops.
+///
+/// Errors: simulate(v, c)'s, and the check_scale() messages for `v.shape`.
+constexpr simulation simulate(schedule_view v, const costs& c, const cost_scale& scale) {
+  check_view(v);
+  check_costs(c);
+  check_scale(scale, v.shape);
+  if (scale.uniform()) return simulate(v, c);
+  simulation out(v);
+  const detail::scaled_ticks ticked = detail::to_ticks(v, c, scale);
+  out.tick_ = ticked.tick;
+  const detail::stage_table stages(v.shape);
+  const detail::buffer<std::int64_t> latency_prev = detail::stage_latency(stages, ticked.latency, detail::code_f);
+  const detail::buffer<std::int64_t> latency_next = detail::stage_latency(stages, ticked.latency, detail::code_b);
+  std::int64_t *start = out.start_.data(), *end = out.end_.data(), *free_at = out.last_end_.data(), *busy = out.busy_.data();
+  const std::int64_t *lat_prev = latency_prev.data(), *lat_next = latency_next.data(), *dur = ticked.dur.data();
+  detail::dependency_walk walk(v);
+  std::int64_t ready_a = 0, ready_b = 0, t = 0;
+  // simulate(v, c)'s step with op k's own duration. A visitor of its own: shared with
+  // simulate(v, c) through a template (`dur[PerOp ? k : kind]` through a pointer), GCC's
+  // largest proofs fell below 1F1B m = 2816 and GPipe 3584 (measured; bench/RESULTS.md).
+  const bool finished = walk.run([&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s,
+                                     std::int64_t stamp_a, std::int64_t stamp_b) {
+    return ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0),
+           ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
+           t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
+           (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[k], dur[k])) + 1;
+  }, detail::fused_pair{start, end, free_at, busy, lat_prev, lat_next, 0, dur});
+  detail::require(!walk.out_of_shape(),
+                  "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
+  detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");
+  out.finish(v);
   return out;
 }
 

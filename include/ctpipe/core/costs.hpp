@@ -1,8 +1,11 @@
 // ctpipe/core/costs.hpp: the exact cost model (docs/spec.md §1-§2).
 #pragma once
 
+#include <span>
+
 #include "ctpipe/core/op.hpp"
 #include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/shape.hpp"
 
 namespace ctpipe {
 
@@ -54,6 +57,51 @@ constexpr void check_costs(const costs& c) {
                   "ctpipe: costs must be >= 0");
   detail::require(c.fb >= rational{0} || c.fb == rational{-1},
                   "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");
+}
+
+/// Unequal stages and micro-batches (docs/spec.md §2.2): the op (kind, stage s,
+/// micro-batch j) costs `costs::of(kind, V) * stage[s] * microbatch[j]`, exact. An
+/// overlapped pair keeps its overlap ratio: it costs `t_fb / (t_f + t_b)` times the sum
+/// of its two halves' scaled costs (its F's stage and micro-batch, its B's). The latency
+/// t_c is not scaled. Empty spans stand for factors of 1, so a default cost_scale is the
+/// plain cost model.
+///
+/// Shapes: `stage` has S = P*V entries (stage s = chunk c of rank r as the placement
+/// lays them: `pipeline_shape::stage_of(r, c)`) or none; `microbatch` has m entries or
+/// none. The spans refer to the caller's arrays, which must outlive the scale. Checked
+/// by check_scale().
+struct cost_scale {
+  std::span<const rational> stage{};       ///< per stage: its factor (S entries, or none for all 1)
+  std::span<const rational> microbatch{};  ///< per micro-batch: its factor (m entries, or none)
+
+  /// Whether every factor is 1 (then the plain model applies).
+  constexpr bool uniform() const {
+    for (const rational x : stage) {
+      if (x != rational{1}) return false;
+    }
+    for (const rational x : microbatch) {
+      if (x != rational{1}) return false;
+    }
+    return true;
+  }
+  /// The factor of stage s and of micro-batch j (1 where the span is empty).
+  constexpr rational of_stage(int s) const { return stage.empty() ? rational{1} : stage[static_cast<std::size_t>(s)]; }
+  constexpr rational of_microbatch(int j) const {
+    return microbatch.empty() ? rational{1} : microbatch[static_cast<std::size_t>(j)];
+  }
+};
+
+/// The gate on a cost_scale for `shape`. Raises:
+/// - `ctpipe: the stage scale needs one factor per stage (P*V of them)`
+/// - `ctpipe: the micro-batch scale needs one factor per micro-batch (m of them)`
+/// - `ctpipe: scale factors must be > 0`
+constexpr void check_scale(const cost_scale& scale, const pipeline_shape& shape) {
+  detail::require(scale.stage.empty() || scale.stage.size() == static_cast<std::size_t>(shape.stages()),
+                  "ctpipe: the stage scale needs one factor per stage (P*V of them)");
+  detail::require(scale.microbatch.empty() || scale.microbatch.size() == static_cast<std::size_t>(shape.m),
+                  "ctpipe: the micro-batch scale needs one factor per micro-batch (m of them)");
+  for (const rational x : scale.stage) detail::require(x > rational{0}, "ctpipe: scale factors must be > 0");
+  for (const rational x : scale.microbatch) detail::require(x > rational{0}, "ctpipe: scale factors must be > 0");
 }
 
 /// Checks gamma = M_W / M_B of the finer memory model (docs/spec.md §3). Raises

@@ -24,7 +24,8 @@ inline nlohmann::ordered_json formula_json(const closed_form& f) {
 /// numbers are strings ("3/11", "33"); counts are integers. Fields, exactly:
 /// `schedule` (the family, or the file name of a schedule read from a file: schedule_name),
 /// `P`, `m`, `V`, `chunk_fraction` (the share of a full activation and of an op's cost one chunk holds, as a string: "1/V", or "1" for DualPipe, whose chunk is a whole stage of one of its two model copies), `placement` ("loop", "v" or "bidirectional"), `costs` ({"f","b","i","w","c","fb"} as strings),
-/// `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's
+/// `stage_scale` and `microbatch_scale` (the cost_scale factors as strings, S = P*V and m of
+/// them, or null when not given), `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's
 /// value, or null where none applies), `idle` (per rank), `span_bubble`,
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
 /// null where no closed form applies; the whole field null when none applies), `messages`
@@ -73,6 +74,8 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
       {"pairs", ro.pairs.empty() ? json(nullptr) : json(ro.pairs)},
       {"costs", {{"f", to_string(ro.costs.f)}, {"b", to_string(ro.costs.b)}, {"i", to_string(ro.costs.i)},
                  {"w", to_string(ro.costs.w)}, {"c", to_string(ro.costs.c)}, {"fb", to_string(ro.costs.pair())}}},
+      {"stage_scale", ro.stage_scale.empty() ? json(nullptr) : strings(ro.stage_scale)},
+      {"microbatch_scale", ro.microbatch_scale.empty() ? json(nullptr) : strings(ro.microbatch_scale)},
       {"gamma", to_string(ro.gamma)},
       {"makespan", to_string(ro.makespan)},
       {"bubble_fraction", to_string(ro.bubble_fraction)},

@@ -118,6 +118,10 @@ struct readout {
   /// when it has none (JSON: null).
   std::string pairs;
   ctpipe::costs costs;   ///< t_f, t_b, t_i, t_w, t_c as analysed, time units (t_f is the unit)
+  /// The per-stage and per-micro-batch factors the costs are scaled by (report::stage_scale,
+  /// report::microbatch_scale; S = P*V and m entries, or empty for factors of 1; JSON:
+  /// arrays of exact strings, or null).
+  std::vector<rational> stage_scale, microbatch_scale;
   rational gamma;        ///< M_W / M_B of the finer memory model, in [0, 1]
   rational makespan;         ///< simulated: the end of the last op, time units
   rational bubble_fraction;  ///< simulated: total idle / (P * makespan), in [0, 1]
@@ -176,6 +180,8 @@ inline readout readout_of(const report& rep) {
   out.placement = s.layout;
   out.pairs = rep.spec.pairs == pair_model::split && rep.source.empty() ? "split" : has_pairs(rep.ops.view()) ? "fused" : "";
   out.costs = rep.cost;
+  out.stage_scale = rep.stage_scale;
+  out.microbatch_scale = rep.microbatch_scale;
   out.gamma = rep.gamma;
   out.makespan = rep.sim.makespan();
   out.bubble_fraction = rep.sim.bubble_fraction();
@@ -221,6 +227,13 @@ inline std::string against(rational simulated, const closed_form& f) {
 
 /// `27.3%`: a fraction as a percentage with one decimal (display only).
 inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x.to_double()); }
+
+/// Exact values joined by `separator`: `1,1,1,5/4`.
+inline std::string joined(const std::vector<rational>& values, const char* separator) {
+  std::string out;
+  for (std::size_t k = 0; k < values.size(); ++k) out += (k == 0 ? "" : separator) + to_string(values[k]);
+  return out;
+}
 
 /// Exact values separated by single spaces: `9 9 9 9`.
 inline std::string spaced(const std::vector<rational>& values) {
@@ -285,9 +298,12 @@ inline std::string render_title(const readout& ro) {
   const std::string pairs = ro.pairs == "fused"   ? fmt::format(", t_fb = {}  pairs fused", to_string(ro.costs.pair()))
                             : ro.pairs == "split" ? std::string("  pairs split")
                                                   : std::string();
-  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}{}\n",
+  std::string scales;
+  if (!ro.stage_scale.empty()) scales += "  stage scale " + detail::joined(ro.stage_scale, ",");
+  if (!ro.microbatch_scale.empty()) scales += "  micro-batch scale " + detail::joined(ro.microbatch_scale, ",");
+  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}{}{}\n",
                      ro.schedule, ro.P, ro.m, ro.V, placement_name(ro.placement), params, to_string(ro.costs.f),
-                     to_string(ro.costs.b), to_string(ro.costs.i), to_string(ro.costs.w), to_string(ro.costs.c), pairs,
+                     to_string(ro.costs.b), to_string(ro.costs.i), to_string(ro.costs.w), to_string(ro.costs.c), pairs, scales,
                      detail::title_run(ro));
 }
 

@@ -121,21 +121,34 @@ struct report {
   /// stalls (readout::drawn_run, readout::drawn); the readouts name it. JSON and traces
   /// keep to `sim`.
   std::optional<executed_timeline> executed;
+  /// Unequal stages and micro-batches (cost_scale, docs/spec.md §2.2): one factor per
+  /// stage (S = P*V) and per micro-batch (m), or empty for factors of 1. `sim` and every
+  /// closed form are under them.
+  std::vector<rational> stage_scale, microbatch_scale;
+
+  /// The cost_scale of `stage_scale` and `microbatch_scale` (refers to them).
+  cost_scale scale() const { return {stage_scale, microbatch_scale}; }
 };
 
-/// Generates, validates and analyses `spec`. Raises the check_spec(), check_costs() and
-/// check_gamma() messages as ctpipe::error.
-inline report analyze(const schedule_spec& spec, const costs& cost, rational gamma) {
+/// Generates, validates and analyses `spec`, with costs scaled per stage and per
+/// micro-batch when `stage_scale` or `microbatch_scale` is given (cost_scale: S = P*V
+/// and m factors, or empty for factors of 1). Raises the check_spec(), check_costs(),
+/// check_gamma() and check_scale() messages as ctpipe::error.
+inline report analyze(const schedule_spec& spec, const costs& cost, rational gamma, std::vector<rational> stage_scale = {},
+                      std::vector<rational> microbatch_scale = {}) {
   check_costs(cost);
   check_gamma(gamma);
-  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}, {}};
+  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}, {}, std::move(stage_scale),
+             std::move(microbatch_scale)};
+  const cost_scale scale = out.scale();
+  check_scale(scale, spec.shape);
   out.validity = validate(out.ops.view());
-  out.sim = simulate(out.ops.view(), cost);
+  out.sim = simulate(out.ops.view(), cost, scale);
   out.memory = in_flight(out.ops.view(), gamma);
   out.message_count = messages(out.ops.view());
-  out.makespan_formula = makespan_formula(spec, cost);
-  out.bubble_formula = bubble_fraction_formula(spec, cost);
-  out.span_bubble_formula = span_bubble_formula(spec, cost);
+  out.makespan_formula = makespan_formula(spec, cost, scale);
+  out.bubble_formula = bubble_fraction_formula(spec, cost, scale);
+  out.span_bubble_formula = span_bubble_formula(spec, cost, scale);
   out.message_formula = messages_formula(spec);
   for (int r = 0; r < spec.shape.P; ++r) out.peak_formula.push_back(peak_in_flight_formula(spec, gamma, r));
   return out;

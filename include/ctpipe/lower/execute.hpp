@@ -39,8 +39,12 @@
 
 namespace ctpipe {
 
+class execution;
 namespace detail {
+template <bool PerOp>
 struct lowered_run;
+template <bool PerOp>
+constexpr execution execute_with(schedule_view v, const costs& c, runtime_model model, const cost_scale& scale);
 }  // namespace detail
 
 /// One stretch of time in which a rank stalls (execution::stall_intervals()): the part
@@ -138,8 +142,10 @@ class execution {
   constexpr std::size_t size() const { return end_.size(); }
 
  private:
+  template <bool PerOp>
   friend struct detail::lowered_run;
-  friend constexpr execution execute(schedule_view v, const costs& c, runtime_model model);
+  template <bool PerOp>
+  friend constexpr execution detail::execute_with(schedule_view v, const costs& c, runtime_model model, const cost_scale& scale);
   static constexpr std::size_t idx(int r) { return static_cast<std::size_t>(r); }
   constexpr rational time(std::int64_t ticks) const { return tick_ * rational{ticks}; }
 
@@ -161,13 +167,17 @@ namespace detail {
 /// The engine of execute(): one run of lowered lists under a model, with durations in
 /// ticks. Its parts are the phases of the run: the worklist (run_rank, with post() for a
 /// transfer and run_group() for a batched group), the diagnosis of stuck ranks, the
-/// stall sums; report_pairings() when batched pairing goes wrong.
+/// stall sums; report_pairings() when batched pairing goes wrong. `PerOp`: the
+/// durations are per op (under a cost_scale: `dur[k]`, a pair word's the whole pair's),
+/// else per compute kind (`dur[kind]`, `pair`); one engine, instantiated twice, so that
+/// the plain model's loop is unchanged.
+template <bool PerOp>
 struct lowered_run {
   schedule_view v;
   runtime_model model;
-  const std::int64_t* dur;  // ticks per compute kind (F, B, I, W)
+  const std::int64_t* dur;  // ticks per compute kind (F, B, I, W), or per op with PerOp
   std::int64_t latency;     // ticks of t_c
-  std::int64_t pair = 0;    // ticks of an overlapped F&B pair
+  std::int64_t pair = 0;    // ticks of an overlapped F&B pair (without PerOp)
   execution out;
 
   std::uint32_t P = 0, S = 0, m = 0, none = 0, keys = 0;
@@ -404,7 +414,7 @@ struct lowered_run {
           start[k] = x->t > clock ? x->t : clock;
           --pending_b[ed];
         }
-        end[k] = clock = start[k] + dur[kind], busy += dur[kind];
+        end[k] = clock = start[k] + dur[PerOp ? k : kind], busy += dur[PerOp ? k : kind];
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
@@ -462,9 +472,10 @@ struct lowered_run {
     for (int h = 0; h < 2; ++h) {
       if (ed[h] != none) --pending_b[ed[h]];
     }
+    const std::int64_t length = PerOp ? dur[k] : pair;
     out.start_[k] = out.start_[k + 1] = at;
-    out.end_[k] = out.end_[k + 1] = clock = at + pair;
-    busy += pair;
+    out.end_[k] = out.end_[k + 1] = clock = at + length;
+    busy += length;
     computed_b[key_f] = computed_b[keys + key_b] = 1;
     ++k;
     return true;
@@ -623,6 +634,62 @@ struct lowered_run {
 
 }  // namespace detail
 
+namespace detail {
+
+/// execute()'s body for either engine: the plain cost model (per-kind durations) or a
+/// cost_scale (per-op durations, `scale` checked by the caller).
+template <bool PerOp>
+constexpr execution execute_with(schedule_view v, const costs& c, runtime_model model, const cost_scale& scale) {
+  // The precondition in two parts: the checks of each op now (linear, no walk); the
+  // dependency walk of the compute part only when the run does not complete. A run that
+  // completes has run every compute op after its inputs (run_rank() checks the local
+  // ones), so the compute part cannot deadlock.
+  std::size_t faults = 0;
+  auto count = [&faults](fault, int, int, op, op) { ++faults; };
+  auto require_ops = [&faults] {
+    require(faults == 0,
+            "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+  };
+  stage_table table(v.shape);
+  check_compute_ops<true>(v, count);
+  check_transfers(v, table, count);
+  require_ops();
+  ticked_costs t{};
+  scaled_ticks per_op{};  // holds the per-op durations the run reads
+  if constexpr (PerOp) {
+    per_op = to_ticks(v, c, scale);
+  } else {
+    t = to_ticks(c, v.shape.cost_chunks(), v.size());
+  }
+  lowered_run<PerOp> run(v, model, PerOp ? per_op.dur.data() : t.dur, PerOp ? per_op.latency : t.latency,
+                         static_cast<stage_table&&>(table));
+  run.pair = t.pair;
+  run.out.tick_ = PerOp ? per_op.tick : t.tick;
+  auto stuck = [&run](fault f, int r, int step, op at, op needs) {
+    run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};
+  };
+  if (model == runtime_model::batched) run.prepare_batches();
+  run.run();
+  if (run.mispaired || !run.finished()) {
+    check_lowered_ops(v, run.table, count);
+    require_ops();
+    // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
+    // as run, and the other ranks are diagnosed as the run left them.
+    if (model == runtime_model::batched) run.report_pairings(stuck);
+    if (run.out.stuck_count_ != 0) {
+      run.mispaired_rank_b = buffer<std::uint8_t>(run.P);
+      for (std::size_t i = 0; i < run.out.stuck_count_; ++i) run.mispaired_rank_b[static_cast<std::size_t>(run.out.stuck_[i].rank)] = 1;
+      for (std::size_t k = 0; k < v.size(); ++k) run.out.start_[k] = run.out.end_[k] = 0;
+      for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
+    }
+    run.diagnose(stuck);
+  }
+  if (run.out.stuck_count_ == 0) run.sum_stalls();
+  return static_cast<execution&&>(run.out);
+}
+
+}  // namespace detail
+
 /// Runs lowered schedule `v` (compute and transfer ops, as lower() makes them or a
 /// framework writes them) under runtime model `model` with costs `c`: each rank walks
 /// its list strictly in order, a compute op lasting its cost (`t/V` on a chunk), a
@@ -639,45 +706,20 @@ constexpr execution execute(schedule_view v, const costs& c, runtime_model model
   check_view(v);
   check_costs(c);
   check_runtime_model(model);
-  // The precondition in two parts: the checks of each op now (linear, no walk); the
-  // dependency walk of the compute part only when the run does not complete. A run that
-  // completes has run every compute op after its inputs (run_rank() checks the local
-  // ones), so the compute part cannot deadlock.
-  std::size_t faults = 0;
-  auto count = [&faults](fault, int, int, op, op) { ++faults; };
-  auto require_ops = [&faults] {
-    detail::require(faults == 0,
-                    "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
-  };
-  detail::stage_table table(v.shape);
-  detail::check_compute_ops<true>(v, count);
-  detail::check_transfers(v, table, count);
-  require_ops();
-  const detail::ticked_costs t = detail::to_ticks(c, v.shape.cost_chunks(), v.size());
-  detail::lowered_run run(v, model, t.dur, t.latency, static_cast<detail::stage_table&&>(table));
-  run.pair = t.pair;
-  run.out.tick_ = t.tick;
-  auto stuck = [&run](fault f, int r, int step, op at, op needs) {
-    run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};
-  };
-  if (model == runtime_model::batched) run.prepare_batches();
-  run.run();
-  if (run.mispaired || !run.finished()) {
-    detail::check_lowered_ops(v, run.table, count);
-    require_ops();
-    // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
-    // as run, and the other ranks are diagnosed as the run left them.
-    if (model == runtime_model::batched) run.report_pairings(stuck);
-    if (run.out.stuck_count_ != 0) {
-      run.mispaired_rank_b = detail::buffer<std::uint8_t>(run.P);
-      for (std::size_t i = 0; i < run.out.stuck_count_; ++i) run.mispaired_rank_b[static_cast<std::size_t>(run.out.stuck_[i].rank)] = 1;
-      for (std::size_t k = 0; k < v.size(); ++k) run.out.start_[k] = run.out.end_[k] = 0;
-      for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
-    }
-    run.diagnose(stuck);
-  }
-  if (run.out.stuck_count_ == 0) run.sum_stalls();
-  return static_cast<execution&&>(run.out);
+  return detail::execute_with<false>(v, c, model, cost_scale{});
+}
+
+/// execute(v, c, model) with costs scaled per stage and per micro-batch by `scale`
+/// (cost_scale, docs/spec.md §2.2): each compute op lasts its scaled cost, an
+/// overlapped pair its scaled pair cost; t_c is not scaled. A uniform scale is
+/// execute(v, c, model). Errors: execute(v, c, model)'s and the check_scale() messages.
+constexpr execution execute(schedule_view v, const costs& c, runtime_model model, const cost_scale& scale) {
+  check_view(v);
+  check_costs(c);
+  check_runtime_model(model);
+  check_scale(scale, v.shape);
+  if (scale.uniform()) return execute(v, c, model);
+  return detail::execute_with<true>(v, c, model, scale);
 }
 
 }  // namespace ctpipe

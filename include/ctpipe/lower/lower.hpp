@@ -218,10 +218,12 @@ constexpr buffer<std::uint32_t> key_sorted_events(schedule_view v, const simulat
   return order_b;
 }
 
-/// The key order (file comment), from the simulation of `v` under `c`. `pairs`: the
-/// overlapped pairs of `v` (check_lowerable()).
-constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pairs) {
-  const simulation sim = simulate(v, c);
+/// The key order (file comment), from the simulation of `v` under `c` (scaled by
+/// `scale`). `pairs`: the overlapped pairs of `v` (check_lowerable()).
+constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pairs, const cost_scale& scale) {
+  simulation sim;  // if-assigned: GCC's constant evaluation mishandles `uniform ? simulate(..) : simulate(..)`
+  if (scale.uniform()) sim = simulate(v, c);
+  if (!scale.uniform()) sim = simulate(v, c, scale);
   const stage_table table(v.shape);
   const std::uint32_t uS = table.S;
   const std::uint32_t* sends = table.sends.data();
@@ -305,7 +307,21 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model) {
   check_costs(c);
   check_runtime_model(model);
   if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v, pairs);
-  return detail::lower_by_key(v, c, pairs);
+  return detail::lower_by_key(v, c, pairs, cost_scale{});
+}
+
+/// lower(v, c, model) under costs scaled per stage and per micro-batch by `scale`
+/// (cost_scale, docs/spec.md §2.2): the rendezvous and batched orders follow the scaled
+/// simulation; blocking and posted do not depend on the costs, and keep their zero loss
+/// (execute(lower(v, c, model, scale), c, model, scale) has simulate(v, c, scale)'s
+/// times). Errors: lower(v, c, model)'s and the check_scale() messages.
+constexpr schedule lower(schedule_view v, const costs& c, runtime_model model, const cost_scale& scale) {
+  const std::size_t pairs = detail::check_lowerable(v);
+  check_scale(scale, v.shape);
+  check_costs(c);
+  check_runtime_model(model);
+  if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v, pairs);
+  return detail::lower_by_key(v, c, pairs, scale);
 }
 
 /// lower(v, costs{}, runtime_model::blocking): the order for a runtime whose sends

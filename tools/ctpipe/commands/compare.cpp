@@ -22,7 +22,7 @@ namespace {
 class compare final : public command_with_options {
  public:
   compare()
-      : command_with_options({opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width,
+      : command_with_options({opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width | opt_scale,
                               {"text", "svg", "json"},
                               "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)",
                               "compare",
@@ -41,11 +41,17 @@ class compare final : public command_with_options {
         rejected.emplace_back(opts_.family_names[k], why);
         continue;
       }
+      try {  // a stage scale fits the schedules with its number of stages (P*V) only
+        check_scale(cost_scale{opts_.stage_scale, opts_.microbatch_scale}, spec.shape);
+      } catch (const ctpipe::error& e) {
+        rejected.emplace_back(opts_.family_names[k], e.what());
+        continue;
+      }
       if (static_cast<long long>(total_ops(spec)) > max_json_ops) {
         throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule; {} has {}", max_json_ops,
                                       opts_.family_names[k], total_ops(spec)));
       }
-      reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma));
+      reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale));
     }
     if (reports.empty()) {
       std::string reasons;  // the library's reason for each: the first is the one to fix
@@ -67,7 +73,7 @@ class compare final : public command_with_options {
     ordered schedules = ordered::array();
     for (const io::readout& ro : readouts) {
       ordered j = io::to_json(ro);
-      j["executed"] = own_lowering_json(ro.ranks, cost, nullptr);
+      j["executed"] = own_lowering_json(ro.ranks, cost, nullptr, cost_scale{ro.stage_scale, ro.microbatch_scale});
       schedules.push_back(std::move(j));
     }
     ordered refused = ordered::array();

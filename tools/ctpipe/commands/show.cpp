@@ -37,7 +37,7 @@ class show final : public command_with_options {
  public:
   show()
       : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
-                                  opt_width | opt_color | opt_runtime | opt_lowering,
+                                  opt_width | opt_color | opt_runtime | opt_lowering | opt_scale,
                               {"text", "json", "svg", "trace", "csv", "csv-comms"},
                               "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event JSON "
                               "for Perfetto), csv (PyTorch's CSV schedule, compute ops) or csv-comms (with the "
@@ -59,18 +59,20 @@ class show final : public command_with_options {
                         "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
+    const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
+    check_scale(scale, spec.shape);
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
       const schedule s = generate(spec);
       if (opts_.format == "csv") return io::to_csv(s.view());
       if (opts_.deepseek_lowering) return io::to_csv(lower_deepseek(spec).view());
-      return io::to_csv(lower(s.view(), opts_.cost, opts_.runtime).view());
+      return io::to_csv(lower(s.view(), opts_.cost, opts_.runtime, scale).view());
     }
-    std::string out = render(io::analyze(spec, opts_.cost, opts_.gamma), opts_);
+    std::string out = render(io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale), opts_);
     if (opts_.format != "json") return out;
     if (opts_.deepseek_lowering) {
-      return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), opts_.cost, opts_.runtime_or_all())));
+      return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), opts_.cost, opts_.runtime_or_all(), scale)));
     }
-    return with_executed(out, own_lowering_json(generate(spec).view(), opts_.cost, opts_.runtime_or_all()));
+    return with_executed(out, own_lowering_json(generate(spec).view(), opts_.cost, opts_.runtime_or_all(), scale));
   }
 };
 
