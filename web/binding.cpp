@@ -19,7 +19,8 @@
 //   ("" for the family's own, else loop, v or bidirectional), variant, group, warmup
 //   (interleaved-1f1b), pairs ("fused" or "split") and structural_minimum (dualpipev,
 //   dualpipe), f, b ("" for t_i + t_w), i, w, c, fb ("" for t_f + t_b), gamma (exact
-//   texts such as "1/2"), runtime ("" or a model name)}. Returns {ok: false, error:
+//   texts such as "1/2"), stage_scale and microbatch_scale (comma-separated factors,
+//   docs/spec.md §2.2; "" for none), runtime ("" or a model name)}. Returns {ok: false, error:
 //   "ctpipe: ..."} for a configuration the library rejects (the library's own message;
 //   a cost field's parse error names the field; out of memory says so), else {ok: true,
 //   ...} as write_result() lists. Exact values are strings ("3/11"); `*_value` fields are
@@ -27,12 +28,14 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ctpipe/ctpipe.hpp"
@@ -128,6 +131,24 @@ ctpipe::rational exact(const val& config, const char* key, const char* name) {
   }
 }
 
+/// The factors of text field `key` (`1,1,1,5/4`; empty: none), as the tool's
+/// --stage-scale and --microbatch-scale read them; `name` names the field in an error.
+std::vector<ctpipe::rational> factors(const val& config, const char* key, const char* name) {
+  const std::string text = config[key].as<std::string>();
+  std::vector<ctpipe::rational> out;
+  for (std::size_t from = 0; !text.empty() && from <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    try {
+      out.push_back(ctpipe::parse_rational(std::string_view(text).substr(from, comma - from)));
+    } catch (const ctpipe::error& e) {
+      const std::string what = e.what();
+      throw std::runtime_error("ctpipe: " + std::string(name) + ": " + what.substr(what.find(": ") + 2));
+    }
+    from = comma + 1;
+  }
+  return out;
+}
+
 /// The costs, as the tool's --costs reads them: t_b empty is t_i + t_w (docs/spec.md §1),
 /// t_fb empty is t_f + t_b (costs::pair()); a given t_fb must be >= 0.
 ctpipe::costs costs_of(const val& config) {
@@ -208,8 +229,8 @@ std::string describe(const ctpipe::validation_issue& i) {
 /// for drawing]} and its op times in `out` (write_times()); or {model, completed: false,
 /// hang}.
 val write_executed(val& out, const ctpipe::io::report& rep, ctpipe::runtime_model model) {
-  const ctpipe::schedule lowered = ctpipe::lower(rep.ops.view(), rep.cost, model);
-  const ctpipe::execution run = ctpipe::execute(lowered.view(), rep.cost, model);
+  const ctpipe::schedule lowered = ctpipe::lower(rep.ops.view(), rep.cost, model, rep.scale());
+  const ctpipe::execution run = ctpipe::execute(lowered.view(), rep.cost, model, rep.scale());
   val e = val::object();
   e.set("model", std::string(ctpipe::runtime_model_name(model)));
   e.set("completed", run.completed());
@@ -283,6 +304,11 @@ val write_result(const ctpipe::io::report& rep, const std::string& model) {
   }
   out.set("costs", costs);
   out.set("gamma", text(rep.gamma));
+  std::vector<std::string> stage_scale, microbatch_scale;
+  for (const ctpipe::rational x : rep.stage_scale) stage_scale.push_back(text(x));
+  for (const ctpipe::rational x : rep.microbatch_scale) microbatch_scale.push_back(text(x));
+  out.set("stage_scale", array_of(stage_scale));
+  out.set("microbatch_scale", array_of(microbatch_scale));
   out.set("pairs", std::string(rep.spec.pairs == ctpipe::pair_model::split ? "split" : "fused"));
   out.set("variant", std::string(ctpipe::variant_name(rep.spec.variant)));
   out.set("warmup_factor", rep.spec.warmup_factor);
@@ -321,7 +347,8 @@ val analyze(val config) {
     const ctpipe::schedule_spec spec = spec_of(config);
     const ctpipe::costs c = costs_of(config);
     const ctpipe::rational gamma = ctpipe::parse_rational(config["gamma"].as<std::string>());
-    const ctpipe::io::report rep = ctpipe::io::analyze(spec, c, gamma);
+    const ctpipe::io::report rep = ctpipe::io::analyze(spec, c, gamma, factors(config, "stage_scale", "stage scale"),
+                                                       factors(config, "microbatch_scale", "micro-batch scale"));
     return write_result(rep, config["runtime"].as<std::string>());
   } catch (const std::bad_alloc&) {
     return failure("ctpipe: out of memory: the page has at most 2 GiB (WebAssembly); try a smaller shape, or the ctpipe tool");

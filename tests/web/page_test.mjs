@@ -170,6 +170,18 @@ test("the page, in headless Chromium", async (t) => {
       assert.equal(await page.$eval("#bubble", (e) => e.nextElementSibling.textContent), "6.2%");
     });
 
+    await t.test("unequal stages: 1F1B with the last stage 5/4 slower takes 39 (docs/spec.md §2.2)", async () => {
+      await page.goto(`${url}#s=1f1b&P=4&m=8&stage_scale=1,1,1,5/4`);
+      await settled(page, 0);
+      assert.equal(await text(page, "#makespan"), "39");
+      assert.match(await text(page, "#makespan-formula"), /= 39/);
+      assert.equal(await page.evaluate(() => location.hash), "#s=1f1b&P=4&m=8&V=1&stage_scale=1,1,1,5/4");
+      await typeInto(page, "#stage_scale", "1,2");
+      assert.equal(await text(page, "#error"), "ctpipe: the stage scale needs one factor per stage (P*V of them)");
+      await typeInto(page, "#stage_scale", "1,1,x,1");
+      assert.equal(await text(page, "#error"), "ctpipe: stage scale: not an exact number (use 3, 1/2 or 0.25)");
+    });
+
     await t.test("the URL holds the configuration: a shared link opens the same view", async () => {
       await page.goto(`${url}#s=interleaved-1f1b&P=8&m=16&V=2`);
       await settled(page, 0);

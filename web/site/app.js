@@ -11,13 +11,14 @@ const STALL_COLOR = "#f4a09a";
 const COMPARE_HEADER = 16;  // px above each schedule's rows in compare mode: its name
 const FONT = '11px "DejaVu Sans", "Liberation Sans", Arial, sans-serif';
 const DEFAULT_COMPARE = ["gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-h2", "zbv"];
-const TEXT_FIELDS = ["f", "b", "i", "w", "c", "fb", "gamma"];
+const TEXT_FIELDS = ["f", "b", "i", "w", "c", "fb", "gamma", "stage_scale", "microbatch_scale"];
 /// The URL's keys and their controls (besides the lists: compare, view).
 const HASH_KEYS = { s: "schedule", P: "P-num", m: "m-num", V: "V-num", placement: "placement", variant: "variant",
   g: "group", warmup: "warmup", pairs: "pairs", f: "f", b: "b", i: "i", w: "w", c: "c", fb: "fb", gamma: "gamma",
-  runtime: "runtime" };
+  stage_scale: "stage_scale", microbatch_scale: "microbatch_scale", runtime: "runtime" };
 const HASH_DEFAULTS = { s: "1f1b", P: "4", m: "8", V: "1", placement: "", variant: "megatron", g: "0", warmup: "2",
-  pairs: "fused", f: "1", b: "", i: "1", w: "1", c: "0", fb: "", gamma: "1", runtime: "" };
+  pairs: "fused", f: "1", b: "", i: "1", w: "1", c: "0", fb: "", gamma: "1", stage_scale: "", microbatch_scale: "",
+  runtime: "" };
 /// The menus, as a rejected value from the URL names them.
 const MENUS = { schedule: "schedule", placement: "placement", variant: "interleaved variant", pairs: "pair model",
   runtime: "runtime model" };
@@ -182,7 +183,7 @@ function writeHash() {
   if ($("structural").checked) params.set("structural", "1");
   if ($("compare").checked) params.set("compare", comparedNames().join(","));
   if (state.view !== "timeline") params.set("view", state.view);
-  const hash = `#${params.toString().replace(/%2C/g, ",")}`;
+  const hash = `#${params.toString().replace(/%2C/g, ",").replace(/%2F/g, "/")}`;
   if (hash !== location.hash) history.replaceState(null, "", hash);
   $("share").href = hash;
 }
@@ -349,7 +350,9 @@ function title(r) {
 
 function costsText(r) {
   const c = r.costs;
-  return `costs t_f = ${c.f}, t_b = ${c.b}, t_i = ${c.i}, t_w = ${c.w}, t_c = ${c.c}`;
+  const stages = r.stage_scale.length ? `  stage scale ${r.stage_scale.join(",")}` : "";
+  const microbatches = r.microbatch_scale.length ? `  micro-batch scale ${r.microbatch_scale.join(",")}` : "";
+  return `costs t_f = ${c.f}, t_b = ${c.b}, t_i = ${c.i}, t_w = ${c.w}, t_c = ${c.c}${stages}${microbatches}`;
 }
 
 /// `  timeline: run executed under posted` on the timeline tab when it draws a run.
