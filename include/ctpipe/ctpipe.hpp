@@ -22,6 +22,7 @@
 #include "ctpipe/analysis/communication.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
+#include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"

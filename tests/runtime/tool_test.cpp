@@ -55,7 +55,7 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "pairs", "costs", "stage_scale",
                                         "microbatch_scale", "gamma", "makespan",
                                         "bubble_fraction", "bubble_fraction_formula", "idle", "span_bubble",
-                                        "peak_in_flight", "peak_in_flight_formula", "messages", "ranks",
+                                        "peak_in_flight", "peak_in_flight_formula", "messages", "memory", "ranks",
                                         "timeline", "executed"});
   REQUIRE(j.at("chunk_fraction") == "1");
   REQUIRE(j.at("pairs").is_null());

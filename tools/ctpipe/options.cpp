@@ -1,6 +1,8 @@
 // The one place that declares and checks the options the `ctpipe` commands share.
 #include "options.hpp"
 
+#include "model.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -123,6 +125,15 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "its cost times factor s (docs/spec.md §2.2)");
     app.add_option("--microbatch-scale", microbatch_scale_text,
                    "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
+  }
+  if (set.bits & opt_model) {
+    app.add_option("--model", model_text,
+                   "memory in bytes per rank for a dense transformer: a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON "
+                   "file of its shape and parallelism (docs/tool.md)");
+    app.add_option("--memory-limit", memory_limit_text,
+                   "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
+                   "gamma-weighted as the in-flight peaks); marks every rank over it");
+    app.add_option("--layers", layers_text, "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
   }
   app.add_option("--format", format, set.format_help)->capture_default_str();
   if (set.bits & opt_width) {
@@ -257,6 +268,22 @@ void options::check(const CLI::App& app, const option_set& set) {
     cost = parse_costs(costs_text);
     gamma = parse_rational(gamma_text);
     check_gamma(gamma);
+  }
+  if (set.bits & opt_model) {
+    model_given = !model_text.empty();
+    if (model_given) model = parse_model(model_text);
+    if (!memory_limit_text.empty()) {
+      const memory_limit limit = parse_memory_limit(memory_limit_text);
+      if (limit.bytes && !model_given) {
+        throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+      }
+      if (limit.value <= rational{0}) throw usage_error("ctpipe: a memory limit must be > 0");
+    }
+    for (const rational& x : parse_factors(layers_text, "--layers")) {
+      if (x.den != 1) throw usage_error("ctpipe: --layers takes whole numbers of layers (8,8,7,7)");
+      layers.push_back(x.num);
+    }
+    if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
   }
   if (set.bits & opt_scale) {
     stage_scale = parse_factors(stage_scale_text, "--stage-scale");

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ctpipe/analysis/model.hpp"
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/lower/runtime.hpp"
@@ -85,6 +86,7 @@ enum option_bits : unsigned {
   opt_runtime = 1U << 9,      ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
   opt_lowering = 1U << 10,    ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp)
   opt_scale = 1U << 11,       ///< --stage-scale, --microbatch-scale (cost_scale)
+  opt_model = 1U << 12,       ///< --model, --memory-limit, --layers (model.hpp)
 };
 
 /// How a command applies `-V`: to whichever schedule is asked for (the library rejects a
@@ -126,6 +128,9 @@ struct options {
   std::string lowering_text = "own";   ///< --lowering
   std::string stage_scale_text;        ///< --stage-scale
   std::string microbatch_scale_text;   ///< --microbatch-scale
+  std::string model_text;              ///< --model: a preset or a JSON file
+  std::string memory_limit_text;       ///< --memory-limit
+  std::string layers_text;             ///< --layers
 
   // Checked by check().
   std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)
@@ -153,6 +158,9 @@ struct options {
   bool deepseek_lowering = false;         ///< --lowering deepseek (dualpipev, dualpipe)
   std::vector<rational> stage_scale;      ///< --stage-scale: one factor per stage (S = P*V), or empty
   std::vector<rational> microbatch_scale; ///< --microbatch-scale: one per micro-batch (m), or empty
+  bool model_given = false;               ///< --model given
+  transformer_model model{};              ///< --model, when given
+  std::vector<std::int64_t> layers;       ///< --layers, or empty for the even split
 
   /// The runtime model --runtime names, or nullptr for every model.
   const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }

@@ -19,6 +19,35 @@ inline nlohmann::ordered_json formula_json(const closed_form& f) {
 }
 }  // namespace detail
 
+namespace detail {
+/// The `memory` object (docs/json.md): per rank, exact strings; null parts not given;
+/// null as a whole without --model and --memory-limit.
+inline nlohmann::ordered_json memory_json(const readout& ro) {
+  using json = nlohmann::ordered_json;
+  if (ro.budget == nullptr) return json(nullptr);
+  const memory_budget& b = *ro.budget;
+  const auto strings = [](const std::vector<rational>& values) {
+    json out = json::array();
+    for (const rational& x : values) out.push_back(to_string(x));
+    return out;
+  };
+  const auto per_rank = [&](std::optional<rational> x) {
+    return x ? strings(std::vector<rational>(static_cast<std::size_t>(ro.P), *x)) : json(nullptr);
+  };
+  const bool model = !b.model.empty();
+  return json{
+      {"model", model ? json(b.model) : json(nullptr)},
+      {"layers", model ? json(b.layers) : json(nullptr)},
+      {"static_bytes", model ? strings(b.static_bytes) : json(nullptr)},
+      {"peak_bytes", model ? strings(b.peak_bytes) : json(nullptr)},
+      {"limit_bytes", per_rank(b.limit_bytes)},
+      {"over_bytes", b.limit_bytes ? strings(over(b.peak_bytes, *b.limit_bytes)) : json(nullptr)},
+      {"limit_activations", per_rank(b.limit_activations)},
+      {"over_activations", b.limit_activations ? strings(over(peak_activations(ro), *b.limit_activations)) : json(nullptr)},
+  };
+}
+}  // namespace detail
+
 /// The JSON object the `ctpipe` tool prints with `--format json` (docs/json.md), one field
 /// per field of readout `ro` up to `timeline`, with the same names, in this order. Exact
 /// numbers are strings ("3/11", "33"); counts are integers. Fields, exactly:
@@ -29,7 +58,8 @@ inline nlohmann::ordered_json formula_json(const closed_form& f) {
 /// value, or null where none applies), `idle` (per rank), `span_bubble`,
 /// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
 /// null where no closed form applies; the whole field null when none applies), `messages`
-/// (integer), `ranks` (per rank, action strings such as "0F3"), `timeline` (per rank,
+/// (integer), `memory` (memory_json(): bytes per rank from a model and the limit, or
+/// null), `ranks` (per rank, action strings such as "0F3"), `timeline` (per rank,
 /// [action, start, end] triples: the simulated times, never an executed run's). An
 /// overlapped pair (its word and its B word) is one action in both, PyTorch's
 /// `(7F4;0B0)OVERLAP_F_B` (io::actions(), as the reference vectors hold it), with the
@@ -85,6 +115,7 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
       {"peak_in_flight", strings(ro.peak_in_flight)},
       {"peak_in_flight_formula", any_peak_formula ? std::move(peak_formula) : json(nullptr)},
       {"messages", ro.messages},
+      {"memory", detail::memory_json(ro)},
       {"ranks", std::move(ranks)},
       {"timeline", std::move(timeline)},
   };

@@ -161,6 +161,8 @@ struct readout {
   /// place of `timeline`: its model, note, per-rank stall and idle (time units) and stall
   /// stretches (ticks). The JSON's `timeline` and the trace keep to the simulation.
   const executed_timeline* drawn_run = nullptr;
+  /// Memory per rank against a limit (report::budget), or nullptr (JSON: `memory`, null).
+  const memory_budget* budget = nullptr;
   /// What the text and SVG timelines draw: `drawn_run`'s times when set, else `timeline`.
   op_timeline drawn;
 };
@@ -180,6 +182,7 @@ inline readout readout_of(const report& rep) {
   out.placement = s.layout;
   out.pairs = rep.spec.pairs == pair_model::split && rep.source.empty() ? "split" : has_pairs(rep.ops.view()) ? "fused" : "";
   out.costs = rep.cost;
+  out.budget = rep.budget ? &*rep.budget : nullptr;
   out.stage_scale = rep.stage_scale;
   out.microbatch_scale = rep.microbatch_scale;
   out.gamma = rep.gamma;
@@ -223,6 +226,20 @@ inline std::string against(rational simulated, const closed_form& f) {
   if (!f.holds) return fmt::format("(no closed form: {})", f.condition);
   if (f.value == simulated) return fmt::format("= formula {}", f.formula);
   return fmt::format("!= formula {} = {} (a bug: please report it)", f.formula, to_string(f.value));
+}
+
+/// Per rank: how far `peak` passes `limit` (0 when it fits).
+inline std::vector<rational> over(const std::vector<rational>& peak, rational limit) {
+  std::vector<rational> out;
+  for (const rational& x : peak) out.push_back(max(rational{0}, x - limit));
+  return out;
+}
+
+/// Per rank: its peak in full activations, peak_in_flight x chunk_fraction.
+inline std::vector<rational> peak_activations(const readout& ro) {
+  std::vector<rational> out;
+  for (const rational& x : ro.peak_in_flight) out.push_back(x * ro.chunk_fraction);
+  return out;
 }
 
 /// `27.3%`: a fraction as a percentage with one decimal (display only).

@@ -15,6 +15,7 @@
 #include "ctpipe/analysis/communication.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
+#include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/lower/execute.hpp"
@@ -97,6 +98,18 @@ inline executed_timeline executed_timeline_of(schedule_view lowered, const execu
   return out;
 }
 
+/// Memory per rank against a limit (docs/spec.md §3.1): in bytes from a model, and/or a
+/// limit. Per-rank vectors have P entries; a vector is empty when its part is not given.
+struct memory_budget {
+  std::string model;                       ///< the model's name or file; empty without a model
+  std::vector<std::int64_t> layers;        ///< per stage (S entries): the layer split; empty without a model
+  std::vector<rational> static_bytes;      ///< per rank: weights, gradients, optimizer state
+  std::vector<rational> peak_bytes;        ///< per rank: static bytes + the most activation bytes held at once
+  /// `--memory-limit`: bytes per rank (a byte unit, with a model), or full activations
+  /// per rank (a plain number: compared with peak_in_flight x chunk_fraction).
+  std::optional<rational> limit_bytes, limit_activations;
+};
+
 /// One schedule with its simulation, in-flight profile, message count, validation and
 /// closed forms. Per-rank vectors have P entries.
 struct report {
@@ -126,9 +139,40 @@ struct report {
   /// closed form are under them.
   std::vector<rational> stage_scale, microbatch_scale;
 
+  /// Empty unless set (set_memory(), set_memory_limit()): memory per rank against a limit.
+  std::optional<memory_budget> budget;
+
   /// The cost_scale of `stage_scale` and `microbatch_scale` (refers to them).
   cost_scale scale() const { return {stage_scale, microbatch_scale}; }
 };
+
+/// Counts `rep`'s memory in bytes for `model` (named `name`) with `layers` per stage (S
+/// entries; memory_of(), with rep's gamma and micro-batch factors). Raises memory_of()'s
+/// messages.
+inline void set_memory(report& rep, std::string name, const transformer_model& model, std::vector<std::int64_t> layers) {
+  const model_memory ranks = memory_of(rep.ops.view(), model, layers, rep.gamma, rep.microbatch_scale);
+  if (!rep.budget) rep.budget.emplace();
+  memory_budget& m = *rep.budget;
+  m.model = std::move(name);
+  m.layers = std::move(layers);
+  m.static_bytes.clear();
+  m.peak_bytes.clear();
+  for (int r = 0; r < ranks.ranks(); ++r) {
+    m.static_bytes.push_back(ranks.static_bytes(r));
+    m.peak_bytes.push_back(ranks.peak_bytes(r));
+  }
+}
+
+/// Sets `rep`'s memory limit: bytes per rank (`bytes` true; needs set_memory() first) or
+/// full activations per rank. Raises `ctpipe: a memory limit in bytes needs --model (a
+/// plain number is full activations per rank)` and `ctpipe: a memory limit must be > 0`.
+inline void set_memory_limit(report& rep, rational limit, bool bytes) {
+  ctpipe::detail::require(limit > rational{0}, "ctpipe: a memory limit must be > 0");
+  ctpipe::detail::require(!bytes || (rep.budget && !rep.budget->model.empty()),
+                          "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+  if (!rep.budget) rep.budget.emplace();
+  (bytes ? rep.budget->limit_bytes : rep.budget->limit_activations) = limit;
+}
 
 /// Generates, validates and analyses `spec`, with costs scaled per stage and per
 /// micro-batch when `stage_scale` or `microbatch_scale` is given (cost_scale: S = P*V
@@ -139,7 +183,7 @@ inline report analyze(const schedule_spec& spec, const costs& cost, rational gam
   check_costs(cost);
   check_gamma(gamma);
   report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}, {}, std::move(stage_scale),
-             std::move(microbatch_scale)};
+             std::move(microbatch_scale), {}};
   const cost_scale scale = out.scale();
   check_scale(scale, spec.shape);
   out.validity = validate(out.ops.view());

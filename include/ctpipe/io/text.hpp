@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -341,11 +342,51 @@ inline std::string render_in_flight(const report& rep, const text_style& style =
   return render_in_flight(readout_of(rep), style);
 }
 
+/// Bytes as GiB (2^30 bytes) with two decimals (display only; the JSON has the exact bytes).
+inline std::string gib(rational bytes) { return fmt::format("{:.2f} GiB", bytes.to_double() / 1073741824.0); }
+
+/// The memory section (readout::budget): per rank, from a model, its static and peak
+/// bytes in GiB; against a limit, whether it fits and by how much it does not. Empty
+/// without a budget.
+inline std::string render_memory(const readout& ro) {
+  if (ro.budget == nullptr) return "";
+  const memory_budget& b = *ro.budget;
+  std::string out;
+  const auto verdict = [](rational value, std::optional<rational> limit, auto show) {
+    if (!limit) return std::string();
+    return value > *limit ? fmt::format("  OVER the limit {} by {}", show(*limit), show(value - *limit))
+                          : fmt::format("  fits the limit {}", show(*limit));
+  };
+  if (!b.model.empty()) {
+    std::string layers;
+    for (std::size_t s = 0; s < b.layers.size(); ++s) layers += (s == 0 ? "" : ",") + std::to_string(b.layers[s]);
+    out += fmt::format("memory per rank, model {} (layers per stage {}; gamma = {}):\n", b.model, layers, to_string(ro.gamma));
+    for (int r = 0; r < ro.P; ++r) {
+      const std::size_t i = static_cast<std::size_t>(r);
+      out += fmt::format("rank {}  static {} + activations {} = peak {}{}\n", r, gib(b.static_bytes[i]),
+                         gib(b.peak_bytes[i] - b.static_bytes[i]), gib(b.peak_bytes[i]), verdict(b.peak_bytes[i], b.limit_bytes, gib));
+    }
+  }
+  if (b.limit_activations) {
+    const std::vector<rational> peaks = detail::peak_activations(ro);
+    out += fmt::format("memory limit {} full activations per rank (peak in flight x chunk fraction, gamma = {}):\n",
+                       to_string(*b.limit_activations), to_string(ro.gamma));
+    const auto plain = [](rational x) { return to_string(x); };
+    for (int r = 0; r < ro.P; ++r) {
+      out += fmt::format("rank {}  {}{}\n", r, to_string(peaks[static_cast<std::size_t>(r)]),
+                         verdict(peaks[static_cast<std::size_t>(r)], b.limit_activations, plain));
+    }
+  }
+  return out;
+}
+
 /// Everything the `ctpipe` tool prints in text format: title, timeline, readout and
-/// in-flight view, a blank line between them.
+/// in-flight view, a blank line between them; the memory section after them when a
+/// model or a limit is given.
 inline std::string render_text(const readout& ro, const text_style& style = {}) {
+  const std::string memory = render_memory(ro);
   return render_title(ro) + "\n" + render_timeline(ro, style) + "\n" + render_readout(ro) + "\n" +
-         render_in_flight(ro, style);
+         render_in_flight(ro, style) + (memory.empty() ? "" : "\n" + memory);
 }
 
 /// render_text() of readout_of(rep).

@@ -12,6 +12,7 @@
 #include "ctpipe/io/svg.hpp"
 #include "ctpipe/io/text.hpp"
 #include "../executed.hpp"
+#include "../model.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 class compare final : public command_with_options {
  public:
   compare()
-      : command_with_options({opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width | opt_scale,
+      : command_with_options({opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width | opt_scale | opt_model,
                               {"text", "svg", "json"},
                               "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)",
                               "compare",
@@ -51,7 +52,14 @@ class compare final : public command_with_options {
         throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule; {} has {}", max_json_ops,
                                       opts_.family_names[k], total_ops(spec)));
       }
-      reports.push_back(io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale));
+      io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
+      try {  // --layers fits the schedules with its number of stages only
+        apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
+      } catch (const usage_error& e) {
+        rejected.emplace_back(opts_.family_names[k], e.what());
+        continue;
+      }
+      reports.push_back(std::move(rep));
     }
     if (reports.empty()) {
       std::string reasons;  // the library's reason for each: the first is the one to fix

@@ -10,6 +10,7 @@
 #include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "../executed.hpp"
+#include "../model.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
 
@@ -37,7 +38,7 @@ class show final : public command_with_options {
  public:
   show()
       : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
-                                  opt_width | opt_color | opt_runtime | opt_lowering | opt_scale,
+                                  opt_width | opt_color | opt_runtime | opt_lowering | opt_scale | opt_model,
                               {"text", "json", "svg", "trace", "csv", "csv-comms"},
                               "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event JSON "
                               "for Perfetto), csv (PyTorch's CSV schedule, compute ops) or csv-comms (with the "
@@ -67,7 +68,9 @@ class show final : public command_with_options {
       if (opts_.deepseek_lowering) return io::to_csv(lower_deepseek(spec).view());
       return io::to_csv(lower(s.view(), opts_.cost, opts_.runtime, scale).view());
     }
-    std::string out = render(io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale), opts_);
+    io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
+    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
+    std::string out = render(rep, opts_);
     if (opts_.format != "json") return out;
     if (opts_.deepseek_lowering) {
       return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), opts_.cost, opts_.runtime_or_all(), scale)));

@@ -1,0 +1,131 @@
+// Memory in bytes (ctpipe/analysis/model.hpp, docs/memory.md) at run time: the twin of
+// tests/static/proofs_model.cpp through the same functions, the presets' parameter
+// counts, the weighting by gamma and by micro-batch factors, the errors, and the tool's
+// --model, --memory-limit and --layers.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/format.hpp>
+#include <ctpipe/io/report.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "proofs_model.hpp"
+#include "tool_runner.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::run_tool;
+
+TEST_CASE("model: a small model counted by hand, Korthikanti's five formulas, bytes per parameter", "[model]") {
+  REQUIRE(ctpipe::tests::tiny_by_hand());
+  for (const auto& [s, b, h, a, t] : {std::tuple{2048, 1, 12288, 96, 8}, std::tuple{4096, 2, 4096, 32, 4}, std::tuple{4, 1, 8, 2, 2},
+                                      std::tuple{1024, 4, 5120, 40, 2}}) {
+    INFO("s=" << s << " b=" << b << " h=" << h << " a=" << a << " t=" << t);
+    REQUIRE(ctpipe::tests::korthikanti_formulas(s, b, h, a, t));
+  }
+  REQUIRE(bytes_per_parameter(transformer_model{}) == rational{18});
+  REQUIRE(bytes_per_parameter(transformer_model{.dp = 8, .distributed_optimizer = true}) == rational{15, 2});
+}
+
+TEST_CASE("model: Megatron-LM's estimate against the schedule's own peak (docs/memory.md)", "[model]") {
+  // P = 4, V = 2: Megatron says 11/2 stage-equivalents for rank 0 whatever m and g are.
+  REQUIRE(ctpipe::tests::megatron_stage_equivalents(4, 2, 8) == rational{11, 2});
+  REQUIRE(ctpipe::tests::megatron_stage_equivalents(4, 2, 4) == rational{11, 2});
+  REQUIRE(ctpipe::tests::megatron_against_schedule(8, 8) == rational{15, 2});  // under: 15/2 held
+  REQUIRE(ctpipe::tests::megatron_against_schedule(4, 0) == rational{4});      // over: 4 held
+  REQUIRE(ctpipe::tests::megatron_stage_equivalents(4, 1, 2) == rational{2});  // 1F1B: min(P, m)
+}
+
+TEST_CASE("model: the presets' parameter counts are their published sizes", "[model]") {
+  // Parameters = L x layer_parameters + 2vh (embedding and head, untied); the published
+  // sizes are 175B, 7B and 70B (RMSNorm counted as LayerNorm: a few thousand more).
+  const auto total = [](const transformer_model& m) { return m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden; };
+  REQUIRE(total(find_model_preset("gpt3-175b")->model) / 1000000000 == 175);
+  REQUIRE(total(find_model_preset("llama2-7b")->model) / 100000000 == 67);   // 6.74B
+  REQUIRE(total(find_model_preset("llama2-70b")->model) / 1000000000 == 68);  // 68.98B
+  REQUIRE(find_model_preset("nope") == nullptr);
+}
+
+TEST_CASE("model: gamma weighs I and W, micro-batch factors scale bytes", "[model]") {
+  const transformer_model tiny{.layers = 4, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4};
+  const std::int64_t split[] = {2, 2};
+  // With one stage per rank every op of rank r weighs its stage's bytes, so the activation
+  // part of the peak is in_flight()'s gamma-weighted peak (in chunks) times those bytes:
+  // two counts of the same events, by two functions.
+  for (const schedule_family f : {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::one_f_one_b}) {
+    const schedule zb = generate(schedule_spec{f, {2, 4, 1, placement::loop}});
+    for (const rational gamma : {rational{0}, rational{1, 2}, rational{3, 7}, rational{1}}) {
+      const model_memory mm = memory_of(zb.view(), tiny, split, gamma);
+      const in_flight_profile chunks = in_flight(zb.view(), gamma);
+      for (int r = 0; r < 2; ++r) {
+        INFO(family_name(f) << " gamma " << gamma.num << "/" << gamma.den << " rank " << r);
+        REQUIRE(mm.peak_bytes(r) - mm.static_bytes(r) == chunks.peak(r) * stage_activation_bytes(tiny, 2, r, 2));
+      }
+    }
+  }
+  // Micro-batch factors of 2 everywhere double every activation byte.
+  const std::vector<rational> twos(4, rational{2});
+  const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {2, 4, 1, placement::loop}});
+  const model_memory one = memory_of(g.view(), tiny, split, rational{1});
+  const model_memory two = memory_of(g.view(), tiny, split, rational{1}, twos);
+  for (int r = 0; r < 2; ++r) {
+    REQUIRE(two.peak_bytes(r) - two.static_bytes(r) == rational{2} * (one.peak_bytes(r) - one.static_bytes(r)));
+  }
+}
+
+TEST_CASE("model: errors", "[model]") {
+  REQUIRE_THROWS_WITH(check_model(transformer_model{}),
+                      "ctpipe: a model needs layers, hidden, heads, vocab and seq >= 1 (and micro_batch, tp, dp >= 1)");
+  REQUIRE_THROWS_WITH(check_model(transformer_model{.layers = 1, .hidden = 10, .heads = 3, .vocab = 1, .seq = 1}),
+                      "ctpipe: the model's hidden size must be a multiple of its heads");
+  REQUIRE_THROWS_WITH(even_split(3, 4, 0), "ctpipe: the model needs at least one layer per stage (L >= S)");
+  const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {2, 4, 1, placement::loop}});
+  const std::int64_t bad[] = {4, 0};
+  const transformer_model tiny{.layers = 4, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4};
+  REQUIRE_THROWS_WITH(memory_of(g.view(), tiny, bad, rational{1}), "ctpipe: the layer split needs one entry per stage, each >= 1");
+}
+
+TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
+  const auto run = run_tool("-s interleaved-1f1b -P 4 -m 8 -V 2 --model llama2-7b --memory-limit 80GiB --format json");
+  REQUIRE(run.exit_code == 0);
+  const auto memory = nlohmann::json::parse(run.out).at("memory");
+  REQUIRE(memory.at("model") == "llama2-7b");
+  REQUIRE(memory.at("layers") == nlohmann::json::array({4, 4, 4, 4, 4, 4, 4, 4}));
+  REQUIRE(memory.at("limit_bytes").at(0) == std::to_string(80LL << 30));
+  // Every rank is over 80 GiB here (no recompute, attention scores kept): over = peak - limit.
+  for (int r = 0; r < 4; ++r) {
+    const rational peak = parse_rational(memory.at("peak_bytes").at(r).get<std::string>());
+    REQUIRE(parse_rational(memory.at("over_bytes").at(r).get<std::string>()) == max(rational{0}, peak - rational{80LL << 30}));
+  }
+  REQUIRE(memory.at("limit_activations").is_null());
+  REQUIRE(nlohmann::json::parse(run_tool("--format json").out).at("memory").is_null());
+  const auto text = run_tool("-P 4 -m 8 --memory-limit 3 --color never");
+  REQUIRE(text.out.find("rank 0  4  OVER the limit 3 by 1") != std::string::npos);
+  REQUIRE(text.out.find("rank 1  3  fits the limit 3") != std::string::npos);
+  REQUIRE(run_tool("-P 4 -m 8 --memory-limit 3GiB").err == "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)\n");
+  REQUIRE(run_tool("--model nope").err == "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not 'nope'\n");
+  REQUIRE(run_tool("--model llama2-7b --layers 8,8,8,7").err ==
+          "ctpipe: --layers needs one entry per stage (P*V of them), each >= 1, summing to the model's 32 layers\n");
+  REQUIRE(run_tool("--model llama2-7b --memory-limit 80XB").err ==
+          "ctpipe: --memory-limit takes a number of full activations per rank (4, 5/2) or of bytes with a unit (80GiB, 1.5TB), not '80XB'\n");
+  // A model file: a preset changed by keys, and an unknown key.
+  const std::string path = "/tmp/ctpipe-model-test.json";
+  std::ofstream(path) << R"({"base": "llama2-7b", "tp": 8, "sequence_parallel": true, "recompute": "selective"})";
+  const auto file = nlohmann::json::parse(run_tool("-P 4 -m 8 --model " + path + " --layers 8,8,8,8 --format json").out).at("memory");
+  REQUIRE(file.at("model") == path);
+  transformer_model m = find_model_preset("llama2-7b")->model;
+  m.tp = 8;
+  m.sequence_parallel = true;
+  m.recompute = recompute_mode::selective;
+  const std::int64_t split[] = {8, 8, 8, 8};
+  const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}});
+  REQUIRE(file.at("peak_bytes").at(0) == io::to_string(memory_of(g.view(), m, split, rational{1}).peak_bytes(0)));
+  std::ofstream(path) << R"({"base": "llama2-7b", "heads2": 8})";
+  REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": unknown key 'heads2' (docs/tool.md lists the keys)\n");
+  std::remove(path.c_str());
+}
