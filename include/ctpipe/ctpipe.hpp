@@ -24,6 +24,7 @@
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/analysis/split.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/lower/deepseek.hpp"

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <fstream>
 #include <tuple>
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,4 +130,90 @@ TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
   std::ofstream(path) << R"({"base": "llama2-7b", "heads2": 8})";
   REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": unknown key 'heads2' (docs/tool.md lists the keys)\n");
   std::remove(path.c_str());
+}
+
+namespace {
+
+/// Every contiguous split of L layers over S stages, each at least one layer.
+void every_split(std::int64_t L, int S, std::vector<std::int64_t>& prefix, std::vector<std::vector<std::int64_t>>& out) {
+  if (static_cast<int>(prefix.size()) == S - 1) {
+    prefix.push_back(L);
+    out.push_back(prefix);
+    prefix.pop_back();
+    return;
+  }
+  const int left = S - static_cast<int>(prefix.size()) - 1;
+  for (std::int64_t n = 1; n <= L - left; ++n) {
+    prefix.push_back(n);
+    every_split(L - n, S, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("split: GPipe's split is the best of every split (tried one by one), the others never worse than even or ZB's", "[model][split]") {
+  // Small models whose head outweighs a layer (v > a layer's FLOPs), so that the even
+  // split is not always the best.
+  const transformer_model shapes[] = {
+      {.layers = 10, .hidden = 8, .heads = 2, .vocab = 200, .seq = 4},
+      {.layers = 9, .hidden = 16, .heads = 4, .ffn = 40, .swiglu = true, .vocab = 64, .seq = 8},
+      {.layers = 14, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4},
+  };
+  for (const transformer_model& model : shapes) {
+    for (const int P : {2, 3, 4}) {
+      const schedule_spec gpipe{schedule_family::gpipe, {P, 6, 1, placement::loop}};
+      const split_result r = choose_split(gpipe, model);
+      REQUIRE(r.exact);
+      std::vector<std::vector<std::int64_t>> all;
+      std::vector<std::int64_t> prefix;
+      every_split(model.layers, P, prefix, all);
+      const schedule g = generate(gpipe);
+      rational least = r.best.makespan;
+      for (const auto& layers : all) least = std::min(least, evaluate_split(g, model, layers, rational{1}, rational{0}, std::nullopt).makespan);
+      INFO("L=" << model.layers << " P=" << P);
+      REQUIRE(r.best.makespan == least);
+      for (const schedule_family f : {schedule_family::one_f_one_b, schedule_family::zb_h1}) {
+        const split_result o = choose_split(schedule_spec{f, {P, 6, 1, placement::loop}}, model);
+        REQUIRE_FALSE(o.exact);
+        REQUIRE(o.best.makespan <= o.even.makespan);
+        if (o.zb) REQUIRE(o.best.makespan <= o.zb->makespan);
+      }
+    }
+  }
+  // The ZB advice applies when L = kS - 2: 10 layers over 4 stages is 2,3,3,2.
+  const split_result zb = choose_split(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}}, shapes[0]);
+  REQUIRE(zb.zb);
+  REQUIRE(zb.zb->layers == std::vector<std::int64_t>{2, 3, 3, 2});
+}
+
+TEST_CASE("split: under a memory limit every rank of the split found fits, or it says it does not", "[model][split]") {
+  const transformer_model model{.layers = 12, .hidden = 8, .heads = 2, .vocab = 200, .seq = 4};
+  const schedule_spec spec{schedule_family::one_f_one_b, {3, 6, 1, placement::loop}};
+  const split_result free = choose_split(spec, model);
+  const schedule g = generate(spec);
+  const model_memory mm = memory_of(g.view(), model, free.best.layers, rational{1});
+  rational most{0};
+  for (int r = 0; r < 3; ++r) most = max(most, mm.peak_bytes(r));
+  const split_result tight = choose_split(spec, model, rational{1}, rational{0}, most - rational{1});
+  REQUIRE_FALSE(tight.exact);
+  if (tight.best.fits) {
+    const model_memory t = memory_of(g.view(), model, tight.best.layers, rational{1});
+    for (int r = 0; r < 3; ++r) REQUIRE(t.peak_bytes(r) <= most - rational{1});
+  }
+  const split_result none = choose_split(spec, model, rational{1}, rational{0}, rational{1});
+  REQUIRE_FALSE(none.best.fits);
+}
+
+TEST_CASE("tool: ctpipe split", "[model][split][tool]") {
+  const auto run = run_tool("split -s interleaved-1f1b -P 4 -m 8 -V 2 --model llama2-7b --format json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.out);
+  REQUIRE(j.at("exact") == false);
+  REQUIRE(parse_rational(j.at("split").at("makespan").get<std::string>()) <= parse_rational(j.at("even").at("makespan").get<std::string>()));
+  REQUIRE(j.at("even").at("layers") == nlohmann::json::array({4, 4, 4, 4, 4, 4, 4, 4}));
+  const auto gpipe = run_tool("split -s gpipe -P 4 -m 8 --model llama2-7b");
+  REQUIRE(gpipe.out.find("(exact for gpipe)") != std::string::npos);
+  REQUIRE(run_tool("split -P 4 -m 8").err == "ctpipe: split needs --model (a preset or a JSON file)\n");
+  REQUIRE(run_tool("split -P 4 -m 8 --model llama2-7b --memory-limit 3").err == "ctpipe: split takes a memory limit in bytes (80GiB)\n");
 }

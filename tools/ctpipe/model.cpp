@@ -136,4 +136,94 @@ void apply_memory(io::report& rep, const std::string& name, const transformer_mo
   }
 }
 
+namespace {
+
+/// `text` without its decimal prefix (K, M, G, T, P) times that prefix's power of 1000.
+rational with_prefix(std::string_view text, const std::string& bad) {
+  static const std::pair<char, std::int64_t> prefixes[] = {
+      {'K', 1000}, {'M', 1000000}, {'G', 1000000000}, {'T', 1000000000000}, {'P', 1000000000000000}};
+  std::int64_t scale = 1;
+  for (const auto& [prefix, size] : prefixes) {
+    if (!text.empty() && text.back() == prefix) {
+      text.remove_suffix(1);
+      scale = size;
+    }
+  }
+  try {
+    const rational value = parse_rational(text) * rational{scale};
+    if (value <= rational{0}) throw usage_error(bad);
+    return value;
+  } catch (const ctpipe::error&) {
+    throw usage_error(bad);
+  }
+}
+
+/// The --costs keys given, with b when i or w is given (parse_costs() derives it).
+std::vector<std::string> cost_keys(std::string_view text) {
+  std::vector<std::string> keys;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    keys.emplace_back(item.substr(0, item.find('=')));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  const auto has = [&keys](const char* k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+  if (has("i") || has("w")) keys.emplace_back("b");
+  return keys;
+}
+
+}  // namespace
+
+rational parse_device_flops(std::string_view text) {
+  return with_prefix(text, fmt::format("ctpipe: --device-flops takes FLOP/s such as 312T, not '{}'", text));
+}
+
+rational parse_link_bandwidth(std::string_view text) {
+  const std::string bad = fmt::format("ctpipe: --link-bandwidth takes a rate such as 400Gb/s or 50GB/s, not '{}'", text);
+  if (text.size() < 3 || text.substr(text.size() - 2) != "/s") throw usage_error(bad);
+  const char unit = text[text.size() - 3];
+  if (unit != 'b' && unit != 'B') throw usage_error(bad);
+  const rational rate = with_prefix(text.substr(0, text.size() - 3), bad);
+  return unit == 'b' ? rate / rational{8} : rate;
+}
+
+run_costs costs_for(const options& opts, const schedule_spec& spec) {
+  run_costs out{opts.cost, opts.stage_scale};
+  const bool link = !opts.link_bandwidth_text.empty();
+  if (link && (!opts.model_given || opts.device_flops_text.empty())) {
+    throw usage_error("ctpipe: --link-bandwidth needs --model and --device-flops (the compute's time in seconds)");
+  }
+  if (!opts.model_given) return out;
+  const std::vector<std::string> given = cost_keys(opts.costs_text);
+  const auto is_given = [&given](const char* k) { return std::find(given.begin(), given.end(), k) != given.end(); };
+  if (link && std::any_of(given.begin(), given.end(), [](const std::string& k) { return k != "c"; })) {
+    throw usage_error("ctpipe: with --link-bandwidth the model gives the op costs; --costs takes only c, the latency in seconds");
+  }
+  const costs model = model_costs(opts.model);
+  rational* mine[] = {&out.cost.f, &out.cost.b, &out.cost.i, &out.cost.w};
+  const rational theirs[] = {model.f, model.b, model.i, model.w};
+  const char* keys[] = {"f", "b", "i", "w"};
+  for (int k = 0; k < 4; ++k) {
+    if (!is_given(keys[k])) *mine[k] = theirs[k];
+  }
+  const int S = spec.shape.stages();
+  const std::vector<std::int64_t> layers = layer_split(opts.model, S, opts.layers);
+  if (out.stage_scale.empty()) {
+    for (int s = 0; s < S; ++s) out.stage_scale.push_back(model_stage_factor(opts.model, layers, s));
+  }
+  if (link) {
+    // One time unit, a rank's average forward: its share of the forward FLOPs over the
+    // device's rate (tensor parallelism divides the work by t).
+    std::int64_t units = 0;
+    for (int s = 0; s < S; ++s) units += stage_forward_flops(opts.model, layers[static_cast<std::size_t>(s)], s, S);
+    const rational flops = rational{units} * rational{2 * opts.model.seq * opts.model.micro_batch * opts.model.hidden} /
+                           rational{static_cast<std::int64_t>(spec.shape.P) * opts.model.tp};
+    const rational second = flops / parse_device_flops(opts.device_flops_text);
+    for (rational* x : mine) *x = *x * second;
+    if (out.cost.fb != rational{-1}) out.cost.fb = out.cost.fb * second;
+    out.cost.c = message_bytes(opts.model) / parse_link_bandwidth(opts.link_bandwidth_text) + (is_given("c") ? opts.cost.c : rational{0});
+  }
+  return out;
+}
+
 }  // namespace ctpipe::tool

@@ -10,6 +10,7 @@
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/io/report.hpp"
+#include "ctpipe/schedules/spec.hpp"
 
 namespace ctpipe::tool {
 
@@ -45,5 +46,29 @@ std::vector<std::int64_t> layer_split(const transformer_model& model, int S, con
 /// io::set_memory_limit()). Nothing when neither is given.
 void apply_memory(io::report& rep, const std::string& name, const transformer_model* model,
                   const std::vector<std::int64_t>& layers, const std::string& limit_text);
+
+struct options;
+
+/// --device-flops: an exact number with an optional decimal prefix K, M, G, T, P
+/// (10^3k), in FLOP/s (`312T`, the achieved rate of one device). --link-bandwidth: an exact number
+/// with a prefix and `b/s` (bits) or `B/s` (bytes), in bytes per second. Raise
+/// usage_error(`ctpipe: --device-flops takes FLOP/s such as 312T, not 'X'`) and
+/// usage_error(`ctpipe: --link-bandwidth takes a rate such as 400Gb/s or 50GB/s, not 'X'`).
+rational parse_device_flops(std::string_view text);
+rational parse_link_bandwidth(std::string_view text);
+
+/// The costs and stage factors one schedule runs with (docs/tool.md, docs/memory.md):
+/// --costs and --stage-scale as given; with --model, the keys --costs leaves out come
+/// from model_costs() (t_f = one rank's average forward) and, without --stage-scale, the
+/// stage factors from model_stage_factor() over the layer split for `spec`'s S stages;
+/// with --link-bandwidth and --device-flops, the op costs in seconds and t_c = a
+/// message's bytes over the bandwidth plus --costs' c (then the only key it may give).
+/// Raises usage_error for --link-bandwidth without --model and --device-flops, or with
+/// --costs keys other than c, and layer_split()'s errors.
+struct run_costs {
+  costs cost;
+  std::vector<rational> stage_scale;
+};
+run_costs costs_for(const options& opts, const schedule_spec& spec);
 
 }  // namespace ctpipe::tool

@@ -134,6 +134,11 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
                    "gamma-weighted as the in-flight peaks); marks every rank over it");
     app.add_option("--layers", layers_text, "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
+    app.add_option("--device-flops", device_flops_text,
+                   "with --model and --link-bandwidth: one device's achieved FLOP/s (312T): op costs in seconds");
+    app.add_option("--link-bandwidth", link_bandwidth_text,
+                   "with --model and --device-flops: t_c = a message's bytes (2sbh/t) over this rate (400Gb/s, 50GB/s) "
+                   "plus --costs c");
   }
   app.add_option("--format", format, set.format_help)->capture_default_str();
   if (set.bits & opt_width) {
@@ -284,6 +289,8 @@ void options::check(const CLI::App& app, const option_set& set) {
       layers.push_back(x.num);
     }
     if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
+    if (!device_flops_text.empty()) parse_device_flops(device_flops_text);
+    if (!link_bandwidth_text.empty()) parse_link_bandwidth(link_bandwidth_text);
   }
   if (set.bits & opt_scale) {
     stage_scale = parse_factors(stage_scale_text, "--stage-scale");

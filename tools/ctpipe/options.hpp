@@ -131,6 +131,8 @@ struct options {
   std::string model_text;              ///< --model: a preset or a JSON file
   std::string memory_limit_text;       ///< --memory-limit
   std::string layers_text;             ///< --layers
+  std::string device_flops_text;       ///< --device-flops
+  std::string link_bandwidth_text;     ///< --link-bandwidth
 
   // Checked by check().
   std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)

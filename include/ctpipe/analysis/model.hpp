@@ -206,6 +206,51 @@ constexpr model_memory memory_of(schedule_view v, const transformer_model& model
   return out;
 }
 
+/// Forward FLOPs of `layers` transformer layers of `m` for one micro-batch, plus the LM
+/// head's on the last stage of `S` (`s == S - 1`), in units of 2bsh FLOPs (exact):
+/// per layer QKV h + 2h·kv/a, attention scores and values 2s, output projection h, FFN
+/// 2f (GeLU) or 3f (SwiGLU); the head v. For the GPT layer, 2bsh(12h + 2s) = 24bsh² +
+/// 4bs²h: Narayanan et al. 2021 (SC'21), §5.1. The input embedding, norms and softmax
+/// are not counted.
+constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int64_t layers, int s, int S) {
+  const std::int64_t h = m.hidden;
+  const std::int64_t layer = 2 * h + 2 * (h / m.heads * m.kv()) + 2 * m.seq + (m.swiglu ? 3 : 2) * m.ffn_size();
+  return layers * layer + (s == S - 1 ? m.vocab : 0);
+}
+
+/// The op costs a model gives, in units of one rank's average forward (t_f = 1;
+/// docs/memory.md): one layer's forward is matmuls M and the attention core C (c =
+/// C/(M+C) = 2s / stage_forward_flops() of one layer); a backward is twice the forward,
+/// B = 2; its weight gradient W = M, so t_w = 1 - c, and its input gradient the rest,
+/// t_i = 1 + c. Recompute runs forwards again in the backward: full recompute adds t_f to
+/// t_b and t_i, selective the attention core's c. t_c = 0 (the tool adds the link's).
+constexpr costs model_costs(const transformer_model& m) {
+  const rational c{2 * m.seq, stage_forward_flops(m, 1, 0, 2)};
+  const rational again = m.recompute == recompute_mode::full ? rational{1} : m.recompute == recompute_mode::selective ? c : rational{0};
+  costs out{};
+  out.f = rational{1};
+  out.b = rational{2} + again;
+  out.i = rational{1} + c + again;
+  out.w = rational{1} - c;
+  out.c = rational{0};
+  return out;
+}
+
+/// Stage s's factor (cost_scale) under `layers` per stage of a model run by P ranks:
+/// its forward FLOPs over an average stage's, so that the op (kind, s, j) of model_costs()
+/// lasts its stage's share of the work (the S factors sum to S).
+constexpr rational model_stage_factor(const transformer_model& m, std::span<const std::int64_t> layers, int s) {
+  const int S = static_cast<int>(layers.size());
+  std::int64_t total = 0;
+  for (int st = 0; st < S; ++st) total += stage_forward_flops(m, layers[static_cast<std::size_t>(st)], st, S);
+  return rational{stage_forward_flops(m, layers[static_cast<std::size_t>(s)], s, S) * S, total};
+}
+
+/// Bytes of one point-to-point message (an activation or its gradient between stages):
+/// 2sbh, over t (each tensor-parallel rank sends its part: Megatron-LM's scatter-gather,
+/// or sequence parallelism).
+constexpr rational message_bytes(const transformer_model& m) { return rational{2 * m.seq * m.micro_batch * m.hidden, m.tp}; }
+
 /// A public dense model with its published shape (micro-batch 1, no tensor or data
 /// parallelism, no recompute: set those for a run).
 struct model_preset {

@@ -68,6 +68,8 @@ struct command_entry {
 std::unique_ptr<command> make_show();
 /// `ctpipe validate FILE.csv` (commands/validate.cpp).
 std::unique_ptr<command> make_validate();
+/// `ctpipe split --model ...` (commands/split.cpp).
+std::unique_ptr<command> make_split();
 /// `ctpipe compare` (commands/compare.cpp).
 std::unique_ptr<command> make_compare();
 
@@ -86,6 +88,10 @@ inline constexpr command_entry commands[] = {
      "1SEND_F2), written by hand or by another framework. P, m, V and the stage placement come from the file; "
      "files with SEND/RECV ops run under every runtime model (blocking, rendezvous, posted, batched).",
      make_validate},
+    {"split",
+     "chooses how --model's layers go to the stages of a schedule, contiguous, to minimise its simulated makespan "
+     "(optionally under --memory-limit); compares it with the even split and the Zero Bubble authors' advice.",
+     make_split},
 };
 
 }  // namespace ctpipe::tool

@@ -42,9 +42,14 @@ class compare final : public command_with_options {
         rejected.emplace_back(opts_.family_names[k], why);
         continue;
       }
-      try {  // a stage scale fits the schedules with its number of stages (P*V) only
-        check_scale(cost_scale{opts_.stage_scale, opts_.microbatch_scale}, spec.shape);
+      run_costs run;
+      try {  // a stage scale and --layers fit the schedules with their number of stages (P*V) only
+        run = costs_for(opts_, spec);
+        check_scale(cost_scale{run.stage_scale, opts_.microbatch_scale}, spec.shape);
       } catch (const ctpipe::error& e) {
+        rejected.emplace_back(opts_.family_names[k], e.what());
+        continue;
+      } catch (const usage_error& e) {
         rejected.emplace_back(opts_.family_names[k], e.what());
         continue;
       }
@@ -52,13 +57,8 @@ class compare final : public command_with_options {
         throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule; {} has {}", max_json_ops,
                                       opts_.family_names[k], total_ops(spec)));
       }
-      io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
-      try {  // --layers fits the schedules with its number of stages only
-        apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
-      } catch (const usage_error& e) {
-        rejected.emplace_back(opts_.family_names[k], e.what());
-        continue;
-      }
+      io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
+      apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
       reports.push_back(std::move(rep));
     }
     if (reports.empty()) {
@@ -68,7 +68,7 @@ class compare final : public command_with_options {
     }
     std::vector<io::readout> readouts;  // every view renders from these (they refer to `reports`)
     for (const io::report& rep : reports) readouts.push_back(io::readout_of(rep));
-    if (opts_.format == "json") return json(readouts, rejected, opts_.cost);
+    if (opts_.format == "json") return json(readouts, rejected);
     if (opts_.format == "svg") return io::render_svg_compare(readouts, 1200, notes(rejected));
     return text(readouts, rejected);
   }
@@ -76,12 +76,12 @@ class compare final : public command_with_options {
   /// `{"schedules": [ctpipe --format json's object, ...], "rejected": [{"schedule",
   /// "reason"}, ...]}` (docs/json.md).
   static std::string json(const std::vector<io::readout>& readouts,
-                          const std::vector<std::pair<std::string, std::string>>& rejected, const costs& cost) {
+                          const std::vector<std::pair<std::string, std::string>>& rejected) {
     using ordered = nlohmann::ordered_json;
     ordered schedules = ordered::array();
     for (const io::readout& ro : readouts) {
       ordered j = io::to_json(ro);
-      j["executed"] = own_lowering_json(ro.ranks, cost, nullptr, cost_scale{ro.stage_scale, ro.microbatch_scale});
+      j["executed"] = own_lowering_json(ro.ranks, ro.costs, nullptr, cost_scale{ro.stage_scale, ro.microbatch_scale});
       schedules.push_back(std::move(j));
     }
     ordered refused = ordered::array();

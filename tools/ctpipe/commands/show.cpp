@@ -60,22 +60,23 @@ class show final : public command_with_options {
                         "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
-    const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
+    const run_costs run = costs_for(opts_, spec);  // --costs, --stage-scale, or the model's
+    const cost_scale scale{run.stage_scale, opts_.microbatch_scale};
     check_scale(scale, spec.shape);
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
       const schedule s = generate(spec);
       if (opts_.format == "csv") return io::to_csv(s.view());
       if (opts_.deepseek_lowering) return io::to_csv(lower_deepseek(spec).view());
-      return io::to_csv(lower(s.view(), opts_.cost, opts_.runtime, scale).view());
+      return io::to_csv(lower(s.view(), run.cost, opts_.runtime, scale).view());
     }
-    io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
+    io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
     apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
     std::string out = render(rep, opts_);
     if (opts_.format != "json") return out;
     if (opts_.deepseek_lowering) {
-      return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), opts_.cost, opts_.runtime_or_all(), scale)));
+      return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale)));
     }
-    return with_executed(out, own_lowering_json(generate(spec).view(), opts_.cost, opts_.runtime_or_all(), scale));
+    return with_executed(out, own_lowering_json(generate(spec).view(), run.cost, opts_.runtime_or_all(), scale));
   }
 };
 

@@ -1,0 +1,91 @@
+// `ctpipe split`: the layer split of a model for one schedule (ctpipe/analysis/split.hpp,
+// docs/memory.md): the split found, its simulated makespan, and the gain over the even
+// split and over the Zero Bubble authors' advice for Megatron-LM (the first and last stage
+// one layer fewer, L = kS - 2), as text or JSON.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "ctpipe/analysis/split.hpp"
+#include "ctpipe/io/format.hpp"
+#include "../model.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+std::string joined(const std::vector<std::int64_t>& layers) {
+  std::string out;
+  for (std::size_t k = 0; k < layers.size(); ++k) out += (k == 0 ? "" : ",") + std::to_string(layers[k]);
+  return out;
+}
+
+nlohmann::ordered_json point_json(const split_point& p) {
+  return {{"layers", p.layers}, {"makespan", io::to_string(p.makespan)}, {"fits", p.fits}};
+}
+
+/// `ctpipe split` (see the file comment).
+class split final : public command_with_options {
+ public:
+  split()
+      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_model,
+                              {"text", "json"},
+                              "text or json ({\"split\": {layers, makespan, fits}, \"even\", \"zb\" (or null), "
+                              "\"exact\", \"method\", \"simulations\"})",
+                              "split",
+                              chunks_scope::every_family}) {}
+
+ private:
+  std::string run_checked() override {
+    if (!opts_.model_given) throw usage_error("ctpipe: split needs --model (a preset or a JSON file)");
+    if (!opts_.layers.empty()) throw usage_error("ctpipe: split chooses the layers; --layers is for the other commands");
+    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    check_spec(spec);
+    std::optional<rational> limit;
+    if (!opts_.memory_limit_text.empty()) {
+      const memory_limit l = parse_memory_limit(opts_.memory_limit_text);
+      if (!l.bytes) throw usage_error("ctpipe: split takes a memory limit in bytes (80GiB)");
+      limit = l.value;
+    }
+    const split_result r = choose_split(spec, opts_.model, opts_.gamma, opts_.cost.c, limit);
+    const char* method = r.exact ? "min-max stage FLOPs by dynamic programming (exact for gpipe)"
+                                 : "min-max stage FLOPs by dynamic programming, then one-layer moves while the simulated "
+                                   "makespan falls (not proved optimal)";
+    if (opts_.format == "json") {
+      return json_text(nlohmann::ordered_json{{"schedule", family_name(spec.family)},
+                                              {"model", opts_.model_text},
+                                              {"split", point_json(r.best)},
+                                              {"even", point_json(r.even)},
+                                              {"zb", r.zb ? point_json(*r.zb) : nlohmann::ordered_json(nullptr)},
+                                              {"exact", r.exact},
+                                              {"method", method},
+                                              {"simulations", r.simulations}});
+    }
+    const auto gain = [&r](const split_point& p) {
+      return fmt::format("{} ({})", io::to_string(p.makespan - r.best.makespan),
+                         io::to_string((p.makespan - r.best.makespan) / p.makespan));
+    };
+    std::string out = fmt::format("{}  P = {}  m = {}  V = {}  model {}  ({} layers over {} stages)\n", family_name(spec.family),
+                                  spec.shape.P, spec.shape.m, spec.shape.V, opts_.model_text, opts_.model.layers, spec.shape.stages());
+    out += fmt::format("split     {}  makespan {}{}\n", joined(r.best.layers), io::to_string(r.best.makespan), r.best.fits ? "" : "  (over the memory limit)");
+    out += fmt::format("even      {}  makespan {}  gain {}\n", joined(r.even.layers), io::to_string(r.even.makespan), gain(r.even));
+    if (r.zb) {
+      out += fmt::format("zb advice {}  makespan {}  gain {}\n", joined(r.zb->layers), io::to_string(r.zb->makespan), gain(*r.zb));
+    } else {
+      out += "zb advice (first and last stage one layer fewer) needs L = kS - 2 layers\n";
+    }
+    out += fmt::format("method: {}; {} splits simulated; time in units of one rank's average forward\n", method, r.simulations);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_split() { return std::make_unique<split>(); }
+
+}  // namespace ctpipe::tool
