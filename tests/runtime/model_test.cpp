@@ -217,3 +217,17 @@ TEST_CASE("tool: ctpipe split", "[model][split][tool]") {
   REQUIRE(run_tool("split -P 4 -m 8").err == "ctpipe: split needs --model (a preset or a JSON file)\n");
   REQUIRE(run_tool("split -P 4 -m 8 --model llama2-7b --memory-limit 3").err == "ctpipe: split takes a memory limit in bytes (80GiB)\n");
 }
+
+TEST_CASE("tool: the SVG draws each rank's peak bytes against the limit, as the JSON counts them", "[model][tool]") {
+  const std::string args = "-P 4 -m 8 --model llama2-7b --memory-limit 40GiB";
+  const auto svg = run_tool(args + " --format svg");
+  const auto json = nlohmann::json::parse(run_tool(args + " --format json").out).at("memory");
+  REQUIRE(svg.exit_code == 0);
+  for (int r = 0; r < 4; ++r) {
+    const std::string bar = "class=\"peak-bytes\" data-rank=\"" + std::to_string(r) + "\" data-bytes=\"" +
+                            json.at("peak_bytes").at(r).get<std::string>() + "\"";
+    REQUIRE(svg.out.find(bar) != std::string::npos);
+  }
+  REQUIRE(svg.out.find("limit 40.00 GiB") != std::string::npos);
+  REQUIRE(svg.out.find("over by") != std::string::npos);
+}

@@ -410,10 +410,64 @@ inline double svg_compare_table(std::string& out, const std::vector<readout>& re
   return y - top;
 }
 
+/// The memory view (readout::budget): per rank a bar of its peak bytes in GiB, its static
+/// part grey, the limit as a dashed line, and the values with how far a rank passes the
+/// limit; a plain-number limit (full activations) as one line per rank. Returns its height.
+inline double svg_memory(std::string& out, const readout& ro, double left, double top) {
+  const memory_budget& b = *ro.budget;
+  double y = top;
+  const auto gib = [](rational bytes) { return bytes.to_double() / 1073741824.0; };
+  if (!b.model.empty()) {
+    double most = b.limit_bytes ? gib(*b.limit_bytes) : 0;
+    for (const rational& x : b.peak_bytes) most = std::max(most, gib(x));
+    const double unit = most > 0 ? 420 / most : 0;
+    for (int r = 0; r < ro.P; ++r) {
+      const std::size_t i = static_cast<std::size_t>(r);
+      const double peak = gib(b.peak_bytes[i]), fixed = gib(b.static_bytes[i]);
+      const bool over = b.limit_bytes && b.peak_bytes[i] > *b.limit_bytes;
+      std::string label = fmt::format("{:.2f} GiB (static {:.2f})", peak, fixed);
+      if (over) label += fmt::format(", over by {:.2f} GiB", peak - gib(*b.limit_bytes));
+      out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n", left - 8, y + 14, r);
+      out += fmt::format("<rect class=\"static-bytes\" data-rank=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"16\" "
+                         "fill=\"#7f7f7f\"/>\n",
+                         r, left, y + 2, fixed * unit);
+      out += fmt::format("<rect class=\"peak-bytes\" data-rank=\"{}\" data-bytes=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
+                         "height=\"16\" fill=\"{}\"/>\n",
+                         r, to_string(b.peak_bytes[i]), left + fixed * unit, y + 2, (peak - fixed) * unit,
+                         over ? "#e15759" : "#f28e2b");
+      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", left + most * unit + 8, y + 14, label);
+      y += 20;
+    }
+    if (b.limit_bytes) {
+      const double at = left + gib(*b.limit_bytes) * unit;
+      out += fmt::format("<line class=\"limit\" x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#222\" "
+                         "stroke-dasharray=\"4 3\"/>\n",
+                         at, top, at, y);
+      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">limit {:.2f} GiB</text>\n", at + 4, y + 12,
+                         gib(*b.limit_bytes));
+      y += 16;
+    }
+  }
+  if (b.limit_activations) {
+    const std::vector<rational> peaks = peak_activations(ro);
+    for (int r = 0; r < ro.P; ++r) {
+      const rational p = peaks[static_cast<std::size_t>(r)];
+      const rational limit = *b.limit_activations;
+      const std::string verdict = p > limit ? "over the limit " + to_string(limit) + " by " + to_string(p - limit)
+                                            : "within the limit " + to_string(limit);
+      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">rank {}: {} full activations, {}</text>\n", left,
+                         y + 12, r, to_string(p), verdict);
+      y += 16;
+    }
+  }
+  return y - top + 6;
+}
+
 }  // namespace detail
 
 /// One schedule as a self-contained SVG document: title, legend, timeline (readout::drawn)
-/// with hatched bubbles and a time axis, readouts, and the in-flight view.
+/// with hatched bubbles and a time axis, readouts, and the in-flight view; with a model or
+/// a memory limit (readout::budget), the memory view.
 inline std::string render_svg(const readout& ro, const svg_style& style = {}) {
   const double left = 70;
   const detail::svg_drawing drawing(ro, style, left);
@@ -434,6 +488,13 @@ inline std::string render_svg(const readout& ro, const svg_style& style = {}) {
                       y + 10, ro.V > 1 ? " (chunks)" : "");
   y += 16;
   y += drawing.in_flight_view(body, y);
+  if (ro.budget != nullptr) {  // memory per rank against the limit (docs/memory.md)
+    y += 8;
+    body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">memory per rank{}</text>\n", y + 10,
+                        ro.budget->model.empty() ? "" : " (GiB), model " + detail::svg_escape(ro.budget->model));
+    y += 16;
+    y += detail::svg_memory(body, ro, left, y);
+  }
   const double width = std::max(drawing.right_edge(), 900.0);
   return detail::svg_header(width, y + 10) + body + "</svg>\n";
 }
