@@ -112,7 +112,16 @@ TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
   REQUIRE(run_tool("-P 4 -m 8 --memory-limit 3GiB").err == "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)\n");
   REQUIRE(run_tool("--model nope").err == "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not 'nope'\n");
   REQUIRE(run_tool("--model llama2-7b --layers 8,8,8,7").err ==
-          "ctpipe: --layers needs one entry per stage (P*V of them), each >= 1, summing to the model's 32 layers\n");
+          "ctpipe: --layers needs one entry per stage (4 of them, P*V), each >= 1, summing to the model's 32 layers (given 4)\n");
+  REQUIRE(run_tool("-s dualpipe -P 4 -m 8 --model llama2-7b --layers 8,8,8,8,8,8,8,8 --format json").exit_code == 0);
+  REQUIRE(run_tool("--model /tmp").err == "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not '/tmp'\n");
+  REQUIRE(run_tool("--model llama2-7b --memory-limit 80GiB --format trace").err ==
+          "ctpipe: --memory-limit shows in --format text, json and svg only\n");
+  REQUIRE(run_tool("--device-flops 312T").err == "ctpipe: --device-flops and --link-bandwidth need --model (its FLOPs and message bytes)\n");
+  REQUIRE(run_tool("--model llama2-7b --memory-limit 0.5B").err == "ctpipe: --memory-limit 0.5B is not a whole number of bytes\n");
+  // With a model, i or w given without b makes b their sum, as without one (docs/spec.md §1).
+  const auto costs = nlohmann::json::parse(run_tool("--model llama2-7b --costs i=1 --format json").out).at("costs");
+  REQUIRE(parse_rational(costs.at("b").get<std::string>()) == rational{1} + parse_rational(costs.at("w").get<std::string>()));
   REQUIRE(run_tool("--model llama2-7b --memory-limit 80XB").err ==
           "ctpipe: --memory-limit takes a number of full activations per rank (4, 5/2) or of bytes with a unit (80GiB, 1.5TB), not '80XB'\n");
   // A model file: a preset changed by keys, and an unknown key.
@@ -127,6 +136,10 @@ TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
   const std::int64_t split[] = {8, 8, 8, 8};
   const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}});
   REQUIRE(file.at("peak_bytes").at(0) == io::to_string(memory_of(g.view(), m, split, rational{1}).peak_bytes(0)));
+  std::ofstream(path) << R"({"base": "llama2-7b", "hidden": 4096.5})";
+  REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": key 'hidden' has the wrong type\n");
+  std::ofstream(path) << R"({"base": "llama2-7b",})";
+  REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": not valid JSON\n");
   std::ofstream(path) << R"({"base": "llama2-7b", "heads2": 8})";
   REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": unknown key 'heads2' (docs/tool.md lists the keys)\n");
   std::remove(path.c_str());
@@ -161,20 +174,21 @@ TEST_CASE("split: GPipe's split is the best of every split (tried one by one), t
       {.layers = 14, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4},
   };
   for (const transformer_model& model : shapes) {
+    const costs c = model_costs(model);
     for (const int P : {2, 3, 4}) {
       const schedule_spec gpipe{schedule_family::gpipe, {P, 6, 1, placement::loop}};
-      const split_result r = choose_split(gpipe, model);
+      const split_result r = choose_split(gpipe, model, c);
       REQUIRE(r.exact);
       std::vector<std::vector<std::int64_t>> all;
       std::vector<std::int64_t> prefix;
       every_split(model.layers, P, prefix, all);
       const schedule g = generate(gpipe);
       rational least = r.best.makespan;
-      for (const auto& layers : all) least = std::min(least, evaluate_split(g, model, layers, rational{1}, rational{0}, std::nullopt).makespan);
+      for (const auto& layers : all) least = std::min(least, evaluate_split(g, model, layers, c, rational{1}, std::nullopt).makespan);
       INFO("L=" << model.layers << " P=" << P);
       REQUIRE(r.best.makespan == least);
       for (const schedule_family f : {schedule_family::one_f_one_b, schedule_family::zb_h1}) {
-        const split_result o = choose_split(schedule_spec{f, {P, 6, 1, placement::loop}}, model);
+        const split_result o = choose_split(schedule_spec{f, {P, 6, 1, placement::loop}}, model, c);
         REQUIRE_FALSE(o.exact);
         REQUIRE(o.best.makespan <= o.even.makespan);
         if (o.zb) REQUIRE(o.best.makespan <= o.zb->makespan);
@@ -182,27 +196,75 @@ TEST_CASE("split: GPipe's split is the best of every split (tried one by one), t
     }
   }
   // The ZB advice applies when L = kS - 2: 10 layers over 4 stages is 2,3,3,2.
-  const split_result zb = choose_split(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}}, shapes[0]);
+  const split_result zb = choose_split(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}}, shapes[0],
+                                       model_costs(shapes[0]));
   REQUIRE(zb.zb);
   REQUIRE(zb.zb->layers == std::vector<std::int64_t>{2, 3, 3, 2});
 }
 
-TEST_CASE("split: under a memory limit every rank of the split found fits, or it says it does not", "[model][split]") {
-  const transformer_model model{.layers = 12, .hidden = 8, .heads = 2, .vocab = 200, .seq = 4};
-  const schedule_spec spec{schedule_family::one_f_one_b, {3, 6, 1, placement::loop}};
-  const split_result free = choose_split(spec, model);
-  const schedule g = generate(spec);
-  const model_memory mm = memory_of(g.view(), model, free.best.layers, rational{1});
-  rational most{0};
-  for (int r = 0; r < 3; ++r) most = max(most, mm.peak_bytes(r));
-  const split_result tight = choose_split(spec, model, rational{1}, rational{0}, most - rational{1});
-  REQUIRE_FALSE(tight.exact);
-  if (tight.best.fits) {
-    const model_memory t = memory_of(g.view(), model, tight.best.layers, rational{1});
-    for (int r = 0; r < 3; ++r) REQUIRE(t.peak_bytes(r) <= most - rational{1});
+TEST_CASE("split: under a memory limit it finds a split that fits wherever one does (every split tried)", "[model][split]") {
+  const transformer_model model{.layers = 9, .hidden = 8, .heads = 2, .vocab = 200, .seq = 4};
+  const costs c = model_costs(model);
+  for (const schedule_family f : {schedule_family::one_f_one_b, schedule_family::zb_h1, schedule_family::gpipe}) {
+    const schedule_spec spec{f, {3, 6, 1, placement::loop}};
+    const schedule g = generate(spec);
+    std::vector<std::vector<std::int64_t>> all;
+    std::vector<std::int64_t> prefix;
+    every_split(model.layers, 3, prefix, all);
+    std::vector<rational> worst;  // per split: its largest peak
+    for (const auto& layers : all) {
+      const model_memory mm = memory_of(g.view(), model, layers, rational{1});
+      rational most{0};
+      for (int r = 0; r < 3; ++r) most = max(most, mm.peak_bytes(r));
+      worst.push_back(most);
+    }
+    std::vector<rational> limits = worst;
+    std::sort(limits.begin(), limits.end());
+    for (const rational limit : {limits.front(), limits[limits.size() / 2], limits.front() - rational{1}}) {
+      const split_result r = choose_split(spec, model, c, rational{1}, limit);
+      const bool some_fit = limits.front() <= limit;
+      INFO(family_name(f) << " limit " << limit.num);
+      REQUIRE(r.best.fits() == some_fit);
+      REQUIRE_FALSE(r.exact);
+    }
   }
-  const split_result none = choose_split(spec, model, rational{1}, rational{0}, rational{1});
-  REQUIRE_FALSE(none.best.fits);
+}
+
+TEST_CASE("model: DualPipe's two copies each hold the whole model, with an embedding and a head each", "[model]") {
+  const transformer_model model{.layers = 8, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4};
+  const schedule_spec spec{schedule_family::dualpipe, {4, 8, 2, placement::bidirectional}};
+  const schedule g = generate(spec);
+  const std::int64_t split[] = {2, 2, 2, 2, 2, 2, 2, 2};  // each copy: 8 layers over its 4 stages
+  const model_memory mm = memory_of(g.view(), model, split, rational{1});
+  // Rank 0 holds stage 0 (the down copy's first: the embedding) and stage 7 (the up
+  // copy's last: the head); rank 3 stage 3 (the down copy's last) and 4 (the up copy's
+  // first): the same static bytes. The middle ranks hold none of them.
+  const rational two_layers = stage_static_bytes(model, 2, stage_role{});
+  const rational ends = stage_static_bytes(model, 2, stage_role{true, false}) + stage_static_bytes(model, 2, stage_role{false, true});
+  REQUIRE(mm.static_bytes(0) == ends);
+  REQUIRE(mm.static_bytes(3) == ends);
+  REQUIRE(mm.static_bytes(1) == rational{2} * two_layers);
+  REQUIRE(role_of(spec.shape, 3).last);
+  REQUIRE(role_of(spec.shape, 4).first);
+  REQUIRE(copy_stages(spec.shape) == 4);
+  // The head's FLOPs fall on both copies' last stages.
+  const std::vector<std::int64_t> layers(split, split + 8);
+  REQUIRE(model_stage_factor(model, spec.shape, layers, 3) == model_stage_factor(model, spec.shape, layers, 7));
+  REQUIRE(model_stage_factor(model, spec.shape, layers, 3) > model_stage_factor(model, spec.shape, layers, 2));
+}
+
+TEST_CASE("model: sizes that overflow 64 bits are an error, never a wrong count", "[model]") {
+  transformer_model m = find_model_preset("llama2-7b")->model;
+  m.seq = 4294967296;
+  REQUIRE_THROWS_WITH(layer_activation_bytes(m), "ctpipe: rational overflow (64-bit numerator or denominator)");
+  m = find_model_preset("llama2-7b")->model;
+  m.hidden = 4294967296;
+  m.heads = 1;
+  m.kv_heads = 1;
+  REQUIRE_THROWS_WITH(layer_parameters(m), "ctpipe: rational overflow (64-bit numerator or denominator)");
+  m = find_model_preset("llama2-7b")->model;
+  m.tp = 3;  // 32 heads over 3 ranks
+  REQUIRE_THROWS_WITH(check_model(m), "ctpipe: the model's key/value heads must be a multiple of its tensor-parallel size");
 }
 
 TEST_CASE("tool: ctpipe split", "[model][split][tool]") {

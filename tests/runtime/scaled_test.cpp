@@ -140,7 +140,8 @@ TEST_CASE("tool: --stage-scale and --microbatch-scale, echoed in the JSON, check
   const auto wrong = run_tool("-P 4 -m 8 --stage-scale 1,2");
   REQUIRE(wrong.exit_code == 2);
   REQUIRE(wrong.out.empty());
-  REQUIRE(wrong.err == "ctpipe: the stage scale needs one factor per stage (P*V of them)\n");
+  REQUIRE(wrong.err == "ctpipe: --stage-scale needs one factor per stage, 4 of them (P*V); 2 given\n");
+  REQUIRE(run_tool("-P 4 -m 8 --microbatch-scale 1,2").err == "ctpipe: --microbatch-scale needs one factor per micro-batch, 8 of them (m); 2 given\n");
   REQUIRE(run_tool("-P 4 -m 8 --microbatch-scale 1,,2").err ==
           "ctpipe: --microbatch-scale takes exact numbers separated by commas (e.g. 1,1,1,5/4)\n");
   // compare: the families with another number of stages (P*V) are rejected rows.
@@ -152,7 +153,7 @@ TEST_CASE("tool: --stage-scale and --microbatch-scale, echoed in the JSON, check
   bool interleaved_rejected = false;
   for (const auto& r : c.at("rejected")) {
     interleaved_rejected |= r.at("schedule") == "interleaved-1f1b" &&
-                            r.at("reason") == "ctpipe: the stage scale needs one factor per stage (P*V of them)";
+                            r.at("reason") == "ctpipe: --stage-scale needs one factor per stage, 8 of them (P*V); 4 given";
   }
   REQUIRE(interleaved_rejected);
 }

@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
+#include <type_traits>
 #include <iterator>
 #include <numeric>
 #include <utility>
@@ -22,21 +25,33 @@ std::string preset_names() {
   return out;
 }
 
-/// Reads key `key` of `j` into `out` when present; a value of another type is an error naming the key.
+/// Reads key `key` of `j` into `out` when present: a whole number for an integer field,
+/// true or false for a flag, a string for a name; another type (4096.5 for a size) is an
+/// error naming the key.
 template <class T>
 void read_key(const nlohmann::json& j, const char* key, T& out, const std::string& path) {
   if (!j.contains(key)) return;
-  try {
-    out = j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw usage_error(fmt::format("ctpipe: {}: key '{}' has the wrong type", path, key));
+  const nlohmann::json& value = j.at(key);
+  bool typed = false;
+  if constexpr (std::is_same_v<T, bool>) {
+    typed = value.is_boolean();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    typed = value.is_string();
+  } else {
+    typed = value.is_number_integer();
   }
+  if (!typed) throw usage_error(fmt::format("ctpipe: {}: key '{}' has the wrong type", path, key));
+  out = value.get<T>();
 }
 
 transformer_model read_model_file(const std::string& path) {
+  std::error_code ignored;
   std::ifstream in(path);
-  if (!in) throw usage_error(fmt::format("ctpipe: --model takes a preset ({}) or a JSON file, not '{}'", preset_names(), path));
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!std::filesystem::is_regular_file(path, ignored) || !in) {
+    throw usage_error(fmt::format("ctpipe: --model takes a preset ({}) or a JSON file, not '{}'", preset_names(), path));
+  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw usage_error(fmt::format("ctpipe: {}: not valid JSON", path));
   if (!j.is_object()) throw usage_error(fmt::format("ctpipe: {}: a model file is one JSON object", path));
   static const char* const keys[] = {"base", "layers", "hidden", "heads", "kv_heads", "ffn", "swiglu", "vocab", "seq",
                                      "micro_batch", "tp", "sequence_parallel", "recompute", "dp", "distributed_optimizer",
@@ -109,27 +124,36 @@ memory_limit parse_memory_limit(std::string_view text) {
   } catch (const ctpipe::error&) {
     throw usage_error(bad);
   }
+  if (out.bytes && out.value.den != 1) throw usage_error(fmt::format("ctpipe: --memory-limit {} is not a whole number of bytes", text));
   return out;
 }
 
-std::vector<std::int64_t> layer_split(const transformer_model& model, int S, const std::vector<std::int64_t>& given) {
+std::vector<std::int64_t> layer_split(const transformer_model& model, const pipeline_shape& shape,
+                                      const std::vector<std::int64_t>& given) {
+  const int S = shape.stages(), per = copy_stages(shape);
   if (given.empty()) {
     std::vector<std::int64_t> out;
-    for (int s = 0; s < S; ++s) out.push_back(even_split(model.layers, S, s));
+    for (int s = 0; s < S; ++s) out.push_back(even_split(model.layers, per, s % per));
     return out;
   }
-  const bool positive = std::all_of(given.begin(), given.end(), [](std::int64_t x) { return x >= 1; });
-  if (given.size() != static_cast<std::size_t>(S) || !positive ||
-      std::accumulate(given.begin(), given.end(), std::int64_t{0}) != model.layers) {
-    throw usage_error(fmt::format(
-        "ctpipe: --layers needs one entry per stage (P*V of them), each >= 1, summing to the model's {} layers", model.layers));
+  bool ok = given.size() == static_cast<std::size_t>(S) &&
+            std::all_of(given.begin(), given.end(), [](std::int64_t x) { return x >= 1; });
+  for (int copy = 0; ok && copy < S / per; ++copy) {
+    std::int64_t sum = 0;
+    for (int i = 0; i < per; ++i) sum += given[static_cast<std::size_t>(copy * per + i)];
+    ok = sum == model.layers;
+  }
+  if (!ok) {
+    throw usage_error(fmt::format("ctpipe: --layers needs one entry per stage ({} of them, P*V), each >= 1, {} to the "
+                                  "model's {} layers (given {})",
+                                  S, S == per ? "summing" : "each model copy's P summing", model.layers, given.size()));
   }
   return given;
 }
 
 void apply_memory(io::report& rep, const std::string& name, const transformer_model* model,
                   const std::vector<std::int64_t>& layers, const std::string& limit_text) {
-  if (model != nullptr) io::set_memory(rep, name, *model, layer_split(*model, rep.spec.shape.stages(), layers));
+  if (model != nullptr) io::set_memory(rep, name, *model, layer_split(*model, rep.spec.shape, layers));
   if (!limit_text.empty()) {
     const memory_limit limit = parse_memory_limit(limit_text);
     io::set_memory_limit(rep, limit.value, limit.bytes);
@@ -174,6 +198,17 @@ std::vector<std::string> cost_keys(std::string_view text) {
 
 }  // namespace
 
+void check_scale_lengths(const std::vector<rational>& stage, const std::vector<rational>& microbatch, const pipeline_shape& shape) {
+  if (!stage.empty() && stage.size() != static_cast<std::size_t>(shape.stages())) {
+    throw usage_error(fmt::format("ctpipe: --stage-scale needs one factor per stage, {} of them (P*V); {} given", shape.stages(),
+                                  stage.size()));
+  }
+  if (!microbatch.empty() && microbatch.size() != static_cast<std::size_t>(shape.m)) {
+    throw usage_error(fmt::format("ctpipe: --microbatch-scale needs one factor per micro-batch, {} of them (m); {} given", shape.m,
+                                  microbatch.size()));
+  }
+}
+
 rational parse_device_flops(std::string_view text) {
   return with_prefix(text, fmt::format("ctpipe: --device-flops takes FLOP/s such as 312T, not '{}'", text));
 }
@@ -190,14 +225,16 @@ rational parse_link_bandwidth(std::string_view text) {
 run_costs costs_for(const options& opts, const schedule_spec& spec) {
   run_costs out{opts.cost, opts.stage_scale};
   const bool link = !opts.link_bandwidth_text.empty();
-  if (link && (!opts.model_given || opts.device_flops_text.empty())) {
-    throw usage_error("ctpipe: --link-bandwidth needs --model and --device-flops (the compute's time in seconds)");
+  const bool seconds = !opts.device_flops_text.empty();
+  if ((link || seconds) && !opts.model_given) {
+    throw usage_error("ctpipe: --device-flops and --link-bandwidth need --model (its FLOPs and message bytes)");
   }
+  if (link && !seconds) throw usage_error("ctpipe: --link-bandwidth needs --device-flops (the compute's time in seconds)");
   if (!opts.model_given) return out;
   const std::vector<std::string> given = cost_keys(opts.costs_text);
   const auto is_given = [&given](const char* k) { return std::find(given.begin(), given.end(), k) != given.end(); };
-  if (link && std::any_of(given.begin(), given.end(), [](const std::string& k) { return k != "c"; })) {
-    throw usage_error("ctpipe: with --link-bandwidth the model gives the op costs; --costs takes only c, the latency in seconds");
+  if (seconds && std::any_of(given.begin(), given.end(), [](const std::string& k) { return k != "c"; })) {
+    throw usage_error("ctpipe: with --device-flops the model gives the op costs in seconds; --costs takes only c, the latency in seconds");
   }
   const costs model = model_costs(opts.model);
   rational* mine[] = {&out.cost.f, &out.cost.b, &out.cost.i, &out.cost.w};
@@ -206,22 +243,27 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
   for (int k = 0; k < 4; ++k) {
     if (!is_given(keys[k])) *mine[k] = theirs[k];
   }
+  // A full backward is its two halves when only they are given (docs/spec.md §1).
+  if ((is_given("i") || is_given("w")) && opts.costs_text.find("b=") == std::string::npos) out.cost.b = out.cost.i + out.cost.w;
   const int S = spec.shape.stages();
-  const std::vector<std::int64_t> layers = layer_split(opts.model, S, opts.layers);
+  const std::vector<std::int64_t> layers = layer_split(opts.model, spec.shape, opts.layers);
   if (out.stage_scale.empty()) {
-    for (int s = 0; s < S; ++s) out.stage_scale.push_back(model_stage_factor(opts.model, layers, s));
+    for (int s = 0; s < S; ++s) out.stage_scale.push_back(model_stage_factor(opts.model, spec.shape, layers, s));
   }
-  if (link) {
+  if (seconds) {
     // One time unit, a rank's average forward: its share of the forward FLOPs over the
     // device's rate (tensor parallelism divides the work by t).
     std::int64_t units = 0;
-    for (int s = 0; s < S; ++s) units += stage_forward_flops(opts.model, layers[static_cast<std::size_t>(s)], s, S);
+    for (int s = 0; s < S; ++s) {
+      units = rational::add(units, stage_forward_flops(opts.model, layers[static_cast<std::size_t>(s)], role_of(spec.shape, s).last));
+    }
     const rational flops = rational{units} * rational{2 * opts.model.seq * opts.model.micro_batch * opts.model.hidden} /
                            rational{static_cast<std::int64_t>(spec.shape.P) * opts.model.tp};
     const rational second = flops / parse_device_flops(opts.device_flops_text);
     for (rational* x : mine) *x = *x * second;
     if (out.cost.fb != rational{-1}) out.cost.fb = out.cost.fb * second;
-    out.cost.c = message_bytes(opts.model) / parse_link_bandwidth(opts.link_bandwidth_text) + (is_given("c") ? opts.cost.c : rational{0});
+    const rational link_time = link ? message_bytes(opts.model) / parse_link_bandwidth(opts.link_bandwidth_text) : rational{0};
+    out.cost.c = link_time + (is_given("c") ? opts.cost.c : rational{0});
   }
   return out;
 }

@@ -35,11 +35,13 @@ struct memory_limit {
 /// full activations per rank (4, 5/2) or of bytes with a unit (80GiB, 1.5TB), not 'X'`).
 memory_limit parse_memory_limit(std::string_view text);
 
-/// The layer split of `model` over `S` stages: `given` (--layers; S entries summing to
-/// the model's layers) or the even split (even_split()). Raises usage_error(`ctpipe:
-/// --layers needs one entry per stage (P*V of them), each >= 1, summing to the model's N
-/// layers`) and even_split()'s message.
-std::vector<std::int64_t> layer_split(const transformer_model& model, int S, const std::vector<std::int64_t>& given);
+/// The layer split of `model` over `shape`'s S stages: `given` (--layers; S entries,
+/// each model copy's summing to the model's layers: the bidirectional placement has two
+/// copies of P stages) or the even split of each copy (even_split()). Raises
+/// usage_error(`ctpipe: --layers needs one entry per stage (N of them, P*V), ...`) and
+/// even_split()'s message.
+std::vector<std::int64_t> layer_split(const transformer_model& model, const pipeline_shape& shape,
+                                      const std::vector<std::int64_t>& given);
 
 /// Counts `rep`'s memory for --model `name` (`model`, split per layer_split()) and sets
 /// the --memory-limit `limit` when `limit_text` is not empty (io::set_memory(),
@@ -48,6 +50,11 @@ void apply_memory(io::report& rep, const std::string& name, const transformer_mo
                   const std::vector<std::int64_t>& layers, const std::string& limit_text);
 
 struct options;
+
+/// The tool's check of --stage-scale and --microbatch-scale lengths for `shape`, naming
+/// how many were given and how many the shape needs: usage_error(`ctpipe: --stage-scale
+/// needs one factor per stage, 8 of them (P*V); 4 given`).
+void check_scale_lengths(const std::vector<rational>& stage, const std::vector<rational>& microbatch, const pipeline_shape& shape);
 
 /// --device-flops: an exact number with an optional decimal prefix K, M, G, T, P
 /// (10^3k), in FLOP/s (`312T`, the achieved rate of one device). --link-bandwidth: an exact number
@@ -61,10 +68,11 @@ rational parse_link_bandwidth(std::string_view text);
 /// --costs and --stage-scale as given; with --model, the keys --costs leaves out come
 /// from model_costs() (t_f = one rank's average forward) and, without --stage-scale, the
 /// stage factors from model_stage_factor() over the layer split for `spec`'s S stages;
-/// with --link-bandwidth and --device-flops, the op costs in seconds and t_c = a
-/// message's bytes over the bandwidth plus --costs' c (then the only key it may give).
-/// Raises usage_error for --link-bandwidth without --model and --device-flops, or with
-/// --costs keys other than c, and layer_split()'s errors.
+/// with --device-flops, the op costs in seconds, t_c = --costs' c (then the only key it
+/// may give) plus, with --link-bandwidth, a message's bytes over the bandwidth. Raises
+/// usage_error for --device-flops or --link-bandwidth without --model, --link-bandwidth
+/// without --device-flops, --costs keys other than c in seconds, and layer_split()'s
+/// errors.
 struct run_costs {
   costs cost;
   std::vector<rational> stage_scale;

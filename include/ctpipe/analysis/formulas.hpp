@@ -95,20 +95,21 @@ namespace detail {
 inline constexpr const char* scaled_source = "docs/spec.md §4.2 (flow shop of identical jobs; proved in tests/static/proofs_scaled.cpp)";
 inline constexpr const char* scaled_none = "unequal stage or micro-batch costs: none derived for this schedule (simulate() gives it)";
 
-/// Whether GPipe's, or 1F1B's, makespan under `scale` has its closed form: equal
-/// micro-batches, t_c = 0 (or P = 1), and for 1F1B the last stage's factor the largest.
-constexpr bool scaled_form_holds(const schedule_spec& s, const costs& c, const cost_scale& scale) {
+/// Why GPipe's or 1F1B's makespan under `scale` has no closed form, or nullptr when it
+/// has one: it needs equal micro-batches, t_c = 0 (or P = 1), and for 1F1B the last
+/// stage's factor the largest; the other families have none.
+constexpr const char* scaled_form_missing(const schedule_spec& s, const costs& c, const cost_scale& scale) {
+  if (s.family != schedule_family::gpipe && s.family != schedule_family::one_f_one_b) return scaled_none;
   for (const rational x : scale.microbatch) {
-    if (x != rational{1}) return false;
+    if (x != rational{1}) return "unequal micro-batches: none derived (GPipe's and 1F1B's need equal ones; simulate() gives it)";
   }
-  if (c.c != rational{0} && s.shape.P > 1) return false;
-  if (s.family == schedule_family::gpipe) return true;
-  if (s.family != schedule_family::one_f_one_b) return false;
+  if (c.c != rational{0} && s.shape.P > 1) return "unequal stages with t_c > 0: none derived (simulate() gives it)";
+  if (s.family == schedule_family::gpipe) return nullptr;
   const rational last = scale.of_stage(s.shape.P - 1);
   for (int st = 0; st < s.shape.P; ++st) {
-    if (scale.of_stage(st) > last) return false;
+    if (scale.of_stage(st) > last) return "1F1B under unequal stages: only with the last stage's factor the largest (simulate() gives it)";
   }
-  return true;
+  return nullptr;
 }
 
 /// Σ a_s + (m-1) max a_s over the stage factors a_s of `scale` on `s`'s P stages.
@@ -131,7 +132,7 @@ constexpr rational scaled_steps(const schedule_spec& s, const cost_scale& scale)
 /// takes 252 layer-times, not GPipe's 258.
 constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c, const cost_scale& scale) {
   if (scale.uniform()) return makespan_formula(s, c);
-  if (!detail::scaled_form_holds(s, c, scale)) return detail::no_formula(detail::scaled_none);
+  if (const char* why = detail::scaled_form_missing(s, c, scale)) return detail::no_formula(why);
   return {true, detail::scaled_steps(s, scale) * (c.f + c.b), "(Σa + (m-1) max a)(t_f+t_b)", detail::scaled_source,
           s.family == schedule_family::gpipe ? "stage factors a, micro-batches equal, t_c = 0"
                                              : "stage factors a with the last the largest, micro-batches equal, t_c = 0"};

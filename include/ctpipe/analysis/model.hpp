@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -22,6 +23,22 @@
 #include "ctpipe/core/schedule.hpp"
 
 namespace ctpipe {
+
+namespace detail {
+/// The product of whole numbers, overflow checked (rational::mul): a model's sizes
+/// multiply into large counts, and an overflow must be an error, never a wrong value.
+constexpr std::int64_t product(std::initializer_list<std::int64_t> factors) {
+  std::int64_t out = 1;
+  for (const std::int64_t x : factors) out = rational::mul(out, x);
+  return out;
+}
+/// The checked sum of whole numbers (rational::add).
+constexpr std::int64_t sum(std::initializer_list<std::int64_t> terms) {
+  std::int64_t out = 0;
+  for (const std::int64_t x : terms) out = rational::add(out, x);
+  return out;
+}
+}  // namespace detail
 
 /// What a backward recomputes instead of keeping (Korthikanti et al. 2022, §4-5).
 enum class recompute_mode : std::uint8_t {
@@ -58,13 +75,15 @@ struct transformer_model {
 /// The gate on a model. Raises `ctpipe: a model needs layers, hidden, heads, vocab and
 /// seq >= 1` (and micro_batch, tp, dp >= 1), `ctpipe: the model's hidden size must be a
 /// multiple of its heads`, `ctpipe: the model's heads must be a multiple of its
-/// key/value heads`.
+/// key/value heads`, `ctpipe: the model's key/value heads must be a multiple of its
+/// tensor-parallel size` (Megatron-LM splits whole heads over the t ranks).
 constexpr void check_model(const transformer_model& m) {
   detail::require(m.layers >= 1 && m.hidden >= 1 && m.heads >= 1 && m.vocab >= 1 && m.seq >= 1 && m.micro_batch >= 1 &&
                       m.tp >= 1 && m.dp >= 1 && m.kv_heads >= 0 && m.ffn >= 0,
                   "ctpipe: a model needs layers, hidden, heads, vocab and seq >= 1 (and micro_batch, tp, dp >= 1)");
   detail::require(m.hidden % m.heads == 0, "ctpipe: the model's hidden size must be a multiple of its heads");
   detail::require(m.heads % m.kv() == 0, "ctpipe: the model's heads must be a multiple of its key/value heads");
+  detail::require(m.kv() % m.tp == 0, "ctpipe: the model's key/value heads must be a multiple of its tensor-parallel size");
 }
 
 /// Activation bytes one transformer layer keeps for one micro-batch until its backward.
@@ -84,13 +103,14 @@ constexpr void check_model(const transformer_model& m) {
 /// parallelism); full recompute keeps the layer's input, 2sbh (2sbh/t with sequence
 /// parallelism).
 constexpr rational layer_activation_bytes(const transformer_model& m) {
+  using detail::product;
   const std::int64_t s = m.seq, b = m.micro_batch, h = m.hidden, a = m.heads, f = m.ffn_size();
-  const rational sbh{s * b * h};
+  const rational sbh{product({s, b, h})};
   const rational t{m.tp};
   if (m.recompute == recompute_mode::full) return m.sequence_parallel ? rational{2} * sbh / t : rational{2} * sbh;
-  const rational attention_core = m.recompute == recompute_mode::selective ? rational{0} : rational{5 * a * s * s * b};
+  const rational attention_core = m.recompute == recompute_mode::selective ? rational{0} : rational{product({5, a, s, s, b})};
   const rational kv = rational{4} * sbh * rational{m.kv(), a};              // K and V
-  const rational ffn = m.swiglu ? rational{8 * s * b * f} : rational{4 * s * b * f};
+  const rational ffn{product({m.swiglu ? 8 : 4, s, b, f})};
   const rational replicated = rational{10} * sbh;                           // LayerNorms, masks, linear inputs
   const rational split = rational{2} * sbh /* Q */ + kv + rational{2} * sbh /* out projection input */ + ffn + attention_core;
   if (m.sequence_parallel) return (replicated + split) / t;
@@ -101,8 +121,10 @@ constexpr rational layer_activation_bytes(const transformer_model& m) {
 /// h²·kv/a each, the FFN 2hf (GeLU) or 3hf (SwiGLU), two norms 2h each (Megatron-LM's
 /// compute_weight_and_optimizer_memory, with LayerNorm's bias).
 constexpr std::int64_t layer_parameters(const transformer_model& m) {
+  using detail::product;
   const std::int64_t h = m.hidden;
-  return 2 * h * h + 2 * h * (h / m.heads * m.kv()) + (m.swiglu ? 3 : 2) * h * m.ffn_size() + 4 * h;
+  return detail::sum({product({2, h, h}), product({2, h, h / m.heads * m.kv()}), product({m.swiglu ? 3 : 2, h, m.ffn_size()}),
+                      product({4, h})});
 }
 
 /// Bytes of weights, gradients and optimizer state per parameter, with mixed-precision
@@ -111,6 +133,25 @@ constexpr std::int64_t layer_parameters(const transformer_model& m) {
 /// optimizer over d data-parallel ranks.
 constexpr rational bytes_per_parameter(const transformer_model& m) {
   return m.distributed_optimizer ? rational{6} + rational{12, m.dp} : rational{18};
+}
+
+/// Whether stage `s` of `shape` is the first (it holds the input embedding) or the last
+/// (the LM head and the loss) stage of its pipeline: stage 0 and S-1, and on the
+/// bidirectional placement (DualPipe's two model copies) also P-1 and P, each copy a
+/// whole model of its own.
+struct stage_role {
+  bool first = false;
+  bool last = false;
+};
+constexpr stage_role role_of(const pipeline_shape& shape, int s) {
+  const int S = shape.stages();
+  const bool two = shape.layout == placement::bidirectional;
+  return {s == 0 || (two && s == shape.P), s == S - 1 || (two && s == shape.P - 1)};
+}
+
+/// The stages one model copy spans: S, or P on the bidirectional placement (two copies).
+constexpr int copy_stages(const pipeline_shape& shape) {
+  return shape.layout == placement::bidirectional ? shape.P : shape.stages();
 }
 
 /// The layers of stage `s` of `S` under the even split of `layers` (docs/spec.md §3.1):
@@ -128,25 +169,37 @@ constexpr std::int64_t even_split(std::int64_t layers, int S, int s) {
 /// sequence parallelism; Megatron-LM's compute_activation_memory counts both), plus on
 /// the last the final LayerNorm's input 2sbh and the head's input 2sbh (/t with sequence
 /// parallelism) and the loss's 32-bit logits 4sbv/t (Korthikanti et al. 2022, §4.3).
-constexpr rational stage_activation_bytes(const transformer_model& m, std::int64_t layers, int s, int S) {
-  const rational sbh{m.seq * m.micro_batch * m.hidden};
+constexpr rational stage_activation_bytes(const transformer_model& m, std::int64_t layers, stage_role role) {
+  using detail::product;
+  const rational sbh{product({m.seq, m.micro_batch, m.hidden})};
   const rational t{m.tp};
   const rational spread = m.sequence_parallel ? t : rational{1};
   rational out = rational{layers} * layer_activation_bytes(m);
-  if (s == 0) out = out + rational{8 * m.seq * m.micro_batch} + sbh / spread;
-  if (s == S - 1) out = out + rational{4} * sbh / spread + rational{4 * m.seq * m.micro_batch * m.vocab} / t;
+  if (role.first) out = out + rational{product({8, m.seq, m.micro_batch})} + sbh / spread;
+  if (role.last) out = out + rational{4} * sbh / spread + rational{product({4, m.seq, m.micro_batch, m.vocab})} / t;
   return out;
+}
+
+/// stage_activation_bytes() of stage `s` of `S` stages of one pipeline (the first is 0,
+/// the last S-1).
+constexpr rational stage_activation_bytes(const transformer_model& m, std::int64_t layers, int s, int S) {
+  return stage_activation_bytes(m, layers, stage_role{s == 0, s == S - 1});
 }
 
 /// Weight, gradient and optimizer bytes of stage `s` of `S`: its layers' parameters, the
 /// input embedding vh on the first stage, the head vh on the last (none when tied and
 /// the two are one stage) and its final norm 2h, over t, times bytes_per_parameter().
-constexpr rational stage_static_bytes(const transformer_model& m, std::int64_t layers, int s, int S) {
-  std::int64_t params = layers * layer_parameters(m);
-  const std::int64_t embedding = m.vocab * m.hidden;
-  if (s == 0) params += embedding;
-  if (s == S - 1) params += 2 * m.hidden + (m.tied_embeddings && S == 1 ? 0 : embedding);
+constexpr rational stage_static_bytes(const transformer_model& m, std::int64_t layers, stage_role role) {
+  std::int64_t params = rational::mul(layers, layer_parameters(m));
+  const std::int64_t embedding = rational::mul(m.vocab, m.hidden);
+  if (role.first) params = rational::add(params, embedding);
+  if (role.last) params = detail::sum({params, 2 * m.hidden, m.tied_embeddings && role.first ? 0 : embedding});
   return rational{params, m.tp} * bytes_per_parameter(m);
+}
+
+/// stage_static_bytes() of stage `s` of `S` stages of one pipeline.
+constexpr rational stage_static_bytes(const transformer_model& m, std::int64_t layers, int s, int S) {
+  return stage_static_bytes(m, layers, stage_role{s == 0, s == S - 1});
 }
 
 /// memory_of()'s result: per rank its static bytes and its peak bytes (static plus the
@@ -165,7 +218,8 @@ class model_memory {
 };
 
 /// The memory of every rank of schedule `v` for `model` with `layers` per stage (S
-/// entries) and micro-batch factors `microbatch` (m entries, or none: a factor scales
+/// entries; on the bidirectional placement each copy's P entries are a whole model:
+/// role_of()) and micro-batch factors `microbatch` (m entries, or none: a factor scales
 /// that micro-batch's activation bytes in proportion, docs/spec.md §2.2): each rank runs
 /// its list in order; an F (or an overlapped pair's word) adds its stage's activation
 /// bytes times its micro-batch's factor, a B frees them, an I frees (1 - gamma) of them
@@ -187,9 +241,10 @@ constexpr model_memory memory_of(schedule_view v, const transformer_model& model
   out.peak_ = detail::buffer<rational>(static_cast<std::size_t>(v.shape.P));
   for (int s = 0; s < S; ++s) {
     detail::require(layers[static_cast<std::size_t>(s)] >= 1, "ctpipe: the layer split needs one entry per stage, each >= 1");
-    weight[static_cast<std::size_t>(s)] = stage_activation_bytes(model, layers[static_cast<std::size_t>(s)], s, S);
+    const stage_role role = role_of(v.shape, s);
+    weight[static_cast<std::size_t>(s)] = stage_activation_bytes(model, layers[static_cast<std::size_t>(s)], role);
     const std::size_t r = static_cast<std::size_t>(v.shape.rank_of(s));
-    out.static_[r] = out.static_[r] + stage_static_bytes(model, layers[static_cast<std::size_t>(s)], s, S);
+    out.static_[r] = out.static_[r] + stage_static_bytes(model, layers[static_cast<std::size_t>(s)], role);
   }
   const rational share[4] = {rational{1}, rational{-1}, gamma - rational{1}, -gamma};  // F, B, I, W
   for (int r = 0; r < v.shape.P; ++r) {
@@ -212,10 +267,16 @@ constexpr model_memory memory_of(schedule_view v, const transformer_model& model
 /// 2f (GeLU) or 3f (SwiGLU); the head v. For the GPT layer, 2bsh(12h + 2s) = 24bsh² +
 /// 4bs²h: Narayanan et al. 2021 (SC'21), §5.1. The input embedding, norms and softmax
 /// are not counted.
-constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int64_t layers, int s, int S) {
+constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int64_t layers, bool last) {
   const std::int64_t h = m.hidden;
-  const std::int64_t layer = 2 * h + 2 * (h / m.heads * m.kv()) + 2 * m.seq + (m.swiglu ? 3 : 2) * m.ffn_size();
-  return layers * layer + (s == S - 1 ? m.vocab : 0);
+  const std::int64_t layer =
+      detail::sum({2 * h, rational::mul(2, h / m.heads * m.kv()), rational::mul(2, m.seq), rational::mul(m.swiglu ? 3 : 2, m.ffn_size())});
+  return rational::add(rational::mul(layers, layer), last ? m.vocab : 0);
+}
+
+/// stage_forward_flops() of stage `s` of `S` stages of one pipeline.
+constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int64_t layers, int s, int S) {
+  return stage_forward_flops(m, layers, s == S - 1);
 }
 
 /// The op costs a model gives, in units of one rank's average forward (t_f = 1;
@@ -236,20 +297,26 @@ constexpr costs model_costs(const transformer_model& m) {
   return out;
 }
 
-/// Stage s's factor (cost_scale) under `layers` per stage of a model run by P ranks:
-/// its forward FLOPs over an average stage's, so that the op (kind, s, j) of model_costs()
-/// lasts its stage's share of the work (the S factors sum to S).
-constexpr rational model_stage_factor(const transformer_model& m, std::span<const std::int64_t> layers, int s) {
+/// Stage s's factor (cost_scale) under `layers` per stage (S entries) of `shape`: its
+/// forward FLOPs (the head on the last stage of each pipeline, role_of()) over an average
+/// stage's, so that the op (kind, s, j) of model_costs() lasts its stage's share of the
+/// work (the S factors sum to S).
+constexpr rational model_stage_factor(const transformer_model& m, const pipeline_shape& shape, std::span<const std::int64_t> layers,
+                                      int s) {
   const int S = static_cast<int>(layers.size());
   std::int64_t total = 0;
-  for (int st = 0; st < S; ++st) total += stage_forward_flops(m, layers[static_cast<std::size_t>(st)], st, S);
-  return rational{stage_forward_flops(m, layers[static_cast<std::size_t>(s)], s, S) * S, total};
+  for (int st = 0; st < S; ++st) {
+    total = rational::add(total, stage_forward_flops(m, layers[static_cast<std::size_t>(st)], role_of(shape, st).last));
+  }
+  return rational{rational::mul(stage_forward_flops(m, layers[static_cast<std::size_t>(s)], role_of(shape, s).last), S), total};
 }
 
 /// Bytes of one point-to-point message (an activation or its gradient between stages):
 /// 2sbh, over t (each tensor-parallel rank sends its part: Megatron-LM's scatter-gather,
 /// or sequence parallelism).
-constexpr rational message_bytes(const transformer_model& m) { return rational{2 * m.seq * m.micro_batch * m.hidden, m.tp}; }
+constexpr rational message_bytes(const transformer_model& m) {
+  return rational{detail::product({2, m.seq, m.micro_batch, m.hidden}), m.tp};
+}
 
 /// A public dense model with its published shape (micro-batch 1, no tensor or data
 /// parallelism, no recompute: set those for a run).

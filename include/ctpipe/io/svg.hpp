@@ -438,6 +438,10 @@ inline double svg_memory(std::string& out, const readout& ro, double left, doubl
       out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", left + most * unit + 8, y + 14, label);
       y += 20;
     }
+    out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">grey: static bytes; orange: activations within the limit; "
+                       "red: a rank over it</text>\n",
+                       left, y + 12);
+    y += 16;
     if (b.limit_bytes) {
       const double at = left + gib(*b.limit_bytes) * unit;
       out += fmt::format("<line class=\"limit\" x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#222\" "

@@ -342,8 +342,58 @@ inline std::string render_in_flight(const report& rep, const text_style& style =
   return render_in_flight(readout_of(rep), style);
 }
 
-/// Bytes as GiB (2^30 bytes) with two decimals (display only; the JSON has the exact bytes).
-inline std::string gib(rational bytes) { return fmt::format("{:.2f} GiB", bytes.to_double() / 1073741824.0); }
+/// Bytes in the binary unit (B, KiB, MiB, GiB, TiB) that `scale` bytes call for, with two
+/// decimals (display only; the JSON has the exact bytes): one unit for a whole table.
+inline std::string bytes_text(rational bytes, rational scale) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double size = 1;
+  while (u < 4 && scale.to_double() >= size * 1024) {
+    size *= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", to_string(bytes)) : fmt::format("{:.2f} {}", bytes.to_double() / size, units[u]);
+}
+
+/// One line of a readout's memory (readout::budget): each rank's peak, and the ranks over
+/// the limit with by how much (`ctpipe compare`'s notes).
+inline std::string memory_summary(const readout& ro) {
+  const memory_budget& b = *ro.budget;
+  std::string out;
+  if (!b.model.empty()) {
+    rational scale{0};
+    for (const rational& x : b.peak_bytes) scale = max(scale, x);
+    out += "peak per rank";
+    for (const rational& x : b.peak_bytes) out += " " + bytes_text(x, scale);
+    if (b.limit_bytes) {
+      std::string over;
+      for (int r = 0; r < ro.P; ++r) {
+        const rational x = b.peak_bytes[static_cast<std::size_t>(r)];
+        if (x > *b.limit_bytes) over += fmt::format(" rank {} by {},", r, bytes_text(x - *b.limit_bytes, scale));
+      }
+      out += over.empty() ? "; every rank fits the limit " + bytes_text(*b.limit_bytes, scale)
+                          : "; over the limit " + bytes_text(*b.limit_bytes, scale) + ":" + over.substr(0, over.size() - 1);
+    }
+  }
+  if (b.limit_activations) {
+    const std::vector<rational> peaks = detail::peak_activations(ro);
+    std::string over;
+    for (int r = 0; r < ro.P; ++r) {
+      if (peaks[static_cast<std::size_t>(r)] > *b.limit_activations) over += fmt::format(" rank {},", r);
+    }
+    out += (out.empty() ? "" : "; ") + std::string("limit ") + to_string(*b.limit_activations) + " full activations: " +
+           (over.empty() ? std::string("every rank fits") : "over on" + over.substr(0, over.size() - 1));
+  }
+  return out;
+}
+
+namespace detail {
+/// `text` with its control characters (a newline in a file name) shown as `?`.
+inline std::string one_line(std::string text) {
+  for (char& c : text) c = static_cast<unsigned char>(c) < 32 ? '?' : c;
+  return text;
+}
+}  // namespace detail
 
 /// The memory section (readout::budget): per rank, from a model, its static and peak
 /// bytes in GiB; against a limit, whether it fits and by how much it does not. Empty
@@ -358,9 +408,13 @@ inline std::string render_memory(const readout& ro) {
                           : fmt::format("  fits the limit {}", show(*limit));
   };
   if (!b.model.empty()) {
+    rational scale{0};
+    for (const rational& x : b.peak_bytes) scale = max(scale, x);
+    const auto gib = [&scale](rational x) { return bytes_text(x, scale); };
     std::string layers;
     for (std::size_t s = 0; s < b.layers.size(); ++s) layers += (s == 0 ? "" : ",") + std::to_string(b.layers[s]);
-    out += fmt::format("memory per rank, model {} (layers per stage {}; gamma = {}):\n", b.model, layers, to_string(ro.gamma));
+    out += fmt::format("memory per rank, model {} (layers per stage {}; gamma = {}):\n", detail::one_line(b.model), layers,
+                       to_string(ro.gamma));
     for (int r = 0; r < ro.P; ++r) {
       const std::size_t i = static_cast<std::size_t>(r);
       out += fmt::format("rank {}  static {} + activations {} = peak {}{}\n", r, gib(b.static_bytes[i]),

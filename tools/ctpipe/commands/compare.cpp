@@ -45,6 +45,7 @@ class compare final : public command_with_options {
       run_costs run;
       try {  // a stage scale and --layers fit the schedules with their number of stages (P*V) only
         run = costs_for(opts_, spec);
+        check_scale_lengths(run.stage_scale, opts_.microbatch_scale, spec.shape);
         check_scale(cost_scale{run.stage_scale, opts_.microbatch_scale}, spec.shape);
       } catch (const ctpipe::error& e) {
         rejected.emplace_back(opts_.family_names[k], e.what());
@@ -69,7 +70,7 @@ class compare final : public command_with_options {
     std::vector<io::readout> readouts;  // every view renders from these (they refer to `reports`)
     for (const io::report& rep : reports) readouts.push_back(io::readout_of(rep));
     if (opts_.format == "json") return json(readouts, rejected);
-    if (opts_.format == "svg") return io::render_svg_compare(readouts, 1200, notes(rejected));
+    if (opts_.format == "svg") return io::render_svg_compare(readouts, 1200, notes(readouts, rejected));
     return text(readouts, rejected);
   }
 
@@ -91,11 +92,15 @@ class compare final : public command_with_options {
 
   /// The lines under the table, in text and SVG: what the peak columns count, then each
   /// schedule the shape does not suit, with the library's reason.
-  std::vector<std::string> notes(const std::vector<std::pair<std::string, std::string>>& rejected) const {
+  std::vector<std::string> notes(const std::vector<io::readout>& readouts,
+                                 const std::vector<std::pair<std::string, std::string>>& rejected) const {
     std::vector<std::string> lines{fmt::format(
         "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks x chunk_fraction: chunks / V, chunks for dualpipe) "
         "and in model chunks",
         io::to_string(opts_.gamma))};
+    for (const io::readout& ro : readouts) {  // with --model or --memory-limit: each schedule's memory per rank
+      if (ro.budget != nullptr) lines.push_back(ro.schedule + " memory: " + io::memory_summary(ro));
+    }
     for (const auto& [name, reason] : rejected) lines.push_back(fmt::format("{}: rejected ({})", name, reason));
     return lines;
   }
@@ -119,7 +124,7 @@ class compare final : public command_with_options {
                          io::to_string(ro.peak_in_flight[0] * ro.chunk_fraction), io::to_string(ro.peak_in_flight[0]),
                          ro.messages);
     }
-    for (const std::string& note : notes(rejected)) out += note + "\n";
+    for (const std::string& note : notes(readouts, rejected)) out += note + "\n";
     return out;
   }
 };

@@ -60,7 +60,11 @@ class show final : public command_with_options {
                         "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
+    if (!opts_.memory_limit_text.empty() && opts_.format != "text" && opts_.format != "json" && opts_.format != "svg") {
+      throw usage_error("ctpipe: --memory-limit shows in --format text, json and svg only");
+    }
     const run_costs run = costs_for(opts_, spec);  // --costs, --stage-scale, or the model's
+    check_scale_lengths(run.stage_scale, opts_.microbatch_scale, spec.shape);
     const cost_scale scale{run.stage_scale, opts_.microbatch_scale};
     check_scale(scale, spec.shape);
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
@@ -72,6 +76,7 @@ class show final : public command_with_options {
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
     apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
     std::string out = render(rep, opts_);
+    if (opts_.format == "text" && !opts_.device_flops_text.empty()) out += "\ntimes in seconds (--device-flops)\n";
     if (opts_.format != "json") return out;
     if (opts_.deepseek_lowering) {
       return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale)));
