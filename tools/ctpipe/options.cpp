@@ -66,6 +66,30 @@ schedule_family family_named(const std::string& name) {
 
 }  // namespace
 
+void options::declare_model_options(CLI::App& app, const option_set& set) {
+  if (set.bits & opt_scale) {
+    app.add_option("--stage-scale", stage_scale_text,
+                   "unequal stages: one exact factor per stage, S = P*V of them (1,1,1,5/4): an op on stage s costs "
+                   "its cost times factor s (docs/spec.md §2.2)");
+    app.add_option("--microbatch-scale", microbatch_scale_text,
+                   "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
+  }
+  if (set.bits & opt_model) {
+    app.add_option("--model", model_text,
+                   "a dense transformer, for memory in bytes per rank and stage costs from its FLOPs: a preset (gpt3-175b, "
+                   "llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
+    app.add_option("--memory-limit", memory_limit_text,
+                   "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
+                   "gamma-weighted as the in-flight peaks); marks every rank over it");
+    app.add_option("--layers", layers_text, "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
+    app.add_option("--device-flops", device_flops_text,
+                   "with --model: one device's achieved FLOP/s (312T): op costs in seconds");
+    app.add_option("--link-bandwidth", link_bandwidth_text,
+                   "with --model and --device-flops: t_c = a message's bytes (2sbh/t) over this rate (400Gb/s, 50GB/s) "
+                   "plus --costs c");
+  }
+}
+
 void options::declare(CLI::App& app, const option_set& set) {
   format = set.formats.front();
   if (set.bits & opt_schedule) {
@@ -119,27 +143,7 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "b defaults to i+w when i or w is given; fb, an overlapped F&B pair, to f+b)");
     app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
   }
-  if (set.bits & opt_scale) {
-    app.add_option("--stage-scale", stage_scale_text,
-                   "unequal stages: one exact factor per stage, S = P*V of them (1,1,1,5/4): an op on stage s costs "
-                   "its cost times factor s (docs/spec.md §2.2)");
-    app.add_option("--microbatch-scale", microbatch_scale_text,
-                   "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
-  }
-  if (set.bits & opt_model) {
-    app.add_option("--model", model_text,
-                   "memory in bytes per rank for a dense transformer: a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON "
-                   "file of its shape and parallelism (docs/tool.md)");
-    app.add_option("--memory-limit", memory_limit_text,
-                   "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
-                   "gamma-weighted as the in-flight peaks); marks every rank over it");
-    app.add_option("--layers", layers_text, "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
-    app.add_option("--device-flops", device_flops_text,
-                   "with --model and --link-bandwidth: one device's achieved FLOP/s (312T): op costs in seconds");
-    app.add_option("--link-bandwidth", link_bandwidth_text,
-                   "with --model and --device-flops: t_c = a message's bytes (2sbh/t) over this rate (400Gb/s, 50GB/s) "
-                   "plus --costs c");
-  }
+  declare_model_options(app, set);
   app.add_option("--format", format, set.format_help)->capture_default_str();
   if (set.bits & opt_width) {
     app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
@@ -239,6 +243,31 @@ void options::check_interleaved_numbers(const option_set& set) {
   }
 }
 
+void options::check_model_options(const option_set& set) {
+  if (set.bits & opt_model) {
+    model_given = !model_text.empty();
+    if (model_given) model = parse_model(model_text);
+    if (!memory_limit_text.empty()) {
+      const memory_limit limit = parse_memory_limit(memory_limit_text);
+      if (limit.bytes && !model_given) {
+        throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+      }
+      if (limit.value <= rational{0}) throw usage_error("ctpipe: a memory limit must be > 0");
+    }
+    for (const rational& x : parse_factors(layers_text, "--layers")) {
+      if (x.den != 1) throw usage_error("ctpipe: --layers takes whole numbers of layers (8,8,7,7)");
+      layers.push_back(x.num);
+    }
+    if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
+    if (!device_flops_text.empty()) parse_device_flops(device_flops_text);
+    if (!link_bandwidth_text.empty()) parse_link_bandwidth(link_bandwidth_text);
+  }
+  if (set.bits & opt_scale) {
+    stage_scale = parse_factors(stage_scale_text, "--stage-scale");
+    microbatch_scale = parse_factors(microbatch_scale_text, "--microbatch-scale");
+  }
+}
+
 void options::check(const CLI::App& app, const option_set& set) {
   const auto given = [&](const char* name) { return app.count(name) > 0; };
   check_families(set);
@@ -274,28 +303,7 @@ void options::check(const CLI::App& app, const option_set& set) {
     gamma = parse_rational(gamma_text);
     check_gamma(gamma);
   }
-  if (set.bits & opt_model) {
-    model_given = !model_text.empty();
-    if (model_given) model = parse_model(model_text);
-    if (!memory_limit_text.empty()) {
-      const memory_limit limit = parse_memory_limit(memory_limit_text);
-      if (limit.bytes && !model_given) {
-        throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
-      }
-      if (limit.value <= rational{0}) throw usage_error("ctpipe: a memory limit must be > 0");
-    }
-    for (const rational& x : parse_factors(layers_text, "--layers")) {
-      if (x.den != 1) throw usage_error("ctpipe: --layers takes whole numbers of layers (8,8,7,7)");
-      layers.push_back(x.num);
-    }
-    if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
-    if (!device_flops_text.empty()) parse_device_flops(device_flops_text);
-    if (!link_bandwidth_text.empty()) parse_link_bandwidth(link_bandwidth_text);
-  }
-  if (set.bits & opt_scale) {
-    stage_scale = parse_factors(stage_scale_text, "--stage-scale");
-    microbatch_scale = parse_factors(microbatch_scale_text, "--microbatch-scale");
-  }
+  check_model_options(set);
   if (set.bits & opt_lowering) {
     if (lowering_text != "own" && lowering_text != "deepseek") {
       throw usage_error(fmt::format("ctpipe: --lowering takes own or deepseek, not '{}'", lowering_text));

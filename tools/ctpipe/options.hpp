@@ -182,6 +182,11 @@ struct options {
   void check_text_only(const CLI::App& app, const option_set& set);
   void check_interleaved_names(const CLI::App& app);
   void check_interleaved_numbers(const option_set& set);
+  /// --model, --memory-limit, --layers, --device-flops, --link-bandwidth (opt_model);
+  /// --stage-scale, --microbatch-scale (opt_scale): their texts parsed and checked.
+  void check_model_options(const option_set& set);
+  /// declare()'s part for opt_scale and opt_model.
+  void declare_model_options(CLI::App& app, const option_set& set);
 
   /// The request for `family` (one of `families`): -V or the family's default (see
   /// chunks_default; with chunks_scope::chunked_families -V applies to the families with
