@@ -249,8 +249,13 @@ TEST_CASE("model: DualPipe's two copies each hold the whole model, with an embed
   REQUIRE(copy_stages(spec.shape) == 4);
   // The head's FLOPs fall on both copies' last stages.
   const std::vector<std::int64_t> layers(split, split + 8);
-  REQUIRE(model_stage_factor(model, spec.shape, layers, 3) == model_stage_factor(model, spec.shape, layers, 7));
-  REQUIRE(model_stage_factor(model, spec.shape, layers, 3) > model_stage_factor(model, spec.shape, layers, 2));
+  std::vector<rational> factors(8);
+  model_stage_factors(model, spec.shape, layers, factors);
+  REQUIRE(factors[3] == factors[7]);
+  REQUIRE(factors[3] > factors[2]);
+  rational sum{0};
+  for (const rational& x : factors) sum = sum + x;
+  REQUIRE(sum == rational{8});
 }
 
 TEST_CASE("model: sizes that overflow 64 bits are an error, never a wrong count", "[model]") {

@@ -248,17 +248,15 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
   const int S = spec.shape.stages();
   const std::vector<std::int64_t> layers = layer_split(opts.model, spec.shape, opts.layers);
   if (out.stage_scale.empty()) {
-    for (int s = 0; s < S; ++s) out.stage_scale.push_back(model_stage_factor(opts.model, spec.shape, layers, s));
+    out.stage_scale.resize(static_cast<std::size_t>(S));
+    model_stage_factors(opts.model, spec.shape, layers, out.stage_scale);
   }
   if (seconds) {
     // One time unit, a rank's average forward: its share of the forward FLOPs over the
     // device's rate (tensor parallelism divides the work by t).
-    std::int64_t units = 0;
-    for (int s = 0; s < S; ++s) {
-      units = rational::add(units, stage_forward_flops(opts.model, layers[static_cast<std::size_t>(s)], role_of(spec.shape, s).last));
-    }
-    const rational flops = rational{units} * rational{2 * opts.model.seq * opts.model.micro_batch * opts.model.hidden} /
-                           rational{static_cast<std::int64_t>(spec.shape.P) * opts.model.tp};
+    const std::int64_t units = model_forward_flops(opts.model, spec.shape, layers);
+    const rational flops = rational{units} * rational{detail::product({2, opts.model.seq, opts.model.micro_batch, opts.model.hidden})} /
+                           rational{detail::product({spec.shape.P, opts.model.tp})};
     const rational second = flops / parse_device_flops(opts.device_flops_text);
     for (rational* x : mine) *x = *x * second;
     if (out.cost.fb != rational{-1}) out.cost.fb = out.cost.fb * second;

@@ -67,7 +67,7 @@ rational parse_link_bandwidth(std::string_view text);
 /// The costs and stage factors one schedule runs with (docs/tool.md, docs/memory.md):
 /// --costs and --stage-scale as given; with --model, the keys --costs leaves out come
 /// from model_costs() (t_f = one rank's average forward) and, without --stage-scale, the
-/// stage factors from model_stage_factor() over the layer split for `spec`'s S stages;
+/// stage factors from model_stage_factors() over the layer split for `spec`'s S stages;
 /// with --device-flops, the op costs in seconds, t_c = --costs' c (then the only key it
 /// may give) plus, with --link-bandwidth, a message's bytes over the bandwidth. Raises
 /// usage_error for --device-flops or --link-bandwidth without --model, --link-bandwidth

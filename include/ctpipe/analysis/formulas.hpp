@@ -112,14 +112,17 @@ constexpr const char* scaled_form_missing(const schedule_spec& s, const costs& c
   return nullptr;
 }
 
-/// Σ a_s + (m-1) max a_s over the stage factors a_s of `scale` on `s`'s P stages.
-constexpr rational scaled_steps(const schedule_spec& s, const cost_scale& scale) {
+/// Σa and Σa + (m-1) max a over the stage factors a_s of `scale` on `s`'s P stages.
+struct scaled_sums {
+  rational sum, steps;
+};
+constexpr scaled_sums scaled_steps(const schedule_spec& s, const cost_scale& scale) {
   rational sum{0}, most{0};
   for (int st = 0; st < s.shape.P; ++st) {
     sum = sum + scale.of_stage(st);
     most = max(most, scale.of_stage(st));
   }
-  return sum + rational{s.shape.m - 1} * most;
+  return {sum, sum + rational{s.shape.m - 1} * most};
 }
 }  // namespace detail
 
@@ -133,7 +136,7 @@ constexpr rational scaled_steps(const schedule_spec& s, const cost_scale& scale)
 constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c, const cost_scale& scale) {
   if (scale.uniform()) return makespan_formula(s, c);
   if (const char* why = detail::scaled_form_missing(s, c, scale)) return detail::no_formula(why);
-  return {true, detail::scaled_steps(s, scale) * (c.f + c.b), "(Σa + (m-1) max a)(t_f+t_b)", detail::scaled_source,
+  return {true, detail::scaled_steps(s, scale).steps * (c.f + c.b), "(Σa + (m-1) max a)(t_f+t_b)", detail::scaled_source,
           s.family == schedule_family::gpipe ? "stage factors a, micro-batches equal, t_c = 0"
                                              : "stage factors a with the last the largest, micro-batches equal, t_c = 0"};
 }
@@ -144,10 +147,8 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
   if (scale.uniform()) return bubble_fraction_formula(s, c);
   const closed_form T = makespan_formula(s, c, scale);
   if (!T.holds) return T;
-  rational sum{0};
-  for (int st = 0; st < s.shape.P; ++st) sum = sum + scale.of_stage(st);
-  const rational steps = detail::scaled_steps(s, scale);
-  return {true, rational{1} - rational{s.shape.m} * sum / (rational{s.shape.P} * steps), "1 - mΣa/(P(Σa + (m-1) max a))",
+  const detail::scaled_sums a = detail::scaled_steps(s, scale);
+  return {true, rational{1} - rational{s.shape.m} * a.sum / (rational{s.shape.P} * a.steps), "1 - mΣa/(P(Σa + (m-1) max a))",
           T.source, T.condition};
 }
 

@@ -262,7 +262,7 @@ constexpr model_memory memory_of(schedule_view v, const transformer_model& model
 }
 
 /// Forward FLOPs of `layers` transformer layers of `m` for one micro-batch, plus the LM
-/// head's on the last stage of `S` (`s == S - 1`), in units of 2bsh FLOPs (exact):
+/// head's on a pipeline's last stage (`last`), in units of 2bsh FLOPs (exact):
 /// per layer QKV h + 2h·kv/a, attention scores and values 2s, output projection h, FFN
 /// 2f (GeLU) or 3f (SwiGLU); the head v. For the GPT layer, 2bsh(12h + 2s) = 24bsh² +
 /// 4bs²h: Narayanan et al. 2021 (SC'21), §5.1. The input embedding, norms and softmax
@@ -274,11 +274,6 @@ constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int6
   return rational::add(rational::mul(layers, layer), last ? m.vocab : 0);
 }
 
-/// stage_forward_flops() of stage `s` of `S` stages of one pipeline.
-constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int64_t layers, int s, int S) {
-  return stage_forward_flops(m, layers, s == S - 1);
-}
-
 /// The op costs a model gives, in units of one rank's average forward (t_f = 1;
 /// docs/memory.md): one layer's forward is matmuls M and the attention core C (c =
 /// C/(M+C) = 2s / stage_forward_flops() of one layer); a backward is twice the forward,
@@ -286,7 +281,7 @@ constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int6
 /// t_i = 1 + c. Recompute runs forwards again in the backward: full recompute adds t_f to
 /// t_b and t_i, selective the attention core's c. t_c = 0 (the tool adds the link's).
 constexpr costs model_costs(const transformer_model& m) {
-  const rational c{2 * m.seq, stage_forward_flops(m, 1, 0, 2)};
+  const rational c{rational::mul(2, m.seq), stage_forward_flops(m, 1, false)};
   const rational again = m.recompute == recompute_mode::full ? rational{1} : m.recompute == recompute_mode::selective ? c : rational{0};
   costs out{};
   out.f = rational{1};
@@ -297,18 +292,29 @@ constexpr costs model_costs(const transformer_model& m) {
   return out;
 }
 
-/// Stage s's factor (cost_scale) under `layers` per stage (S entries) of `shape`: its
-/// forward FLOPs (the head on the last stage of each pipeline, role_of()) over an average
-/// stage's, so that the op (kind, s, j) of model_costs() lasts its stage's share of the
-/// work (the S factors sum to S).
-constexpr rational model_stage_factor(const transformer_model& m, const pipeline_shape& shape, std::span<const std::int64_t> layers,
-                                      int s) {
-  const int S = static_cast<int>(layers.size());
+/// The forward FLOPs of every stage of `shape` under `layers` per stage (S entries), in
+/// units of 2bsh: stage_forward_flops() with the head on each pipeline's last stage
+/// (role_of()). Linear in S.
+constexpr std::int64_t model_forward_flops(const transformer_model& m, const pipeline_shape& shape,
+                                           std::span<const std::int64_t> layers) {
   std::int64_t total = 0;
-  for (int st = 0; st < S; ++st) {
-    total = rational::add(total, stage_forward_flops(m, layers[static_cast<std::size_t>(st)], role_of(shape, st).last));
+  for (std::size_t s = 0; s < layers.size(); ++s) {
+    total = rational::add(total, stage_forward_flops(m, layers[s], role_of(shape, static_cast<int>(s)).last));
   }
-  return rational{rational::mul(stage_forward_flops(m, layers[static_cast<std::size_t>(s)], role_of(shape, s).last), S), total};
+  return total;
+}
+
+/// Every stage's factor (cost_scale) under `layers` per stage (S entries) of `shape`,
+/// written to `out` (S entries): its forward FLOPs over an average stage's
+/// (model_forward_flops() / S), so that the op (kind, s, j) of model_costs() lasts its
+/// stage's share of the work; the S factors sum to S. Linear in S.
+constexpr void model_stage_factors(const transformer_model& m, const pipeline_shape& shape, std::span<const std::int64_t> layers,
+                                   std::span<rational> out) {
+  const std::int64_t total = model_forward_flops(m, shape, layers);
+  const std::int64_t S = static_cast<std::int64_t>(layers.size());
+  for (std::size_t s = 0; s < layers.size(); ++s) {
+    out[s] = rational{rational::mul(stage_forward_flops(m, layers[s], role_of(shape, static_cast<int>(s)).last), S), total};
+  }
 }
 
 /// Bytes of one point-to-point message (an activation or its gradient between stages):

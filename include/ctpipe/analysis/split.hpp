@@ -4,7 +4,7 @@
 //
 // A split is a count of layers per stage of one model copy (S stages, or P per copy on
 // the bidirectional placement, where both copies get the same split). The stage costs
-// come from the model (model_costs() scaled by the caller's unit, model_stage_factor():
+// come from the model (model_costs() scaled by the caller's unit, model_stage_factors():
 // forward FLOPs with the LM head on the last stage). Method:
 // 1. the split that minimises the largest stage's forward FLOPs, exactly: a binary search
 //    on that largest load, each step filling the stages greedily (layers all cost the
@@ -89,15 +89,15 @@ inline std::vector<std::int64_t> min_max_split(const transformer_model& m, int p
 
 /// Simulates schedule `s` (of `shape`) with the per-copy split `copy` of `model` repeated
 /// over the copies (costs `c`: model_costs() in the caller's unit, with t_c; stage factors
-/// model_stage_factor()) and sums how far each rank's peak bytes pass `limit_bytes`.
+/// model_stage_factors()) and sums how far each rank's peak bytes pass `limit_bytes`.
 /// Raises memory_of()'s and simulate()'s errors.
 inline split_point evaluate_split(const schedule& s, const transformer_model& model, const std::vector<std::int64_t>& copy,
                                   const costs& c, rational gamma, std::optional<rational> limit_bytes) {
   const pipeline_shape& shape = s.view().shape;
   split_point out;
   for (int k = 0; k < shape.stages() / copy_stages(shape); ++k) out.layers.insert(out.layers.end(), copy.begin(), copy.end());
-  std::vector<rational> factors;
-  for (int st = 0; st < shape.stages(); ++st) factors.push_back(model_stage_factor(model, shape, out.layers, st));
+  std::vector<rational> factors(out.layers.size());
+  model_stage_factors(model, shape, out.layers, factors);
   out.makespan = simulate(s.view(), c, cost_scale{factors, {}}).makespan();
   if (limit_bytes) {
     const model_memory mm = memory_of(s.view(), model, out.layers, gamma);
