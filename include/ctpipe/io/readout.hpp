@@ -248,19 +248,15 @@ inline std::string percent(rational x) { return fmt::format("{:.1f}%", 100.0 * x
 /// Exact values joined by `separator`: `1,1,1,5/4`.
 inline std::string joined(const std::vector<rational>& values, const char* separator) {
   std::string out;
-  for (std::size_t k = 0; k < values.size(); ++k) out += (k == 0 ? "" : separator) + to_string(values[k]);
-  return out;
-}
-
-/// Exact values separated by single spaces: `9 9 9 9`.
-inline std::string spaced(const std::vector<rational>& values) {
-  std::string out;
   for (std::size_t k = 0; k < values.size(); ++k) {
-    if (k != 0) out += ' ';
+    if (k != 0) out += separator;
     out += to_string(values[k]);  // appended apart: GCC 12 at -O3 warns of the `" " + string` form (-Wrestrict)
   }
   return out;
 }
+
+/// Exact values separated by single spaces: `9 9 9 9`.
+inline std::string spaced(const std::vector<rational>& values) { return joined(values, " "); }
 
 /// What the title says of an executed run (readout::drawn_run): `  timeline: run
 /// executed under MODEL (NOTE)`; empty without one.
