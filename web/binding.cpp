@@ -165,15 +165,14 @@ ctpipe::costs costs_of(const val& config) {
   return c;
 }
 
-/// Per op of the report's lists, in flat order: rank, kind, stage, micro-batch, chunk;
-/// and per rank the offsets (P + 1 entries).
+/// Per op of the report's lists, in flat order: kind, stage, micro-batch, chunk; and per
+/// rank the offsets (P + 1 entries: rank r's ops are [offsets[r], offsets[r + 1])).
 void write_ops(val& out, const ctpipe::io::report& rep) {
   const ctpipe::schedule_view v = rep.ops.view();
-  std::vector<std::int32_t> rank, kind, stage, microbatch, chunk, offsets;
+  std::vector<std::int32_t> kind, stage, microbatch, chunk, offsets;
   for (int r = 0; r < v.shape.P; ++r) {
     offsets.push_back(static_cast<std::int32_t>(v.offsets[static_cast<std::size_t>(r)]));
     for (const ctpipe::op o : v.rank(r)) {
-      rank.push_back(r);
       kind.push_back(static_cast<std::int32_t>(o.kind()));
       stage.push_back(o.stage());
       microbatch.push_back(o.microbatch());
@@ -181,7 +180,6 @@ void write_ops(val& out, const ctpipe::io::report& rep) {
     }
   }
   offsets.push_back(static_cast<std::int32_t>(v.size()));
-  out.set("op_rank", typed(rank));
   out.set("op_kind", typed(kind));
   out.set("op_stage", typed(stage));
   out.set("op_microbatch", typed(microbatch));
@@ -317,7 +315,6 @@ val write_result(const ctpipe::io::report& rep, const std::string& model) {
   out.set("makespan_value", number(rep.sim.makespan()));
   out.set("makespan_formula", formula(rep.makespan_formula));
   out.set("bubble_fraction", text(rep.sim.bubble_fraction()));
-  out.set("bubble_fraction_value", number(rep.sim.bubble_fraction()));
   out.set("bubble_fraction_percent", percent(rep.sim.bubble_fraction()));
   out.set("bubble_fraction_formula", formula(rep.bubble_formula));
   out.set("span_bubble", text(rep.sim.span_bubble()));

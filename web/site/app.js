@@ -299,7 +299,7 @@ function receive(message) {
     setStatus("ready", "ready");
     return;
   }
-  const view = { compare: job.compare, results: message.results, configs: job.configs, libraryMs: message.ms, V: job.V };
+  const view = { compare: job.compare, results: message.results, configs: job.configs, V: job.V };
   state.last = view;
   draw(view);
   const ms = performance.now() - job.at;
