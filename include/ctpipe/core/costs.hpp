@@ -25,6 +25,10 @@ struct costs {
   /// a full backward through a rank's layers. `-1`, the default, stands for t_f + t_b (no
   /// overlap gain); a smaller value models the overlap (DeepSeek's "F&B").
   rational fb{-1};
+  /// t_move: moving one chunk's activation from one rank to another (bubble
+  /// rebalancing, docs/spec.md §8.2), on the ranks' copy channels, apart from compute.
+  /// Not divided by V and not scaled; 0 by default. No schedule op uses it.
+  rational move{0};
 
   /// t_fb with its default resolved: `fb`, or t_f + t_b when fb is -1.
   constexpr rational pair() const { return fb == rational{-1} ? f + b : fb; }
@@ -53,7 +57,7 @@ struct costs {
 constexpr void check_costs(const costs& c) {
   detail::require(c.f > rational{0}, "ctpipe: t_f (forward cost) must be > 0");
   detail::require(c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} &&
-                      c.c >= rational{0},
+                      c.c >= rational{0} && c.move >= rational{0},
                   "ctpipe: costs must be >= 0");
   detail::require(c.fb >= rational{0} || c.fb == rational{-1},
                   "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");

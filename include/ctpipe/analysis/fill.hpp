@@ -1,0 +1,710 @@
+// ctpipe/analysis/fill.hpp: bubble filling (docs/spec.md §8.1). Work that does not
+// depend on the pipeline order (a vision encoder's passes, K-FAC updates, side jobs) goes
+// into the idle intervals of the simulated timeline; no pipeline op moves, and the
+// function proves it by re-simulating the schedule with the pieces inserted as ops.
+//
+// Two methods:
+// - fill_bubbles(): the greedy sweep, usable in constant expressions (a bounded number
+//   of passes over the idle intervals, each O(n log n)); the run-time default.
+// - fill_bubbles_optimal() (fill_optimal.hpp): a maximum flow for divisible jobs and a
+//   branch-and-bound for small sets of indivisible jobs, at run time only.
+#pragma once
+
+#include <algorithm>  // std::sort, std::push_heap, std::pop_heap, std::upper_bound (constexpr in C++20)
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/schedule.hpp"
+
+namespace ctpipe {
+
+/// fill_job::rank for a job that may run on any pipeline rank.
+inline constexpr int any_rank = -1;
+
+/// One piece of independent work to put into the bubbles (docs/spec.md §8.1).
+/// - `duration`: absolute time units of `t_f` (not divided by V), > 0.
+/// - `rank`: the pipeline rank it must run on, or any_rank.
+/// - `after`: optional release, "after op `after` ends" (a compute op of the schedule);
+///   `before`: optional deadline, "before op `before` starts". On a rank other than the
+///   op's own, t_c is added (the input or the result crosses ranks).
+/// - `divisible`: whether it may be cut into pieces, each at least `min_piece` long
+///   (except a last remainder shorter than that). The pieces of one job run one after
+///   another, never at the same time on two ranks. An indivisible job is one piece.
+/// - `name`, `microbatch`: carried to reports only (microbatch -1: none).
+struct fill_job {
+  std::string_view name{};
+  int microbatch = -1;
+  rational duration{0};
+  int rank = any_rank;
+  std::optional<op> after{};
+  std::optional<op> before{};
+  bool divisible = false;
+  rational min_piece{0};
+};
+
+/// Why (part of) a job was not placed.
+/// - `placed`: all of it was;
+/// - `no_window`: its window (release to deadline, on every rank it may use) is empty,
+///   e.g. an encoder forward before the pipeline's first op;
+/// - `no_idle_time`: every rank it may use is busy throughout its window;
+/// - `no_room`: idle time exists in its window but other jobs took it, or it is too short
+///   for an indivisible job or a minimum piece.
+enum class fill_reason : std::uint8_t { placed, no_window, no_idle_time, no_room };
+
+/// The words reports use: `placed`, `no window (nothing lies between its release and its
+/// deadline)`, `no idle time on its ranks within its window`, `no room left (idle time
+/// taken or too short)`.
+constexpr const char* reason_text(fill_reason r) {
+  constexpr const char* names[] = {"placed", "no window (nothing lies between its release and its deadline)",
+                                   "no idle time on its ranks within its window", "no room left (idle time taken or too short)"};
+  return names[static_cast<int>(r)];
+}
+
+/// A placed piece: job index (into the jobs span), rank, start and end in time units.
+struct fill_piece {
+  std::uint32_t job = 0;
+  int rank = 0;
+  rational start{0};
+  rational end{0};
+};
+
+/// Options of the fill.
+/// - `steady_state`: back-to-back iterations of period T (the makespan): a job with only
+///   a deadline may use the whole period before it (the previous iteration's cool-down),
+///   one with only a release the whole period after it (the next iteration's warm-up);
+///   placement is on the circle [0, T).
+struct fill_options {
+  bool steady_state = false;
+};
+
+/// What a fill did. Shapes: per job (index of the jobs span) its placed time and reason;
+/// per rank its filled and remaining idle time; the pieces sorted by (rank, start).
+/// All times exact, in time units of `t_f`.
+struct fill_result {
+  detail::buffer<fill_piece> pieces;     ///< sorted by rank, then start
+  detail::buffer<rational> placed;       ///< per job: time placed
+  detail::buffer<fill_reason> reason;    ///< per job: placed, or why not all of it
+  detail::buffer<rational> filled;       ///< per rank: time of its pieces
+  detail::buffer<rational> remaining_idle;  ///< per rank: idle time left
+  rational makespan{0};                  ///< T, unchanged (proved)
+  rational work{0};                      ///< sum of the jobs' durations
+  rational total{0};                     ///< sum of placed
+  rational bound{0};                     ///< an upper bound on what any placement fills
+  bool optimal = false;                  ///< total == bound, or proved by an exact method
+  bool exact_method = false;             ///< an exact method decided (fill_bubbles_optimal)
+  const char* method = "greedy";         ///< "greedy", "max-flow", "branch-and-bound", ...
+};
+
+namespace detail {
+
+/// Times of a fill in integer ticks (1/den time units): the schedule's op times, the
+/// latency, the makespan, and per rank its idle intervals (gaps) in time order.
+struct fill_frame {
+  rational tick{1};
+  std::int64_t scale = 1;  ///< simulation ticks per ... multiply a simulation tick by this
+  std::int64_t T = 0, c = 0;
+  int P = 1;
+  bool steady = false;
+  buffer<std::int64_t> start, end;  ///< per op, flat order
+  buffer<std::uint32_t> gap_off;    ///< per rank r: its gaps are [gap_off[r], gap_off[r+1])
+  buffer<std::int64_t> gap_lo, gap_hi, gap_prefix;  ///< per gap; prefix: idle before it on its rank
+  buffer<std::int64_t> dur, min_piece;              ///< per job, ticks
+  buffer<std::int64_t> after_end, before_start;     ///< per job: end(X) / start(Y) ticks, or -1
+  buffer<int> after_rank, before_rank, rank;        ///< per job
+  std::size_t gaps = 0;
+
+  constexpr std::int64_t ticks(rational x) const { return (x / tick).num; }
+};
+
+/// A window interval [lo, hi) in ticks.
+struct window_part {
+  std::int64_t lo = 0, hi = 0;
+};
+
+/// Job j's window on rank r: up to two intervals within [0, T), in time order (two when
+/// a steady-state window wraps round the period). Returns how many.
+constexpr int job_window(const fill_frame& f, std::size_t j, int r, window_part out[2]) {
+  const bool has_after = f.after_end[j] >= 0, has_before = f.before_start[j] >= 0;
+  std::int64_t lo = has_after ? f.after_end[j] + (r != f.after_rank[j] ? f.c : 0) : 0;
+  std::int64_t hi = has_before ? f.before_start[j] - (r != f.before_rank[j] ? f.c : 0) : f.T;
+  if (f.steady) {
+    if (has_after && !has_before) hi = lo + f.T;
+    if (has_before && !has_after) lo = hi - f.T;
+    if (hi - lo > f.T) hi = lo + f.T;
+  } else {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > f.T ? f.T : hi;
+  }
+  if (hi <= lo) return 0;
+  if (lo >= 0 && hi <= f.T) return out[0] = {lo, hi}, 1;
+  if (lo < 0) {  // wraps below 0: [lo + T, T) and [0, hi)
+    if (hi <= 0) return out[0] = {lo + f.T, hi + f.T}, 1;
+    out[0] = {0, hi}, out[1] = {lo + f.T, f.T};
+    return out[1].lo < out[1].hi ? 2 : 1;
+  }
+  if (lo >= f.T) return out[0] = {lo - f.T, hi - f.T}, 1;
+  out[0] = {0, hi - f.T}, out[1] = {lo, f.T};  // wraps above T
+  return out[0].lo < out[0].hi ? 2 : 1;
+}
+
+/// Whether job j may run on rank r.
+constexpr bool job_allowed(const fill_frame& f, std::size_t j, int r) { return f.rank[j] == any_rank || f.rank[j] == r; }
+
+/// Idle time of rank r within [lo, hi): prefix sums over its gaps and two binary
+/// searches, O(log gaps).
+constexpr std::int64_t idle_within(const fill_frame& f, int r, std::int64_t lo, std::int64_t hi) {
+  const auto at = [&](std::int64_t t) {  // idle time of rank r in [0, t)
+    const std::int64_t* first = f.gap_lo.data() + f.gap_off[r];
+    const std::int64_t* last = f.gap_lo.data() + f.gap_off[r + 1];
+    const std::int64_t* it = std::upper_bound(first, last, t);  // first gap starting after t
+    if (it == first) return std::int64_t{0};
+    const std::size_t g = static_cast<std::size_t>(it - f.gap_lo.data()) - 1;
+    const std::int64_t inside = (t < f.gap_hi[g] ? t : f.gap_hi[g]) - f.gap_lo[g];
+    return f.gap_prefix[g] + inside;
+  };
+  return hi <= lo ? 0 : at(hi) - at(lo);
+}
+
+/// Flat index of every compute op of a schedule by (kind, stage, micro-batch): slots
+/// [F | B | I | W] x S x m, the value k + 1 (0: absent). A pair word counts as its F, its
+/// B word as that B. Linear.
+struct op_index {
+  std::size_t S = 0, m = 0;
+  buffer<std::uint32_t> at;
+
+  constexpr explicit op_index(schedule_view v)
+      : S(static_cast<std::size_t>(v.shape.stages())), m(static_cast<std::size_t>(v.shape.m)), at(4 * S * m) {
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      const op o = v.ops[k];
+      const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
+      if (kind <= 3 && static_cast<std::size_t>(o.stage()) < S && static_cast<std::size_t>(o.microbatch()) < m) {
+        at[slot(kind, o.stage(), o.microbatch())] = static_cast<std::uint32_t>(k + 1);
+      }
+    }
+  }
+  constexpr std::size_t slot(int kind, int s, int j) const {
+    return (static_cast<std::size_t>(kind) * S + static_cast<std::size_t>(s)) * m + static_cast<std::size_t>(j);
+  }
+  /// Flat index + 1 of `o` (0 when the schedule does not hold it).
+  constexpr std::uint32_t find(op o) const {
+    const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
+    if (kind > 3 || static_cast<std::size_t>(o.stage()) >= S || static_cast<std::size_t>(o.microbatch()) >= m) return 0;
+    return at[slot(kind, o.stage(), o.microbatch())];
+  }
+};
+
+/// Rank of every op of `v`, flat order. Linear.
+constexpr buffer<int> op_ranks(schedule_view v) {
+  buffer<int> out(v.size());
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) out[k] = r;
+  }
+  return out;
+}
+
+/// The gate on the jobs of a fill of `v`. Raises:
+/// - `ctpipe: a fill job needs a duration > 0`
+/// - `ctpipe: a fill job's minimum piece must be >= 0`
+/// - `ctpipe: a fill job's rank must be any_rank or a pipeline rank in [0, P)`
+/// - `ctpipe: a fill job's release or deadline must be a compute op of the schedule`
+constexpr void check_jobs(schedule_view v, std::span<const fill_job> jobs, const op_index& index) {
+  for (const fill_job& job : jobs) {
+    require(job.duration > rational{0}, "ctpipe: a fill job needs a duration > 0");
+    require(job.min_piece >= rational{0}, "ctpipe: a fill job's minimum piece must be >= 0");
+    require(job.rank == any_rank || (job.rank >= 0 && job.rank < v.shape.P),
+            "ctpipe: a fill job's rank must be any_rank or a pipeline rank in [0, P)");
+    require((!job.after || index.find(*job.after) != 0) && (!job.before || index.find(*job.before) != 0),
+            "ctpipe: a fill job's release or deadline must be a compute op of the schedule");
+  }
+}
+
+/// Each rank's idle intervals (gaps) of `f`'s op times, in time order, with prefix sums.
+constexpr void find_gaps(schedule_view v, fill_frame& f) {
+  buffer<std::int64_t> lo(v.size() + static_cast<std::size_t>(v.shape.P)), hi(lo.size());
+  f.gap_off = buffer<std::uint32_t>(static_cast<std::size_t>(v.shape.P) + 1);
+  std::size_t n = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    f.gap_off[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(n);
+    std::int64_t prev = 0;
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      if (f.start[k] > prev) lo[n] = prev, hi[n++] = f.start[k];
+      prev = f.end[k] > prev ? f.end[k] : prev;
+    }
+    if (f.T > prev) lo[n] = prev, hi[n++] = f.T;
+  }
+  f.gap_off[static_cast<std::size_t>(v.shape.P)] = static_cast<std::uint32_t>(n);
+  f.gaps = n;
+  f.gap_lo = buffer<std::int64_t>(n), f.gap_hi = buffer<std::int64_t>(n), f.gap_prefix = buffer<std::int64_t>(n);
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::int64_t before = 0;
+    for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1]; ++g) {
+      f.gap_lo[g] = lo[g], f.gap_hi[g] = hi[g], f.gap_prefix[g] = before;
+      before += hi[g] - lo[g];
+    }
+  }
+}
+
+/// The frame of a fill of `v` under `c` and `scale` with `jobs`: one tick for the op
+/// times, t_c and every job's duration and minimum piece. Raises simulate()'s messages,
+/// check_jobs()' and rational overflow. Linear in ops + jobs.
+constexpr fill_frame make_fill_frame(schedule_view v, const costs& c, const cost_scale& scale, std::span<const fill_job> jobs,
+                                     bool steady) {
+  const simulation sim = simulate(v, c, scale);
+  const op_index index(v);
+  check_jobs(v, jobs, index);
+  fill_frame f;
+  std::int64_t den = sim.tick().den;
+  for (const fill_job& job : jobs) den = lcm(lcm(den, job.duration.den), job.min_piece.den);
+  f.tick = rational{1, den};
+  f.scale = den / sim.tick().den;
+  f.P = v.shape.P;
+  f.steady = steady;
+  f.T = rational::mul(sim.makespan_ticks(), f.scale);
+  f.c = f.ticks(c.c);
+  f.start = buffer<std::int64_t>(v.size()), f.end = buffer<std::int64_t>(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) f.start[k] = sim.start_ticks(k) * f.scale, f.end[k] = sim.end_ticks(k) * f.scale;
+  find_gaps(v, f);
+  const buffer<int> ranks = op_ranks(v);
+  const std::size_t J = jobs.size();
+  f.dur = buffer<std::int64_t>(J), f.min_piece = buffer<std::int64_t>(J), f.after_end = buffer<std::int64_t>(J, -1);
+  f.before_start = buffer<std::int64_t>(J, -1), f.after_rank = buffer<int>(J), f.before_rank = buffer<int>(J), f.rank = buffer<int>(J);
+  rational::mul(f.T + f.c + 1, 4);  // every window bound lies within +-2(T + c)
+  for (std::size_t j = 0; j < J; ++j) {
+    const fill_job& job = jobs[j];
+    f.dur[j] = f.ticks(job.duration), f.min_piece[j] = f.ticks(job.min_piece), f.rank[j] = job.rank;
+    rational::add(f.dur[j], f.T);
+    if (job.after) {
+      const std::uint32_t k = index.find(*job.after) - 1;
+      f.after_end[j] = f.end[k], f.after_rank[j] = ranks[k];
+    }
+    if (job.before) {
+      const std::uint32_t k = index.find(*job.before) - 1;
+      f.before_start[j] = f.start[k], f.before_rank[j] = ranks[k];
+    }
+  }
+  return f;
+}
+
+/// The greedy sweep's state: per job what is left, when its last piece ends, its
+/// earliest start and latest end over the ranks it may use; the pieces so far (ticks).
+struct greedy_fill {
+  struct piece {
+    std::uint32_t job;
+    int rank;
+    std::int64_t lo, hi;
+  };
+  /// At most this many jobs are set aside in one gap between two placements, and the
+  /// cursor jumps at most this often in one gap: what bounds the sweep (file comment).
+  static constexpr int set_aside_limit = 8;
+
+  const fill_frame& f;
+  buffer<std::int64_t> left, free_at, earliest, latest;
+  buffer<piece> pieces;
+  std::size_t count = 0;
+  buffer<std::uint32_t> heap;  // job indices, a min-heap on (latest, index)
+  std::size_t heap_size = 0;
+
+  constexpr explicit greedy_fill(const fill_frame& frame)
+      : f(frame), left(frame.dur.size()), free_at(frame.dur.size()), earliest(frame.dur.size()), latest(frame.dur.size()),
+        pieces(9 * frame.dur.size() + frame.gaps + 1), heap(frame.dur.size()) {
+    for (std::size_t j = 0; j < left.size(); ++j) {
+      left[j] = f.dur[j];
+      earliest[j] = f.T, latest[j] = -1;
+      for (int r = 0; r < f.P; ++r) {
+        window_part w[2] = {};
+        const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
+        for (int q = 0; q < n; ++q) {
+          earliest[j] = w[q].lo < earliest[j] ? w[q].lo : earliest[j];
+          latest[j] = w[q].hi > latest[j] ? w[q].hi : latest[j];
+        }
+      }
+    }
+  }
+
+  constexpr bool before(std::uint32_t a, std::uint32_t b) const {  // heap order: a after b
+    return latest[a] != latest[b] ? latest[a] > latest[b] : a > b;
+  }
+  constexpr void push(std::uint32_t j) {
+    heap[heap_size++] = j;
+    std::push_heap(heap.data(), heap.data() + heap_size, [this](std::uint32_t a, std::uint32_t b) { return before(a, b); });
+  }
+  constexpr std::uint32_t pop() {
+    std::pop_heap(heap.data(), heap.data() + heap_size, [this](std::uint32_t a, std::uint32_t b) { return before(a, b); });
+    return heap[--heap_size];
+  }
+
+  /// The earliest piece of job j on rank r at or after `t` and before `gap_end`: its
+  /// start (or -1 when there is none) and, in `piece_end`, its end. An indivisible job
+  /// needs room for all that is left, a divisible one for its minimum piece (or all that
+  /// is left, when less).
+  constexpr std::int64_t try_place(std::size_t j, int r, std::int64_t t, std::int64_t gap_end, std::int64_t& piece_end) const {
+    window_part w[2] = {};
+    const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
+    const std::int64_t need = !is_divisible(j) ? left[j] : (f.min_piece[j] < left[j] ? f.min_piece[j] : left[j]);
+    for (int q = 0; q < n; ++q) {
+      const std::int64_t lo = t > free_at[j] ? (t > w[q].lo ? t : w[q].lo) : (free_at[j] > w[q].lo ? free_at[j] : w[q].lo);
+      const std::int64_t hi = gap_end < w[q].hi ? gap_end : w[q].hi;
+      if (hi - lo < need || hi <= lo) continue;
+      piece_end = lo + (hi - lo < left[j] ? hi - lo : left[j]);
+      return lo;
+    }
+    return -1;
+  }
+  constexpr bool is_divisible(std::size_t j) const { return divisible_[j] != 0; }
+
+  buffer<std::uint8_t> divisible_;
+
+  /// Fills gap [lo, hi) of rank r from its start: the job due first among those released
+  /// that can start at the cursor goes next (earliest deadline first); `next` walks
+  /// `by_release` (jobs by earliest start).
+  constexpr void fill_gap(int r, std::int64_t lo, std::int64_t hi, const buffer<std::uint32_t>& by_release, std::size_t& next) {
+    std::int64_t t = lo;
+    std::uint32_t aside[set_aside_limit] = {};
+    std::int64_t aside_at[set_aside_limit] = {};
+    int set = 0, jumps = 0;
+    while (t < hi) {
+      while (next < by_release.size() && earliest[by_release[next]] <= t) push(by_release[next++]);
+      if (heap_size == 0 || set == set_aside_limit) {
+        std::int64_t to = next < by_release.size() ? earliest[by_release[next]] : hi;
+        for (int q = 0; q < set; ++q) to = aside_at[q] < to ? aside_at[q] : to;
+        for (int q = 0; q < set; ++q) push(aside[q]);
+        set = 0;
+        if (to >= hi || ++jumps > set_aside_limit) return;
+        t = to;
+        continue;
+      }
+      const std::uint32_t j = pop();
+      if (left[j] == 0 || latest[j] <= lo) continue;  // done, or due before every later gap
+      std::int64_t end = 0;
+      const std::int64_t at = try_place(j, r, t, hi, end);
+      if (at != t) {
+        aside[set] = j, aside_at[set++] = at < 0 ? hi : at;
+        continue;
+      }
+      pieces[count++] = {j, r, at, end};
+      left[j] -= end - at, free_at[j] = t = end;
+      if (left[j] > 0) push(j);
+      for (int q = 0; q < set; ++q) push(aside[q]);  // their starts were for the old cursor
+      set = 0;
+    }
+    for (int q = 0; q < set; ++q) push(aside[q]);
+  }
+
+  /// The sweep: gaps by start (then rank), each filled by fill_gap().
+  constexpr void run(std::span<const fill_job> jobs) {
+    divisible_ = buffer<std::uint8_t>(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) divisible_[j] = jobs[j].divisible ? 1 : 0;
+    buffer<std::uint32_t> gaps(f.gaps), by_release(jobs.size());
+    buffer<int> gap_rank(f.gaps);
+    for (int r = 0; r < f.P; ++r) {
+      for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1]; ++g) gap_rank[g] = r;
+    }
+    for (std::size_t g = 0; g < f.gaps; ++g) gaps[g] = static_cast<std::uint32_t>(g);
+    for (std::size_t j = 0; j < jobs.size(); ++j) by_release[j] = static_cast<std::uint32_t>(j);
+    std::sort(gaps.data(), gaps.data() + f.gaps, [&](std::uint32_t a, std::uint32_t b) {
+      return f.gap_lo[a] != f.gap_lo[b] ? f.gap_lo[a] < f.gap_lo[b] : a < b;
+    });
+    std::sort(by_release.data(), by_release.data() + jobs.size(), [&](std::uint32_t a, std::uint32_t b) {
+      return earliest[a] != earliest[b] ? earliest[a] < earliest[b] : a < b;
+    });
+    std::size_t next = 0;
+    for (std::size_t q = 0; q < f.gaps; ++q) fill_gap(gap_rank[gaps[q]], f.gap_lo[gaps[q]], f.gap_hi[gaps[q]], by_release, next);
+  }
+};
+
+/// A piece in ticks (greedy_fill::piece), the type every method hands to finish_fill().
+using tick_piece = greedy_fill::piece;
+
+/// The checks every fill passes before it returns (docs/spec.md §8.1), independent of the
+/// method: each piece has positive length, lies inside one idle interval of its rank and
+/// inside its job's window on that rank, is at least the job's minimum piece (or is its
+/// last), on a rank the job may use; pieces on one rank, and pieces of one job, never
+/// overlap; no job gets more than its duration; an indivisible job is one piece.
+/// `p` sorted by (rank, start). Raises `ctpipe: fill placed a piece outside the idle time
+/// or the job's window (a bug)`. O(pieces log gaps).
+constexpr void check_pieces(const fill_frame& f, std::span<const fill_job> jobs, std::span<const tick_piece> p) {
+  constexpr const char* message = "ctpipe: fill placed a piece outside the idle time or the job's window (a bug)";
+  buffer<std::int64_t> got(jobs.size()), last_end(jobs.size(), -1);
+  buffer<std::uint32_t> order(p.size()), pieces_of(jobs.size());
+  for (std::size_t q = 0; q < p.size(); ++q) {
+    const tick_piece& x = p[q];
+    require(x.lo < x.hi && x.job < jobs.size() && job_allowed(f, x.job, x.rank), message);
+    require(q == 0 || p[q - 1].rank != x.rank || p[q - 1].hi <= x.lo, message);
+    require(idle_within(f, x.rank, x.lo, x.hi) == x.hi - x.lo, message);
+    window_part w[2] = {};
+    const int n = job_window(f, x.job, x.rank, w);
+    bool inside = false;
+    for (int k = 0; k < n; ++k) inside = inside || (w[k].lo <= x.lo && x.hi <= w[k].hi);
+    require(inside, message);
+    got[x.job] += x.hi - x.lo;
+    ++pieces_of[x.job];
+    order[q] = static_cast<std::uint32_t>(q);
+  }
+  std::sort(order.data(), order.data() + p.size(), [&](std::uint32_t a, std::uint32_t b) {
+    return p[a].job != p[b].job ? p[a].job < p[b].job : p[a].lo < p[b].lo;
+  });
+  for (std::size_t q = 0; q < p.size(); ++q) {
+    const tick_piece& x = p[order[q]];
+    require(last_end[x.job] <= x.lo, message);  // one job's pieces one after another
+    last_end[x.job] = x.hi;
+    const bool last = q + 1 == p.size() || p[order[q + 1]].job != x.job;
+    require(last || x.hi - x.lo >= f.min_piece[x.job], message);
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) require(got[j] <= f.dur[j] && (jobs[j].divisible || pieces_of[j] <= 1), message);
+}
+
+/// The dependency edges of a re-simulation: (from, to, latency) triples, then a CSR of
+/// successors. Nodes are the schedule's ops (a pair's B word folded into its word) and
+/// then the pieces.
+struct fill_graph {
+  buffer<std::uint32_t> from, to;
+  buffer<std::int64_t> lat;
+  std::size_t edges = 0;
+  constexpr explicit fill_graph(std::size_t capacity) : from(capacity), to(capacity), lat(capacity) {}
+  constexpr void add(std::uint32_t a, std::uint32_t b, std::int64_t l) { from[edges] = a, to[edges] = b, lat[edges++] = l; }
+};
+
+/// The ops that op k of `v` waits for, by docs/spec.md §2 restated (not the walk's
+/// tables): added to `g` as edges into node k with t_c across ranks. `pair_b[k]`: op k
+/// is a pair's B word (its node is k - 1).
+constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer<int>& ranks, const buffer<std::uint8_t>& pair_b,
+                            std::int64_t c, std::size_t k, fill_graph& g) {
+  const auto need = [&](std::uint32_t found) {  // found: flat index + 1 (0: none)
+    if (found == 0) return;
+    const std::uint32_t d = found - 1, node = pair_b[d] ? d - 1 : d;
+    g.add(node, static_cast<std::uint32_t>(k), ranks[d] != ranks[k] ? c : 0);
+  };
+  const auto deps = [&](op o) {
+    const int s = o.stage(), j = o.microbatch();
+    const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
+    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(index.find(op{op_kind::F, s - 1, j}));
+    if (kind == op_kind::B || kind == op_kind::I) {
+      need(index.find(op{op_kind::F, s, j}));
+      if (s < v.shape.last_stage(j)) {
+        const std::uint32_t b = index.find(op{op_kind::B, s + 1, j});
+        need(b != 0 ? b : index.find(op{op_kind::I, s + 1, j}));
+      }
+    }
+    if (kind == op_kind::W) {
+      const std::uint32_t i = index.find(op{op_kind::I, s, j});
+      need(i != 0 ? i : index.find(op{op_kind::B, s, j}));
+    }
+  };
+  deps(v.ops[k]);
+  if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+}
+
+/// Runs graph `g` over the ops of `v` and pieces `p` (Kahn's order: a node runs once all
+/// its inputs have; it starts at the latest input end plus that edge's latency) and
+/// compares: every op's start equals `f.start`, nothing ends after T, every node ran.
+constexpr bool run_resimulation(schedule_view v, const fill_frame& f, std::span<const tick_piece> p, const fill_graph& g,
+                                const buffer<std::uint8_t>& pair_b) {
+  const std::size_t n_ops = v.size(), N = n_ops + p.size();
+  buffer<std::uint32_t> first(N + 1), next(g.edges), pending(N), queue(N);
+  for (std::size_t e = 0; e < g.edges; ++e) ++first[g.from[e] + 1], ++pending[g.to[e]];
+  for (std::size_t u = 0; u < N; ++u) first[u + 1] += first[u];
+  buffer<std::uint32_t> fill_at(N);
+  for (std::size_t u = 0; u < N; ++u) fill_at[u] = first[u];
+  for (std::size_t e = 0; e < g.edges; ++e) next[fill_at[g.from[e]]++] = static_cast<std::uint32_t>(e);
+  buffer<std::int64_t> ready(N);
+  std::size_t head = 0, tail = 0;
+  for (std::size_t u = 0; u < N; ++u) {
+    if (pending[u] == 0 && (u >= n_ops || !pair_b[u])) queue[tail++] = static_cast<std::uint32_t>(u);
+  }
+  bool same = true;
+  while (head < tail) {
+    const std::uint32_t u = queue[head++];
+    const std::int64_t length = u < n_ops ? f.end[u] - f.start[u] : p[u - n_ops].hi - p[u - n_ops].lo;
+    const std::int64_t end = ready[u] + length;
+    same = same && end <= f.T && (u >= n_ops || ready[u] == f.start[u]);
+    for (std::uint32_t e = first[u]; e < first[u + 1]; ++e) {
+      const std::uint32_t w = g.to[next[e]];
+      const std::int64_t at = end + g.lat[next[e]];
+      ready[w] = at > ready[w] ? at : ready[w];
+      if (--pending[w] == 0) queue[tail++] = w;
+    }
+  }
+  std::size_t nodes = N;
+  for (std::size_t k = 0; k < n_ops; ++k) nodes -= pair_b[k];
+  return same && tail == nodes;
+}
+
+/// Re-simulates `v` with pieces `p` (sorted by rank, then start) inserted as ops into
+/// their ranks' lists at their places (docs/spec.md §8.1): each piece waits for its
+/// job's release op (+ t_c across ranks) and for the job's previous piece, and the job's
+/// deadline op waits for each of its pieces (+ t_c across ranks); every node starts as
+/// soon as its rank and its inputs allow (§2's rule). Returns true when every op starts
+/// exactly when simulate() said and nothing ends after T. Linear in ops + pieces.
+constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, std::span<const tick_piece> p) {
+  const op_index index(v);
+  const buffer<int> ranks = op_ranks(v);
+  const std::size_t n_ops = v.size(), N = n_ops + p.size();
+  buffer<std::uint8_t> pair_b(n_ops);
+  for (std::size_t k = 1; k < n_ops; ++k) pair_b[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
+  fill_graph g(4 * n_ops + 3 * p.size() + N);
+  for (std::size_t k = 0; k < n_ops; ++k) {
+    if (!pair_b[k]) add_op_edges(v, index, ranks, pair_b, f.c, k, g);
+  }
+  buffer<std::uint32_t> last_piece(jobs.size(), 0);  // piece node + 1 of the job's latest piece by time
+  buffer<std::uint32_t> by_time(p.size());
+  for (std::size_t q = 0; q < p.size(); ++q) by_time[q] = static_cast<std::uint32_t>(q);
+  std::sort(by_time.data(), by_time.data() + p.size(), [&](std::uint32_t a, std::uint32_t b) { return p[a].lo < p[b].lo; });
+  for (std::size_t q0 = 0; q0 < p.size(); ++q0) {
+    const std::uint32_t q = by_time[q0], node = static_cast<std::uint32_t>(n_ops + q);
+    const fill_job& job = jobs[p[q].job];
+    if (job.after) {
+      const std::uint32_t d = index.find(*job.after) - 1;
+      g.add(pair_b[d] ? d - 1 : d, node, ranks[d] != p[q].rank ? f.c : 0);
+    }
+    if (job.before) {
+      const std::uint32_t d = index.find(*job.before) - 1;
+      g.add(node, pair_b[d] ? d - 1 : d, ranks[d] != p[q].rank ? f.c : 0);
+    }
+    if (last_piece[p[q].job] != 0) g.add(last_piece[p[q].job] - 1, node, 0);
+    last_piece[p[q].job] = node + 1;
+  }
+  // Each rank's list: its ops (pair B words folded) and its pieces, merged by time.
+  std::size_t q = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::uint32_t prev = 0;  // node + 1
+    std::size_t k = v.offsets[r];
+    while (k < v.offsets[r + 1] || (q < p.size() && p[q].rank == r)) {
+      const bool take_op = k < v.offsets[r + 1] && (q == p.size() || p[q].rank != r || f.start[k] <= p[q].lo);
+      const std::uint32_t node = take_op ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n_ops + q);
+      if (take_op) k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
+      else ++q;
+      if (prev != 0) g.add(prev - 1, node, 0);
+      prev = node + 1;
+    }
+  }
+  return run_resimulation(v, f, p, g, pair_b);
+}
+
+/// Per job: how much idle time of the ranks it may use lies in its window (summed over
+/// ranks, so an upper bound on what it can get), and whether it has a window at all.
+/// O(P log gaps) per job.
+constexpr std::int64_t window_idle(const fill_frame& f, std::size_t j, bool& has_window) {
+  std::int64_t idle = 0;
+  has_window = false;
+  for (int r = 0; r < f.P; ++r) {
+    window_part w[2] = {};
+    const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
+    has_window = has_window || n > 0;
+    for (int q = 0; q < n; ++q) idle += idle_within(f, r, w[q].lo, w[q].hi);
+  }
+  return idle;
+}
+
+/// The result of a fill from its pieces in ticks (any method): sorts and checks them
+/// (check_pieces(); for one iteration also resimulate_unchanged()), then reports per job,
+/// per rank, the total, and the bound: the least of the total idle time and the sum over
+/// jobs of min(duration, window_idle()). Raises `ctpipe: fill's re-simulation moved a
+/// pipeline op (a bug)` when the proof fails.
+constexpr fill_result finish_fill(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, buffer<tick_piece>& p,
+                                  std::size_t count) {
+  std::sort(p.data(), p.data() + count, [](const tick_piece& a, const tick_piece& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.lo < b.lo;
+  });
+  const std::span<const tick_piece> pieces{p.data(), count};
+  check_pieces(f, jobs, pieces);
+  if (!f.steady) require(resimulate_unchanged(v, f, jobs, pieces), "ctpipe: fill's re-simulation moved a pipeline op (a bug)");
+  fill_result out;
+  const std::size_t J = jobs.size(), P = static_cast<std::size_t>(f.P);
+  out.pieces = buffer<fill_piece>(count), out.placed = buffer<rational>(J), out.reason = buffer<fill_reason>(J);
+  out.filled = buffer<rational>(P), out.remaining_idle = buffer<rational>(P);
+  buffer<std::int64_t> placed(J), filled(P);
+  for (std::size_t q = 0; q < count; ++q) {
+    out.pieces[q] = {pieces[q].job, pieces[q].rank, f.tick * rational{pieces[q].lo}, f.tick * rational{pieces[q].hi}};
+    placed[pieces[q].job] += pieces[q].hi - pieces[q].lo;
+    filled[static_cast<std::size_t>(pieces[q].rank)] += pieces[q].hi - pieces[q].lo;
+  }
+  std::int64_t bound = 0, idle = 0, total = 0, work = 0;
+  for (std::size_t j = 0; j < J; ++j) {
+    bool has_window = false;
+    const std::int64_t room = window_idle(f, j, has_window);
+    bound += room < f.dur[j] ? room : f.dur[j];
+    out.reason[j] = placed[j] == f.dur[j] ? fill_reason::placed
+                    : !has_window         ? fill_reason::no_window
+                    : room == 0           ? fill_reason::no_idle_time
+                                          : fill_reason::no_room;
+    out.placed[j] = f.tick * rational{placed[j]};
+    total += placed[j], work += f.dur[j];
+  }
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::int64_t rank_idle = idle_within(f, static_cast<int>(r), 0, f.T);
+    idle += rank_idle;
+    out.filled[r] = f.tick * rational{filled[r]};
+    out.remaining_idle[r] = f.tick * rational{rank_idle - filled[r]};
+  }
+  out.makespan = f.tick * rational{f.T}, out.work = f.tick * rational{work}, out.total = f.tick * rational{total};
+  out.bound = f.tick * rational{bound < idle ? bound : idle};
+  out.optimal = total == (bound < idle ? bound : idle);
+  return out;
+}
+
+}  // namespace detail
+
+}  // namespace ctpipe
+
+namespace ctpipe {
+
+/// Puts `jobs` into the idle intervals of schedule `v` simulated under `c` (scaled by
+/// `scale`), by the greedy sweep (docs/spec.md §8.1): the idle intervals in order of
+/// their start (then rank); in each, from its start, the job due first (latest window
+/// end) among those released that can start at the cursor, for as long as the gap, its
+/// window and what is left allow; a job that cannot start at the cursor is set aside
+/// (at most 8 per gap between placements, and the cursor jumps at most 8 times per gap
+/// to the earliest start set aside). No pipeline op moves: the jobs take idle time only,
+/// checked inside (check_pieces()) and, for one iteration, proved by re-simulating the
+/// schedule with the pieces inserted as ops (resimulate_unchanged()).
+///
+/// Cost: the simulation, a sort of the gaps and of the jobs, and heap operations per
+/// placement and set-aside: O((ops + jobs) log(ops + jobs)) with P ranks' windows per job
+/// (O(jobs * P log ops) for the bound). Usable in constant expressions; the same passes
+/// as at run time, so a frozen fill equals the run-time one.
+///
+/// Returns a fill_result: pieces, per job placed time and reason, per rank filled and
+/// remaining idle, the total, and a bound (fill_result::bound) on what any placement
+/// fills; `optimal` when the total reaches it. For a better placement at run time see
+/// fill_bubbles_optimal() (ctpipe/analysis/fill_optimal.hpp).
+///
+/// Errors: simulate()'s messages, check_jobs()' (detail), rational overflow.
+constexpr fill_result fill_bubbles(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options = {},
+                                   const cost_scale& scale = {}) {
+  const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, options.steady_state);
+  detail::greedy_fill greedy(f);
+  greedy.run(jobs);
+  return detail::finish_fill(v, f, jobs, greedy.pieces, greedy.count);
+}
+
+/// The article's vision-encoder preset (docs/spec.md §8.1): per micro-batch j, an
+/// encoder forward of `forward` time units that must end before F(first stage, j)
+/// starts, and an encoder backward of `backward` that may start once the backward of
+/// j's first stage (B or I) has ended; both on any rank, indivisible unless
+/// `min_piece` is given (then divisible, pieces at least that long). Shapes: 2m jobs,
+/// the forwards first (job j), then the backwards (job m + j). Names "encoder F" and
+/// "encoder B". `v` must hold F(first, j) and B or I(first, j) for every j.
+constexpr detail::buffer<fill_job> encoder_jobs(schedule_view v, rational forward, rational backward,
+                                                std::optional<rational> min_piece = std::nullopt) {
+  const detail::op_index index(v);
+  const int m = v.shape.m;
+  detail::buffer<fill_job> jobs(2 * static_cast<std::size_t>(m));
+  for (int j = 0; j < m; ++j) {
+    const int s = v.shape.first_stage(j);
+    const op b{op_kind::B, s, j}, i{op_kind::I, s, j};
+    const bool divisible = min_piece.has_value();
+    const rational piece = divisible ? *min_piece : rational{0};
+    jobs[static_cast<std::size_t>(j)] = {"encoder F", j, forward, any_rank, std::nullopt, op{op_kind::F, s, j}, divisible, piece};
+    jobs[static_cast<std::size_t>(m + j)] = {"encoder B", j, backward, any_rank, index.find(b) != 0 ? b : i, std::nullopt, divisible, piece};
+  }
+  return jobs;
+}
+
+}  // namespace ctpipe

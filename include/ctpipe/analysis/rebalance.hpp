@@ -1,0 +1,445 @@
+// ctpipe/analysis/rebalance.hpp: activation rebalancing (docs/spec.md §8.2). In-flight
+// activations form a staircase (1F1B: rank 0 holds P, the last rank 1). Moving saved
+// activations from crowded ranks into the memory of idle ones, over copy channels apart
+// from compute, flattens it; this header says how flat it can get (live_bound(), at
+// compile time too) and plans the moves (rebalance(), at run time), checked by a replay
+// of memory and copy channels (check_rebalance()).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ctpipe/analysis/fill.hpp"  // detail::op_index
+#include "ctpipe/analysis/memory.hpp"
+#include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/schedule.hpp"
+
+namespace ctpipe {
+
+/// The most activations live at once over all ranks, and the bound it gives.
+/// - `live`: max over time of the sum over ranks of in-flight activations (chunks,
+///   gamma-weighted; docs/spec.md §3's events: an F allocates 1 at its start, a B frees 1,
+///   an I 1 - gamma and a W gamma at their ends; at one instant frees come first);
+/// - `bound`: live / P rounded up to a multiple of 1/q (gamma = p/q; so to a whole number
+///   when gamma = 1): no plan, whatever it moves, gets every rank's peak below it.
+struct live_bound_result {
+  rational live{0};
+  rational bound{0};
+};
+
+namespace detail {
+
+/// One memory event of a rank in ticks of `q`-ths of a chunk: at `time` the level
+/// changes by `delta`.
+struct memory_event {
+  std::int64_t time = 0;
+  std::int64_t delta = 0;
+};
+
+/// Sort order of memory events: by time, frees before allocations.
+constexpr bool event_before(const memory_event& a, const memory_event& b) {
+  return a.time != b.time ? a.time < b.time : a.delta < b.delta;
+}
+
+/// Every memory event of `v` under simulation `sim`, in units of 1/q chunks (gamma =
+/// p/q): per op, the F's +q at its start, a B's -q, an I's -(q - p), a W's -p at their
+/// ends (an overlapped pair: its word +q at its start, its B word -q at its end).
+/// `ranks` receives each event's rank. Linear.
+constexpr buffer<memory_event> memory_events(schedule_view v, const simulation& sim, rational gamma, buffer<int>& ranks) {
+  const std::int64_t q = gamma.den, p = gamma.num;
+  const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};
+  buffer<memory_event> out(v.size());
+  ranks = buffer<int>(v.size());
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      const std::int64_t d = delta[v.ops[k].bits >> 28];
+      out[k] = {d > 0 ? sim.start_ticks(k) : sim.end_ticks(k), d};
+      ranks[k] = r;
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// live_bound_result of schedule `v` under costs `c` (scaled by `scale`) for `gamma`.
+/// O(ops log ops): a simulation and a sort of the memory events. Usable in constant
+/// expressions. Errors: simulate()'s and in_flight()'s messages. Source of the question:
+/// BPipe (Kim et al., ICML 2023) balances activations between rank pairs; this bound
+/// holds for any set of moves.
+constexpr live_bound_result live_bound(schedule_view v, const costs& c, rational gamma = rational{1}, const cost_scale& scale = {}) {
+  check_gamma(gamma);
+  const simulation sim = simulate(v, c, scale);
+  detail::buffer<int> ranks;
+  detail::buffer<detail::memory_event> events = detail::memory_events(v, sim, gamma, ranks);
+  std::sort(events.data(), events.data() + events.size(), detail::event_before);
+  std::int64_t level = 0, most = 0;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    level += events[k].delta;
+    most = level > most ? level : most;
+  }
+  const std::int64_t P = v.shape.P;
+  const std::int64_t per_rank = (most + P - 1) / P;  // in 1/q chunks, rounded up
+  return {rational{most, gamma.den}, rational{per_rank, gamma.den}};
+}
+
+/// One activation moved: chunk `stage` of micro-batch `microbatch`, from its home rank
+/// `from` (the rank of its F) to rank `to` and back. Times in time units of `t_f`:
+/// - `send`: the outgoing transfer starts (from's outgoing, to's incoming copy channel,
+///   for t_move); it arrives at send + t_move, and counts on `from` until then;
+/// - `back`: the return starts (to's outgoing, from's incoming channel); it arrives at
+///   back + t_move, no later than the activation's first backward (B or I) starts, and
+///   counts on `to` until then.
+struct activation_move {
+  int stage = 0;
+  int microbatch = 0;
+  int from = 0;
+  int to = 0;
+  rational send{0};
+  rational back{0};
+};
+
+/// Which ranks may take a rank's activations: any rank (ctpipe's planner) or only its
+/// BPipe partner P-1-x (Kim et al., "BPipe: Memory-Balanced Pipeline Parallelism for
+/// Training Large Language Models", ICML 2023).
+enum class rebalance_pairing : std::uint8_t { any, bpipe };
+
+/// A rebalancing plan and what it achieves. Shapes: per rank (0..P-1) its capacity,
+/// peaks and copy-channel busy time; `moves` in the order planned. Peaks and capacities
+/// in chunks (gamma-weighted, in_flight_profile::peak()); times in time units of `t_f`.
+struct rebalance_plan {
+  std::vector<rational> capacity;              ///< per rank: the limit asked for
+  std::vector<rational> peak_before;           ///< per rank: in_flight() peaks, no moves
+  std::vector<rational> peak_after;            ///< per rank: peaks with the moves (check_rebalance())
+  std::vector<activation_move> moves;          ///< the plan
+  std::vector<rational> channel_busy;          ///< per rank: outgoing + incoming copy time
+  live_bound_result bound;                     ///< live activations and the lower bound
+  rational move_cost{0};                       ///< t_move
+  rational makespan{0};                        ///< the compute makespan, unchanged
+  bool feasible = false;  ///< every rank stays within its capacity and no compute op waits
+  int stuck_rank = -1;    ///< when not feasible: the first rank the planner could not relieve
+  rational stuck_at{0};   ///< and when
+};
+
+namespace detail {
+
+/// The planner's view of one activation: its rank, stage, micro-batch, when it can leave
+/// (F end) and when it must be back (first backward start), in ticks.
+struct activation {
+  int rank = 0, stage = 0, microbatch = 0;
+  std::int64_t alloc = 0, ready = 0, need = 0;
+  bool moved = false;
+};
+
+/// A move in ticks: activation index, host, outgoing transfer start, return start.
+struct tick_move {
+  std::size_t act = 0;
+  int host = 0;
+  std::int64_t send = 0, back = 0;
+};
+
+/// The greedy planner of rebalance() (its doc comment), in ticks.
+class rebalance_planner {
+ public:
+  rebalance_planner(std::vector<activation> acts, std::vector<std::vector<memory_event>> own, std::vector<std::int64_t> cap,
+                    std::int64_t move, std::int64_t q, rebalance_pairing pairing)
+      : acts_(std::move(acts)), own_(std::move(own)), cap_(std::move(cap)), move_(move), q_(q), pairing_(pairing),
+        away_(cap_.size()), hosted_(cap_.size()), out_(cap_.size()), in_(cap_.size()) {}
+
+  /// Plans; returns false at the first rank it cannot relieve (stuck_rank, stuck_at).
+  bool run() {
+    std::vector<std::pair<std::int64_t, int>> checks;  // (time, rank): a min-heap of level rises
+    for (std::size_t r = 0; r < own_.size(); ++r) {
+      for (const memory_event& e : own_[r]) {
+        if (e.delta > 0) checks.push_back({e.time, static_cast<int>(r)});
+      }
+    }
+    const auto later = [](const auto& a, const auto& b) { return a > b; };
+    std::make_heap(checks.begin(), checks.end(), later);
+    while (!checks.empty()) {
+      std::pop_heap(checks.begin(), checks.end(), later);
+      const auto [t, r] = checks.back();
+      checks.pop_back();
+      while (level(r, t) > cap_[static_cast<std::size_t>(r)]) {
+        const long moved = relieve(r, t);
+        if (moved < 0) return stuck_rank = r, stuck_at = t, false;
+        checks.push_back({moves.back().back + move_, r});  // its return raises the level again
+        std::push_heap(checks.begin(), checks.end(), later);
+      }
+    }
+    return true;
+  }
+
+  std::vector<tick_move> moves;
+  int stuck_rank = -1;
+  std::int64_t stuck_at = 0;
+  const std::vector<activation>& acts() const { return acts_; }
+
+ private:
+  using spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // [lo, hi) intervals
+
+  /// Rank r's memory events with the moves planned so far: own, away (-q on arrival
+  /// elsewhere, +q on return), hosted (+q, -q), sorted (frees first at one instant).
+  std::vector<memory_event> events(int r) const {
+    const std::size_t ri = static_cast<std::size_t>(r);
+    std::vector<memory_event> e(own_[ri]);
+    for (const auto& [lo, hi] : away_[ri]) e.push_back({lo, -q_}), e.push_back({hi, q_});
+    for (const auto& [lo, hi] : hosted_[ri]) e.push_back({lo, q_}), e.push_back({hi, -q_});
+    std::sort(e.begin(), e.end(), event_before);
+    return e;
+  }
+  /// Level of rank r just after every event at time t.
+  std::int64_t level(int r, std::int64_t t) const { return most(r, t, t + 1); }
+  /// Most level of rank r over [lo, hi), each instant taken after all its events.
+  std::int64_t most(int r, std::int64_t lo, std::int64_t hi) const {
+    const std::vector<memory_event> e = events(r);
+    std::int64_t l = 0;
+    std::size_t k = 0;
+    for (; k < e.size() && e[k].time <= lo; ++k) l += e[k].delta;  // the level at lo
+    std::int64_t m = l;
+    for (; k < e.size() && e[k].time < hi; ++k) {
+      l += e[k].delta;
+      if (k + 1 == e.size() || e[k + 1].time != e[k].time) m = std::max(m, l);
+    }
+    return m;
+  }
+  /// Latest start s in [lo, hi - move] with [s, s + move) free on channels a and b;
+  /// -1 when there is none.
+  std::int64_t latest_slot(const spans& a, const spans& b, std::int64_t lo, std::int64_t hi) const {
+    std::int64_t s = hi - move_;
+    for (bool clash = true; clash && s >= lo;) {
+      clash = false;
+      for (const spans* ch : {&a, &b}) {
+        for (const auto& [x, y] : *ch) {
+          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = x - move_, clash = true;
+        }
+      }
+    }
+    return s >= lo ? s : -1;
+  }
+  /// Moves one activation off rank r so that it has left by time t; returns its index,
+  /// or -1 when no activation and host can be found.
+  long relieve(int r, std::int64_t t);
+
+  std::vector<activation> acts_;
+  std::vector<std::vector<memory_event>> own_;
+  std::vector<std::int64_t> cap_;
+  std::int64_t move_, q_;
+  rebalance_pairing pairing_;
+  std::vector<spans> away_, hosted_, out_, in_;
+};
+
+inline long rebalance_planner::relieve(int r, std::int64_t t) {
+  // The victim: home on r at t, able to have arrived elsewhere by t, needed last
+  // (Belady's rule: the furthest next use).
+  long victim = -1;
+  for (std::size_t a = 0; a < acts_.size(); ++a) {
+    const activation& x = acts_[a];
+    if (x.rank != r || x.moved || x.alloc > t || x.need <= t || x.ready + move_ > t || x.need - x.ready < 2 * move_) continue;
+    if (victim < 0 || x.need > acts_[static_cast<std::size_t>(victim)].need) victim = static_cast<long>(a);
+  }
+  if (victim < 0) return -1;
+  activation& x = acts_[static_cast<std::size_t>(victim)];
+  const std::size_t ri = static_cast<std::size_t>(r);
+  const int P = static_cast<int>(cap_.size());
+  long best_host = -1;
+  std::int64_t best_slack = 0, best_send = 0, best_back = 0;
+  for (int h = 0; h < P; ++h) {
+    if (h == r || (pairing_ == rebalance_pairing::bpipe && h != P - 1 - r)) continue;
+    const std::size_t hi = static_cast<std::size_t>(h);
+    const std::int64_t send = latest_slot(out_[ri], in_[hi], x.ready, t);
+    if (send < 0) continue;
+    const std::int64_t back = latest_slot(out_[hi], in_[ri], send + move_, x.need);
+    if (back < 0) continue;
+    const std::int64_t slack = cap_[hi] - most(h, send + move_, back + move_) - q_;
+    if (slack >= 0 && (best_host < 0 || slack > best_slack)) best_host = h, best_slack = slack, best_send = send, best_back = back;
+  }
+  if (best_host < 0) return -1;
+  const std::size_t hi = static_cast<std::size_t>(best_host);
+  x.moved = true;
+  away_[ri].push_back({best_send + move_, best_back + move_});
+  hosted_[hi].push_back({best_send + move_, best_back + move_});
+  out_[ri].push_back({best_send, best_send + move_}), in_[hi].push_back({best_send, best_send + move_});
+  out_[hi].push_back({best_back, best_back + move_}), in_[ri].push_back({best_back, best_back + move_});
+  moves.push_back({static_cast<std::size_t>(victim), static_cast<int>(best_host), best_send, best_back});
+  return victim;
+}
+
+/// The activations of `v` (one per F, or per overlapped pair word) with their times in
+/// ticks of `tick` (simulation ticks times `factor`).
+inline std::vector<activation> activations_of(schedule_view v, const simulation& sim, std::int64_t factor) {
+  const op_index index(v);
+  std::vector<activation> out;
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      const op o = v.ops[k];
+      if (o.kind() != op_kind::F && o.kind() != op_kind::overlap_f_b) continue;
+      const std::uint32_t b = index.find(op{op_kind::B, o.stage(), o.microbatch()});
+      const std::uint32_t first_back = b != 0 ? b : index.find(op{op_kind::I, o.stage(), o.microbatch()});
+      const std::int64_t need = first_back != 0 ? sim.start_ticks(first_back - 1) * factor : sim.makespan_ticks() * factor;
+      out.push_back({r, o.stage(), o.microbatch(), sim.start_ticks(k) * factor, sim.end_ticks(k) * factor, need, false});
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// What check_rebalance() found: per rank the peak with the moves and the copy-channel
+/// busy time, and the first problem (nullptr when there is none).
+struct rebalance_check {
+  std::vector<rational> peak;
+  std::vector<rational> channel_busy;
+  const char* problem = nullptr;
+};
+
+/// Replays plan `moves` on schedule `v` under `c` (scaled by `scale`) for `gamma`,
+/// independently of the planner, in exact rationals (docs/spec.md §8.2):
+/// - each move takes a forward's activation (stage, micro-batch) from its rank to
+///   another, once: "a move must take an F's activation from its own rank to another,
+///   once";
+/// - it leaves after its F ends, its return starts after it arrived, and it is back
+///   before its first backward (B or I) starts: "a move leaves before its F ends or comes
+///   back after its backward starts";
+/// - no copy channel (one outgoing, one incoming per rank) carries two transfers at once:
+///   "two transfers share a copy channel";
+/// - the peak of each rank, counting an activation on its sender until it arrives.
+/// Compute is untouched (no op waits for a move when the checks pass). O(n log n) in
+/// memory events plus moves per rank (channel overlaps by sorting).
+inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::span<const activation_move> moves, rational gamma = rational{1},
+                                       const cost_scale& scale = {}) {
+  const simulation sim = simulate(v, c, scale);
+  const detail::op_index index(v);
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
+  std::vector<std::vector<std::pair<rational, rational>>> events(P), out_ch(P), in_ch(P);  // (time, delta) / intervals
+  const rational delta[4] = {rational{1}, rational{-1}, gamma - rational{1}, -gamma};
+  for (std::size_t r = 0; r < P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      const int kind = v.ops[k].kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(v.ops[k].kind());
+      if (kind <= 3) events[r].push_back({kind == 0 ? sim.start(k) : sim.end(k), delta[kind]});
+    }
+  }
+  rebalance_check out;
+  std::vector<char> moved(index.at.size(), 0);
+  for (const activation_move& mv : moves) {
+    const op f{op_kind::F, mv.stage, mv.microbatch};
+    const std::uint32_t fk = mv.stage >= 0 && mv.stage < v.shape.stages() && mv.microbatch >= 0 && mv.microbatch < v.shape.m ? index.find(f) : 0;
+    const bool own = fk != 0 && v.shape.rank_of(mv.stage) == mv.from && mv.to >= 0 && mv.to < v.shape.P && mv.to != mv.from &&
+                     !moved[fk - 1];
+    if (!own) return out.problem = "a move must take an F's activation from its own rank to another, once", out;
+    moved[fk - 1] = 1;
+    const std::uint32_t b = index.find(op{op_kind::B, mv.stage, mv.microbatch});
+    const std::uint32_t back_op = b != 0 ? b : index.find(op{op_kind::I, mv.stage, mv.microbatch});
+    const rational need = back_op != 0 ? sim.start(back_op - 1) : sim.makespan();
+    if (mv.send < sim.end(fk - 1) || mv.back < mv.send + c.move || mv.back + c.move > need) {
+      return out.problem = "a move leaves before its F ends or comes back after its backward starts", out;
+    }
+    const std::size_t from = static_cast<std::size_t>(mv.from), to = static_cast<std::size_t>(mv.to);
+    events[from].push_back({mv.send + c.move, rational{-1}}), events[from].push_back({mv.back + c.move, rational{1}});
+    events[to].push_back({mv.send + c.move, rational{1}}), events[to].push_back({mv.back + c.move, rational{-1}});
+    out_ch[from].push_back({mv.send, mv.send + c.move}), in_ch[to].push_back({mv.send, mv.send + c.move});
+    out_ch[to].push_back({mv.back, mv.back + c.move}), in_ch[from].push_back({mv.back, mv.back + c.move});
+  }
+  for (std::size_t r = 0; r < P; ++r) {
+    std::sort(events[r].begin(), events[r].end());  // by time, frees (negative) first
+    rational level{0}, peak{0};
+    for (const auto& e : events[r]) level += e.second, peak = max(peak, level);
+    out.peak.push_back(peak);
+    rational busy{0};
+    for (auto* ch : {&out_ch[r], &in_ch[r]}) {
+      std::sort(ch->begin(), ch->end());
+      for (std::size_t k = 0; k < ch->size(); ++k) {
+        busy += (*ch)[k].second - (*ch)[k].first;
+        if (k > 0 && (*ch)[k].first < (*ch)[k - 1].second) return out.problem = "two transfers share a copy channel", out;
+      }
+    }
+    out.channel_busy.push_back(busy);
+  }
+  return out;
+}
+
+/// Plans moves of activations between ranks so that no rank's in-flight activations
+/// (chunks, gamma-weighted, counted as check_rebalance() does) exceed `capacity`
+/// (P entries, or one for every rank), without delaying any compute op (docs/spec.md
+/// §8.2). Moves cost `c.move` each way on copy channels apart from compute (one
+/// outgoing, one incoming per rank).
+///
+/// The planner: in time order, at each rise of a rank's level above its capacity, it
+/// moves off that rank the activation needed last among those that can have arrived
+/// elsewhere by then (Belady's rule), to the rank with the most room over its stay
+/// (`pairing::bpipe`: only to rank P-1-x), sending as late and returning as late as the
+/// channels allow (arriving when its backward starts). Each return is a rise in turn.
+/// Not proved optimal; rebalance_plan::bound is the floor no plan goes below, and
+/// least_capacity() searches the least uniform capacity this planner reaches.
+/// Cost: O(rises x (activations + P x events of a rank log)) at run time.
+///
+/// The result is replayed by check_rebalance(); `feasible` when the planner relieved
+/// every rise and the replay passed. Errors: simulate()'s messages; `ctpipe: rebalance
+/// takes one capacity per rank (P of them) or one for all`, `ctpipe: a capacity must be
+/// >= 0`; `ctpipe: rebalance's replay rejected its own plan (a bug)`.
+inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const rational> capacity, rational gamma = rational{1},
+                                rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}) {
+  check_gamma(gamma);
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
+  detail::require(capacity.size() == 1 || capacity.size() == P, "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
+  for (const rational x : capacity) detail::require(x >= rational{0}, "ctpipe: a capacity must be >= 0");
+  const simulation sim = simulate(v, c, scale);
+  const std::int64_t den = detail::lcm(sim.tick().den, c.move.den), factor = den / sim.tick().den;
+  rational::mul(rational::add(sim.makespan_ticks(), 1), factor);
+  const std::int64_t move = (c.move * rational{den}).num;
+  detail::buffer<int> ranks;
+  const detail::buffer<detail::memory_event> ev = detail::memory_events(v, sim, gamma, ranks);
+  std::vector<std::vector<detail::memory_event>> own(P);
+  for (std::size_t k = 0; k < ev.size(); ++k) {
+    if (ev[k].delta != 0) own[static_cast<std::size_t>(ranks[k])].push_back({ev[k].time * factor, ev[k].delta});
+  }
+  rebalance_plan plan;
+  std::vector<std::int64_t> cap;
+  for (std::size_t r = 0; r < P; ++r) {
+    plan.capacity.push_back(capacity[capacity.size() == 1 ? 0 : r]);
+    const rational units = plan.capacity.back() * rational{gamma.den};
+    cap.push_back(units.num / units.den);  // levels are whole 1/q-ths: floor
+  }
+  detail::rebalance_planner planner(detail::activations_of(v, sim, factor), std::move(own), cap, move, gamma.den, pairing);
+  const bool done = planner.run();
+  const rational tick{1, den};
+  for (const detail::tick_move& mv : planner.moves) {
+    const detail::activation& a = planner.acts()[mv.act];
+    plan.moves.push_back({a.stage, a.microbatch, a.rank, mv.host, tick * rational{mv.send}, tick * rational{mv.back}});
+  }
+  const in_flight_profile before = in_flight(v, gamma);
+  for (int r = 0; r < v.shape.P; ++r) plan.peak_before.push_back(before.peak(r));
+  const rebalance_check replay = check_rebalance(v, c, plan.moves, gamma, scale);
+  detail::require(replay.problem == nullptr, "ctpipe: rebalance's replay rejected its own plan (a bug)");
+  plan.peak_after = replay.peak, plan.channel_busy = replay.channel_busy;
+  plan.bound = live_bound(v, c, gamma, scale);
+  plan.move_cost = c.move, plan.makespan = sim.makespan();
+  plan.feasible = done;
+  for (std::size_t r = 0; r < P && done; ++r) detail::require(plan.peak_after[r] <= plan.capacity[r], "ctpipe: rebalance's replay rejected its own plan (a bug)");
+  if (!done) plan.stuck_rank = planner.stuck_rank, plan.stuck_at = tick * rational{planner.stuck_at};
+  return plan;
+}
+
+/// The least uniform capacity (a multiple of 1/q chunks, gamma = p/q) at which
+/// rebalance() finds a feasible plan, from the bound up to the largest peak before any
+/// move (always feasible: nothing to move), and that plan. Errors: rebalance()'s.
+inline rebalance_plan least_capacity(schedule_view v, const costs& c, rational gamma = rational{1},
+                                     rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}) {
+  const live_bound_result b = live_bound(v, c, gamma, scale);
+  const in_flight_profile before = in_flight(v, gamma);
+  rational top{0};
+  for (int r = 0; r < v.shape.P; ++r) top = max(top, before.peak(r));
+  for (rational cap = b.bound; cap < top; cap += rational{1, gamma.den}) {
+    rebalance_plan plan = rebalance(v, c, std::span<const rational>(&cap, 1), gamma, pairing, scale);
+    if (plan.feasible) return plan;
+  }
+  return rebalance(v, c, std::span<const rational>(&top, 1), gamma, pairing, scale);
+}
+
+}  // namespace ctpipe
