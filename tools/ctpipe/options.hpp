@@ -21,17 +21,17 @@ class App;
 
 namespace ctpipe::tool {
 
-/// Parses `f=1,b=2,i=1,w=1,c=0,fb=3` (any subset, any order; values exact: `1/2`,
+/// Parses `f=1,b=2,i=1,w=1,c=0,fb=3,move=1/8` (any subset, any order; values exact: `1/2`,
 /// `0.25`). Keys not given keep the defaults, except `b`, which becomes `i + w` when `i`
 /// or `w` is given without it (docs/spec.md §1: t_b = t_i + t_w); `fb` (an overlapped
 /// F&B pair) left out is t_f + t_b. Raises ctpipe::error with `ctpipe: --costs takes
 /// key=value pairs ...`, the parse_rational() message, or the check_costs() messages.
 inline costs parse_costs(std::string_view text) {
   constexpr const char* bad =
-      "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, fb, each once (e.g. f=1,b=2)";
+      "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, fb, move, each once (e.g. f=1,b=2)";
   costs out{};
-  bool seen[6] = {};
-  constexpr std::string_view keys[] = {"f", "b", "i", "w", "c", "fb"};
+  bool seen[7] = {};
+  constexpr std::string_view keys[] = {"f", "b", "i", "w", "c", "fb", "move"};
   while (!text.empty()) {
     const std::size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
@@ -40,10 +40,10 @@ inline costs parse_costs(std::string_view text) {
     const std::size_t equals = item.find('=');
     detail::require(equals != std::string_view::npos && equals + 1 < item.size(), bad);
     std::size_t key = 0;
-    while (key < 6 && keys[key] != item.substr(0, equals)) ++key;
-    detail::require(key < 6 && !seen[key], bad);
+    while (key < 7 && keys[key] != item.substr(0, equals)) ++key;
+    detail::require(key < 7 && !seen[key], bad);
     seen[key] = true;
-    rational* field[] = {&out.f, &out.b, &out.i, &out.w, &out.c, &out.fb};
+    rational* field[] = {&out.f, &out.b, &out.i, &out.w, &out.c, &out.fb, &out.move};
     *field[key] = parse_rational(item.substr(equals + 1));
     detail::require(key != 5 || out.fb >= rational{0}, "ctpipe: costs must be >= 0");
   }

@@ -46,6 +46,76 @@ inline nlohmann::ordered_json memory_json(const readout& ro) {
       {"over_activations", b.limit_activations ? strings(over(peak_activations(ro), *b.limit_activations)) : json(nullptr)},
   };
 }
+/// Exact values as an array of strings.
+inline nlohmann::ordered_json string_array(const std::vector<rational>& values) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const rational& x : values) out.push_back(to_string(x));
+  return out;
+}
+inline nlohmann::ordered_json string_array(const ctpipe::detail::buffer<rational>& values) {
+  return string_array(std::vector<rational>(values.data(), values.data() + values.size()));
+}
+
+/// One fill_result of `jobs` (docs/json.md, `fill`): placed pieces, jobs not (wholly)
+/// placed with the time missing and the reason, per rank filled and remaining idle, the
+/// totals, the bound and the method.
+inline nlohmann::ordered_json fill_result_json(const std::vector<fill_job>& jobs, const fill_result& r) {
+  using json = nlohmann::ordered_json;
+  json placed = json::array(), unplaced = json::array();
+  for (const fill_piece& p : r.pieces.span()) {
+    const fill_job& job = jobs[p.job];
+    placed.push_back({{"job", job.name}, {"microbatch", job.microbatch < 0 ? json(nullptr) : json(job.microbatch)}, {"rank", p.rank},
+                      {"start", to_string(p.start)}, {"end", to_string(p.end)}});
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (r.reason[j] == fill_reason::placed) continue;
+    unplaced.push_back({{"job", jobs[j].name}, {"microbatch", jobs[j].microbatch < 0 ? json(nullptr) : json(jobs[j].microbatch)},
+                        {"missing", to_string(jobs[j].duration - r.placed[j])}, {"reason", reason_text(r.reason[j])}});
+  }
+  return json{{"placed", std::move(placed)},     {"unplaced", std::move(unplaced)},   {"filled", string_array(r.filled)},
+              {"remaining_idle", string_array(r.remaining_idle)}, {"work", to_string(r.work)}, {"total", to_string(r.total)},
+              {"bound", to_string(r.bound)},     {"optimal", r.optimal},             {"method", r.method}};
+}
+
+/// The `fill` object (docs/json.md): fill_result_json() of the one iteration, with the
+/// request and `steady_state` (the same object for back-to-back iterations, or null).
+inline nlohmann::ordered_json fill_json(const fill_overlay& f) {
+  nlohmann::ordered_json out = {{"request", f.request}};
+  out.update(fill_result_json(f.jobs, f.result));
+  out["steady_state"] = f.steady ? fill_result_json(f.jobs, *f.steady) : nlohmann::ordered_json(nullptr);
+  return out;
+}
+
+/// The `rebalance` object (docs/json.md): capacity, peaks after and before, moves, the
+/// lower bound, channel busy time, and BPipe's plan at the same capacity.
+inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
+  using json = nlohmann::ordered_json;
+  const auto plan_json = [](const rebalance_plan& p, bool moves_listed) {
+    json moves = json::array();
+    for (const activation_move& mv : p.moves) {
+      moves.push_back({{"microbatch", mv.microbatch}, {"stage", mv.stage}, {"from", mv.from}, {"to", mv.to},
+                       {"send", to_string(mv.send)}, {"back", to_string(mv.back)}});
+    }
+    json out = {{"capacity", string_array(p.capacity)}, {"feasible", p.feasible}, {"peak_in_flight", string_array(p.peak_after)}};
+    if (moves_listed) out["moves"] = std::move(moves);
+    else out["move_count"] = p.moves.size();
+    out["channel_busy"] = string_array(p.channel_busy);
+    out["stuck"] = p.feasible ? json(nullptr) : json{{"rank", p.stuck_rank}, {"time", to_string(p.stuck_at)}};
+    return out;
+  };
+  json out = plan_json(o.plan, true);
+  out["peak_in_flight_before"] = string_array(o.plan.peak_before);
+  out["lower_bound"] = to_string(o.plan.bound.bound);
+  out["live"] = to_string(o.plan.bound.live);
+  out["move_cost"] = to_string(o.plan.move_cost);
+  out["least_capacity"] = to_string(o.least);
+  out["searched"] = o.searched;
+  json bpipe = plan_json(o.bpipe, false);
+  bpipe["least_capacity"] = to_string(o.bpipe_least);
+  out["bpipe"] = std::move(bpipe);
+  return out;
+}
+
 }  // namespace detail
 
 /// The JSON object the `ctpipe` tool prints with `--format json` (docs/json.md), one field
@@ -63,7 +133,8 @@ inline nlohmann::ordered_json memory_json(const readout& ro) {
 /// [action, start, end] triples: the simulated times, never an executed run's). An
 /// overlapped pair (its word and its B word) is one action in both, PyTorch's
 /// `(7F4;0B0)OVERLAP_F_B` (io::actions(), as the reference vectors hold it), with the
-/// pair's start and end.
+/// pair's start and end. With a fill (readout::fill) a last field `fill` (fill_json()),
+/// with a rebalancing (readout::rebalance) `rebalance` (rebalance_json()).
 inline nlohmann::ordered_json to_json(const readout& ro) {
   using json = nlohmann::ordered_json;
   const schedule_view v = ro.ranks;
@@ -94,7 +165,7 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
     for (const rational& x : values) out.push_back(to_string(x));
     return out;
   };
-  return json{
+  json out{
       {"schedule", ro.schedule},
       {"P", ro.P},
       {"m", ro.m},
@@ -119,6 +190,9 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
       {"ranks", std::move(ranks)},
       {"timeline", std::move(timeline)},
   };
+  if (ro.fill != nullptr) out["fill"] = detail::fill_json(*ro.fill);
+  if (ro.rebalance != nullptr) out["rebalance"] = detail::rebalance_json(*ro.rebalance);
+  return out;
 }
 
 /// to_json() of readout_of(rep).

@@ -163,6 +163,10 @@ struct readout {
   const executed_timeline* drawn_run = nullptr;
   /// Memory per rank against a limit (report::budget), or nullptr (JSON: `memory`, null).
   const memory_budget* budget = nullptr;
+  /// A bubble fill (report::fill), or nullptr (JSON: `fill`, present only with one).
+  const fill_overlay* fill = nullptr;
+  /// A rebalancing (report::rebalance), or nullptr (JSON: `rebalance`, present only with one).
+  const rebalance_overlay* rebalance = nullptr;
   /// What the text and SVG timelines draw: `drawn_run`'s times when set, else `timeline`.
   op_timeline drawn;
 };
@@ -183,6 +187,8 @@ inline readout readout_of(const report& rep) {
   out.pairs = rep.spec.pairs == pair_model::split && rep.source.empty() ? "split" : has_pairs(rep.ops.view()) ? "fused" : "";
   out.costs = rep.cost;
   out.budget = rep.budget ? &*rep.budget : nullptr;
+  out.fill = rep.fill ? &*rep.fill : nullptr;
+  out.rebalance = rep.rebalance ? &*rep.rebalance : nullptr;
   out.stage_scale = rep.stage_scale;
   out.microbatch_scale = rep.microbatch_scale;
   out.gamma = rep.gamma;

@@ -7,12 +7,15 @@
 #include <algorithm>  // std::equal
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ctpipe/analysis/communication.hpp"
+#include "ctpipe/analysis/fill.hpp"
+#include "ctpipe/analysis/rebalance.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/model.hpp"
@@ -110,6 +113,27 @@ struct memory_budget {
   std::optional<rational> limit_bytes, limit_activations;
 };
 
+/// A bubble fill shown with its schedule (`ctpipe fill`, docs/spec.md §8.1): the jobs
+/// asked for and where they went. `jobs` index `result`'s per-job vectors; their names
+/// view `names` (a deque: its strings never move).
+struct fill_overlay {
+  std::string request;                ///< what was asked, as given (`encoder:f=1/4,b=1/2; ...`), for the views
+  std::deque<std::string> names;      ///< storage of the jobs' names
+  std::vector<fill_job> jobs;         ///< the jobs, in the order asked
+  fill_result result;                 ///< one iteration: what the timeline draws
+  std::optional<fill_result> steady;  ///< with --steady-state: back-to-back iterations
+};
+
+/// A rebalancing shown with its schedule (`ctpipe rebalance`, docs/spec.md §8.2): the
+/// plan, BPipe's at the same capacity, and the least uniform capacity each reaches.
+struct rebalance_overlay {
+  rebalance_plan plan;                   ///< ctpipe's planner at the capacity asked (or the least it reaches)
+  rebalance_plan bpipe;                  ///< BPipe's pairing (x <-> P-1-x) at the same capacity
+  rational least{0};                     ///< least uniform capacity ctpipe's planner reaches
+  rational bpipe_least{0};               ///< and BPipe's
+  bool searched = false;                 ///< no capacity asked: `plan` is at `least`
+};
+
 /// One schedule with its simulation, in-flight profile, message count, validation and
 /// closed forms. Per-rank vectors have P entries.
 struct report {
@@ -141,6 +165,12 @@ struct report {
 
   /// Empty unless set (set_memory(), set_memory_limit()): memory per rank against a limit.
   std::optional<memory_budget> budget;
+  /// Empty unless set (`ctpipe fill`): independent work placed into the bubbles, which the
+  /// views draw in the idle time.
+  std::optional<fill_overlay> fill;
+  /// Empty unless set (`ctpipe rebalance`): moves of activations between ranks, which the
+  /// in-flight views show beside the staircase.
+  std::optional<rebalance_overlay> rebalance;
 
   /// The cost_scale of `stage_scale` and `microbatch_scale` (refers to them).
   cost_scale scale() const { return {stage_scale, microbatch_scale}; }
@@ -183,7 +213,7 @@ inline report analyze(const schedule_spec& spec, const costs& cost, rational gam
   check_costs(cost);
   check_gamma(gamma);
   report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}, {}, std::move(stage_scale),
-             std::move(microbatch_scale), {}};
+             std::move(microbatch_scale), {}, {}, {}};
   const cost_scale scale = out.scale();
   check_scale(scale, spec.shape);
   out.validity = validate(out.ops.view());

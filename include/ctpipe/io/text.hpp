@@ -59,6 +59,8 @@ inline constexpr const char* stall_color = "\x1b[31m";
 inline constexpr const char* reset_color = "\x1b[0m";
 inline constexpr const char* shade = "\u2591";        // ░
 inline constexpr const char* stall_shade = "\u2592";  // ▒
+inline constexpr const char* fill_shade = "\u2593";   // ▓
+inline constexpr const char* fill_color = "\x1b[33m";
 
 /// What fills an op's box after its label: F '-', B '=', I '~', W '+', an overlapped
 /// pair '#', transfers '.'.
@@ -83,8 +85,9 @@ struct timeline_scale {
   double ticks_per_column = 1;
 
   /// First column whose middle lies at or after `ticks`.
-  std::size_t column(std::int64_t ticks) const {
-    const double c = std::ceil(static_cast<double>(ticks) / ticks_per_column - 0.5);
+  std::size_t column(std::int64_t ticks) const { return column(static_cast<double>(ticks)); }
+  std::size_t column(double ticks) const {
+    const double c = std::ceil(ticks / ticks_per_column - 0.5);
     return static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(columns)));
   }
 };
@@ -146,13 +149,31 @@ inline timeline_scale scale_timeline(const readout& ro, const text_style& style)
 /// kind there (-1 idle, stall_cell a stall), and which kinds occur.
 struct timeline_grid {
   static constexpr int stall_cell = -3;
+  static constexpr int fill_cell = -4;  ///< a piece of a fill job (readout::fill)
+  bool filled = false;                  ///< whether any column shows one
   std::vector<std::vector<std::string>> cells;
   std::vector<std::vector<int>> kinds;
   bool present[op_kind_count] = {};
 };
 
+/// The pieces of a fill (readout::fill) into the idle columns of their ranks, '▓'.
+inline void draw_fill(const readout& ro, const timeline_scale& sc, timeline_grid& grid) {
+  if (ro.fill == nullptr) return;
+  const rational tick = ro.drawn.tick();
+  for (const fill_piece& p : ro.fill->result.pieces.span()) {
+    const std::size_t r = static_cast<std::size_t>(p.rank);
+    for (std::size_t c = sc.column((p.start / tick).to_double()); c < sc.column((p.end / tick).to_double()); ++c) {
+      if (grid.kinds[r][c] != -1) continue;
+      grid.cells[r][c] = fill_shade;
+      grid.kinds[r][c] = timeline_grid::fill_cell;
+      grid.filled = true;
+    }
+  }
+}
+
 /// Draws each op into the columns whose middle falls inside it, its label if it fits
-/// with a fill character, then the stalls of an executed run into idle columns.
+/// with a fill character, then the stalls of an executed run into idle columns, and the
+/// pieces of a fill (draw_fill()).
 inline timeline_grid fill_timeline(const readout& ro, const timeline_scale& sc) {
   const schedule_view v = ro.ranks;
   const std::size_t ncols = static_cast<std::size_t>(sc.columns);
@@ -190,6 +211,7 @@ inline timeline_grid fill_timeline(const readout& ro, const timeline_scale& sc) 
       }
     }
   }
+  draw_fill(ro, sc, grid);
   return grid;
 }
 
@@ -224,6 +246,7 @@ inline std::string timeline_row(const timeline_grid& grid, int r, std::size_t fi
     if (color && kind != current) {
       row += reset_color;
       row += kind == timeline_grid::stall_cell ? stall_color
+             : kind == timeline_grid::fill_cell ? fill_color
              : kind < 0                        ? bubble_color
                                                : kind_color(static_cast<op_kind>(kind));
       current = kind;
@@ -251,8 +274,9 @@ inline std::string timeline_legend(const readout& ro, const timeline_grid& grid,
   const std::string stall_legend = ro.drawn_run != nullptr && ro.drawn_run->has_stall()
                                        ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", stall_shade)
                                        : "";
-  return fmt::format("{:<{}}{}{} bubble (idle){};  1 time unit = {} column{}{}{}\n", "", label_width, legend, shade,
-                     stall_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
+  const std::string fill_legend = grid.filled ? fmt::format("  {} filled (independent work in the bubbles)", fill_shade) : "";
+  return fmt::format("{:<{}}{}{} bubble (idle){}{};  1 time unit = {} column{}{}{}\n", "", label_width, legend, shade,
+                     stall_legend, fill_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
                      v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "",
                      !grid.present[static_cast<int>(op_kind::overlap_f_b)] ? ""
                      : v.shape.V > 1 ? ";  F4.1/B0.0 = F4.1 and B0.0 overlapped"
@@ -308,26 +332,47 @@ inline std::string render_readout(const readout& ro) {
 /// render_readout() of readout_of(rep).
 inline std::string render_readout(const report& rep) { return render_readout(readout_of(rep)); }
 
+namespace detail {
+/// A rank's in-flight bar with a rebalancing: '█' up to the lower of its peaks before
+/// and after, then '▒' for what moved away (before > after) or '▓' for what it hosts
+/// (after > before); `top` is the longest bar's value, `width` its columns.
+inline std::string rebalanced_bar(rational after, rational before, rational top, int width) {
+  const auto cols = [&](rational x) { return top == rational{0} ? 0 : static_cast<int>((x / top * rational{width}).to_double() + 0.5); };
+  const int low = cols(std::min(after, before)), high = cols(max(after, before));
+  std::string bar;
+  for (int k = 0; k < high; ++k) bar += k < low ? "\u2588" : after < before ? stall_shade : fill_shade;
+  return bar;
+}
+}  // namespace detail
+
 /// The in-flight view: one bar per rank, its length proportional to the rank's peak
 /// (readout::peak_in_flight), with the value and its closed form; with V > 1 the peak in
 /// full activations too. For a split-backward schedule with gamma != 1 each row also
 /// gives the plain count's peak (readout::plain_peak_in_flight, gamma = 1), to show what
-/// the finer memory model saves.
+/// the finer memory model saves. With a rebalancing (readout::rebalance) each bar shows
+/// the peak after it beside the staircase (detail::rebalanced_bar(): '▒' moved away, '▓'
+/// hosted) and the row says `-> 5 rebalanced`.
 inline std::string render_in_flight(const readout& ro, const text_style& style = {}) {
   const bool compare = !ro.plain_peak_in_flight.empty();
   rational top{0};
   for (const rational& peak : ro.peak_in_flight) top = max(top, peak);
+  if (ro.rebalance != nullptr) {
+    for (const rational& peak : ro.rebalance->plan.peak_after) top = max(top, peak);
+  }
   const int bar_width = std::max(10, std::min(style.width - 40, 50));
   const int label_width = static_cast<int>(fmt::format("rank {}", ro.P - 1).size()) + 2;
   std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {}{})\n",
                                 ro.chunk_fraction != rational{1} ? ", in chunks (a chunk is 1/V of a full activation)" : "",
                                 to_string(ro.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
+  if (ro.rebalance != nullptr) out += fmt::format("after rebalancing: {} moved away, {} hosted\n", detail::stall_shade, detail::fill_shade);
   for (std::size_t r = 0; r < ro.peak_in_flight.size(); ++r) {
     const rational peak = ro.peak_in_flight[r];
     const int len = top == rational{0} ? 0 : static_cast<int>((peak / top * rational{bar_width}).to_double() + 0.5);
     std::string bar;
     for (int k = 0; k < len; ++k) bar += "\u2588";  // █
+    if (ro.rebalance != nullptr) bar = detail::rebalanced_bar(ro.rebalance->plan.peak_after[r], peak, top, bar_width);
     std::string tail = fmt::format(" {}", to_string(peak));
+    if (ro.rebalance != nullptr) tail += fmt::format(" -> {} rebalanced", to_string(ro.rebalance->plan.peak_after[r]));
     if (compare) tail += fmt::format(" [{}]", to_string(ro.plain_peak_in_flight[r]));
     if (ro.chunk_fraction != rational{1}) tail += fmt::format(" ({} full)", to_string(peak * ro.chunk_fraction));
     tail += " " + detail::against(peak, ro.peak_in_flight_formula[r]);
@@ -434,13 +479,74 @@ inline std::string render_memory(const readout& ro) {
   return out;
 }
 
+namespace detail {
+/// One fill_result as text lines: the total against the work and the bound, per rank
+/// filled and remaining idle, the jobs not wholly placed with their reasons.
+inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_result& r, const char* what) {
+  const rational share = r.work == rational{0} ? rational{0} : r.total / r.work;
+  std::string out = fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}\n", what, to_string(r.total), to_string(r.work),
+                                percent(share), to_string(r.bound), r.optimal ? ": optimal" : "", r.method);
+  out += fmt::format("  filled per rank          {}\n", spaced(std::vector<rational>(r.filled.data(), r.filled.data() + r.filled.size())));
+  out += fmt::format("  idle left per rank       {}\n",
+                     spaced(std::vector<rational>(r.remaining_idle.data(), r.remaining_idle.data() + r.remaining_idle.size())));
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (r.reason[j] == fill_reason::placed) continue;
+    const std::string mb = jobs[j].microbatch >= 0 ? fmt::format(" {}", jobs[j].microbatch) : "";
+    out += fmt::format("  not placed: {}{}, {} of {}: {}\n", one_line(std::string(jobs[j].name)), mb,
+                       to_string(jobs[j].duration - r.placed[j]), to_string(jobs[j].duration), reason_text(r.reason[j]));
+  }
+  return out;
+}
+}  // namespace detail
+
+/// The fill section (readout::fill): what was asked, then detail::fill_lines() for one
+/// iteration and, with --steady-state, for back-to-back iterations; empty without a fill.
+inline std::string render_fill(const readout& ro) {
+  if (ro.fill == nullptr) return "";
+  const fill_overlay& f = *ro.fill;
+  std::string out = fmt::format("bubble filling: {} ({} job{}; no pipeline op moves: proved by re-simulation)\n",
+                                detail::one_line(f.request), f.jobs.size(), f.jobs.size() == 1 ? "" : "s");
+  out += detail::fill_lines(f.jobs, f.result, "one iteration");
+  if (f.steady) out += detail::fill_lines(f.jobs, *f.steady, "steady state (back-to-back iterations)");
+  return out;
+}
+
+/// The rebalancing section (readout::rebalance): capacity, the bound, peaks before and
+/// after, moves and copy-channel time, and BPipe's pairing beside it; empty without one.
+inline std::string render_rebalance(const readout& ro) {
+  if (ro.rebalance == nullptr) return "";
+  const rebalance_overlay& o = *ro.rebalance;
+  const rebalance_plan& p = o.plan;
+  const auto verdict = [](const rebalance_plan& x) {
+    return x.feasible ? std::string("fits, no compute op delayed")
+                      : fmt::format("does not fit: rank {} cannot be relieved at time {} (moves too slow or no room)", x.stuck_rank,
+                                    to_string(x.stuck_at));
+  };
+  const bool uniform = std::all_of(p.capacity.begin(), p.capacity.end(), [&](rational x) { return x == p.capacity.front(); });
+  std::string out = fmt::format("activation rebalancing: capacity {} per rank{} (chunks, gamma = {}), t_move = {}\n",
+                                uniform ? to_string(p.capacity.front()) : detail::spaced(p.capacity), o.searched ? " (the least this planner reaches)" : "", to_string(ro.gamma),
+                                to_string(p.move_cost));
+  out += fmt::format("  live activations at most {} at once over {} ranks: no plan goes below {} per rank\n", to_string(p.bound.live),
+                     ro.P, to_string(p.bound.bound));
+  out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));
+  out += fmt::format("  peak per rank after      {}  ({})\n", detail::spaced(p.peak_after), verdict(p));
+  out += fmt::format("  moves {}; copy channels busy per rank {}\n", p.moves.size(), detail::spaced(p.channel_busy));
+  out += fmt::format("  least uniform capacity reached: {}{}\n", to_string(o.least),
+                     o.least == p.bound.bound ? " = the bound" : " (the bound is not reached: moves too slow, or the planner's limit)");
+  out += fmt::format("BPipe (rank x pairs with rank P-1-x) at the same capacity: peak after {}  ({}); moves {}; least capacity {}\n",
+                     detail::spaced(o.bpipe.peak_after), verdict(o.bpipe), o.bpipe.moves.size(), to_string(o.bpipe_least));
+  return out;
+}
+
 /// Everything the `ctpipe` tool prints in text format: title, timeline, readout and
-/// in-flight view, a blank line between them; the memory section after them when a
-/// model or a limit is given.
+/// in-flight view, a blank line between them; the memory, fill and rebalancing sections
+/// after them when given.
 inline std::string render_text(const readout& ro, const text_style& style = {}) {
-  const std::string memory = render_memory(ro);
-  return render_title(ro) + "\n" + render_timeline(ro, style) + "\n" + render_readout(ro) + "\n" +
-         render_in_flight(ro, style) + (memory.empty() ? "" : "\n" + memory);
+  std::string out = render_title(ro) + "\n" + render_timeline(ro, style) + "\n" + render_readout(ro) + "\n" + render_in_flight(ro, style);
+  for (const std::string& section : {render_memory(ro), render_fill(ro), render_rebalance(ro)}) {
+    if (!section.empty()) out += "\n" + section;
+  }
+  return out;
 }
 
 /// render_text() of readout_of(rep).

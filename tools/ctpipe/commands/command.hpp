@@ -72,6 +72,10 @@ std::unique_ptr<command> make_validate();
 std::unique_ptr<command> make_split();
 /// `ctpipe compare` (commands/compare.cpp).
 std::unique_ptr<command> make_compare();
+/// `ctpipe fill --fill ...` (commands/fill.cpp).
+std::unique_ptr<command> make_fill();
+/// `ctpipe rebalance` (commands/rebalance.cpp).
+std::unique_ptr<command> make_rebalance();
 
 /// Every command: the default view first, then the subcommands in the order --help
 /// lists them.
@@ -92,6 +96,15 @@ inline constexpr command_entry commands[] = {
      "chooses how --model's layers go to the stages of a schedule, contiguous, to minimise its simulated makespan "
      "(optionally under --memory-limit); compares it with the even split and the Zero Bubble authors' advice.",
      make_split},
+    {"fill",
+     "puts independent work into a schedule's bubbles (--fill encoder:f=1/4,b=1/2: the article's vision encoder), "
+     "without moving any pipeline op, and says how much fitted and why the rest did not.",
+     make_fill},
+    {"rebalance",
+     "moves saved activations from the crowded ranks to the idle ones over copy channels (--capacity, --costs "
+     "move=T), without delaying compute; shows the peaks after it beside the staircase, the bound no plan goes below, "
+     "and BPipe's pairing.",
+     make_rebalance},
 };
 
 }  // namespace ctpipe::tool

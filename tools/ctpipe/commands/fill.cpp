@@ -1,0 +1,69 @@
+// `ctpipe fill`: independent work put into a schedule's bubbles (docs/spec.md §8.1,
+// ctpipe/analysis/fill.hpp): the article's vision-encoder preset or jobs of one's own,
+// shown in the timeline (filled idle time '▓') with a section saying how much fitted and
+// why the rest did not, or as JSON (the schedule's plus `fill`), SVG or a trace.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "../model.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+#include "../overlays.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+/// `ctpipe fill` (see the file comment).
+class fill final : public command_with_options {
+ public:
+  fill()
+      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_width |
+                                  opt_color | opt_scale,
+                              {"text", "json", "svg", "trace"},
+                              "text, json (the schedule's JSON plus \"fill\"), svg or trace",
+                              "fill",
+                              chunks_scope::every_family}) {}
+
+ private:
+  void declare_own(CLI::App& app) override {
+    app.add_option("--fill", requests_,
+                   "what to put into the bubbles, repeatable: encoder:f=T,b=T[,piece=T] (the article's vision encoder: per "
+                   "micro-batch a forward before its F on the first stage, a backward after its B/I there; indivisible "
+                   "unless piece= gives a minimum piece), or job:t=T[,name=N][,rank=R|any][,after=ACTION][,before=ACTION]"
+                   "[,piece=T][,count=N] (ACTION as in the CSV, e.g. 0B3)")
+        ->required();
+    app.add_flag("--steady-state", steady_,
+                 "also fill back-to-back iterations: jobs due before their op may use the previous iteration's cool-down, "
+                 "jobs released after theirs the next warm-up");
+    app.add_option("--fill-method", method_text_,
+                   "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
+                   "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
+  }
+
+  std::string run_checked() override {
+    if (method_text_ != "best" && method_text_ != "greedy") {
+      throw usage_error(fmt::format("ctpipe: --fill-method takes best or greedy, not '{}'", method_text_));
+    }
+    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    check_spec(spec);
+    const long long ops = static_cast<long long>(total_ops(spec));
+    if (ops > max_json_ops) throw usage_error(fmt::format("ctpipe: fill takes at most {} ops; this schedule has {}", max_json_ops, ops));
+    const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
+    check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
+    check_scale(scale, spec.shape);
+    io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
+    apply_fill(rep, requests_, steady_, method_text_ == "greedy" ? fill_method::greedy : fill_method::best);
+    return render(rep, opts_);
+  }
+
+  std::vector<std::string> requests_;
+  bool steady_ = false;
+  std::string method_text_ = "best";
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_fill() { return std::make_unique<fill>(); }
+
+}  // namespace ctpipe::tool
