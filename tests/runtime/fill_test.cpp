@@ -1,0 +1,275 @@
+// Bubble filling and activation rebalancing at run time (docs/spec.md §8): the twin of
+// tests/static/proofs_fill.cpp over every family and both methods, the exact methods
+// against independent ones (the flow against branch-and-bound on unit pieces, the
+// branch-and-bound against the greedy), the rebalancing plans replayed by brute force,
+// the values, and the tool's `fill` and `rebalance`.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/report.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "proofs_fill.hpp"
+#include "tool_runner.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::encoder_share;
+using ctpipe::tests::family_spec;
+using ctpipe::tests::fill_is_sound;
+using ctpipe::tests::live_brute_force;
+using ctpipe::tests::proof_jobs;
+using ctpipe::tests::prove_fill;
+using ctpipe::tests::run_tool;
+
+namespace {
+
+/// Every family at P and m where it runs (its own rules), else nothing.
+std::vector<schedule_spec> specs_at(int P, int m) {
+  std::vector<schedule_spec> out;
+  for (const family_entry& e : family_table) {
+    const schedule_spec s = family_spec(e.id, P, m);
+    if (spec_error(s) == nullptr) out.push_back(s);
+  }
+  return out;
+}
+
+/// Level of every rank over time with `plan`'s moves, by brute force (docs/spec.md §8.2,
+/// gamma = 1): at each instant where anything changes, per rank the activations of its
+/// own stages alive (F started, last backward piece not ended) and not away, plus those
+/// it hosts; an activation is away from its arrival at the host to its arrival back.
+std::vector<rational> peaks_brute_force(schedule_view v, const costs& c, const rebalance_plan& plan) {
+  const simulation sim = simulate(v, c);
+  std::vector<rational> times{sim.makespan()};
+  for (std::size_t k = 0; k < v.size(); ++k) times.push_back(sim.start(k)), times.push_back(sim.end(k));
+  for (const activation_move& mv : plan.moves) times.push_back(mv.send + c.move), times.push_back(mv.back + c.move);
+  std::vector<rational> peak(static_cast<std::size_t>(v.shape.P), rational{0});
+  for (const rational& t : times) {
+    std::vector<std::int64_t> level(peak.size(), 0);
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      const op o = v.ops[k];
+      if (o.kind() != op_kind::F && o.kind() != op_kind::overlap_f_b) continue;
+      std::size_t last = tests::find_op(v, op{op_kind::B, o.stage(), o.microbatch()});
+      if (last == v.size()) last = tests::find_op(v, op{op_kind::W, o.stage(), o.microbatch()});
+      if (!(sim.start(k) <= t && t < sim.end(last))) continue;
+      int where = v.shape.rank_of(o.stage());
+      for (const activation_move& mv : plan.moves) {
+        if (mv.stage == o.stage() && mv.microbatch == o.microbatch() && mv.send + c.move <= t && t < mv.back + c.move) where = mv.to;
+      }
+      ++level[static_cast<std::size_t>(where)];
+    }
+    for (std::size_t r = 0; r < peak.size(); ++r) peak[r] = max(peak[r], rational{level[r]});
+  }
+  return peak;
+}
+
+}  // namespace
+
+TEST_CASE("bubble filling: the encoder fits 31/32 into 1F1B at P = 8, m = 32, all of it in the steady state", "[fill]") {
+  const schedule_spec spec = family_spec(schedule_family::one_f_one_b, 8, 32);
+  const tests::encoder_fit one = encoder_share(spec, rational{1, 4}, rational{1, 2});
+  CHECK(one.share == rational{31, 32});
+  CHECK(one.optimal);
+  CHECK(encoder_share(spec, rational{1, 4}, rational{1, 2}, true).share == rational{1});
+  const schedule s = generate(spec);
+  const detail::buffer<fill_job> jobs = encoder_jobs(s.view(), rational{1, 4}, rational{1, 2});
+  const fill_result r = fill_bubbles(s.view(), costs{}, jobs.span());
+  // The two jobs without a window: the first forward (F(0, 0) starts at 0) and the last
+  // backward (B(0, 31) ends at the makespan).
+  CHECK(r.reason[0] == fill_reason::no_window);
+  CHECK(r.reason[63] == fill_reason::no_window);
+  for (std::size_t j = 1; j < 63; ++j) CHECK(r.reason[j] == fill_reason::placed);
+  CHECK(r.makespan == rational{117});
+  CHECK(fill_bubbles_optimal(s.view(), costs{}, jobs.span()).total == rational{93, 4});
+}
+
+TEST_CASE("bubble filling restated from the spec on every family, both methods, P <= 6", "[fill][proofs]") {
+  std::mt19937 rng(16);
+  int checked = 0;
+  for (int P : {1, 2, 3, 4, 6}) {
+    for (int m : {P, 2 * P, 2 * P + 1}) {
+      for (const schedule_spec& spec : specs_at(P, m)) {
+        const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{static_cast<std::int64_t>(rng() % 3), 3}};
+        const schedule s = generate(spec);
+        for (const bool divisible : {false, true}) {
+          const detail::buffer<fill_job> jobs = proof_jobs(s.view(), divisible);
+          for (const bool steady : {false, true}) {
+            CHECK(prove_fill(spec, c, divisible, steady));
+            const fill_result greedy = fill_bubbles(s.view(), c, jobs.span(), {steady});
+            const fill_result best = fill_bubbles_optimal(s.view(), c, jobs.span(), {steady});
+            CHECK(fill_is_sound(s.view(), c, jobs.span(), best, steady));
+            CHECK(best.bound <= greedy.bound);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked > 150);
+}
+
+TEST_CASE("bubble filling: the flow is optimal for divisible jobs (against branch-and-bound on unit pieces)", "[fill]") {
+  // Jobs pinned to one rank each, integer times: a divisible job of d units is d unit
+  // jobs (one rank: its pieces never run at once), which branch-and-bound places exactly.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    const schedule s = generate(family_spec(round % 2 == 0 ? schedule_family::one_f_one_b : schedule_family::gpipe, 3, 3));
+    std::vector<fill_job> whole, units;
+    for (int j = 0; j < 3; ++j) {
+      const int rank = static_cast<int>(rng() % 3), d = 1 + static_cast<int>(rng() % 3);
+      const std::optional<op> after = rng() % 2 == 0 ? std::optional<op>{op{op_kind::F, rank, static_cast<int>(rng() % 3)}} : std::nullopt;
+      whole.push_back({"j", j, rational{d}, rank, after, std::nullopt, true, rational{0}});
+      for (int u = 0; u < d; ++u) units.push_back({"u", j, rational{1}, rank, after, std::nullopt, false, rational{0}});
+    }
+    const fill_result flow = fill_bubbles_optimal(s.view(), costs{}, whole);
+    const fill_result exact = fill_bubbles_optimal(s.view(), costs{}, units);
+    REQUIRE(std::string(flow.method) == "max-flow");
+    REQUIRE(std::string(exact.method) == "branch-and-bound");
+    CHECK(flow.optimal);
+    CHECK(flow.total == exact.total);
+  }
+}
+
+TEST_CASE("bubble filling: branch-and-bound is exact and never below the greedy on small indivisible sets", "[fill]") {
+  std::mt19937 rng(11);
+  int better = 0;
+  for (int round = 0; round < 60; ++round) {
+    const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 4));
+    std::vector<fill_job> jobs;
+    const int n = 2 + static_cast<int>(rng() % 7);
+    for (int j = 0; j < n; ++j) {
+      const rational d{1 + static_cast<std::int64_t>(rng() % 9), 2};
+      const int rank = rng() % 3 == 0 ? any_rank : static_cast<int>(rng() % 4);
+      jobs.push_back({"x", j, d, rank, std::nullopt, std::nullopt, false, rational{0}});
+    }
+    const fill_result greedy = fill_bubbles(s.view(), costs{}, jobs);
+    const fill_result exact = fill_bubbles_optimal(s.view(), costs{}, jobs);
+    CHECK(exact.exact_method);
+    CHECK(exact.total >= greedy.total);
+    CHECK(exact.total <= exact.bound);
+    better += exact.total > greedy.total ? 1 : 0;
+  }
+  WARN("rounds where branch-and-bound beat the greedy: " << better << " of 60");
+}
+
+TEST_CASE("bubble filling: errors name the bad job", "[fill]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  const auto fails_with = [&](fill_job job, const char* message) {
+    const std::vector<fill_job> jobs{job};
+    CHECK_THROWS_WITH(fill_bubbles(s.view(), costs{}, jobs), message);
+  };
+  fails_with({"x", -1, rational{0}}, "ctpipe: a fill job needs a duration > 0");
+  fails_with({"x", -1, rational{1}, 4}, "ctpipe: a fill job's rank must be any_rank or a pipeline rank in [0, P)");
+  fails_with({"x", -1, rational{1}, any_rank, op{op_kind::F, 0, 8}}, "ctpipe: a fill job's release or deadline must be a compute op of the schedule");
+  fails_with({"x", -1, rational{1}, any_rank, std::nullopt, op{op_kind::I, 0, 1}},
+             "ctpipe: a fill job's release or deadline must be a compute op of the schedule");
+  fails_with({"x", -1, rational{1}, any_rank, std::nullopt, std::nullopt, true, rational{-1}}, "ctpipe: a fill job's minimum piece must be >= 0");
+}
+
+TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move = 1/8; not with t_move = 2", "[rebalance]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
+  costs c{};
+  c.move = rational{1, 8};
+  const live_bound_result b = live_bound(s.view(), c);
+  CHECK(b.live == rational{36});
+  CHECK(b.bound == rational{5});
+  const rational five{5}, four{4};
+  const rebalance_plan plan = rebalance(s.view(), c, std::span<const rational>(&five, 1));
+  CHECK(plan.feasible);
+  CHECK(plan.peak_before == std::vector<rational>{8, 7, 6, 5, 4, 3, 2, 1});
+  for (const rational& p : plan.peak_after) CHECK(p <= five);
+  CHECK(peaks_brute_force(s.view(), c, plan) == plan.peak_after);
+  CHECK(check_rebalance(s.view(), c, plan.moves).problem == nullptr);
+  CHECK_FALSE(rebalance(s.view(), c, std::span<const rational>(&four, 1)).feasible);  // below the bound: impossible
+  CHECK(least_capacity(s.view(), c).capacity.front() == five);
+  CHECK(least_capacity(s.view(), c, rational{1}, rebalance_pairing::bpipe).capacity.front() == five);
+  c.move = rational{2};
+  CHECK(least_capacity(s.view(), c).capacity.front() > five);
+}
+
+TEST_CASE("rebalancing: every plan replays by brute force, on every family", "[rebalance][proofs]") {
+  int feasible = 0, plans = 0;
+  for (int P : {2, 3, 4}) {
+    for (const schedule_spec& spec : specs_at(P, 2 * P)) {
+      const schedule s = generate(spec);
+      for (const rational move : {rational{0}, rational{1, 4}, rational{1}}) {
+        costs c{};
+        c.move = move;
+        const live_bound_result b = live_bound(s.view(), c);
+        CHECK(b.live == live_brute_force(s.view(), c));
+        for (const rebalance_pairing pairing : {rebalance_pairing::any, rebalance_pairing::bpipe}) {
+          const rebalance_plan plan = least_capacity(s.view(), c, rational{1}, pairing);
+          ++plans;
+          REQUIRE(plan.feasible);
+          CHECK(plan.capacity.front() >= b.bound);
+          CHECK(peaks_brute_force(s.view(), c, plan) == plan.peak_after);
+          feasible += plan.capacity.front() == b.bound ? 1 : 0;
+        }
+      }
+    }
+  }
+  INFO(feasible << " of " << plans << " plans reach the bound");
+  CHECK(feasible > 0);
+}
+
+TEST_CASE("rebalancing: check_rebalance() rejects broken plans", "[rebalance]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  costs c{};
+  c.move = rational{1, 2};
+  // F(0, 3) on rank 0 runs [3, 4); B(0, 3) starts at 19 (the article's timeline).
+  const auto problem = [&](std::vector<activation_move> moves) { return std::string(check_rebalance(s.view(), c, moves).problem ? check_rebalance(s.view(), c, moves).problem : ""); };
+  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{12}}}).empty());
+  CHECK(problem({{0, 3, 0, 3, rational{3}, rational{12}}}) == "a move leaves before its F ends or comes back after its backward starts");
+  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{19}}}) == "a move leaves before its F ends or comes back after its backward starts");
+  CHECK(problem({{0, 3, 1, 3, rational{4}, rational{12}}}) == "a move must take an F's activation from its own rank to another, once");
+  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{12}}, {0, 2, 0, 3, rational{4}, rational{12}}}) == "two transfers share a copy channel");
+}
+
+TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill][rebalance]") {
+  const auto fill = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --steady-state");
+  REQUIRE(fill.exit_code == 0);
+  CHECK(fill.out.find("one iteration: filled 93/4 of 24 (96.9%), bound 93/4: optimal") != std::string::npos);
+  CHECK(fill.out.find("steady state (back-to-back iterations): filled 24 of 24 (100.0%)") != std::string::npos);
+  CHECK(fill.out.find("not placed: encoder F 0, 1/4 of 1/4: no window") != std::string::npos);
+  const auto fj = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --format json");
+  REQUIRE(fj.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(fj.out);
+  CHECK(j["fill"]["total"] == "93/4");
+  CHECK(j["fill"]["unplaced"].size() == 2);
+  CHECK(j["fill"]["placed"][0].contains("rank"));
+  CHECK(j["fill"]["filled"].size() == 8);
+  CHECK(j["fill"]["steady_state"].is_null());
+  const auto rb = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 5 --costs f=1,b=2,move=1/8 --format json");
+  REQUIRE(rb.exit_code == 0);
+  const nlohmann::json k = nlohmann::json::parse(rb.out)["rebalance"];
+  CHECK(k["lower_bound"] == "5");
+  CHECK(k["live"] == "36");
+  CHECK(k["feasible"] == true);
+  CHECK(k["peak_in_flight_before"][0] == "8");
+  CHECK(k["moves"].size() > 0);
+  CHECK(k["moves"][0].contains("send"));
+  CHECK(k["bpipe"]["least_capacity"] == "5");
+  const auto text = run_tool("rebalance -s 1f1b -P 8 -m 32 --costs f=1,b=2,move=2");
+  CHECK(text.out.find("the bound is not reached") != std::string::npos);
+  CHECK(text.out.find("-> 7 rebalanced") != std::string::npos);
+}
+
+TEST_CASE("ctpipe fill and rebalance reject bad requests", "[tool][fill][rebalance]") {
+  const auto err = [](const std::string& args) {
+    const auto r = run_tool(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    return r.err;
+  };
+  CHECK(err("fill --fill encoder:f=1/4") == "ctpipe: --fill encoder takes f=T,b=T[,piece=T] (e.g. encoder:f=1/4,b=1/2)\n");
+  CHECK(err("fill --fill job:t=1,after=0F9") == "ctpipe: --fill after=0F9 is not an op of this schedule\n");
+  CHECK(err("fill --fill job:t=0") == "ctpipe: a fill job needs a duration > 0\n");
+  CHECK(err("fill --fill blob:t=1").rfind("ctpipe: --fill takes encoder", 0) == 0);
+  CHECK(err("fill --fill encoder:f=1,b=1 --fill-method fast") == "ctpipe: --fill-method takes best or greedy, not 'fast'\n");
+  CHECK(err("rebalance --capacity 1,2") == "ctpipe: --capacity takes one number for every rank, or one per rank (P of them)\n");
+  CHECK(err("rebalance --capacity -1") == "ctpipe: a capacity must be >= 0\n");
+  CHECK(err("rebalance --costs move=-1") == "ctpipe: costs must be >= 0\n");
+}
