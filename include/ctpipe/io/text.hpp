@@ -523,9 +523,9 @@ inline std::string render_rebalance(const readout& ro) {
                                     to_string(x.stuck_at));
   };
   const bool uniform = std::all_of(p.capacity.begin(), p.capacity.end(), [&](rational x) { return x == p.capacity.front(); });
-  std::string out = fmt::format("activation rebalancing: capacity {} per rank{} (chunks, gamma = {}), t_move = {}\n",
-                                uniform ? to_string(p.capacity.front()) : detail::spaced(p.capacity), o.searched ? " (the least this planner reaches)" : "", to_string(ro.gamma),
-                                to_string(p.move_cost));
+  std::string out = fmt::format("activation rebalancing: capacity {} per rank (chunks, gamma = {}{}), t_move = {}\n",
+                                uniform ? to_string(p.capacity.front()) : detail::spaced(p.capacity), to_string(ro.gamma),
+                                o.searched ? "; the least this planner reaches" : "", to_string(p.move_cost));
   out += fmt::format("  live activations at most {} at once over {} ranks: no plan goes below {} per rank\n", to_string(p.bound.live),
                      ro.P, to_string(p.bound.bound));
   out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));

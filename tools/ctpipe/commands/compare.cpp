@@ -1,6 +1,9 @@
 // `ctpipe compare`: several schedules for the same P and m (and V where it applies) on one
 // time axis, with a table of their bubble, span bubble, rank 0's peak and messages; or
-// their JSON summaries. A schedule the shape does not suit becomes a `rejected` row.
+// their JSON summaries. A schedule the shape does not suit becomes a `rejected` row. With
+// --fill, how much of the work fits each one's bubbles; with --rebalance, how flat moving
+// activations gets each one's staircase (a second table; each JSON object's `fill` and
+// `rebalance`).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -15,6 +18,7 @@
 #include "../model.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
+#include "../overlays.hpp"
 
 namespace ctpipe::tool {
 namespace {
@@ -30,6 +34,14 @@ class compare final : public command_with_options {
                               chunks_scope::chunked_families}) {}
 
  private:
+  void declare_own(CLI::App& app) override {
+    app.add_option("--fill", fill_requests_,
+                   "also fill each schedule's bubbles (as `ctpipe fill --fill`, e.g. encoder:f=1/4,b=1/2; repeatable)");
+    app.add_flag("--rebalance", rebalance_,
+                 "also rebalance each schedule's activations (as `ctpipe rebalance` without --capacity: the least uniform "
+                 "capacity reached, with t_move from --costs move=)");
+  }
+
   std::string run_checked() override {
     check_shape({opts_.P, opts_.m});
 
@@ -60,6 +72,8 @@ class compare final : public command_with_options {
       }
       io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
       apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
+      if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
+      if (rebalance_) apply_rebalance(rep, "");
       reports.push_back(std::move(rep));
     }
     if (reports.empty()) {
@@ -70,7 +84,15 @@ class compare final : public command_with_options {
     std::vector<io::readout> readouts;  // every view renders from these (they refer to `reports`)
     for (const io::report& rep : reports) readouts.push_back(io::readout_of(rep));
     if (opts_.format == "json") return json(readouts, rejected);
-    if (opts_.format == "svg") return io::render_svg_compare(readouts, 1200, notes(readouts, rejected));
+    if (opts_.format == "svg") {
+      std::vector<std::string> lines = notes(readouts, rejected);
+      const std::string table = overlay_table(readouts);  // --fill, --rebalance: their table's lines under the notes
+      for (std::size_t at = 0, end = 0; at < table.size(); at = end + 1) {
+        end = table.find('\n', at);
+        lines.push_back(table.substr(at, end - at));
+      }
+      return io::render_svg_compare(readouts, 1200, lines);
+    }
     return text(readouts, rejected);
   }
 
@@ -124,9 +146,42 @@ class compare final : public command_with_options {
                          io::to_string(ro.peak_in_flight[0] * ro.chunk_fraction), io::to_string(ro.peak_in_flight[0]),
                          ro.messages);
     }
+    out += overlay_table(readouts);
     for (const std::string& note : notes(readouts, rejected)) out += note + "\n";
     return out;
   }
+
+  /// With --fill or --rebalance, per schedule: the work filled (of the work asked, and
+  /// whether it is optimal), and the least uniform capacity rebalancing reaches beside
+  /// the bound and BPipe's. Empty without either.
+  std::string overlay_table(const std::vector<io::readout>& readouts) const {
+    if (fill_requests_.empty() && !rebalance_) return "";
+    constexpr const char* row = "{:<18}{:>30}{:>26}{:>8}\n";
+    std::string out = fmt::format(row, "schedule", fill_requests_.empty() ? "" : "filled (of the work)",
+                                  rebalance_ ? "rebalanced peak (bound)" : "", rebalance_ ? "BPipe" : "");
+    for (const io::readout& ro : readouts) {
+      std::string filled, flat, bpipe;
+      if (ro.fill != nullptr) {
+        const fill_result& r = ro.fill->result;
+        filled = fmt::format("{} of {} ({:.1f}%){}", io::to_string(r.total), io::to_string(r.work),
+                             100 * (r.total / r.work).to_double(), r.optimal ? "" : " ~");
+      }
+      if (ro.rebalance != nullptr) {
+        flat = fmt::format("{} ({})", io::to_string(ro.rebalance->least), io::to_string(ro.rebalance->plan.bound.bound));
+        bpipe = io::to_string(ro.rebalance->bpipe_least);
+      }
+      out += fmt::format(row, ro.schedule, filled, flat, bpipe);
+    }
+    if (!fill_requests_.empty()) out += "filled: the work of --fill placed in the bubbles, optimal unless marked ~\n";
+    if (rebalance_) {
+      out += "rebalanced peak: the least uniform in-flight capacity (chunks) the planner reaches without delaying compute; "
+             "bound: live activations / P\n";
+    }
+    return out;
+  }
+
+  std::vector<std::string> fill_requests_;
+  bool rebalance_ = false;
 };
 
 }  // namespace
