@@ -169,7 +169,7 @@ TEST_CASE("bubble filling: errors name the bad job", "[fill]") {
   fails_with({"x", -1, rational{1}, any_rank, std::nullopt, std::nullopt, true, rational{-1}}, "ctpipe: a fill job's minimum piece must be >= 0");
 }
 
-TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move = 1/8; not with t_move = 2", "[rebalance]") {
+TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move = 1/8 but not with t_move = 2", "[rebalance]") {
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
   costs c{};
   c.move = rational{1, 8};
@@ -252,6 +252,16 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   CHECK(k["moves"].size() > 0);
   CHECK(k["moves"][0].contains("send"));
   CHECK(k["bpipe"]["least_capacity"] == "5");
+  const auto svg = run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format svg");
+  CHECK(svg.out.find("class=\"fill\"") != std::string::npos);
+  CHECK(svg.out.find("filled (independent work in the bubbles)") != std::string::npos);
+  const auto trace = run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format trace");
+  const nlohmann::json events = nlohmann::json::parse(trace.out)["traceEvents"];
+  int pieces = 0;
+  for (const auto& e : events) pieces += e.value("cat", "") == "fill" ? 1 : 0;
+  CHECK(pieces == static_cast<int>(nlohmann::json::parse(run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format json").out)["fill"]["placed"].size()));
+  const auto rsvg = run_tool("rebalance -P 8 -m 32 --capacity 5 --costs move=1/8 --format svg");
+  CHECK(rsvg.out.find("8 -&gt; 5 rebalanced") != std::string::npos);
   const auto text = run_tool("rebalance -s 1f1b -P 8 -m 32 --costs f=1,b=2,move=2");
   CHECK(text.out.find("the bound is not reached") != std::string::npos);
   CHECK(text.out.find("-> 7 rebalanced") != std::string::npos);

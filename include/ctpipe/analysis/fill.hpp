@@ -115,6 +115,10 @@ struct fill_frame {
   buffer<std::int64_t> start, end;  ///< per op, flat order
   buffer<std::uint32_t> gap_off;    ///< per rank r: its gaps are [gap_off[r], gap_off[r+1])
   buffer<std::int64_t> gap_lo, gap_hi, gap_prefix;  ///< per gap; prefix: idle before it on its rank
+  /// The idle time of all ranks together as a function of time: at each of `bends`
+  /// times (sorted) the idle time before it (`idle_before`) and how many ranks are idle
+  /// from it on (`idle_ranks`). all_idle_within() reads it.
+  buffer<std::int64_t> bend_at, idle_before, idle_ranks;
   buffer<std::int64_t> dur, min_piece;              ///< per job, ticks
   buffer<std::int64_t> after_end, before_start;     ///< per job: end(X) / start(Y) ticks, or -1
   buffer<int> after_rank, before_rank, rank;        ///< per job
@@ -170,6 +174,38 @@ constexpr std::int64_t idle_within(const fill_frame& f, int r, std::int64_t lo, 
     return f.gap_prefix[g] + inside;
   };
   return hi <= lo ? 0 : at(hi) - at(lo);
+}
+
+/// Idle time of all ranks together within [lo, hi): fill_frame's profile and two binary
+/// searches, O(log gaps).
+constexpr std::int64_t all_idle_within(const fill_frame& f, std::int64_t lo, std::int64_t hi) {
+  const auto at = [&](std::int64_t t) {
+    std::size_t a = 0, b = f.bend_at.size();  // the last bend at or before t: index a - 1 after the search
+    while (a < b) {
+      const std::size_t mid = (a + b) / 2;
+      (f.bend_at[mid] <= t ? a : b) = f.bend_at[mid] <= t ? mid + 1 : mid;
+    }
+    return a == 0 ? std::int64_t{0} : f.idle_before[a - 1] + f.idle_ranks[a - 1] * (t - f.bend_at[a - 1]);
+  };
+  return hi <= lo ? 0 : at(hi) - at(lo);
+}
+
+/// The ranks whose windows stand for every rank job j may use (job_window() differs
+/// only by whether a rank is its release op's or its deadline op's): its own rank when
+/// pinned; else the release op's rank, the deadline op's, and one other (-1 where absent).
+/// `others` counts the ranks the third one stands for.
+constexpr int window_classes(const fill_frame& f, std::size_t j, int out[3], int& others) {
+  others = 0;
+  if (f.rank[j] != any_rank) return out[0] = f.rank[j], 1;
+  const int a = f.after_end[j] >= 0 ? f.after_rank[j] : -1, b = f.before_start[j] >= 0 ? f.before_rank[j] : -1;
+  int n = 0;
+  if (a >= 0) out[n++] = a;
+  if (b >= 0 && b != a) out[n++] = b;
+  for (int r = 0; r < f.P; ++r) {
+    if (r == a || r == b) continue;
+    if (others++ == 0) out[n++] = r;
+  }
+  return n;
 }
 
 /// Flat index of every compute op of a schedule by (kind, stage, micro-batch): slots
@@ -249,6 +285,18 @@ constexpr void find_gaps(schedule_view v, fill_frame& f) {
       before += hi[g] - lo[g];
     }
   }
+  // The all-rank profile: +1 idle rank at each gap's start, -1 at its end, in time order.
+  buffer<std::int64_t> bends(2 * n);
+  for (std::size_t g = 0; g < n; ++g) bends[2 * g] = 2 * f.gap_lo[g] + 1, bends[2 * g + 1] = 2 * f.gap_hi[g];  // ends first
+  std::sort(bends.data(), bends.data() + 2 * n);
+  f.bend_at = buffer<std::int64_t>(2 * n), f.idle_before = buffer<std::int64_t>(2 * n), f.idle_ranks = buffer<std::int64_t>(2 * n);
+  std::int64_t idle = 0, ranks = 0, last = 0;
+  for (std::size_t e = 0; e < 2 * n; ++e) {
+    const std::int64_t t = bends[e] / 2;
+    idle += ranks * (t - last), last = t;
+    ranks += bends[e] % 2 == 1 ? 1 : -1;
+    f.bend_at[e] = t, f.idle_before[e] = idle, f.idle_ranks[e] = ranks;
+  }
 }
 
 /// The frame of a fill of `v` under `c` and `scale` with `jobs`: one tick for the op
@@ -317,9 +365,11 @@ struct greedy_fill {
     for (std::size_t j = 0; j < left.size(); ++j) {
       left[j] = f.dur[j];
       earliest[j] = f.T, latest[j] = -1;
-      for (int r = 0; r < f.P; ++r) {
+      int classes[3] = {}, others = 0;
+      const int n_classes = window_classes(f, j, classes, others);
+      for (int c = 0; c < n_classes; ++c) {
         window_part w[2] = {};
-        const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
+        const int n = job_window(f, j, classes[c], w);
         for (int q = 0; q < n; ++q) {
           earliest[j] = w[q].lo < earliest[j] ? w[q].lo : earliest[j];
           latest[j] = w[q].hi > latest[j] ? w[q].hi : latest[j];
@@ -484,17 +534,17 @@ constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer
   const auto deps = [&](op o) {
     const int s = o.stage(), j = o.microbatch();
     const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
-    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(index.find(op{op_kind::F, s - 1, j}));
+    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(index.find(make_op(op_kind::F, s - 1, j)));
     if (kind == op_kind::B || kind == op_kind::I) {
-      need(index.find(op{op_kind::F, s, j}));
+      need(index.find(make_op(op_kind::F, s, j)));
       if (s < v.shape.last_stage(j)) {
-        const std::uint32_t b = index.find(op{op_kind::B, s + 1, j});
-        need(b != 0 ? b : index.find(op{op_kind::I, s + 1, j}));
+        const std::uint32_t b = index.find(make_op(op_kind::B, s + 1, j));
+        need(b != 0 ? b : index.find(make_op(op_kind::I, s + 1, j)));
       }
     }
     if (kind == op_kind::W) {
-      const std::uint32_t i = index.find(op{op_kind::I, s, j});
-      need(i != 0 ? i : index.find(op{op_kind::B, s, j}));
+      const std::uint32_t i = index.find(make_op(op_kind::I, s, j));
+      need(i != 0 ? i : index.find(make_op(op_kind::B, s, j)));
     }
   };
   deps(v.ops[k]);
@@ -589,15 +639,27 @@ constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::s
 
 /// Per job: how much idle time of the ranks it may use lies in its window (summed over
 /// ranks, so an upper bound on what it can get), and whether it has a window at all.
-/// O(P log gaps) per job.
+/// O(log gaps) per job: the ranks other than its release op's and deadline op's share
+/// one window, read from the all-rank profile (all_idle_within()).
 constexpr std::int64_t window_idle(const fill_frame& f, std::size_t j, bool& has_window) {
   std::int64_t idle = 0;
   has_window = false;
-  for (int r = 0; r < f.P; ++r) {
+  int classes[3] = {}, others = 0;
+  const int n_classes = window_classes(f, j, classes, others);
+  for (int c = 0; c < n_classes; ++c) {
+    const int r = classes[c];
     window_part w[2] = {};
-    const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
+    const int n = job_window(f, j, r, w);
     has_window = has_window || n > 0;
-    for (int q = 0; q < n; ++q) idle += idle_within(f, r, w[q].lo, w[q].hi);
+    const bool stands_for_others = others > 0 && c == n_classes - 1;  // the third class: every other rank
+    for (int q = 0; q < n; ++q) {
+      if (!stands_for_others) {
+        idle += idle_within(f, r, w[q].lo, w[q].hi);
+        continue;
+      }
+      idle += all_idle_within(f, w[q].lo, w[q].hi);  // every rank, less the ranks of the other classes
+      for (int d = 0; d + 1 < n_classes; ++d) idle -= idle_within(f, classes[d], w[q].lo, w[q].hi);
+    }
   }
   return idle;
 }
@@ -667,7 +729,7 @@ namespace ctpipe {
 ///
 /// Cost: the simulation, a sort of the gaps and of the jobs, and heap operations per
 /// placement and set-aside: O((ops + jobs) log(ops + jobs)) with P ranks' windows per job
-/// (O(jobs * P log ops) for the bound). Usable in constant expressions; the same passes
+/// (O(jobs log ops) for the bound). Usable in constant expressions; the same passes
 /// as at run time, so a frozen fill equals the run-time one.
 ///
 /// Returns a fill_result: pieces, per job placed time and reason, per rank filled and

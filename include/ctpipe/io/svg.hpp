@@ -9,22 +9,31 @@
 //   idle time as hatched boxes; a time axis below. An overlapped F&B pair (DualPipeV) is
 //   one box in a colour of its own, labelled with both halves (`F4/B0`, pair_label()). A readout with an executed run
 //   (readout::drawn_run) is drawn at its executed times instead, its stalls as red boxes.
+//   A bubble fill (readout::fill) adds its pieces in the idle time, amber boxes at their
+//   times in the simulation (svg_drawing::fill_boxes()).
 // - In-flight view: per rank the level of in-flight activations over time (a step line
-//   built from the simulated event times) and the peak as a bar with its value.
+//   built from the simulated event times) and the peak as a bar with its value; with a
+//   rebalancing (readout::rebalance) a dark inner bar for the peak after it and the
+//   value `8 -> 5 rebalanced` (svg_drawing::peak_bar()), and a caption.
 // - Title (parameters), legend and readouts (makespan, bubble fraction simulated and by
-//   formula, span bubble, peaks, messages).
+//   formula, span bubble, peaks, messages; a fill's and a rebalancing's summaries,
+//   svg_overlay_lines()).
 //
 // Shapes carry classes and data attributes for tools and tests: `rect.op` (data-rank,
 // data-action, data-start, data-end: exact times; an overlapped pair's box also has class
 // `pair` and its data-action is PyTorch's `(7F4;0B0)OVERLAP_F_B`), `rect.idle` (data-rank, data-start,
-// data-end), `rect.stall` (the same; an executed run's stalls). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
+// data-end), `rect.stall` (the same; an executed run's stalls), `rect.fill` (data-rank, data-job: index
+// into fill_overlay::jobs, data-start, data-end: a fill's piece), `rect.peak-after`
+// (data-rank, data-peak: rebalance_plan::peak_after, chunks). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <span>    // a fill's pieces
 #include <string>
+#include <utility>  // std::move
 #include <vector>  // compare's schedules
 
 #include "ctpipe/io/format.hpp"
@@ -57,6 +66,20 @@ inline const char* svg_fill(op_kind k) {
 
 /// Fill colour of a stall box: a light red, apart from every kind's hue and the hatch.
 inline constexpr const char* svg_stall_fill = "#f4a09a";
+
+/// Fill and stroke colours of a bubble fill's piece (readout::fill): an amber, apart from
+/// every kind's hue (the transfers' lighter yellow included), the stall's and the hatch.
+inline constexpr const char* svg_piece_fill = "#ffb000";
+inline constexpr const char* svg_piece_stroke = "#a86f00";
+
+/// Fill colour of the inner bar for the peak after a rebalancing (readout::rebalance):
+/// a dark grey, apart from the orange peak bar it sits in.
+inline constexpr const char* svg_rebalanced_fill = "#4d4d4d";
+
+/// A fill job's name as the views show it: `encoder F 3` (its micro-batch when >= 0).
+inline std::string fill_job_label(const fill_job& job) {
+  return job.microbatch >= 0 ? fmt::format("{} {}", job.name, job.microbatch) : std::string(job.name);
+}
 
 /// The kind's colour for chunk c of V: later chunks lighter (mixed with white), so the
 /// chunks of an interleaved schedule stand apart even where no label fits.
@@ -138,7 +161,8 @@ class svg_drawing {
   double x(rational t) const { return left_ + t.to_double() * scale_; }
 
   /// The timeline lanes, axis included: readout::drawn, the simulation or the executed
-  /// run with its stalls (readout::drawn_run). Returns the height used.
+  /// run with its stalls (readout::drawn_run), and a bubble fill's pieces over the idle
+  /// time (fill_boxes()). Returns the height used.
   double timeline(std::string& out, double top) const {
     const schedule_view v = ro_.ranks;
     const int P = v.shape.P;
@@ -192,6 +216,7 @@ class svg_drawing {
         k = last;
       }
       idle(cursor, ro_.drawn.makespan());
+      fill_boxes(out, r, y);
     }
     const double axis_y = top + P * (lane_ + gap_);
     axis(out, axis_y);
@@ -239,7 +264,39 @@ class svg_drawing {
     }
   }
 
-  /// The in-flight view: per rank a step line of the level over time and the peak bar.
+  /// The pieces of a bubble fill (readout::fill) on rank r, in its lane at height y (drawn
+  /// after its idle boxes, so over them): per piece, [start, end) in time units of t_f
+  /// (exact; x as the ops', doubles for display only), a box of svg_piece_fill, class
+  /// `fill` (data-rank, data-job: index into fill_overlay::jobs, data-start, data-end),
+  /// its job and times as a tooltip (`encoder F 3: [5, 21/4)`), and its job as a label
+  /// where that fits. The pieces are placed in the simulation's idle time (fill_bubbles()):
+  /// over an executed run (readout::drawn_run) they keep the simulation's times. Nothing
+  /// without a fill. O(log pieces + pieces of rank r).
+  void fill_boxes(std::string& out, int r, double y) const {
+    if (ro_.fill == nullptr) return;
+    const std::span<const fill_piece> pieces = ro_.fill->result.pieces.span();  // sorted by rank, then start
+    const auto first = std::partition_point(pieces.begin(), pieces.end(), [r](const fill_piece& p) { return p.rank < r; });
+    const auto last = std::partition_point(first, pieces.end(), [r](const fill_piece& p) { return p.rank <= r; });
+    for (auto it = first; it != last; ++it) {
+      const fill_piece& p = *it;
+      const std::string label = svg_escape(fill_job_label(ro_.fill->jobs[p.job]));
+      const double w = (p.end - p.start).to_double() * scale_;
+      out += fmt::format(
+          "<rect class=\"fill\" data-rank=\"{}\" data-job=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
+          "y=\"{:.2f}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"{}\" stroke-width=\"0.5\"><title>{}: "
+          "[{}, {})</title></rect>\n",
+          r, p.job, to_string(p.start), to_string(p.end), x(p.start), y, w, lane_, svg_piece_fill, svg_piece_stroke, label,
+          to_string(p.start), to_string(p.end));
+      if (w >= 6.5 * static_cast<double>(fill_job_label(ro_.fill->jobs[p.job]).size()) + 3) {
+        out += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" style=\"fill:#222\">{}</text>\n",
+                           x(p.start) + w / 2, y + lane_ * 0.7, label);
+      }
+    }
+  }
+
+  /// The in-flight view: per rank a step line of the level over time and the peak bar
+  /// (peak_bar()); with a rebalancing (readout::rebalance) the bars' scale takes in the
+  /// peaks after it too, and a caption under the lanes says what its inner bar is.
   double in_flight_view(std::string& out, double top) const {
     const schedule_view v = ro_.ranks;
     const int P = v.shape.P;
@@ -247,6 +304,10 @@ class svg_drawing {
     for (int r = 0; r < P; ++r) highest = max(highest, ro_.peak_in_flight[static_cast<std::size_t>(r)]);
     const double unit = highest > rational{0} ? (mem_lane_ - 6) / highest.to_double() : 0;
     const double bar_left = x(span_) + 30;
+    rational bar_top = highest;  // the longest bar's value: the highest peak, before or after rebalancing
+    if (ro_.rebalance != nullptr) {
+      for (const rational& after : ro_.rebalance->plan.peak_after) bar_top = max(bar_top, after);
+    }
     for (int r = 0; r < P; ++r) {
       const double base = top + (r + 1) * mem_lane_;
       out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n",
@@ -277,18 +338,46 @@ class svg_drawing {
       out += fmt::format("<path class=\"in-flight\" data-rank=\"{}\" d=\"{}\" fill=\"none\" stroke=\"#e15759\" "
                          "stroke-width=\"1.5\"/>\n",
                          r, path);
-      const rational peak = ro_.peak_in_flight[static_cast<std::size_t>(r)];
-      const double bar = highest > rational{0} ? 120 * (peak / highest).to_double() : 0;
-      out += fmt::format("<rect class=\"peak\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
-                         "height=\"{:.2f}\" fill=\"#f28e2b\"/>\n",
-                         r, to_string(peak), bar_left, base - mem_lane_ + 8, bar, mem_lane_ - 12);
-      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", bar_left + bar + 6, base - 8,
-                         to_string(peak));
+      peak_bar(out, r, bar_left, base, bar_top);
     }
-    return P * mem_lane_ + 10;
+    if (ro_.rebalance == nullptr) return P * mem_lane_ + 10;
+    out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">orange bar: peak in flight; dark inner bar "
+                       "(the value after -&gt;): the peak after rebalancing, activations moved between ranks (chunks)</text>\n",
+                       left_, top + P * mem_lane_ + 16);
+    return P * mem_lane_ + 26;
   }
 
-  double right_edge() const { return x(span_) + 220; }
+  /// Rank r's peak bar in the in-flight view, its lane's baseline at `base` (pixels): an
+  /// orange bar from `bar_left`, 120 pixels for `top` chunks (the longest bar), with the
+  /// peak (readout::peak_in_flight, chunks) as its value. With a rebalancing
+  /// (readout::rebalance) a thinner dark bar inside it for the peak after the moves
+  /// (rebalance_plan::peak_after, chunks; class `peak-after`, longer than the orange bar
+  /// on a rank that hosts activations), and the value `8 -> 5 rebalanced`.
+  void peak_bar(std::string& out, int r, double bar_left, double base, rational top) const {
+    const rational peak = ro_.peak_in_flight[static_cast<std::size_t>(r)];
+    const auto length = [top](rational value) { return top > rational{0} ? 120 * (value / top).to_double() : 0; };
+    const double bar = length(peak);
+    out += fmt::format("<rect class=\"peak\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
+                       "height=\"{:.2f}\" fill=\"#f28e2b\"/>\n",
+                       r, to_string(peak), bar_left, base - mem_lane_ + 8, bar, mem_lane_ - 12);
+    std::string value = to_string(peak);
+    double end = bar;
+    if (ro_.rebalance != nullptr) {
+      const rational after = ro_.rebalance->plan.peak_after[static_cast<std::size_t>(r)];
+      end = std::max(bar, length(after));
+      out += fmt::format("<rect class=\"peak-after\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" "
+                         "width=\"{:.2f}\" height=\"8\" fill=\"{}\"><title>rank {}: peak {} chunks after rebalancing "
+                         "(before {})</title></rect>\n",
+                         r, to_string(after), bar_left, base - mem_lane_ + 15, length(after), svg_rebalanced_fill, r,
+                         to_string(after), to_string(peak));
+      value += fmt::format(" -&gt; {} rebalanced", to_string(after));
+    }
+    out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", bar_left + end + 6, base - 8, value);
+  }
+
+  /// The right edge of the drawing, in pixels: past the peak bars' values (longer with a
+  /// rebalancing's `-> 5 rebalanced`).
+  double right_edge() const { return x(span_) + (ro_.rebalance != nullptr ? 320 : 220); }
 
  private:
   void axis(std::string& out, double y) const {
@@ -336,9 +425,20 @@ inline std::string svg_title(const readout& ro) {
   return title + fmt::format("  gamma = {}", to_string(ro.gamma)) + title_run(ro);
 }
 
+/// The legend's swatch for a bubble fill's pieces (svg_piece_fill) at x, its text's
+/// baseline at y (pixels), `filled (independent work in the bubbles)` and then `labels`.
+inline void svg_legend_fill(std::string& out, double x, double y, const char* labels) {
+  out += fmt::format("<rect class=\"legend-fill\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
+                     "stroke=\"{}\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">filled (independent work in the "
+                     "bubbles){}</text>\n",
+                     x, y - 10, svg_piece_fill, svg_piece_stroke, x + 18, y, labels);
+}
+
 /// The legend: one swatch per op kind present (an overlapped pair as `F&B overlapped
-/// pair`; its B word counts as no B of its own), the hatch for idle time, and when the
-/// executed run drawn (readout::drawn_run) stalls, the stall box.
+/// pair`; its B word counts as no B of its own), the hatch for idle time, when the
+/// executed run drawn (readout::drawn_run) stalls the stall box, and when a bubble fill
+/// (readout::fill) placed pieces their swatch (svg_legend_fill()). The labels' note
+/// follows the last entry.
 inline double svg_legend(std::string& out, const readout& ro, double left, double y) {
   bool present[op_kind_count] = {};
   const schedule_view v = ro.ranks;
@@ -365,24 +465,63 @@ inline double svg_legend(std::string& out, const readout& ro, double left, doubl
                                          : ";   labels: micro-batch.chunk, later chunks lighter")
                                 : (pairs ? ";   labels: micro-batch; F4/B0 a pair" : ";   labels: micro-batch");
   const bool stall = ro.drawn_run != nullptr && ro.drawn_run->has_stall();
+  const bool filled = ro.fill != nullptr && ro.fill->result.pieces.size() > 0;
   out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
                      "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",
-                     x, y - 10, x + 18, y, stall ? "" : labels);
+                     x, y - 10, x + 18, y, stall || filled ? "" : labels);
+  x += 30 + 7.0 * static_cast<double>(std::string("idle (bubble)").size());
   if (stall) {
     const std::string name = "stall (blocked in a transfer, the next op's inputs ready)";
-    x += 30 + 7.0 * static_cast<double>(std::string("idle (bubble)").size());
     out += fmt::format("<rect class=\"legend-stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
                        "stroke=\"#c0392b\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
-                       x, y - 10, svg_stall_fill, x + 18, y, svg_escape(name), labels);
+                       x, y - 10, svg_stall_fill, x + 18, y, svg_escape(name), filled ? "" : labels);
+    x += 30 + 7.0 * static_cast<double>(name.size());
   }
+  if (filled) svg_legend_fill(out, x, y, labels);
   return 22;
 }
 
-/// The readouts (the text view's lines, and the peaks), one line each.
+/// One fill_result (readout::fill) as one readout line: `WHAT: filled 12 of 48 (25.0%),
+/// bound 20: optimal; method greedy` (times in time units of t_f, exact).
+inline std::string svg_fill_line(const fill_result& r, const char* what) {
+  const rational share = r.work == rational{0} ? rational{0} : r.total / r.work;
+  return fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}", what, to_string(r.total), to_string(r.work), percent(share),
+                     to_string(r.bound), r.optimal ? ": optimal" : "", r.method);
+}
+
+/// The short summaries of a bubble fill (readout::fill: what was asked, then
+/// svg_fill_line() for one iteration and, with a steady state, back-to-back iterations)
+/// and of a rebalancing (readout::rebalance: capacity and t_move, the bound, the peaks
+/// after, in chunks, and whether the plan fits), as readout lines; none without them.
+inline std::vector<std::string> svg_overlay_lines(const readout& ro) {
+  std::vector<std::string> lines;
+  if (ro.fill != nullptr) {
+    lines.push_back(fmt::format("bubble filling: {} ({} job{}; no pipeline op moves)", ro.fill->request, ro.fill->jobs.size(),
+                                ro.fill->jobs.size() == 1 ? "" : "s"));
+    lines.push_back(svg_fill_line(ro.fill->result, "one iteration"));
+    if (ro.fill->steady) lines.push_back(svg_fill_line(*ro.fill->steady, "steady state (back-to-back iterations)"));
+  }
+  if (ro.rebalance != nullptr) {
+    const rebalance_plan& p = ro.rebalance->plan;
+    const bool uniform = std::all_of(p.capacity.begin(), p.capacity.end(), [&p](rational c) { return c == p.capacity.front(); });
+    const std::string capacity = uniform && !p.capacity.empty() ? to_string(p.capacity.front()) : spaced(p.capacity);
+    lines.push_back(fmt::format(
+        "rebalancing: capacity {} per rank (chunks{}), t_move = {}; bound {}; peak after {}; {}", capacity,
+        ro.rebalance->searched ? ", the least this planner reaches" : "", to_string(p.move_cost), to_string(p.bound.bound),
+        spaced(p.peak_after),
+        p.feasible ? fmt::format("fits, {} moves, no compute op delayed", p.moves.size())
+                   : fmt::format("does not fit: rank {} cannot be relieved at time {}", p.stuck_rank, to_string(p.stuck_at))));
+  }
+  return lines;
+}
+
+/// The readouts (the text view's lines, and the peaks), one line each; then a fill's and
+/// a rebalancing's summaries (svg_overlay_lines()).
 inline double svg_readouts(std::string& out, const readout& ro, double left, double y) {
   std::vector<std::string> lines = readout_lines(ro);
   lines.push_back(fmt::format("peak in-flight per rank ({}): {}", ro.V > 1 ? "chunks" : "activations",
                               spaced(ro.peak_in_flight)));
+  for (std::string& line : svg_overlay_lines(ro)) lines.push_back(std::move(line));
   for (std::size_t i = 0; i < lines.size(); ++i) {
     out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y + 16.0 * static_cast<double>(i),
                        svg_escape(lines[i]));

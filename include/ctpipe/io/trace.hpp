@@ -7,12 +7,51 @@
 
 #include <algorithm>  // std::max
 #include <cstdint>
+#include <span>       // a fill's pieces
+#include <string>
 #include <utility>    // std::move
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/readout.hpp"
 
 namespace ctpipe::io {
+
+namespace detail {
+
+/// `time` (time units of t_f, exact) in ticks of `tick` time units, as the trace writes
+/// `ts` and `dur`: an integer when it is a whole number of ticks, else a double.
+inline nlohmann::ordered_json trace_ticks(rational time, rational tick) {
+  const rational ticks = time / tick;
+  return ticks.den == 1 ? nlohmann::ordered_json(ticks.num) : nlohmann::ordered_json(ticks.to_double());
+}
+
+/// A bubble fill's events (readout::fill), appended to `events`: on each rank with
+/// pieces a `thread_name` metadata event naming `tid` 1 "fill", then per piece (sorted
+/// by rank, then start) one complete event on its rank's `pid` and `tid` 1, named by its
+/// job (`encoder F 3`: the name and, when >= 0, the micro-batch), category `fill`, `ts`
+/// and `dur` in ticks of `tick` (trace_ticks()), args `job` (index into
+/// fill_overlay::jobs) and the exact `start` and `end` as strings. Nothing without a fill.
+inline void trace_fill(nlohmann::ordered_json& events, const readout& ro, rational tick) {
+  if (ro.fill == nullptr) return;
+  int named = -1;  // the last rank whose fill thread is named
+  for (const fill_piece& p : ro.fill->result.pieces.span()) {
+    if (p.rank != named) {
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", p.rank}, {"tid", 1}, {"args", {{"name", "fill"}}}});
+      named = p.rank;
+    }
+    const fill_job& job = ro.fill->jobs[p.job];
+    events.push_back({{"name", job.microbatch >= 0 ? fmt::format("{} {}", job.name, job.microbatch) : std::string(job.name)},
+                      {"cat", "fill"},
+                      {"ph", "X"},
+                      {"pid", p.rank},
+                      {"tid", 1},
+                      {"ts", trace_ticks(p.start, tick)},
+                      {"dur", trace_ticks(p.end - p.start, tick)},
+                      {"args", {{"job", p.job}, {"start", to_string(p.start)}, {"end", to_string(p.end)}}}});
+  }
+}
+
+}  // namespace detail
 
 /// The trace of readout `ro`, its `ranks` at their `timeline` times (the simulation's,
 /// never an executed run's): one process per rank (`pid` = rank, named "rank r"), one
@@ -25,6 +64,11 @@ namespace ctpipe::io {
 /// tick = 1 us, so `ts` and `dur` are exact integers; `otherData.time_units_per_tick`
 /// gives the tick in time units of t_f (e.g. "1/2"), to turn them back into the
 /// simulation's times; `otherData` also names the schedule, P, m, V and the makespan.
+/// The ops are on `tid` 0 of their rank. With a bubble fill (readout::fill) each piece is
+/// one more complete event on its rank's `tid` 1, named "fill" by a `thread_name`
+/// metadata event, named by its job (`encoder F 3`), category `fill`, with args `job`
+/// and the exact `start` and `end` (detail::trace_fill()); a piece's `ts` and `dur` are
+/// integers when whole ticks, else doubles (its times need not be whole ticks).
 inline nlohmann::ordered_json to_trace(const readout& ro) {
   using json = nlohmann::ordered_json;
   const schedule_view v = ro.ranks;
@@ -60,6 +104,7 @@ inline nlohmann::ordered_json to_trace(const readout& ro) {
       k = last;
     }
   }
+  detail::trace_fill(events, ro, ro.timeline.tick());
   return json{{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
               {"otherData",
