@@ -3,7 +3,8 @@
 # dispatch overhead (callgrind instruction counts and Google Benchmark timings), run-time
 # generation + simulation throughput, bytes per op, compile time and memory of one proof
 # as the schedule grows, the largest proof each compiler accepts, the largest lowered
-# schedule, the test proofs' cost, the page's redraw time.
+# schedule, the largest bubble fill proved and the run-time cost of filling and
+# rebalancing, the test proofs' cost, the page's redraw time.
 # Takes about 20 minutes on 2 cores.
 set -eu
 cd "$(dirname "$0")/.."
@@ -131,6 +132,21 @@ CHANGES
   echo "accepts at its default limits:"
   echo
   bench/lowered_limits.sh
+  echo
+  echo "## Bubble filling and rebalancing (\`bench/fill_limits.sh\`, \`bench/fill_bench.cpp\`)"
+  echo
+  echo "The largest m (a multiple of 16) for which each compiler proves the article's encoder"
+  echo "fill of 1F1B, P = 8, at its default limits (\`fill_bubbles\`: the greedy sweep, its checks"
+  echo "and the re-simulation proof), beside the same translation unit with only the include:"
+  echo
+  bench/fill_limits.sh
+  echo
+  echo "At run time, one core (the encoder's 2m jobs; divisible: the max-flow placement;"
+  echo "rebalance at the bound with t_move = 1/8):"
+  echo
+  echo '```'
+  "$bin/fill_bench" --benchmark_min_time=0.2 2>/dev/null | grep -E '^(BM_|Benchmark)'
+  echo '```'
   echo
   echo "## Compile time of the test proofs (\`bench/proof_times.sh\`)"
   echo
