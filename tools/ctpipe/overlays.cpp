@@ -39,6 +39,13 @@ op op_of(const std::string& text, schedule_view v, const char* key) {
   return o;
 }
 
+/// `rank=R`: a pipeline rank in [0, P); raises usage_error naming the value and P.
+int rank_of(const std::string& text, int P) {
+  const int r = parse_whole(text, "--fill job rank");
+  if (r < 0 || r >= P) throw usage_error(fmt::format("ctpipe: --fill job rank={} is not a pipeline rank: any, or 0 to {}", text, P - 1));
+  return r;
+}
+
 constexpr const char* encoder_help = "ctpipe: --fill encoder takes f=T,b=T[,piece=T] (e.g. encoder:f=1/4,b=1/2)";
 constexpr const char* job_help =
     "ctpipe: --fill job takes t=T[,name=N][,rank=R][,after=ACTION][,before=ACTION][,piece=T][,count=N] (e.g. job:t=1/2,after=0B3)";
@@ -65,7 +72,7 @@ void parse_job(std::string_view text, schedule_view v, io::fill_overlay& out) {
   for (const auto& [key, value] : pairs_of(text, job_help)) {
     if (key == "t") job.duration = parse_rational(value), has_t = true;
     else if (key == "name") name = value;
-    else if (key == "rank") job.rank = value == "any" ? any_rank : parse_whole(value, "--fill job rank");
+    else if (key == "rank") job.rank = value == "any" ? any_rank : rank_of(value, v.shape.P);
     else if (key == "after") job.after = op_of(value, v, "after");
     else if (key == "before") job.before = op_of(value, v, "before");
     else if (key == "piece") job.divisible = true, job.min_piece = parse_rational(value);

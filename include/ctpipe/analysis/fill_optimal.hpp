@@ -221,22 +221,37 @@ inline std::int64_t flow_fill(const fill_frame& f, const std::vector<std::int64_
   return value;
 }
 
-/// Joins a job's pieces that touch on one rank, and drops divisible pieces shorter than
-/// their job's minimum piece. Returns whether it dropped any.
+/// Whether [lo, hi) lies in one idle interval of rank r and in one part of job j's
+/// window there (two touching pieces may lie on either side of a zero-length op, or of
+/// a steady-state window's deadline, which is also its release).
+inline bool one_stretch(const fill_frame& f, std::size_t j, int r, std::int64_t lo, std::int64_t hi) {
+  bool gap = false;
+  for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1] && !gap; ++g) gap = f.gap_lo[g] <= lo && hi <= f.gap_hi[g];
+  window_part w[2] = {};
+  const int n = job_window(f, j, r, w);
+  bool part = false;
+  for (int q = 0; q < n; ++q) part = part || (w[q].lo <= lo && hi <= w[q].hi);
+  return gap && part;
+}
+
+/// Joins a job's pieces that touch on one rank within one stretch (one_stretch()), and
+/// drops divisible pieces shorter than their job's minimum piece, unless the piece is
+/// all of its job. Returns whether it dropped any.
 inline bool tidy_pieces(const fill_frame& f, std::vector<tick_piece>& p) {
   std::sort(p.begin(), p.end(), [](const tick_piece& a, const tick_piece& b) {
     return a.job != b.job ? a.job < b.job : a.rank != b.rank ? a.rank < b.rank : a.lo < b.lo;
   });
   std::vector<tick_piece> out;
   for (const tick_piece& x : p) {
-    if (!out.empty() && out.back().job == x.job && out.back().rank == x.rank && out.back().hi == x.lo) {
+    if (!out.empty() && out.back().job == x.job && out.back().rank == x.rank && out.back().hi == x.lo &&
+        one_stretch(f, x.job, x.rank, out.back().lo, x.hi)) {
       out.back().hi = x.hi;
     } else {
       out.push_back(x);
     }
   }
   const auto before = out.size();
-  std::erase_if(out, [&](const tick_piece& x) { return x.hi - x.lo < f.min_piece[x.job]; });
+  std::erase_if(out, [&](const tick_piece& x) { return x.hi - x.lo < f.min_piece[x.job] && x.hi - x.lo < f.dur[x.job]; });
   p = std::move(out);
   return p.size() != before;
 }
@@ -292,43 +307,33 @@ struct exact_fill {
   }
 };
 
-}  // namespace detail
+/// fill_bubbles_optimal()'s branch-and-bound (exact_fill) over `f`'s idle intervals.
+inline fill_result branch_and_bound(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, const fill_limits& limits) {
+  exact_fill bb{f, {}, {}, {}, {}, -1, std::vector<char>(jobs.size(), 0), 0, limits.exact_nodes};
+  std::vector<int> rank_of(f.gaps);
+  for (int r = 0; r < f.P; ++r) {
+    for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1]; ++g) rank_of[g] = r, bb.gaps.push_back(g);
+  }
+  std::sort(bb.gaps.begin(), bb.gaps.end(), [&](std::uint32_t a, std::uint32_t b) { return f.gap_lo[a] != f.gap_lo[b] ? f.gap_lo[a] < f.gap_lo[b] : a < b; });
+  for (const std::uint32_t g : bb.gaps) bb.gap_rank.push_back(rank_of[g]);
+  if (!bb.gaps.empty()) bb.search(0, f.gap_lo[bb.gaps[0]], 0);
+  buffer<tick_piece> p(bb.best.size());
+  std::copy(bb.best.begin(), bb.best.end(), p.data());
+  fill_result out = finish_fill(v, f, jobs, p, bb.best.size());
+  out.exact_method = !bb.stopped;
+  out.optimal = out.optimal || !bb.stopped;
+  if (!bb.stopped) out.bound = out.total;  // the optimum, proved by the search
+  out.method = bb.stopped ? "branch-and-bound, stopped at its node limit" : "branch-and-bound";
+  return out;
+}
 
-/// The best fill this library can prove, at run time (the file comment):
-/// - every job divisible: the maximum flow, decomposed (method "max-flow"; optimal). A
-///   minimum piece above 0 can cost pieces: those shorter are dropped, and the result is
-///   optimal only when none was (method "max-flow, short pieces dropped").
-/// - at most `limits.exact_jobs` jobs, all indivisible: branch-and-bound (method
-///   "branch-and-bound"; optimal unless it stopped at `limits.exact_nodes`).
-/// - otherwise: fill_bubbles()' greedy placement, with the flow's value over the jobs
-///   taken as divisible as its bound (method "greedy, bound by max-flow").
-/// The flow is skipped (the greedy result returned with its own bound) when it would
-/// exceed `limits.flow_cells` cells. Cost: Dinic's flow on O(jobs x slots x P) edges,
-/// slots O(ops + jobs P); each slot's decomposition O(cells^2) matchings. Same checks
-/// and proof as fill_bubbles(). Errors: fill_bubbles()'.
-inline fill_result fill_bubbles_optimal(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options = {},
-                                        const cost_scale& scale = {}, fill_limits limits = {}) {
+/// fill_bubbles_optimal() for one kind of window (one iteration, or the steady state).
+inline fill_result fill_optimal_once(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options,
+                                     const cost_scale& scale, fill_limits limits) {
   const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, options.steady_state);
   const bool all_divisible = std::all_of(jobs.begin(), jobs.end(), [](const fill_job& j) { return j.divisible; });
   const bool none_divisible = std::none_of(jobs.begin(), jobs.end(), [](const fill_job& j) { return j.divisible; });
-  if (none_divisible && !jobs.empty() && jobs.size() <= limits.exact_jobs) {
-    detail::exact_fill bb{f, {}, {}, {}, {}, -1, std::vector<char>(jobs.size(), 0), 0, limits.exact_nodes};
-    for (std::size_t g = 0; g < f.gaps; ++g) bb.gaps.push_back(static_cast<std::uint32_t>(g));
-    std::vector<int> rank_of(f.gaps);
-    for (int r = 0; r < f.P; ++r) {
-      for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1]; ++g) rank_of[g] = r;
-    }
-    std::sort(bb.gaps.begin(), bb.gaps.end(), [&](std::uint32_t a, std::uint32_t b) { return f.gap_lo[a] != f.gap_lo[b] ? f.gap_lo[a] < f.gap_lo[b] : a < b; });
-    for (const std::uint32_t g : bb.gaps) bb.gap_rank.push_back(rank_of[g]);
-    if (!bb.gaps.empty()) bb.search(0, f.gap_lo[bb.gaps[0]], 0);
-    detail::buffer<detail::tick_piece> p(bb.best.size());
-    std::copy(bb.best.begin(), bb.best.end(), p.data());
-    fill_result out = detail::finish_fill(v, f, jobs, p, bb.best.size());
-    out.exact_method = !bb.stopped;
-    out.optimal = out.optimal || !bb.stopped;
-    out.method = bb.stopped ? "branch-and-bound, stopped at its node limit" : "branch-and-bound";
-    return out;
-  }
+  if (none_divisible && !jobs.empty() && jobs.size() <= limits.exact_jobs) return branch_and_bound(v, f, jobs, limits);
   const std::vector<std::int64_t> bounds = detail::slot_bounds(f);
   const bool flow_fits = jobs.size() * bounds.size() * static_cast<std::size_t>(f.P) <= limits.flow_cells;
   if (all_divisible && flow_fits) {
@@ -340,8 +345,15 @@ inline fill_result fill_bubbles_optimal(schedule_view v, const costs& c, std::sp
     fill_result out = detail::finish_fill(v, f, jobs, p, pieces.size());
     out.bound = std::min(out.bound, f.tick * rational{value});
     out.optimal = out.total == out.bound;
-    out.exact_method = true;
+    out.exact_method = !dropped;
     out.method = dropped ? "max-flow, short pieces dropped" : "max-flow";
+    if (dropped) {  // the greedy keeps minimum pieces as it goes: it may do better
+      fill_result greedy = fill_bubbles(v, c, jobs, options, scale);
+      if (greedy.total > out.total) {
+        greedy.bound = out.bound, greedy.optimal = greedy.total == greedy.bound, greedy.method = "greedy, bound by max-flow";
+        return greedy;
+      }
+    }
     return out;
   }
   fill_result out = fill_bubbles(v, c, jobs, options, scale);
@@ -351,6 +363,33 @@ inline fill_result fill_bubbles_optimal(schedule_view v, const costs& c, std::sp
     out.method = "greedy, bound by max-flow";
   }
   return out;
+}
+}  // namespace detail
+
+/// The best fill this library can prove, at run time (the file comment):
+/// - every job divisible: the maximum flow, decomposed (method "max-flow"; optimal). A
+///   minimum piece above 0 can cost pieces: those shorter (and not a whole job) are
+///   dropped (method "max-flow, short pieces dropped"), and then the greedy placement,
+///   which keeps minimum pieces as it goes, is returned when it fills more.
+/// - at most `limits.exact_jobs` jobs, all indivisible: branch-and-bound (method
+///   "branch-and-bound"; optimal unless it stopped at `limits.exact_nodes`).
+/// - otherwise: fill_bubbles()' greedy placement, with the flow's value over the jobs
+///   taken as divisible as its bound (method "greedy, bound by max-flow").
+/// The flow is skipped (the greedy result returned with its own bound) when it would
+/// exceed `limits.flow_cells` cells. Cost: Dinic's flow on O(jobs x slots x P) edges,
+/// slots O(ops + jobs P); each slot's decomposition O(cells^2) matchings. Same checks
+/// and proof as fill_bubbles(). Errors: fill_bubbles()'.
+/// With `options.steady_state` it also places for one iteration (those windows lie
+/// inside the steady state's) and keeps the better, with the steady state's bound.
+inline fill_result fill_bubbles_optimal(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options = {},
+                                        const cost_scale& scale = {}, fill_limits limits = {}) {
+  fill_result out = detail::fill_optimal_once(v, c, jobs, options, scale, limits);
+  if (!options.steady_state || out.optimal) return out;
+  fill_result once = detail::fill_optimal_once(v, c, jobs, {false}, scale, limits);
+  if (once.total <= out.total) return out;
+  once.bound = out.bound, once.optimal = once.total == once.bound, once.exact_method = false;
+  once.method = "one iteration's placement (the steady state's search found less)";
+  return once;
 }
 
 }  // namespace ctpipe

@@ -144,19 +144,27 @@ struct tick_move {
   std::int64_t send = 0, back = 0;
 };
 
+/// When a move's outgoing transfer is sent: as early as the channels allow after its F
+/// ends (the activation leaves its rank soonest, and its channel is free again soonest),
+/// or as late as still arrives in time (the host holds it for the shortest time).
+enum class send_policy : std::uint8_t { early, late };
+
 /// The greedy planner of rebalance() (its doc comment), in ticks.
 class rebalance_planner {
  public:
   rebalance_planner(std::vector<activation> acts, std::vector<std::vector<memory_event>> own, std::vector<std::int64_t> cap,
-                    std::int64_t move, std::int64_t q, rebalance_pairing pairing)
-      : acts_(std::move(acts)), own_(std::move(own)), cap_(std::move(cap)), move_(move), q_(q), pairing_(pairing),
-        away_(cap_.size()), hosted_(cap_.size()), out_(cap_.size()), in_(cap_.size()) {}
+                    std::int64_t move, std::int64_t q, rebalance_pairing pairing, send_policy policy)
+      : acts_(std::move(acts)), events_(std::move(own)), cap_(std::move(cap)), move_(move), q_(q), pairing_(pairing),
+        policy_(policy), by_rank_(cap_.size()), out_(cap_.size()), in_(cap_.size()) {
+    for (std::size_t a = 0; a < acts_.size(); ++a) by_rank_[static_cast<std::size_t>(acts_[a].rank)].push_back(a);
+    for (auto& e : events_) std::sort(e.begin(), e.end(), event_before);
+  }
 
   /// Plans; returns false at the first rank it cannot relieve (stuck_rank, stuck_at).
   bool run() {
     std::vector<std::pair<std::int64_t, int>> checks;  // (time, rank): a min-heap of level rises
-    for (std::size_t r = 0; r < own_.size(); ++r) {
-      for (const memory_event& e : own_[r]) {
+    for (std::size_t r = 0; r < events_.size(); ++r) {
+      for (const memory_event& e : events_[r]) {
         if (e.delta > 0) checks.push_back({e.time, static_cast<int>(r)});
       }
     }
@@ -166,9 +174,8 @@ class rebalance_planner {
       std::pop_heap(checks.begin(), checks.end(), later);
       const auto [t, r] = checks.back();
       checks.pop_back();
-      while (level(r, t) > cap_[static_cast<std::size_t>(r)]) {
-        const long moved = relieve(r, t);
-        if (moved < 0) return stuck_rank = r, stuck_at = t, false;
+      while (most(r, t, t + 1) > cap_[static_cast<std::size_t>(r)]) {
+        if (!relieve(r, t)) return stuck_rank = r, stuck_at = t, false;
         checks.push_back({moves.back().back + move_, r});  // its return raises the level again
         std::push_heap(checks.begin(), checks.end(), later);
       }
@@ -184,24 +191,17 @@ class rebalance_planner {
  private:
   using spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // [lo, hi) intervals
 
-  /// Rank r's memory events with the moves planned so far: own, away (-q on arrival
-  /// elsewhere, +q on return), hosted (+q, -q), sorted (frees first at one instant).
-  std::vector<memory_event> events(int r) const {
-    const std::size_t ri = static_cast<std::size_t>(r);
-    std::vector<memory_event> e(own_[ri]);
-    for (const auto& [lo, hi] : away_[ri]) e.push_back({lo, -q_}), e.push_back({hi, q_});
-    for (const auto& [lo, hi] : hosted_[ri]) e.push_back({lo, q_}), e.push_back({hi, -q_});
-    std::sort(e.begin(), e.end(), event_before);
-    return e;
+  /// Adds event `e` to rank r's sorted events (frees first at one instant).
+  void add_event(std::size_t r, memory_event e) {
+    events_[r].insert(std::upper_bound(events_[r].begin(), events_[r].end(), e, event_before), e);
   }
-  /// Level of rank r just after every event at time t.
-  std::int64_t level(int r, std::int64_t t) const { return most(r, t, t + 1); }
-  /// Most level of rank r over [lo, hi), each instant taken after all its events.
+  /// Most level of rank r over [lo, hi), each instant taken after all its events: the
+  /// level at lo (its events summed), then each instant up to hi. O(events of r).
   std::int64_t most(int r, std::int64_t lo, std::int64_t hi) const {
-    const std::vector<memory_event> e = events(r);
+    const std::vector<memory_event>& e = events_[static_cast<std::size_t>(r)];
     std::int64_t l = 0;
     std::size_t k = 0;
-    for (; k < e.size() && e[k].time <= lo; ++k) l += e[k].delta;  // the level at lo
+    for (; k < e.size() && e[k].time <= lo; ++k) l += e[k].delta;
     std::int64_t m = l;
     for (; k < e.size() && e[k].time < hi; ++k) {
       l += e[k].delta;
@@ -209,66 +209,73 @@ class rebalance_planner {
     }
     return m;
   }
-  /// Latest start s in [lo, hi - move] with [s, s + move) free on channels a and b;
-  /// -1 when there is none.
-  std::int64_t latest_slot(const spans& a, const spans& b, std::int64_t lo, std::int64_t hi) const {
-    std::int64_t s = hi - move_;
-    for (bool clash = true; clash && s >= lo;) {
+  /// A start s in [lo, hi - move] with [s, s + move) free on channels a and b: the
+  /// earliest (send_policy::early) or the latest; -1 when there is none.
+  std::int64_t slot(const spans& a, const spans& b, std::int64_t lo, std::int64_t hi, bool earliest) const {
+    std::int64_t s = earliest ? lo : hi - move_;
+    for (bool clash = true; clash && s >= lo && s + move_ <= hi;) {
       clash = false;
       for (const spans* ch : {&a, &b}) {
         for (const auto& [x, y] : *ch) {
-          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = x - move_, clash = true;
+          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = earliest ? y : x - move_, clash = true;
         }
       }
     }
-    return s >= lo ? s : -1;
+    return s >= lo && s + move_ <= hi ? s : -1;
   }
-  /// Moves one activation off rank r so that it has left by time t; returns its index,
-  /// or -1 when no activation and host can be found.
-  long relieve(int r, std::int64_t t);
+  /// Moves one activation off rank r so that it has left by time t; false when no
+  /// activation and host can be found.
+  bool relieve(int r, std::int64_t t);
 
   std::vector<activation> acts_;
-  std::vector<std::vector<memory_event>> own_;
+  std::vector<std::vector<memory_event>> events_;  // per rank, sorted: its own and those of the moves so far
   std::vector<std::int64_t> cap_;
   std::int64_t move_, q_;
   rebalance_pairing pairing_;
-  std::vector<spans> away_, hosted_, out_, in_;
+  send_policy policy_;
+  std::vector<std::vector<std::size_t>> by_rank_;  // per rank, its activations
+  std::vector<spans> out_, in_;
 };
 
-inline long rebalance_planner::relieve(int r, std::int64_t t) {
-  // The victim: home on r at t, able to have arrived elsewhere by t, needed last
-  // (Belady's rule: the furthest next use).
-  long victim = -1;
-  for (std::size_t a = 0; a < acts_.size(); ++a) {
-    const activation& x = acts_[a];
-    if (x.rank != r || x.moved || x.alloc > t || x.need <= t || x.ready + move_ > t || x.need - x.ready < 2 * move_) continue;
-    if (victim < 0 || x.need > acts_[static_cast<std::size_t>(victim)].need) victim = static_cast<long>(a);
-  }
-  if (victim < 0) return -1;
-  activation& x = acts_[static_cast<std::size_t>(victim)];
+inline bool rebalance_planner::relieve(int r, std::int64_t t) {
+  // The candidates: home on r at t and able to have arrived elsewhere by t, needed last
+  // first (Belady's rule: the furthest next use); the first that finds a host and free
+  // channels moves.
   const std::size_t ri = static_cast<std::size_t>(r);
-  const int P = static_cast<int>(cap_.size());
-  long best_host = -1;
-  std::int64_t best_slack = 0, best_send = 0, best_back = 0;
-  for (int h = 0; h < P; ++h) {
-    if (h == r || (pairing_ == rebalance_pairing::bpipe && h != P - 1 - r)) continue;
-    const std::size_t hi = static_cast<std::size_t>(h);
-    const std::int64_t send = latest_slot(out_[ri], in_[hi], x.ready, t);
-    if (send < 0) continue;
-    const std::int64_t back = latest_slot(out_[hi], in_[ri], send + move_, x.need);
-    if (back < 0) continue;
-    const std::int64_t slack = cap_[hi] - most(h, send + move_, back + move_) - q_;
-    if (slack >= 0 && (best_host < 0 || slack > best_slack)) best_host = h, best_slack = slack, best_send = send, best_back = back;
+  std::vector<std::size_t> candidates;
+  for (const std::size_t a : by_rank_[ri]) {
+    const activation& x = acts_[a];
+    if (!x.moved && x.alloc <= t && x.need > t && x.ready + move_ <= t && x.need - x.ready >= 2 * move_) candidates.push_back(a);
   }
-  if (best_host < 0) return -1;
-  const std::size_t hi = static_cast<std::size_t>(best_host);
-  x.moved = true;
-  away_[ri].push_back({best_send + move_, best_back + move_});
-  hosted_[hi].push_back({best_send + move_, best_back + move_});
-  out_[ri].push_back({best_send, best_send + move_}), in_[hi].push_back({best_send, best_send + move_});
-  out_[hi].push_back({best_back, best_back + move_}), in_[ri].push_back({best_back, best_back + move_});
-  moves.push_back({static_cast<std::size_t>(victim), static_cast<int>(best_host), best_send, best_back});
-  return victim;
+  std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+    return acts_[a].need != acts_[b].need ? acts_[a].need > acts_[b].need : a < b;
+  });
+  const int P = static_cast<int>(cap_.size());
+  for (const std::size_t victim : candidates) {
+    activation& x = acts_[victim];
+    long best_host = -1;
+    std::int64_t best_slack = 0, best_send = 0, best_back = 0;
+    for (int h = 0; h < P; ++h) {
+      if (h == r || (pairing_ == rebalance_pairing::bpipe && h != P - 1 - r)) continue;
+      const std::size_t hi = static_cast<std::size_t>(h);
+      const std::int64_t send = slot(out_[ri], in_[hi], x.ready, t, policy_ == send_policy::early);
+      if (send < 0) continue;
+      const std::int64_t back = slot(out_[hi], in_[ri], send + move_, x.need, false);
+      if (back < 0) continue;
+      const std::int64_t slack = cap_[hi] - most(h, send + move_, back + move_) - q_;
+      if (slack >= 0 && (best_host < 0 || slack > best_slack)) best_host = h, best_slack = slack, best_send = send, best_back = back;
+    }
+    if (best_host < 0) continue;
+    const std::size_t hi = static_cast<std::size_t>(best_host);
+    x.moved = true;
+    add_event(ri, {best_send + move_, -q_}), add_event(ri, {best_back + move_, q_});
+    add_event(hi, {best_send + move_, q_}), add_event(hi, {best_back + move_, -q_});
+    out_[ri].push_back({best_send, best_send + move_}), in_[hi].push_back({best_send, best_send + move_});
+    out_[hi].push_back({best_back, best_back + move_}), in_[ri].push_back({best_back, best_back + move_});
+    moves.push_back({victim, static_cast<int>(best_host), best_send, best_back});
+    return true;
+  }
+  return false;
 }
 
 /// The activations of `v` (one per F, or per overlapped pair word) with their times in
@@ -372,12 +379,15 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
 ///
 /// The planner: in time order, at each rise of a rank's level above its capacity, it
 /// moves off that rank the activation needed last among those that can have arrived
-/// elsewhere by then (Belady's rule), to the rank with the most room over its stay
-/// (`pairing::bpipe`: only to rank P-1-x), sending as late and returning as late as the
-/// channels allow (arriving when its backward starts). Each return is a rise in turn.
-/// Not proved optimal; rebalance_plan::bound is the floor no plan goes below, and
-/// least_capacity() searches the least uniform capacity this planner reaches.
-/// Cost: O(rises x (activations + P x events of a rank log)) at run time.
+/// elsewhere by then (Belady's rule; the next one when that one finds no host and free
+/// channels), to the rank with the most room over its stay
+/// (`pairing::bpipe`: only to rank P-1-x), returning as late as the channels allow
+/// (arriving when its backward starts). Each return is a rise in turn. It runs twice if
+/// it must: sending each move as early as the channels allow after its F, then, if that
+/// gets stuck, as late as still arrives in time; it keeps the first plan that fits (else
+/// the one stuck latest). Not proved optimal; rebalance_plan::bound is the floor no plan
+/// goes below, and least_capacity() searches the least uniform capacity it reaches.
+/// Cost: O(rises x (activations of a rank + P x events of a rank)) at run time.
 ///
 /// The result is replayed by check_rebalance(); `feasible` when the planner relieved
 /// every rise and the replay passed. Errors: simulate()'s messages; `ctpipe: rebalance
@@ -406,8 +416,14 @@ inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const
     const rational units = plan.capacity.back() * rational{gamma.den};
     cap.push_back(units.num / units.den);  // levels are whole 1/q-ths: floor
   }
-  detail::rebalance_planner planner(detail::activations_of(v, sim, factor), std::move(own), cap, move, gamma.den, pairing);
-  const bool done = planner.run();
+  // Both send policies; the first that relieves every rise, else the one stuck latest.
+  const std::vector<detail::activation> acts = detail::activations_of(v, sim, factor);
+  detail::rebalance_planner planner(acts, own, cap, move, gamma.den, pairing, detail::send_policy::early);
+  bool done = planner.run();
+  if (!done) {
+    detail::rebalance_planner late(acts, std::move(own), cap, move, gamma.den, pairing, detail::send_policy::late);
+    if (late.run() || late.stuck_at > planner.stuck_at) done = late.stuck_rank < 0, planner = std::move(late);
+  }
   const rational tick{1, den};
   for (const detail::tick_move& mv : planner.moves) {
     const detail::activation& a = planner.acts()[mv.act];

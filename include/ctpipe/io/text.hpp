@@ -351,7 +351,7 @@ inline std::string rebalanced_bar(rational after, rational before, rational top,
 /// gives the plain count's peak (readout::plain_peak_in_flight, gamma = 1), to show what
 /// the finer memory model saves. With a rebalancing (readout::rebalance) each bar shows
 /// the peak after it beside the staircase (detail::rebalanced_bar(): '▒' moved away, '▓'
-/// hosted) and the row says `-> 5 rebalanced`.
+/// hosted) and the row ends `; 5 after rebalancing`.
 inline std::string render_in_flight(const readout& ro, const text_style& style = {}) {
   const bool compare = !ro.plain_peak_in_flight.empty();
   rational top{0};
@@ -372,10 +372,10 @@ inline std::string render_in_flight(const readout& ro, const text_style& style =
     for (int k = 0; k < len; ++k) bar += "\u2588";  // █
     if (ro.rebalance != nullptr) bar = detail::rebalanced_bar(ro.rebalance->plan.peak_after[r], peak, top, bar_width);
     std::string tail = fmt::format(" {}", to_string(peak));
-    if (ro.rebalance != nullptr) tail += fmt::format(" -> {} rebalanced", to_string(ro.rebalance->plan.peak_after[r]));
     if (compare) tail += fmt::format(" [{}]", to_string(ro.plain_peak_in_flight[r]));
     if (ro.chunk_fraction != rational{1}) tail += fmt::format(" ({} full)", to_string(peak * ro.chunk_fraction));
     tail += " " + detail::against(peak, ro.peak_in_flight_formula[r]);
+    if (ro.rebalance != nullptr) tail += fmt::format("; {} after rebalancing", to_string(ro.rebalance->plan.peak_after[r]));
     out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width, style.color ? "\x1b[33m" : "", bar,
                        style.color ? detail::reset_color : "", tail);
   }
@@ -484,8 +484,9 @@ namespace detail {
 /// filled and remaining idle, the jobs not wholly placed with their reasons.
 inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_result& r, const char* what) {
   const rational share = r.work == rational{0} ? rational{0} : r.total / r.work;
+  const std::string verdict = r.optimal ? ": optimal" : fmt::format(" (gap {}: not proved optimal)", to_string(r.bound - r.total));
   std::string out = fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}\n", what, to_string(r.total), to_string(r.work),
-                                percent(share), to_string(r.bound), r.optimal ? ": optimal" : "", r.method);
+                                percent(share), to_string(r.bound), verdict, r.method);
   out += fmt::format("  filled per rank          {}\n", spaced(std::vector<rational>(r.filled.data(), r.filled.data() + r.filled.size())));
   out += fmt::format("  idle left per rank       {}\n",
                      spaced(std::vector<rational>(r.remaining_idle.data(), r.remaining_idle.data() + r.remaining_idle.size())));

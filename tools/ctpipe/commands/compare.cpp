@@ -72,7 +72,12 @@ class compare final : public command_with_options {
       }
       io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
       apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
-      if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
+      try {  // a job naming an op (after=, before=) may fit some schedules only: the others become rejected rows
+        if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
+      } catch (const usage_error& e) {
+        rejected.emplace_back(opts_.family_names[k], e.what());
+        continue;
+      }
       if (rebalance_) apply_rebalance(rep, "");
       reports.push_back(std::move(rep));
     }
