@@ -16,19 +16,25 @@ namespace {
 /// pair without '=' or an empty value, or a repeated key.
 std::vector<std::pair<std::string, std::string>> pairs_of(std::string_view text, const std::string& bad) {
   std::vector<std::pair<std::string, std::string>> out;
-  while (!text.empty()) {
+  for (bool more = !text.empty(); more;) {
     const std::size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    text = more ? text.substr(comma + 1) : std::string_view{};
     const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) throw usage_error(bad);
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
+      throw usage_error(fmt::format("{}: '{}' is no key=value", bad, item));
+    }
     for (const auto& [k, v] : out) {
-      if (k == item.substr(0, eq)) throw usage_error(bad + " (a key given twice)");
+      if (k == item.substr(0, eq)) throw usage_error(fmt::format("{}: key '{}' given twice", bad, k));
     }
     out.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
   }
   return out;
 }
+
+/// usage_error for key `key` that request kind `help` does not take.
+[[noreturn]] void unknown_key(const char* help, const std::string& key) { throw usage_error(fmt::format("{}: unknown key '{}'", help, key)); }
 
 /// A compute op of `v` named by its action string (`0B3`): raises usage_error unless it
 /// is one of the schedule's ops.
@@ -56,7 +62,7 @@ void parse_encoder(std::string_view text, schedule_view v, io::fill_overlay& out
     if (key == "f") f = parse_rational(value);
     else if (key == "b") b = parse_rational(value);
     else if (key == "piece") piece = parse_rational(value);
-    else throw usage_error(encoder_help);
+    else unknown_key(encoder_help, key);
   }
   if (!f || !b) throw usage_error(encoder_help);
   detail::require(*f > rational{0} && *b > rational{0}, "ctpipe: a fill job needs a duration > 0");
@@ -77,7 +83,7 @@ void parse_job(std::string_view text, schedule_view v, io::fill_overlay& out) {
     else if (key == "before") job.before = op_of(value, v, "before");
     else if (key == "piece") job.divisible = true, job.min_piece = parse_rational(value);
     else if (key == "count") count = parse_whole(value, "--fill job count");
-    else throw usage_error(job_help);
+    else unknown_key(job_help, key);
   }
   if (!has_t) throw usage_error(job_help);
   if (count < 1 || count > 65536) throw usage_error("ctpipe: --fill job count must lie in [1, 65536]");

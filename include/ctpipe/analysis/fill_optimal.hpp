@@ -265,6 +265,7 @@ struct exact_fill {
   std::int64_t best_total = -1;
   std::vector<char> used;
   std::size_t nodes = 0, node_limit;
+  std::vector<char> same_as_previous;  // per job: the same duration, rank and window as the job before it
   bool stopped = false;
 
   std::int64_t open_work(std::int64_t from) const {  // jobs not placed whose window can still come
@@ -292,7 +293,7 @@ struct exact_fill {
     const std::uint32_t g = gaps[q];
     const int r = gap_rank[q];
     for (std::size_t j = 0; j < used.size() && !stopped; ++j) {
-      if (used[j]) continue;
+      if (used[j] || (j > 0 && same_as_previous[j] && !used[j - 1])) continue;  // identical jobs go in index order
       window_part w[2] = {};
       const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
       for (int p = 0; p < n; ++p) {
@@ -309,7 +310,11 @@ struct exact_fill {
 
 /// fill_bubbles_optimal()'s branch-and-bound (exact_fill) over `f`'s idle intervals.
 inline fill_result branch_and_bound(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, const fill_limits& limits) {
-  exact_fill bb{f, {}, {}, {}, {}, -1, std::vector<char>(jobs.size(), 0), 0, limits.exact_nodes};
+  exact_fill bb{f, {}, {}, {}, {}, -1, std::vector<char>(jobs.size(), 0), 0, limits.exact_nodes, std::vector<char>(jobs.size(), 0)};
+  for (std::size_t j = 1; j < jobs.size(); ++j) {  // symmetry: identical jobs are interchangeable
+    bb.same_as_previous[j] = f.dur[j] == f.dur[j - 1] && f.rank[j] == f.rank[j - 1] && jobs[j].after == jobs[j - 1].after &&
+                             jobs[j].before == jobs[j - 1].before;
+  }
   std::vector<int> rank_of(f.gaps);
   for (int r = 0; r < f.P; ++r) {
     for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1]; ++g) rank_of[g] = r, bb.gaps.push_back(g);

@@ -481,7 +481,8 @@ inline std::string render_memory(const readout& ro) {
 
 namespace detail {
 /// One fill_result as text lines: the total against the work and the bound, per rank
-/// filled and remaining idle, the jobs not wholly placed with their reasons.
+/// filled and remaining idle, the jobs not wholly placed with their reasons (the first
+/// 20, then how many more).
 inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_result& r, const char* what) {
   const rational share = r.work == rational{0} ? rational{0} : r.total / r.work;
   const std::string verdict = r.optimal ? ": optimal" : fmt::format(" (gap {}: not proved optimal)", to_string(r.bound - r.total));
@@ -490,12 +491,19 @@ inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_resu
   out += fmt::format("  filled per rank          {}\n", spaced(std::vector<rational>(r.filled.data(), r.filled.data() + r.filled.size())));
   out += fmt::format("  idle left per rank       {}\n",
                      spaced(std::vector<rational>(r.remaining_idle.data(), r.remaining_idle.data() + r.remaining_idle.size())));
+  std::size_t listed = 0, unlisted = 0;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (r.reason[j] == fill_reason::placed) continue;
+    if (listed == 20) {  // the JSON lists them all
+      ++unlisted;
+      continue;
+    }
+    ++listed;
     const std::string mb = jobs[j].microbatch >= 0 ? fmt::format(" {}", jobs[j].microbatch) : "";
     out += fmt::format("  not placed: {}{}, {} of {}: {}\n", one_line(std::string(jobs[j].name)), mb,
                        to_string(jobs[j].duration - r.placed[j]), to_string(jobs[j].duration), reason_text(r.reason[j]));
   }
+  if (unlisted > 0) out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", unlisted);
   return out;
 }
 }  // namespace detail
