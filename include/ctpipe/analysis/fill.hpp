@@ -108,7 +108,7 @@ namespace detail {
 /// latency, the makespan, and per rank its idle intervals (gaps) in time order.
 struct fill_frame {
   rational tick{1};
-  std::int64_t scale = 1;  ///< simulation ticks per ... multiply a simulation tick by this
+  std::int64_t scale = 1;  ///< ticks of this frame per tick of the simulation
   std::int64_t T = 0, c = 0;
   int P = 1;
   bool steady = false;

@@ -384,8 +384,8 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
 /// (`pairing::bpipe`: only to rank P-1-x), returning as late as the channels allow
 /// (arriving when its backward starts). Each return is a rise in turn. It runs twice if
 /// it must: sending each move as early as the channels allow after its F, then, if that
-/// gets stuck, as late as still arrives in time; it keeps the first plan that fits (else
-/// the one stuck latest). Not proved optimal; rebalance_plan::bound is the floor no plan
+/// gets stuck, as late as still arrives in time, then (for `pairing::any`) both again
+/// with BPipe's pairing; it keeps the first plan that fits (else the one stuck latest). Not proved optimal; rebalance_plan::bound is the floor no plan
 /// goes below, and least_capacity() searches the least uniform capacity it reaches.
 /// Cost: O(rises x (activations of a rank + P x events of a rank)) at run time.
 ///
@@ -416,13 +416,16 @@ inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const
     const rational units = plan.capacity.back() * rational{gamma.den};
     cap.push_back(units.num / units.den);  // levels are whole 1/q-ths: floor
   }
-  // Both send policies; the first that relieves every rise, else the one stuck latest.
+  // Both send policies, and for any pairing BPipe's too (its plans are plans of any
+  // pairing, and its narrower choice sometimes fits where the wider one got stuck): the
+  // first that relieves every rise, else the one stuck latest.
   const std::vector<detail::activation> acts = detail::activations_of(v, sim, factor);
   detail::rebalance_planner planner(acts, own, cap, move, gamma.den, pairing, detail::send_policy::early);
   bool done = planner.run();
-  if (!done) {
-    detail::rebalance_planner late(acts, std::move(own), cap, move, gamma.den, pairing, detail::send_policy::late);
-    if (late.run() || late.stuck_at > planner.stuck_at) done = late.stuck_rank < 0, planner = std::move(late);
+  for (int attempt = 1; attempt < (pairing == rebalance_pairing::any ? 4 : 2) && !done; ++attempt) {
+    const rebalance_pairing with = attempt < 2 ? pairing : rebalance_pairing::bpipe;
+    detail::rebalance_planner other(acts, own, cap, move, gamma.den, with, attempt % 2 == 1 ? detail::send_policy::late : detail::send_policy::early);
+    if (other.run() || other.stuck_at > planner.stuck_at) done = other.stuck_rank < 0, planner = std::move(other);
   }
   const rational tick{1, den};
   for (const detail::tick_move& mv : planner.moves) {
