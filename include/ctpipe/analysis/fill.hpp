@@ -104,6 +104,44 @@ struct fill_result {
 
 namespace detail {
 
+/// Flat index of every compute op of a schedule by (kind, stage, micro-batch): slots
+/// [F | B | I | W] x S x m, the value k + 1 (0: absent). A pair word counts as its F, its
+/// B word as that B. Linear.
+struct op_index {
+  std::size_t S = 0, m = 0;
+  buffer<std::uint32_t> at;
+
+  constexpr op_index() = default;
+  constexpr explicit op_index(schedule_view v)
+      : S(static_cast<std::size_t>(v.shape.stages())), m(static_cast<std::size_t>(v.shape.m)), at(4 * S * m) {
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      const op o = v.ops[k];
+      const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
+      if (kind <= 3 && static_cast<std::size_t>(o.stage()) < S && static_cast<std::size_t>(o.microbatch()) < m) {
+        at[slot(kind, o.stage(), o.microbatch())] = static_cast<std::uint32_t>(k + 1);
+      }
+    }
+  }
+  constexpr std::size_t slot(int kind, int s, int j) const {
+    return (static_cast<std::size_t>(kind) * S + static_cast<std::size_t>(s)) * m + static_cast<std::size_t>(j);
+  }
+  /// Flat index + 1 of `o` (0 when the schedule does not hold it).
+  constexpr std::uint32_t find(op o) const {
+    const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
+    if (kind > 3 || static_cast<std::size_t>(o.stage()) >= S || static_cast<std::size_t>(o.microbatch()) >= m) return 0;
+    return at[slot(kind, o.stage(), o.microbatch())];
+  }
+};
+
+/// Rank of every op of `v`, flat order. Linear.
+constexpr buffer<int> op_ranks(schedule_view v) {
+  buffer<int> out(v.size());
+  for (int r = 0; r < v.shape.P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) out[k] = r;
+  }
+  return out;
+}
+
 /// Times of a fill in integer ticks (1/den time units): the schedule's op times, the
 /// latency, the makespan, and per rank its idle intervals (gaps) in time order.
 struct fill_frame {
@@ -123,6 +161,8 @@ struct fill_frame {
   buffer<std::int64_t> after_end, before_start;     ///< per job: end(X) / start(Y) ticks, or -1
   buffer<int> after_rank, before_rank, rank;        ///< per job
   std::size_t gaps = 0;
+  op_index index;     ///< the schedule's ops by identity
+  buffer<int> ranks;  ///< per op, flat order: its rank
 
   constexpr std::int64_t ticks(rational x) const { return (x / tick).num; }
 };
@@ -201,48 +241,11 @@ constexpr int window_classes(const fill_frame& f, std::size_t j, int out[3], int
   int n = 0;
   if (a >= 0) out[n++] = a;
   if (b >= 0 && b != a) out[n++] = b;
-  for (int r = 0; r < f.P; ++r) {
-    if (r == a || r == b) continue;
-    if (others++ == 0) out[n++] = r;
-  }
+  others = f.P - n;
+  int r = 0;
+  while (r == a || r == b) ++r;  // the first rank that is neither
+  if (others > 0) out[n++] = r;
   return n;
-}
-
-/// Flat index of every compute op of a schedule by (kind, stage, micro-batch): slots
-/// [F | B | I | W] x S x m, the value k + 1 (0: absent). A pair word counts as its F, its
-/// B word as that B. Linear.
-struct op_index {
-  std::size_t S = 0, m = 0;
-  buffer<std::uint32_t> at;
-
-  constexpr explicit op_index(schedule_view v)
-      : S(static_cast<std::size_t>(v.shape.stages())), m(static_cast<std::size_t>(v.shape.m)), at(4 * S * m) {
-    for (std::size_t k = 0; k < v.size(); ++k) {
-      const op o = v.ops[k];
-      const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
-      if (kind <= 3 && static_cast<std::size_t>(o.stage()) < S && static_cast<std::size_t>(o.microbatch()) < m) {
-        at[slot(kind, o.stage(), o.microbatch())] = static_cast<std::uint32_t>(k + 1);
-      }
-    }
-  }
-  constexpr std::size_t slot(int kind, int s, int j) const {
-    return (static_cast<std::size_t>(kind) * S + static_cast<std::size_t>(s)) * m + static_cast<std::size_t>(j);
-  }
-  /// Flat index + 1 of `o` (0 when the schedule does not hold it).
-  constexpr std::uint32_t find(op o) const {
-    const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
-    if (kind > 3 || static_cast<std::size_t>(o.stage()) >= S || static_cast<std::size_t>(o.microbatch()) >= m) return 0;
-    return at[slot(kind, o.stage(), o.microbatch())];
-  }
-};
-
-/// Rank of every op of `v`, flat order. Linear.
-constexpr buffer<int> op_ranks(schedule_view v) {
-  buffer<int> out(v.size());
-  for (int r = 0; r < v.shape.P; ++r) {
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) out[k] = r;
-  }
-  return out;
 }
 
 /// The gate on the jobs of a fill of `v`. Raises:
@@ -305,9 +308,12 @@ constexpr void find_gaps(schedule_view v, fill_frame& f) {
 constexpr fill_frame make_fill_frame(schedule_view v, const costs& c, const cost_scale& scale, std::span<const fill_job> jobs,
                                      bool steady) {
   const simulation sim = simulate(v, c, scale);
-  const op_index index(v);
-  check_jobs(v, jobs, index);
   fill_frame f;
+  f.index = op_index(v);
+  f.ranks = op_ranks(v);
+  const op_index& index = f.index;
+  const buffer<int>& ranks = f.ranks;
+  check_jobs(v, jobs, index);
   std::int64_t den = sim.tick().den;
   for (const fill_job& job : jobs) den = lcm(lcm(den, job.duration.den), job.min_piece.den);
   f.tick = rational{1, den};
@@ -319,7 +325,6 @@ constexpr fill_frame make_fill_frame(schedule_view v, const costs& c, const cost
   f.start = buffer<std::int64_t>(v.size()), f.end = buffer<std::int64_t>(v.size());
   for (std::size_t k = 0; k < v.size(); ++k) f.start[k] = sim.start_ticks(k) * f.scale, f.end[k] = sim.end_ticks(k) * f.scale;
   find_gaps(v, f);
-  const buffer<int> ranks = op_ranks(v);
   const std::size_t J = jobs.size();
   f.dur = buffer<std::int64_t>(J), f.min_piece = buffer<std::int64_t>(J), f.after_end = buffer<std::int64_t>(J, -1);
   f.before_start = buffer<std::int64_t>(J, -1), f.after_rank = buffer<int>(J), f.before_rank = buffer<int>(J), f.rank = buffer<int>(J);
@@ -534,17 +539,17 @@ constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer
   const auto deps = [&](op o) {
     const int s = o.stage(), j = o.microbatch();
     const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
-    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(index.find(make_op(op_kind::F, s - 1, j)));
+    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(index.at[index.slot(0, s - 1, j)]);
     if (kind == op_kind::B || kind == op_kind::I) {
-      need(index.find(make_op(op_kind::F, s, j)));
+      need(index.at[index.slot(0, s, j)]);
       if (s < v.shape.last_stage(j)) {
-        const std::uint32_t b = index.find(make_op(op_kind::B, s + 1, j));
-        need(b != 0 ? b : index.find(make_op(op_kind::I, s + 1, j)));
+        const std::uint32_t b = index.at[index.slot(1, s + 1, j)];
+        need(b != 0 ? b : index.at[index.slot(2, s + 1, j)]);
       }
     }
     if (kind == op_kind::W) {
-      const std::uint32_t i = index.find(make_op(op_kind::I, s, j));
-      need(i != 0 ? i : index.find(make_op(op_kind::B, s, j)));
+      const std::uint32_t i = index.at[index.slot(2, s, j)];
+      need(i != 0 ? i : index.at[index.slot(1, s, j)]);
     }
   };
   deps(v.ops[k]);
@@ -593,8 +598,8 @@ constexpr bool run_resimulation(schedule_view v, const fill_frame& f, std::span<
 /// soon as its rank and its inputs allow (§2's rule). Returns true when every op starts
 /// exactly when simulate() said and nothing ends after T. Linear in ops + pieces.
 constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, std::span<const tick_piece> p) {
-  const op_index index(v);
-  const buffer<int> ranks = op_ranks(v);
+  const op_index& index = f.index;
+  const buffer<int>& ranks = f.ranks;
   const std::size_t n_ops = v.size(), N = n_ops + p.size();
   buffer<std::uint8_t> pair_b(n_ops);
   for (std::size_t k = 1; k < n_ops; ++k) pair_b[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
