@@ -209,7 +209,7 @@ TEST_CASE("rebalancing: every plan replays by brute force, on every family", "[r
           REQUIRE(plan.feasible);
           CHECK(plan.capacity.front() >= b.bound);
           CHECK(peaks_brute_force(s.view(), c, plan) == plan.peak_after);
-          feasible += plan.capacity.front() == b.bound ? 1 : 0;
+          feasible += plan.capacity.front() == b.level_bound ? 1 : 0;
           if (pairing == rebalance_pairing::any) least_any = plan.capacity.front();
           else CHECK(least_any <= plan.capacity.front());  // BPipe's plans are plans of any pairing
         }
@@ -218,6 +218,19 @@ TEST_CASE("rebalancing: every plan replays by brute force, on every family", "[r
   }
   INFO(feasible << " of " << plans << " plans reach the bound");
   CHECK(feasible > 0);
+}
+
+TEST_CASE("rebalancing: the bound is live / P, rounded up only when gamma = 1", "[rebalance]") {
+  const schedule s = generate(family_spec(schedule_family::zb_h1, 4, 8));
+  const live_bound_result half = live_bound(s.view(), costs{}, rational{1, 2});
+  CHECK(half.bound == half.live / rational{4});
+  CHECK(half.level_bound >= half.bound);
+  CHECK(half.level_bound - half.bound < rational{1, 2});
+  CHECK((half.level_bound * rational{2}).den == 1);
+  const live_bound_result one = live_bound(s.view(), costs{});
+  CHECK(one.bound == one.level_bound);
+  CHECK(one.bound.den == 1);
+  CHECK(one.bound >= one.live / rational{4});
 }
 
 TEST_CASE("rebalancing: check_rebalance() rejects broken plans", "[rebalance]") {

@@ -26,11 +26,15 @@ namespace ctpipe {
 /// - `live`: max over time of the sum over ranks of in-flight activations (chunks,
 ///   gamma-weighted; docs/spec.md §3's events: an F allocates 1 at its start, a B frees 1,
 ///   an I 1 - gamma and a W gamma at their ends; at one instant frees come first);
-/// - `bound`: live / P rounded up to a multiple of 1/q (gamma = p/q; so to a whole number
-///   when gamma = 1): no plan, whatever it moves, gets every rank's peak below it.
+/// - `bound`: live / P, rounded up when gamma = 1 (levels are then whole): no plan,
+///   whatever it moves, gets every rank's peak below it (the definition);
+/// - `level_bound`: live / P rounded up to a multiple of 1/q (gamma = p/q), the least
+///   level at or above `bound` a rank can hold (levels are multiples of 1/q): equal to
+///   `bound` when gamma = 1; where least_capacity() starts.
 struct live_bound_result {
   rational live{0};
   rational bound{0};
+  rational level_bound{0};
 };
 
 namespace detail {
@@ -86,7 +90,8 @@ constexpr live_bound_result live_bound(schedule_view v, const costs& c, rational
   }
   const std::int64_t P = v.shape.P;
   const std::int64_t per_rank = (most + P - 1) / P;  // in 1/q chunks, rounded up
-  return {rational{most, gamma.den}, rational{per_rank, gamma.den}};
+  const rational rounded{per_rank, gamma.den};
+  return {rational{most, gamma.den}, gamma == rational{1} ? rounded : rational{most, rational::mul(gamma.den, P)}, rounded};
 }
 
 /// One activation moved: chunk `stage` of micro-batch `microbatch`, from its home rank
@@ -454,7 +459,7 @@ inline rebalance_plan least_capacity(schedule_view v, const costs& c, rational g
   const in_flight_profile before = in_flight(v, gamma);
   rational top{0};
   for (int r = 0; r < v.shape.P; ++r) top = max(top, before.peak(r));
-  for (rational cap = b.bound; cap < top; cap += rational{1, gamma.den}) {
+  for (rational cap = b.level_bound; cap < top; cap += rational{1, gamma.den}) {
     rebalance_plan plan = rebalance(v, c, std::span<const rational>(&cap, 1), gamma, pairing, scale);
     if (plan.feasible) return plan;
   }

@@ -540,8 +540,10 @@ inline std::string render_rebalance(const readout& ro) {
   out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));
   out += fmt::format("  peak per rank after      {}  ({})\n", detail::spaced(p.peak_after), verdict(p));
   out += fmt::format("  moves {}; copy channels busy per rank {}\n", p.moves.size(), detail::spaced(p.channel_busy));
-  out += fmt::format("  least uniform capacity reached: {}{}\n", to_string(o.least),
-                     o.least == p.bound.bound ? " = the bound" : " (the bound is not reached: moves too slow, or the planner's limit)");
+  const char* reached = o.least == p.bound.bound          ? " = the bound"
+                        : o.least == p.bound.level_bound ? " = the bound rounded up to a level (levels are multiples of 1/q)"
+                                                         : " (the bound is not reached: moves too slow, or the planner's limit)";
+  out += fmt::format("  least uniform capacity reached: {}{}\n", to_string(o.least), reached);
   out += fmt::format("BPipe (rank x pairs with rank P-1-x) at the same capacity: peak after {}  ({}); moves {}; least capacity {}\n",
                      detail::spaced(o.bpipe.peak_after), verdict(o.bpipe), o.bpipe.moves.size(), to_string(o.bpipe_least));
   return out;
