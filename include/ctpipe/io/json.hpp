@@ -20,17 +20,23 @@ inline nlohmann::ordered_json formula_json(const closed_form& f) {
 }  // namespace detail
 
 namespace detail {
+/// Exact values as an array of strings.
+inline nlohmann::ordered_json string_array(const std::vector<rational>& values) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const rational& x : values) out.push_back(to_string(x));
+  return out;
+}
+inline nlohmann::ordered_json string_array(const ctpipe::detail::buffer<rational>& values) {
+  return string_array(std::vector<rational>(values.data(), values.data() + values.size()));
+}
+
 /// The `memory` object (docs/json.md): per rank, exact strings; null parts not given;
 /// null as a whole without --model and --memory-limit.
 inline nlohmann::ordered_json memory_json(const readout& ro) {
   using json = nlohmann::ordered_json;
   if (ro.budget == nullptr) return json(nullptr);
   const memory_budget& b = *ro.budget;
-  const auto strings = [](const std::vector<rational>& values) {
-    json out = json::array();
-    for (const rational& x : values) out.push_back(to_string(x));
-    return out;
-  };
+  const auto strings = [](const std::vector<rational>& values) { return string_array(values); };
   const auto per_rank = [&](std::optional<rational> x) {
     return x ? strings(std::vector<rational>(static_cast<std::size_t>(ro.P), *x)) : json(nullptr);
   };
@@ -46,16 +52,6 @@ inline nlohmann::ordered_json memory_json(const readout& ro) {
       {"over_activations", b.limit_activations ? strings(over(peak_activations(ro), *b.limit_activations)) : json(nullptr)},
   };
 }
-/// Exact values as an array of strings.
-inline nlohmann::ordered_json string_array(const std::vector<rational>& values) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const rational& x : values) out.push_back(to_string(x));
-  return out;
-}
-inline nlohmann::ordered_json string_array(const ctpipe::detail::buffer<rational>& values) {
-  return string_array(std::vector<rational>(values.data(), values.data() + values.size()));
-}
-
 /// One fill_result of `jobs` (docs/json.md, `fill`): placed pieces, jobs not (wholly)
 /// placed with the time missing and the reason, per rank filled and remaining idle, the
 /// totals, the bound and the method.
@@ -160,11 +156,7 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
     ranks.push_back(std::move(actions));
     timeline.push_back(std::move(slices));
   }
-  const auto strings = [](const std::vector<rational>& values) {
-    json out = json::array();
-    for (const rational& x : values) out.push_back(to_string(x));
-    return out;
-  };
+  const auto strings = [](const std::vector<rational>& values) { return detail::string_array(values); };
   json out{
       {"schedule", ro.schedule},
       {"P", ro.P},

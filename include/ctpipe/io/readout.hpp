@@ -38,6 +38,11 @@
 
 namespace ctpipe::io {
 
+/// A fill job's name as every view shows it: `encoder F 3` (its micro-batch when >= 0).
+inline std::string fill_job_label(const fill_job& job) {
+  return job.microbatch >= 0 ? fmt::format("{} {}", job.name, job.microbatch) : std::string(job.name);
+}
+
 /// The times a timeline gives the ops of a readout's `ranks` (op k is `ranks.ops[k]`), in
 /// whole ticks of tick() time units of t_f: a simulation's, or an executed run's
 /// (executed_timeline), which it refers to and does not copy. A default one has no ops,

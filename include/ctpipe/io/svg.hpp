@@ -76,10 +76,6 @@ inline constexpr const char* svg_piece_stroke = "#a86f00";
 /// a dark grey, apart from the orange peak bar it sits in.
 inline constexpr const char* svg_rebalanced_fill = "#4d4d4d";
 
-/// A fill job's name as the views show it: `encoder F 3` (its micro-batch when >= 0).
-inline std::string fill_job_label(const fill_job& job) {
-  return job.microbatch >= 0 ? fmt::format("{} {}", job.name, job.microbatch) : std::string(job.name);
-}
 
 /// The kind's colour for chunk c of V: later chunks lighter (mixed with white), so the
 /// chunks of an interleaved schedule stand apart even where no label fits.

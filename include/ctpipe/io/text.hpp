@@ -499,8 +499,7 @@ inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_resu
       continue;
     }
     ++listed;
-    const std::string mb = jobs[j].microbatch >= 0 ? fmt::format(" {}", jobs[j].microbatch) : "";
-    out += fmt::format("  not placed: {}{}, {} of {}: {}\n", one_line(std::string(jobs[j].name)), mb,
+    out += fmt::format("  not placed: {}, {} of {}: {}\n", one_line(fill_job_label(jobs[j])),
                        to_string(jobs[j].duration - r.placed[j]), to_string(jobs[j].duration), reason_text(r.reason[j]));
   }
   if (unlisted > 0) out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", unlisted);

@@ -40,7 +40,7 @@ inline void trace_fill(nlohmann::ordered_json& events, const readout& ro, ration
       named = p.rank;
     }
     const fill_job& job = ro.fill->jobs[p.job];
-    events.push_back({{"name", job.microbatch >= 0 ? fmt::format("{} {}", job.name, job.microbatch) : std::string(job.name)},
+    events.push_back({{"name", fill_job_label(job)},
                       {"cat", "fill"},
                       {"ph", "X"},
                       {"pid", p.rank},
