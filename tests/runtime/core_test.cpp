@@ -68,8 +68,8 @@ TEST_CASE("an op packs kind, stage and micro-batch into 4 bytes", "[core]") {
   REQUIRE(o.microbatch() == 65535);
   REQUIRE(io::action(op{op_kind::F, 0, 3}) == "0F3");
   REQUIRE(io::action(op{op_kind::send_b, 1, 2}) == "1SEND_B2");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 9 kinds");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 9 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
 }
 
 TEST_CASE("action strings parse strictly", "[core]") {
@@ -169,7 +169,8 @@ TEST_CASE("t_fb: its default, its cost on a chunk, and its gate", "[core]") {
   REQUIRE_THROWS_WITH(check_costs(c), "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");
   REQUIRE(std::string(kind_name(op_kind::overlap_f_b)) == "OVERLAP_F_B");
   REQUIRE(is_compute(op_kind::overlap_f_b));
-  REQUIRE(std::string(kind_name(static_cast<op_kind>(9))) == "?");
+  REQUIRE(std::string(kind_name(static_cast<op_kind>(9))) == "SEND_ACT");
+  REQUIRE(std::string(kind_name(static_cast<op_kind>(11))) == "?");
 }
 
 TEST_CASE("schedule storage: CSR layout, per-rank spans", "[core]") {

@@ -275,9 +275,9 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
           validation_issue{fault::no_partner, 0, 4, op{op_kind::send_b, 0, 0}, op{op_kind::send_b, 0, 0}});
   const schedule beyond = from_lists(two, {{f0, sf, rb, b0, op{op_kind::send_f, 0, 1}}, {rf, f1, b1, sb}});
   REQUIRE(validate_lowered(beyond.view(), send_semantics::buffered).first.what == fault::out_of_shape);
-  // An op of an unused kind (raw bits 9 << 28) is named once, at its step.
+  // An op of an unused kind (raw bits 11 << 28) is named once, at its step.
   schedule raw = from_lists(two, {{f0, sf, rb, b0}, {rf, f1, b1, sb, f1}});
-  raw.ops()[raw.size() - 1].bits = 9u << 28;
+  raw.ops()[raw.size() - 1].bits = 11u << 28;
   const auto raw_issues = issues_of(raw.view(), send_semantics::buffered);
   REQUIRE(raw_issues.size() == 1);
   REQUIRE(raw_issues[0].what == fault::not_compute);

@@ -17,7 +17,7 @@ namespace ctpipe {
 enum class fault : std::uint8_t {
   bad_shape,        ///< the shape fails check_shape() (P, m or V < 1, ...)
   bad_offsets,      ///< offsets are not P+1 non-decreasing positions ending at the op count
-  not_compute,      ///< a transfer op (SEND/RECV) in a compute schedule, or an op of an unused kind code (9 to 15) anywhere
+  not_compute,      ///< a transfer op (SEND/RECV, SEND_ACT/RECV_ACT) in a compute schedule, or an op of an unused kind code (11 to 15) anywhere
   out_of_shape,     ///< stage >= P*V or micro-batch >= m
   wrong_rank,       ///< the op's stage is owned by another rank
   duplicate,        ///< the same (kind, stage, micro-batch) appears twice
@@ -33,6 +33,7 @@ enum class fault : std::uint8_t {
   wrong_microbatch,     ///< a compute op's input was not received, another micro-batch's was (`needs` = its own RECV)
   no_partner,           ///< a send/recv whose partner stage does not exist (SEND_F on the last stage, ...)
   wrong_pairing,        ///< batched, paired first in first out per rank pair: the k-th send and the k-th receive carry different messages (`needs` = the op it was paired with)
+  two_hosts,            ///< an activation copy (SEND_ACT/RECV_ACT) on a second host rank: an activation moves to one host (`needs` = the first host's op)
 };
 
 /// One-line description of a fault, for messages.
@@ -40,7 +41,7 @@ constexpr const char* fault_description(fault f) {
   constexpr const char* text[] = {
       "the shape is invalid (see check_shape)",
       "offsets are not P+1 non-decreasing positions ending at the op count",
-      "not an op this schedule may hold: a send/recv in a compute schedule, or an unused kind code (9 to 15)",
+      "not an op this schedule may hold: a send/recv in a compute schedule, or an unused kind code (11 to 15)",
       "stage or micro-batch outside the shape",
       "op on a rank that does not own its stage",
       "op appears twice",
@@ -55,6 +56,7 @@ constexpr const char* fault_description(fault f) {
       "compute op whose input was not received before it, while another micro-batch's was (matching by order feeds it that one)",
       "send/recv whose partner stage does not exist",
       "receive paired, first in first out, with a send of another message (a batched runtime without tags would mix them up)",
+      "activation copy on a second host rank (an activation moves to one host and back)",
   };
   return text[static_cast<int>(f)];
 }
@@ -206,7 +208,7 @@ constexpr bool unfit_is_pair(schedule_view v, std::uint32_t r, std::uint32_t k, 
   const std::uint32_t* off = v.offsets.data();
   const op o = v.ops[k];
   const std::uint32_t kind = o.bits >> 28;
-  if (Lowered && kind >= 4 && kind <= 7) return false;
+  if (Lowered && ((kind >= 4 && kind <= 7) || kind == 9 || kind == 10)) return false;  // transfers, activation copies
   const bool inside = o.stage() < v.shape.stages() && o.microbatch() < v.shape.m;
   const bool paired = kind == 8 && k + 1 < off[r + 1] && (v.ops[k + 1].bits >> 28) == 1;
   if (paired && inside) return true;

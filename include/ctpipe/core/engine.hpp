@@ -32,7 +32,7 @@
 
 namespace ctpipe::detail {
 
-/// The kind code of an op word (`bits >> 28`): op_kind's values. Codes 9 to 15 are
+/// The kind code of an op word (`bits >> 28`): op_kind's values. Codes 11 to 15 are
 /// unused; an op word read from raw bits may carry one (validate() names it). For tables
 /// and code off the per-op path; the per-op loops write the literal (file comment).
 enum kind_code : std::uint32_t {
@@ -45,6 +45,9 @@ enum kind_code : std::uint32_t {
   code_send_b = 6,
   code_recv_b = 7,
   code_overlap_f_b = 8,  ///< an overlapped pair's word (its forward); its B is the next word
+  code_send_act = 9,     ///< a copy of an activation out (op_kind::send_act)
+  code_recv_act = 10,    ///< a copy of an activation in (op_kind::recv_act)
+  code_rows = 11,        ///< the codes with rows in stage_table's `channel` and `peer`
   code_count = 16,       ///< the codes a 4-bit field can hold
 };
 
@@ -62,18 +65,19 @@ enum op_word : std::uint32_t {
 /// Code 8 (an overlapped pair's word) has the rows of F: the word stands for the pair's
 /// forward, and its B half is an ordinary B word.
 /// - `owner` [S]: the rank that holds the stage.
-/// - `channel` [9*S]: the message an op of that kind on that stage takes its input from
+/// - `channel` [11*S]: the message an op of that kind on that stage takes its input from
 ///   (F from the stage below, B/I from the stage above), sends (SEND_F, SEND_B) or
 ///   receives (RECV_F, RECV_B), as `2 * edge + (gradient ? 1 : 0)` (edge e joins stages
 ///   e and e+1); `none` (= 2*S) when the input is local, W, no partner stage, or the
-///   partner lives on the same rank (the V-shape turn). Message (channel, j) is slot
-///   `channel * m + j`. Only codes 0 to 8 have rows: the passes read it for ops that
-///   validate() accepted.
+///   partner lives on the same rank (the V-shape turn), and for the activation copies
+///   (codes 9, 10: they use the copy channels, not messages). Message (channel, j) is
+///   slot `channel * m + j`. Only codes 0 to 10 have rows: the passes read it for ops
+///   that validate() accepted.
 /// - `sends` [16*S]: 1 when an op of that code on that stage sends a message to another
 ///   rank (F up, B and I down), 0 for every other code (W, transfers, unused codes).
-/// - `peer` [9*S]: for F, B, I the rank its output goes to (its own rank when it sends
+/// - `peer` [11*S]: for F, B, I the rank its output goes to (its own rank when it sends
 ///   nothing); for a transfer the rank of its partner stage (its own rank when there is
-///   none).
+///   none); for an activation copy its own rank (its partner is in the lists).
 struct stage_table {
   std::uint32_t S = 0;
   std::uint32_t none = 0;
@@ -83,9 +87,9 @@ struct stage_table {
       : S(static_cast<std::uint32_t>(shape.stages())),
         none(2 * S),
         owner(S),
-        channel(9 * static_cast<std::size_t>(S), 2 * S),
+        channel(code_rows * static_cast<std::size_t>(S), 2 * S),
         sends(code_count * static_cast<std::size_t>(S)),
-        peer(9 * static_cast<std::size_t>(S)) {
+        peer(code_rows * static_cast<std::size_t>(S)) {
     for (std::uint32_t st = 0; st < S; ++st) owner[st] = static_cast<std::uint32_t>(shape.rank_of(static_cast<int>(st)));
     for (std::uint32_t st = 0; st < S; ++st) {
       const bool up = st + 1 < S && owner[st + 1] != owner[st];    // the stage above is on another rank
@@ -99,7 +103,7 @@ struct stage_table {
       sends[code_b * S + st] = sends[code_i * S + st] = down ? 1 : 0;
       peer[code_f * S + st] = peer[code_send_f * S + st] = peer[code_recv_b * S + st] = above;
       peer[code_b * S + st] = peer[code_i * S + st] = peer[code_recv_f * S + st] = peer[code_send_b * S + st] = below;
-      peer[code_w * S + st] = owner[st];
+      peer[code_w * S + st] = peer[code_send_act * S + st] = peer[code_recv_act * S + st] = owner[st];
       channel[code_overlap_f_b * S + st] = channel[code_f * S + st], sends[code_overlap_f_b * S + st] = sends[code_f * S + st],
       peer[code_overlap_f_b * S + st] = peer[code_f * S + st];
     }

@@ -21,7 +21,13 @@ namespace ctpipe {
 ///   op: under the fused rule (the default, docs/spec.md §2.1) it starts when the
 ///   inputs of both halves are there and lasts `t_fb` (costs::fb). For every count
 ///   (in-flight activations, messages) the pair word is its forward.
-enum class op_kind : std::uint8_t { F, B, I, W, send_f, recv_f, send_b, recv_b, overlap_f_b };
+/// - `send_act`, `recv_act`: a copy of the saved activation of (stage, micro-batch)
+///   between ranks on copy channels apart from compute (activation rebalancing,
+///   docs/spec.md §8.3; ctpipe's own names, `SEND_ACT` and `RECV_ACT`). On the stage's
+///   own rank (its home) SEND_ACT offloads the activation and RECV_ACT fetches it back; on
+///   the host rank RECV_ACT takes it in and SEND_ACT returns it. Reserved for lowered
+///   schedules, like the transfers.
+enum class op_kind : std::uint8_t { F, B, I, W, send_f, recv_f, send_b, recv_b, overlap_f_b, send_act, recv_act };
 
 /// How an overlapped F&B pair (op_kind::overlap_f_b and its B word) runs
 /// (docs/spec.md §2.1).
@@ -33,13 +39,13 @@ enum class op_kind : std::uint8_t { F, B, I, W, send_f, recv_f, send_b, recv_b, 
 enum class pair_model : std::uint8_t { fused, split };
 
 /// Number of op kinds (the encoding has room for 16).
-inline constexpr int op_kind_count = 9;
+inline constexpr int op_kind_count = 11;
 
-/// PyTorch's action name of a kind: `F`, `B`, `I`, `W`, `SEND_F`, `RECV_F`, `SEND_B`,
-/// `RECV_B`, `OVERLAP_F_B`.
-/// An op decoded from raw bits may carry an unused kind (9..15): its name is `?`.
+/// The action name of a kind: PyTorch's `F`, `B`, `I`, `W`, `SEND_F`, `RECV_F`,
+/// `SEND_B`, `RECV_B`, `OVERLAP_F_B`, then ctpipe's `SEND_ACT`, `RECV_ACT`.
+/// An op decoded from raw bits may carry an unused kind (11..15): its name is `?`.
 constexpr const char* kind_name(op_kind k) {
-  constexpr const char* names[] = {"F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "OVERLAP_F_B"};
+  constexpr const char* names[] = {"F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "OVERLAP_F_B", "SEND_ACT", "RECV_ACT"};
   return static_cast<int>(k) < op_kind_count ? names[static_cast<int>(k)] : "?";
 }
 
@@ -52,8 +58,8 @@ constexpr bool is_compute(op_kind k) { return k <= op_kind::W || k == op_kind::o
 /// micro-batch in bits 0..15 (so micro-batch < 65536). The limits match check_shape().
 /// A structural type; `op{}` is `F` of micro-batch 0 on stage 0.
 /// Errors: a stage or micro-batch outside those limits, or a kind that is not one of the
-/// nine, raises `ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind
-/// among the 9 kinds`.
+/// eleven, raises `ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind
+/// among the 11 kinds`.
 struct op {
   std::uint32_t bits = 0;  ///< packed kind, stage, micro-batch (see above)
 
@@ -71,7 +77,7 @@ struct op {
   static constexpr std::uint32_t pack(op_kind k, int stage, int microbatch) {
     detail::require(stage >= 0 && stage < max_stages && microbatch >= 0 && microbatch < max_microbatches &&
                         static_cast<int>(k) < op_kind_count,
-                    "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 9 kinds");
+                    "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
     return (static_cast<std::uint32_t>(k) << 28) | (static_cast<std::uint32_t>(stage) << 16) |
            static_cast<std::uint32_t>(microbatch);
   }

@@ -43,6 +43,7 @@
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/io/format.hpp"
+#include "ctpipe/lower/transfer.hpp"  // is_move
 
 namespace ctpipe::io {
 
@@ -153,7 +154,7 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
     for (std::size_t i = 0; i <= ops.size(); ++i) {
       for (; next != order.end() && (*next)->rank == r && (*next)->position == i; ++next) cell((*next)->text);
       if (i == ops.size()) break;
-      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 9 kinds only");
+      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 11 kinds only");
       if (ops[i].kind() != op_kind::overlap_f_b) {
         cell(action(ops[i]));
         continue;
@@ -181,7 +182,7 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
 /// after it) is one cell, PyTorch's `(<s>F<j>;<s2>B<j2>)OVERLAP_F_B`, the forward first
 /// (io::pair_action()); lowered lists keep a pair's two words adjacent (lower()), so they
 /// write the same way. Raises check_view()'s messages, `ctpipe: to_csv() writes ops of
-/// the 9 kinds only` for an op decoded from raw bits with an unused kind, and `ctpipe:
+/// the 11 kinds only` for an op decoded from raw bits with an unused kind, and `ctpipe:
 /// to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its
 /// rank` for a pair word at the end of its rank's list or before anything but a B (no
 /// cell would read back as it). Linear in the op count.
@@ -228,13 +229,15 @@ inline std::string why_not_action(std::string_view text) {
     return "OVERLAP_F_B is an overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B";
   }
   bool known = false;
-  for (int k = 0; k <= static_cast<int>(op_kind::recv_b); ++k) known = known || kind == kind_name(static_cast<op_kind>(k));
+  for (int k = 0; k < op_kind_count; ++k) {
+    known = known || (k != static_cast<int>(op_kind::overlap_f_b) && kind == kind_name(static_cast<op_kind>(k)));
+  }
   bool annotation = false;
   for (const std::string_view name : annotation_kinds) annotation = annotation || kind == name;
   if (!known && !annotation) {
     return kind.empty() ? "not an action (expected <stage><kind><micro-batch> such as 0F3)"
                         : fmt::format("unknown action kind \"{}\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, "
-                                      "UNSHARD, RESHARD, REDUCE_GRAD)",
+                                      "SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)",
                                       echo(kind));
   }
   const auto microbatch = std::from_chars(p, end, value);
@@ -292,10 +295,11 @@ struct csv_reader {
     }
   }
 
-  /// Op `o`, appended to this row (its stage owned by the row).
+  /// Op `o`, appended to this row (its stage owned by the row; an activation copy's
+  /// stage may live on another row: the host's copies name the home's stage).
   void push(op o) {
     const std::uint64_t position = ops.size() - offsets.back();
-    own(o.stage());
+    if (!is_move(o.kind())) own(o.stage());
     if (o.kind() == op_kind::I || o.kind() == op_kind::W) {
       const std::uint64_t key = (static_cast<std::uint64_t>(o.stage()) << 16) | static_cast<std::uint64_t>(o.microbatch());
       backwards.push_back((key << 32) | (position << 1) | (o.kind() == op_kind::W ? 1 : 0));

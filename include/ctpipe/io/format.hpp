@@ -65,7 +65,8 @@ inline op parse_action(std::string_view text) {
   };
   std::size_t i = 0;
   const int stage = number(i, max_stages);
-  for (int k = static_cast<int>(op_kind::recv_b); k >= 0; --k) {  // longest names first: SEND_F before F; no OVERLAP_F_B
+  for (int k = static_cast<int>(op_kind::recv_act) + 1; k-- > 0;) {  // longest names first: SEND_F before F
+    if (k == static_cast<int>(op_kind::overlap_f_b)) continue;          // a pair has a cell of its own
     const std::string_view name = kind_name(static_cast<op_kind>(k));
     if (text.substr(i, name.size()) == name) {
       i += name.size();

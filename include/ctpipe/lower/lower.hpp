@@ -330,18 +330,19 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model, c
 constexpr schedule lower(schedule_view v) { return lower(v, costs{}, runtime_model::blocking); }
 
 /// The compute ops of `v` (a lowered schedule, or any schedule), in their order: the
-/// transfer ops dropped. Same shape; CSR. Raises check_view()'s messages. Linear.
+/// transfer ops and activation copies dropped. Same shape; CSR. Raises check_view()'s
+/// messages. Linear.
 constexpr schedule compute_part(schedule_view v) {
   check_view(v);
   std::size_t n = 0;
-  for (const op o : v.ops) n += is_transfer(o.kind()) ? 0 : 1;
+  for (const op o : v.ops) n += is_transfer(o.kind()) || is_move(o.kind()) ? 0 : 1;
   schedule out{v.shape, n};
   std::span<op> ops = out.ops();
   std::span<std::uint32_t> offsets = out.offsets();
   std::size_t w = 0;
   for (int r = 0; r < v.shape.P; ++r) {
     for (const op o : v.rank(r)) {
-      if (!is_transfer(o.kind())) ops[w++] = o;
+      if (!is_transfer(o.kind()) && !is_move(o.kind())) ops[w++] = o;
     }
     offsets[static_cast<std::size_t>(r) + 1] = static_cast<std::uint32_t>(w);
   }

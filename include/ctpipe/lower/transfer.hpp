@@ -22,6 +22,10 @@ constexpr bool is_transfer(op_kind k) { return k >= op_kind::send_f && k <= op_k
 /// True for SEND_F and SEND_B.
 constexpr bool is_send(op_kind k) { return k == op_kind::send_f || k == op_kind::send_b; }
 
+/// True for SEND_ACT and RECV_ACT, the activation copies of rebalancing (docs/spec.md
+/// §8.3): not transfers of the pipeline's messages (is_transfer() is false for them).
+constexpr bool is_move(op_kind k) { return k == op_kind::send_act || k == op_kind::recv_act; }
+
 /// One message of a training step.
 /// - `edge`: the lower stage of the two it connects (edge e joins stages e and e+1);
 /// - `microbatch`: its micro-batch;

@@ -131,6 +131,92 @@ constexpr void check_transfers(schedule_view v, const stage_table& table, Report
   report_missing_transfers(shape, seen, owner, report);
 }
 
+/// Where the ops of each moved activation stand (check_moves()): per (stage,
+/// micro-batch) key, op index + 1 (0: none) of its F (or pair word) and first backward
+/// (B, a pair's B word, or I) on its stage's rank, of its SEND_ACT and RECV_ACT there
+/// (home) and on another rank (host), and that host. Built only when `v` holds copies.
+struct move_sites {
+  buffer<std::uint32_t> f, back, home_send, home_recv, host_send, host_recv, host;
+  bool any = false;
+
+  constexpr explicit move_sites(schedule_view v) {
+    for (const op o : v.ops) any = any || is_move(o.kind());
+    if (!any) return;
+    const std::size_t keys = static_cast<std::size_t>(v.shape.stages()) * static_cast<std::size_t>(v.shape.m);
+    for (buffer<std::uint32_t>* b : {&f, &back, &home_send, &home_recv, &host_send, &host_recv, &host}) *b = buffer<std::uint32_t>(keys);
+  }
+};
+
+/// check_moves()'s per-activation step: missing copies, then their order.
+template <class Report>
+constexpr void report_move_order(schedule_view v, const stage_table& table, const move_sites& at, Report& report) {
+  const std::uint32_t um = static_cast<std::uint32_t>(v.shape.m);
+  for (std::size_t key = 0; key < at.f.size(); ++key) {
+    const int s = static_cast<int>(key / um), j = static_cast<int>(key % um);
+    if ((at.home_send[key] | at.home_recv[key] | at.host_send[key] | at.host_recv[key]) == 0) continue;
+    const int home = static_cast<int>(table.owner[static_cast<std::size_t>(s)]), host = at.host[key] != 0 ? static_cast<int>(at.host[key]) - 1 : home;
+    const std::uint32_t sites[4] = {at.home_send[key], at.host_recv[key], at.host_send[key], at.home_recv[key]};
+    const op_kind kinds[4] = {op_kind::send_act, op_kind::recv_act, op_kind::send_act, op_kind::recv_act};
+    bool whole = true;
+    for (int n = 0; n < 4; ++n) {
+      if (sites[n] != 0) continue;
+      whole = false;
+      report(fault::missing, n == 1 || n == 2 ? host : home, -1, op{kinds[n], s, j}, op{kinds[n], s, j});
+    }
+    if (!whole) continue;
+    // (later op, earlier op it must follow): both on one rank, so list positions compare.
+    const std::uint32_t order[4][3] = {{sites[0], at.f[key], static_cast<std::uint32_t>(home)},
+                                       {sites[3], sites[0], static_cast<std::uint32_t>(home)},
+                                       {at.back[key], sites[3], static_cast<std::uint32_t>(home)},
+                                       {sites[2], sites[1], static_cast<std::uint32_t>(host)}};
+    for (const auto& [later, earlier, r] : order) {
+      if (later == 0 || earlier == 0 || later > earlier) continue;
+      report(fault::out_of_order, static_cast<int>(r), static_cast<int>(later - 1 - v.offsets[r]), v.ops[later - 1], v.ops[earlier - 1]);
+    }
+  }
+}
+
+/// Step 3b of validate_lowered(), on a view whose compute part and transfers passed:
+/// the activation copies (SEND_ACT, RECV_ACT; docs/spec.md §8.3). Per copy in rank
+/// order: out_of_shape, duplicate (a second copy of one role), two_hosts; then per
+/// moved activation by (stage, micro-batch): missing (rank = its home, or for the host's
+/// ops the host), out_of_order (the home's SEND_ACT before its F, the home's RECV_ACT
+/// before its SEND_ACT, its first backward before the home's RECV_ACT, the host's
+/// SEND_ACT before its RECV_ACT; `needs` = the op it must follow). Linear in the ops plus
+/// P*V*m when the lists hold copies; one pass otherwise.
+template <class Report>
+constexpr void check_moves(schedule_view v, const stage_table& table, Report& report) {
+  move_sites at(v);
+  if (!at.any) return;
+  const std::uint32_t um = static_cast<std::uint32_t>(v.shape.m), uS = table.S;
+  for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(v.shape.P); ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      const op o = v.ops[k];
+      const std::uint32_t kind = o.bits >> 28, s = static_cast<std::uint32_t>(o.stage()), j = static_cast<std::uint32_t>(o.microbatch());
+      if (s >= uS || j >= um) {
+        if (kind == 9 || kind == 10) report(fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - v.offsets[r]), o, o);
+        continue;
+      }
+      const std::size_t key = static_cast<std::size_t>(s) * um + j;
+      const bool home = table.owner[s] == r;
+      if (home && (kind == 0 || kind == 8) && at.f[key] == 0) at.f[key] = k + 1;
+      if (home && (kind == 1 || kind == 2) && at.back[key] == 0) at.back[key] = k + 1;
+      if (kind != 9 && kind != 10) continue;
+      buffer<std::uint32_t>& site = home ? (kind == 9 ? at.home_send : at.home_recv) : (kind == 9 ? at.host_send : at.host_recv);
+      const int step = static_cast<int>(k - v.offsets[r]);
+      if (!home && at.host[key] != 0 && at.host[key] != r + 1) {
+        const buffer<std::uint32_t>& first = at.host_recv[key] != 0 ? at.host_recv : at.host_send;
+        report(fault::two_hosts, static_cast<int>(r), step, o, v.ops[first[key] - 1]);
+        continue;
+      }
+      if (site[key] != 0) report(fault::duplicate, static_cast<int>(r), step, o, o);
+      if (!home) at.host[key] = r + 1;
+      if (site[key] == 0) site[key] = k + 1;
+    }
+  }
+  report_move_order(v, table, at, report);
+}
+
 /// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
 /// the compute part as validate() checks it, then each transfer op (check_transfers()).
 /// Calls `report(fault, rank, step, at, needs)` per issue; counts the overlapped pairs in
@@ -145,7 +231,7 @@ constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Repo
   detail::buffer<std::uint32_t> position(compute.size());
   for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
     const std::uint32_t kind = ops[k].bits >> 28;
-    if (kind <= 3 || kind >= 8) position[c++] = k;  // what compute_part keeps: all but transfers
+    if (kind <= 3 || kind == 8 || kind >= 11) position[c++] = k;  // what compute_part keeps: all but transfers and copies
   }
   const schedule_view cv = compute.view();
   std::size_t found = 0;
@@ -161,13 +247,14 @@ constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Repo
   // transfer between them is a broken pair (the compute part, without it, is not).
   for (int r = 0; found != 0 && r < v.shape.P; ++r) {
     for (std::uint32_t k = off[r]; k + 1 < off[r + 1]; ++k) {
-      if (ops[k].kind() == op_kind::overlap_f_b && is_transfer(ops[k + 1].kind())) {
+      if (ops[k].kind() == op_kind::overlap_f_b && (is_transfer(ops[k + 1].kind()) || is_move(ops[k + 1].kind()))) {
         report(fault::broken_pair, r, static_cast<int>(k - off[r]), ops[k], ops[k]);
       }
     }
   }
-  // 3. Each transfer op.
+  // 3. Each transfer op, then the activation copies.
   check_transfers(v, table, report);
+  check_moves(v, table, report);
 }
 
 /// The last step of validate_lowered()'s run: names the op each rank stopped at
@@ -299,6 +386,47 @@ constexpr std::size_t validate_lowered_ops_counting(schedule_view v, OnIssue&& o
 }
 }  // namespace detail
 
+namespace detail {
+/// Step 4 of validate_lowered() on lists without activation copies: the run under `sem`
+/// (`pairs`: the overlapped pairs step 2 counted).
+template <class Report>
+constexpr void run_lowered_lists(schedule_view v, send_semantics sem, std::size_t pairs, Report&& report) {
+  if (pairs == 0) {
+    detail::run_lowered(v, sem, detail::stage_table(v.shape), report);
+    return;
+  }
+  // With overlapped pairs the run reads each pair's word as its F (its B word runs right
+  // after it, and nothing stands between them: step 2 checked that), so the per-op loop
+  // pays nothing for pairs; a stuck op is then named as the lists hold it.
+  const schedule plain = split_pairs(v);
+  detail::run_lowered(plain.view(), sem, detail::stage_table(v.shape), [&](fault f, int r, int step, op at, op needs) {
+    report(f, r, step, step >= 0 ? v.ops[v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)] : at, needs);
+  });
+}
+
+/// Lowered lists `v` without their activation copies (SEND_ACT, RECV_ACT), and for each
+/// op kept its index in `v` (`position`). Linear.
+struct without_moves {
+  schedule lists;
+  buffer<std::uint32_t> position;
+
+  constexpr explicit without_moves(schedule_view v) : lists(v.shape, count(v)), position(lists.size()) {
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(v.shape.P); ++r) {
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+        if (!is_move(v.ops[k].kind())) position[w] = k, lists.ops()[w++] = v.ops[k];
+      }
+      lists.offsets()[r + 1] = static_cast<std::uint32_t>(w);
+    }
+  }
+  static constexpr std::size_t count(schedule_view v) {
+    std::size_t n = 0;
+    for (const op o : v.ops) n += is_move(o.kind()) ? 0 : 1;
+    return n;
+  }
+};
+}  // namespace detail
+
 /// validate_lowered()'s checks of the ops themselves, without running the lists (its
 /// steps 1 to 3: shape and offsets, the compute part, each transfer op): what execute()
 /// requires. Calls `on_issue(validation_issue)` per problem; returns their number.
@@ -317,8 +445,11 @@ constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) 
 ///    no_partner (SEND_F or RECV_B on the last stage, RECV_F or SEND_B on stage 0),
 ///    wrong_rank (its stage lives elsewhere), local_transfer (both stages on one
 ///    rank: no message is needed), duplicate; then missing (a message that crosses ranks
-///    without its SEND or its RECV; rank = owner, step = -1). Any issue so far stops it;
-/// 4. a run of the lists under `sem`, one issue per rank that does not finish, naming
+///    without its SEND or its RECV; rank = owner, step = -1); then the activation
+///    copies SEND_ACT / RECV_ACT (check_moves(): out_of_shape, duplicate, two_hosts,
+///    missing, out_of_order). Any issue so far stops it;
+/// 4. a run of the lists under `sem` (the copies left out: they run on copy channels of
+///    their own, whose order execute() runs), one issue per rank that does not finish, naming
 ///    the first op it cannot run: first, in rank order, the ranks halted by a fault of
 ///    their own: send_before_compute (`needs` = the producing op), not_received
 ///    (`needs` = the RECV that should precede it), wrong_microbatch (the same, while a
@@ -334,16 +465,16 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   std::size_t count = detail::validate_lowered_ops_counting(v, on_issue, &pairs);
   if (count != 0) return count;
   auto report = detail::counting_report(count, on_issue);
-  if (pairs == 0) {
-    detail::run_lowered(v, sem, detail::stage_table(v.shape), report);
+  if (!detail::move_sites(v).any) {
+    detail::run_lowered_lists(v, sem, pairs, report);
     return count;
   }
-  // With overlapped pairs the run reads each pair's word as its F (its B word runs right
-  // after it, and nothing stands between them: step 2 checked that), so the per-op loop
-  // pays nothing for pairs; a stuck op is then named as the lists hold it.
-  const schedule plain = split_pairs(v);
-  detail::run_lowered(plain.view(), sem, detail::stage_table(v.shape), [&](fault f, int r, int step, op at, op needs) {
-    report(f, r, step, step >= 0 ? v.ops[v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)] : at, needs);
+  const detail::without_moves plain(v);  // the run without the copies, steps mapped back
+  const schedule_view pv = plain.lists.view();
+  detail::run_lowered_lists(pv, sem, pairs, [&](fault f, int r, int step, op at, op needs) {
+    const std::size_t ur = static_cast<std::size_t>(r);
+    report(f, r, step >= 0 ? static_cast<int>(plain.position[pv.offsets[ur] + static_cast<std::size_t>(step)] - v.offsets[ur]) : step,
+           at, needs);
   });
   return count;
 }
