@@ -157,10 +157,10 @@ enum class send_policy : std::uint8_t { early, late };
 /// The greedy planner of rebalance() (its doc comment), in ticks.
 class rebalance_planner {
  public:
-  rebalance_planner(std::vector<activation> acts, std::vector<std::vector<memory_event>> own, std::vector<std::int64_t> cap,
-                    std::int64_t move, std::int64_t q, rebalance_pairing pairing, send_policy policy)
-      : acts_(std::move(acts)), events_(std::move(own)), cap_(std::move(cap)), move_(move), q_(q), pairing_(pairing),
-        policy_(policy), by_rank_(cap_.size()), out_(cap_.size()), in_(cap_.size()) {
+  rebalance_planner(std::vector<activation> acts, std::vector<std::vector<memory_event>> own, std::vector<std::vector<std::int64_t>> ends,
+                    std::vector<std::int64_t> cap, std::int64_t move, std::int64_t q, rebalance_pairing pairing, send_policy policy)
+      : acts_(std::move(acts)), events_(std::move(own)), ends_(std::move(ends)), cap_(std::move(cap)), move_(move), q_(q),
+        pairing_(pairing), policy_(policy), by_rank_(cap_.size()), out_(cap_.size()), in_(cap_.size()) {
     for (std::size_t a = 0; a < acts_.size(); ++a) by_rank_[static_cast<std::size_t>(acts_[a].rank)].push_back(a);
     for (auto& e : events_) std::sort(e.begin(), e.end(), event_before);
   }
@@ -214,15 +214,40 @@ class rebalance_planner {
     }
     return m;
   }
-  /// A start s in [lo, hi - move] with [s, s + move) free on channels a and b: the
-  /// earliest (send_policy::early) or the latest; -1 when there is none.
-  std::int64_t slot(const spans& a, const spans& b, std::int64_t lo, std::int64_t hi, bool earliest) const {
-    std::int64_t s = earliest ? lo : hi - move_;
+  /// The earliest end of a compute op (or 0) of rank a or b at or after t, or `never`;
+  /// the latest at or before t, or -1. O(log ops of a rank).
+  static constexpr std::int64_t never = INT64_MAX / 4;
+  std::int64_t boundary_after(int a, int b, std::int64_t t) const {
+    std::int64_t best = never;
+    for (const int r : {a, b}) {
+      const std::vector<std::int64_t>& e = ends_[static_cast<std::size_t>(r)];
+      const auto it = std::lower_bound(e.begin(), e.end(), t);
+      if (it != e.end()) best = std::min(best, *it);
+    }
+    return best;
+  }
+  std::int64_t boundary_before(int a, int b, std::int64_t t) const {
+    std::int64_t best = -1;
+    for (const int r : {a, b}) {
+      const std::vector<std::int64_t>& e = ends_[static_cast<std::size_t>(r)];
+      const auto it = std::upper_bound(e.begin(), e.end(), t);
+      if (it != e.begin()) best = std::max(best, *(it - 1));
+    }
+    return best;
+  }
+  /// A start s in [lo, hi - move] for a transfer from rank ra to rank rb, with [s, s +
+  /// move) free on channels a (ra's outgoing) and b (rb's incoming): the earliest
+  /// (send_policy::early) or the latest; -1 when there is none. s is a time a runtime
+  /// starts the copy at without a clock (docs/spec.md §8.3): the end of a compute op of
+  /// ra or rb (or 0), where its op is posted, or the end of a transfer on channel a or
+  /// b, whose successor it is.
+  std::int64_t slot(const spans& a, const spans& b, int ra, int rb, std::int64_t lo, std::int64_t hi, bool earliest) const {
+    std::int64_t s = earliest ? boundary_after(ra, rb, lo) : boundary_before(ra, rb, hi - move_);
     for (bool clash = true; clash && s >= lo && s + move_ <= hi;) {
       clash = false;
       for (const spans* ch : {&a, &b}) {
         for (const auto& [x, y] : *ch) {
-          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = earliest ? y : x - move_, clash = true;
+          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = earliest ? y : boundary_before(ra, rb, x - move_), clash = true;
         }
       }
     }
@@ -234,6 +259,7 @@ class rebalance_planner {
 
   std::vector<activation> acts_;
   std::vector<std::vector<memory_event>> events_;  // per rank, sorted: its own and those of the moves so far
+  std::vector<std::vector<std::int64_t>> ends_;    // per rank, sorted: 0 and the end of each of its compute ops
   std::vector<std::int64_t> cap_;
   std::int64_t move_, q_;
   rebalance_pairing pairing_;
@@ -263,9 +289,9 @@ inline bool rebalance_planner::relieve(int r, std::int64_t t) {
     for (int h = 0; h < P; ++h) {
       if (h == r || (pairing_ == rebalance_pairing::bpipe && h != P - 1 - r)) continue;
       const std::size_t hi = static_cast<std::size_t>(h);
-      const std::int64_t send = slot(out_[ri], in_[hi], x.ready, t, policy_ == send_policy::early);
+      const std::int64_t send = slot(out_[ri], in_[hi], r, h, x.ready, t, policy_ == send_policy::early);
       if (send < 0) continue;
-      const std::int64_t back = slot(out_[hi], in_[ri], send + move_, x.need, false);
+      const std::int64_t back = slot(out_[hi], in_[ri], h, r, send + move_, x.need, false);
       if (back < 0) continue;
       const std::int64_t slack = cap_[hi] - most(h, send + move_, back + move_) - q_;
       if (slack >= 0 && (best_host < 0 || slack > best_slack)) best_host = h, best_slack = slack, best_send = send, best_back = back;
@@ -425,11 +451,16 @@ inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const
   // pairing, and its narrower choice sometimes fits where the wider one got stuck): the
   // first that relieves every rise, else the one stuck latest.
   const std::vector<detail::activation> acts = detail::activations_of(v, sim, factor);
-  detail::rebalance_planner planner(acts, own, cap, move, gamma.den, pairing, detail::send_policy::early);
+  std::vector<std::vector<std::int64_t>> ends(P, std::vector<std::int64_t>{0});
+  for (std::size_t r = 0; r < P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) ends[r].push_back(sim.end_ticks(k) * factor);
+    std::sort(ends[r].begin(), ends[r].end());
+  }
+  detail::rebalance_planner planner(acts, own, ends, cap, move, gamma.den, pairing, detail::send_policy::early);
   bool done = planner.run();
   for (int attempt = 1; attempt < (pairing == rebalance_pairing::any ? 4 : 2) && !done; ++attempt) {
     const rebalance_pairing with = attempt < 2 ? pairing : rebalance_pairing::bpipe;
-    detail::rebalance_planner other(acts, own, cap, move, gamma.den, with, attempt % 2 == 1 ? detail::send_policy::late : detail::send_policy::early);
+    detail::rebalance_planner other(acts, own, ends, cap, move, gamma.den, with, attempt % 2 == 1 ? detail::send_policy::late : detail::send_policy::early);
     if (other.run() || other.stuck_at > planner.stuck_at) done = other.stuck_rank < 0, planner = std::move(other);
   }
   const rational tick{1, den};
