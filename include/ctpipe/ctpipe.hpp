@@ -33,6 +33,7 @@
 #include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/moves.hpp"
 #include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/lower/transfer.hpp"
 #include "ctpipe/lower/validate.hpp"

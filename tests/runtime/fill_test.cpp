@@ -4,10 +4,12 @@
 // branch-and-bound against the greedy), the rebalancing plans replayed by brute force,
 // the issue's values, and the tool's `fill` and `rebalance`.
 #include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/report.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -169,6 +171,60 @@ TEST_CASE("bubble filling: errors name the bad job", "[fill]") {
   fails_with({"x", -1, rational{1}, any_rank, std::nullopt, std::nullopt, true, rational{-1}}, "ctpipe: a fill job's minimum piece must be >= 0");
 }
 
+namespace {
+
+/// The moves of a plan in a fixed order (by activation), for comparing two plans.
+std::vector<activation_move> by_activation(std::vector<activation_move> moves) {
+  std::sort(moves.begin(), moves.end(), [](const activation_move& a, const activation_move& b) {
+    return a.stage != b.stage ? a.stage < b.stage : a.microbatch < b.microbatch;
+  });
+  return moves;
+}
+
+bool same_moves(const std::vector<activation_move>& a, const std::vector<activation_move>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].stage != b[i].stage || a[i].microbatch != b[i].microbatch || a[i].from != b[i].from || a[i].to != b[i].to ||
+        a[i].send != b[i].send || a[i].back != b[i].back) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Runs `plan` as a runtime would: the lowered lists of `v` for `model` with the moves
+/// written in (lower_moves()), executed; checks that the lists validate, the run
+/// completes, every compute op keeps its simulated times, the copies run at the planned
+/// times, and the executed moves replay to the planned peaks. Returns the lists.
+schedule run_plan(schedule_view v, const costs& c, const rebalance_plan& plan, runtime_model model) {
+  const schedule plain = lower(v, c, model);
+  schedule lists = lower_moves(plain.view(), c, plan.moves);
+  REQUIRE(lists.size() == plain.size() + 4 * plan.moves.size());
+  CHECK(validate_lowered(lists.view(), model == runtime_model::rendezvous ? send_semantics::rendezvous : send_semantics::buffered).ok());
+  const execution run = execute(lists.view(), c, model);
+  REQUIRE(run.completed());
+  const simulation sim = simulate(v, c);
+  CHECK(run.makespan() == sim.makespan());
+  const schedule_view lv = lists.view();
+  for (int r = 0; r < v.shape.P; ++r) {  // the compute ops, in order, against the simulation's
+    std::size_t i = v.offsets[static_cast<std::size_t>(r)];
+    for (std::uint32_t k = lv.offsets[static_cast<std::size_t>(r)]; k < lv.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      if (is_transfer(lv.ops[k].kind()) || is_move(lv.ops[k].kind())) continue;
+      CHECK(run.start(k) == sim.start(i));
+      CHECK(run.end(k) == sim.end(i));
+      ++i;
+    }
+  }
+  const std::vector<activation_move> ran = executed_moves(lv, run);
+  CHECK(same_moves(by_activation(ran), by_activation(plan.moves)));
+  const rebalance_check replay = check_rebalance(v, c, ran);
+  CHECK(replay.problem == nullptr);
+  CHECK(replay.peak == plan.peak_after);
+  return lists;
+}
+
+}  // namespace
+
 TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move = 1/8 and 2 but not with t_move = 4", "[rebalance]") {
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
   costs c{};
@@ -192,7 +248,7 @@ TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move
   CHECK(least_capacity(s.view(), c).capacity.front() == rational{7});
 }
 
-TEST_CASE("rebalancing: every plan replays by brute force, on every family", "[rebalance][proofs]") {
+TEST_CASE("rebalancing: every plan replays by brute force and runs as activation copies at its planned times, on every family", "[rebalance][lower][proofs]") {
   int feasible = 0, plans = 0;
   for (int P : {2, 3, 4}) {
     for (const schedule_spec& spec : specs_at(P, 2 * P)) {
@@ -209,6 +265,7 @@ TEST_CASE("rebalancing: every plan replays by brute force, on every family", "[r
           REQUIRE(plan.feasible);
           CHECK(plan.capacity.front() >= b.bound);
           CHECK(peaks_brute_force(s.view(), c, plan) == plan.peak_after);
+          for (const runtime_model model : {runtime_model::blocking, runtime_model::posted}) run_plan(s.view(), c, plan, model);
           feasible += plan.capacity.front() == b.level_bound ? 1 : 0;
           if (pairing == rebalance_pairing::any) least_any = plan.capacity.front();
           else CHECK(least_any <= plan.capacity.front());  // BPipe's plans are plans of any pairing
@@ -246,6 +303,86 @@ TEST_CASE("rebalancing: check_rebalance() rejects broken plans", "[rebalance]") 
   CHECK(problem({{0, 3, 0, 3, rational{4}, rational{12}}, {0, 2, 0, 3, rational{4}, rational{12}}}) == "two transfers share a copy channel");
 }
 
+TEST_CASE("rebalancing: the plan runs as activation copies, 1F1B P = 8, m = 32 at capacity 5", "[rebalance][lower]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
+  costs c{};
+  c.move = rational{1, 8};
+  const rational five{5};
+  const rebalance_plan plan = rebalance(s.view(), c, std::span<const rational>(&five, 1));
+  REQUIRE(plan.feasible);
+  for (const runtime_model model : {runtime_model::blocking, runtime_model::posted}) {
+    const schedule lists = run_plan(s.view(), c, plan, model);
+    // PyTorch's CSV with the two actions of the extension, read back as written.
+    const std::string csv = io::to_csv(lists.view());
+    CHECK(csv.find("0SEND_ACT") != std::string::npos);
+    CHECK(csv.find("RECV_ACT") != std::string::npos);
+    const io::csv_schedule back = io::parse_csv(csv);
+    CHECK(std::equal(back.view().ops.begin(), back.view().ops.end(), lists.view().ops.begin(), lists.view().ops.end()));
+  }
+}
+
+TEST_CASE("activation copies: the runtime rule, by hand (1F1B P = 2, m = 2, t_move = 1/2)", "[rebalance][lower]") {
+  // Rank 0 offloads both activations to rank 1 and fetches them back before B0 (at 4)
+  // and B1 (at 7). A copy starts when both its ops are reached and the copies before
+  // them on their channels (and, for a copy back, its copy out) have arrived.
+  costs c{};
+  c.move = rational{1, 2};
+  const std::string lists =
+      "0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0SEND_ACT1,0RECV_ACT0,0RECV_ACT1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+      "0RECV_ACT0,0RECV_ACT1,0SEND_ACT0,0SEND_ACT1,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n";
+  const io::csv_schedule file = io::parse_csv(lists);
+  const schedule_view v = file.view();
+  REQUIRE(validate_lowered(v, send_semantics::buffered).ok());
+  const execution run = execute(v, c, runtime_model::blocking);
+  REQUIRE(run.completed());
+  const auto at = [&](int r, int step) { return run.start(v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)); };
+  CHECK(at(0, 2) == rational{1});     // out 0: SEND_ACT0 reached when F0 ends
+  CHECK(at(0, 5) == rational{2});     // out 1: reached when F1 ends (the channel is free from 3/2)
+  CHECK(at(0, 6) == rational{2});     // back 0: its RECV_ACT reached at 2, after out 0 arrived at 3/2
+  CHECK(at(0, 7) == rational{5, 2});  // back 1: after back 0 on both channels, and out 1
+  CHECK(at(1, 0) == at(0, 2));        // both ops of a copy carry its times (0RECV_ACT0 on rank 1)
+  CHECK(run.end(v.offsets[0] + 7) == rational{3});
+  CHECK(at(0, 9) == rational{4});  // B0 as without the moves
+  CHECK(run.makespan() == rational{9});
+  const std::vector<activation_move> ran = executed_moves(v, run);
+  REQUIRE(ran.size() == 2);
+  CHECK(same_moves(ran, {{0, 0, 0, 1, rational{1}, rational{2}}, {0, 1, 0, 1, rational{2}, rational{5, 2}}}));
+  // The host takes the two copies in the other order than rank 0 sends them: each waits
+  // for the other on a channel, so the copy back of activation 0 never runs and B0 waits
+  // for it. validate_lowered() runs the lists without the copies; execute() names it.
+  const io::csv_schedule crossed = io::parse_csv(
+      "0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0SEND_ACT1,0RECV_ACT0,0RECV_ACT1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+      "0RECV_ACT1,0RECV_ACT0,0SEND_ACT0,0SEND_ACT1,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const execution hung = execute(crossed.view(), c, runtime_model::blocking);
+  REQUIRE_FALSE(hung.completed());
+  REQUIRE(hung.stuck().size() == 1);
+  CHECK(hung.stuck()[0] == validation_issue{fault::deadlock, 0, 9, op{op_kind::B, 0, 0}, op{op_kind::recv_act, 0, 0}});
+}
+
+TEST_CASE("activation copies: validate_lowered() names broken copies", "[rebalance][lower]") {
+  const auto first = [](const char* text) {
+    const io::csv_schedule file = io::parse_csv(text);
+    return validate_lowered(file.view(), send_semantics::buffered).first;
+  };
+  const char* rank1 = "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n";
+  // The host's RECV_ACT is missing (rank = the host, step -1).
+  CHECK(first((std::string("0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0RECV_ACT0,0RECV_B0,0B0,0RECV_B1,0B1\n") +
+               "0SEND_ACT0," + rank1).c_str()) ==
+        validation_issue{fault::missing, 1, -1, op{op_kind::recv_act, 0, 0}, op{op_kind::recv_act, 0, 0}});
+  // The home sends the activation before its F.
+  CHECK(first((std::string("0SEND_ACT0,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_ACT0,0RECV_B0,0B0,0RECV_B1,0B1\n") +
+               "0RECV_ACT0,0SEND_ACT0," + rank1).c_str()) ==
+        validation_issue{fault::out_of_order, 0, 0, op{op_kind::send_act, 0, 0}, op{op_kind::F, 0, 0}});
+  // The copy back comes after the backward that needs it.
+  CHECK(first((std::string("0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_ACT0,0RECV_B1,0B1\n") +
+               "0RECV_ACT0,0SEND_ACT0," + rank1).c_str())
+            .what == fault::out_of_order);
+  // A second copy of one role.
+  CHECK(first((std::string("0F0,0SEND_F0,0SEND_ACT0,0SEND_ACT0,0F1,0SEND_F1,0RECV_ACT0,0RECV_B0,0B0,0RECV_B1,0B1\n") +
+               "0RECV_ACT0,0SEND_ACT0," + rank1).c_str())
+            .what == fault::duplicate);
+}
+
 TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill][rebalance]") {
   const auto fill = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --steady-state");
   REQUIRE(fill.exit_code == 0);
@@ -270,6 +407,29 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   CHECK(k["moves"].size() > 0);
   CHECK(k["moves"][0].contains("send"));
   CHECK(k["bpipe"]["least_capacity"] == "5");
+  // The plan run as activation copies in the blocking lowering, exactly as planned.
+  CHECK(k["executed"]["runtime"] == "blocking");
+  CHECK(k["executed"]["completed"] == true);
+  CHECK(k["executed"]["as_planned"] == true);
+  CHECK(k["executed"]["makespan"] == "117");
+  CHECK(k["executed"]["copy_ops"] == 4 * k["moves"].size());
+  CHECK(k["executed"]["peak_in_flight"] == k["peak_in_flight"]);
+  // Under unequal stages too (execute()'s per-op durations), and its lists as a CSV file.
+  const auto scaled = run_tool("rebalance -P 4 -m 8 --costs move=1/4 --stage-scale 1,1,1,5/4 --runtime posted --format json");
+  REQUIRE(scaled.exit_code == 0);
+  const nlohmann::json ks = nlohmann::json::parse(scaled.out)["rebalance"];
+  CHECK(ks["executed"]["runtime"] == "posted");
+  CHECK(ks["executed"]["as_planned"] == true);
+  CHECK(ks["moves"].size() > 0);
+  const auto comms = run_tool("rebalance -P 4 -m 8 --costs move=1/4 --format csv-comms");
+  REQUIRE(comms.exit_code == 0);
+  const io::csv_schedule lists = io::parse_csv(comms.out);
+  std::size_t sends = 0;
+  for (const op o : lists.view().ops) sends += o.kind() == op_kind::send_act ? 1 : 0;
+  CHECK(sends == 2 * nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --costs move=1/4 --format json").out)["rebalance"]["moves"].size());
+  costs quarter{};
+  quarter.move = rational{1, 4};
+  CHECK(execute(lists.view(), quarter, runtime_model::blocking).makespan() == rational{33});
   const auto svg = run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format svg");
   CHECK(svg.out.find("class=\"fill\"") != std::string::npos);
   CHECK(svg.out.find("filled (independent work in the bubbles)") != std::string::npos);

@@ -210,6 +210,21 @@ struct lowered_run {
   bool mispaired = false;                           // a match of two ops of different messages
   rank_worklist work;  // per rank its next op; the runnable ranks
   buffer<std::int64_t> clock_b;
+  // Activation copies (SEND_ACT, RECV_ACT; docs/spec.md §8.3), set up by
+  // prepare_copies() only when the lists hold some. A copy is a SEND_ACT and its
+  // RECV_ACT on the other rank; roles per activation key: 0 the home's SEND_ACT, 1 the
+  // host's RECV_ACT (the copy out), 2 the host's SEND_ACT, 3 the home's RECV_ACT (the
+  // copy back). Each rank's SEND_ACTs run on its outgoing channel, its RECV_ACTs on its
+  // incoming one, first in first out in list order.
+  bool copies = false;
+  std::int64_t move = 0;            // ticks of t_move
+  buffer<std::uint32_t> site_b;     // per 4 * key + role: op index + 1, 0: none
+  buffer<std::uint32_t> chain_b;    // per op: the op before it on its channel (same kind, same rank) + 1, 0: none
+  buffer<std::uint32_t> next_b;     // per op: the op after it on its channel + 1, 0: none
+  buffer<std::int64_t> posted_b;    // per op: when its rank reached it, -1: not yet
+  buffer<std::uint8_t> done_b;      // per op: its copy has run (start_, end_ hold its transfer)
+  buffer<std::uint32_t> waiting_b;  // per key: rank + 1 parked at its first backward for the copy back
+  buffer<std::uint32_t> pending_copies_b;  // try_copy()'s worklist of op indices
 
   constexpr lowered_run(schedule_view view, runtime_model mdl, const std::int64_t* durations, std::int64_t lat,
                         stage_table&& stages)
@@ -381,6 +396,86 @@ struct lowered_run {
     return true;
   }
 
+  /// The activation copies' tables (the fields above), when the lists hold copies:
+  /// validated by check_moves() (each moved activation has its four ops, one host, in
+  /// order). Linear in the ops plus P*V*m.
+  constexpr void prepare_copies(std::int64_t move_ticks) {
+    const std::size_t n = v.size();
+    const op* ops = v.ops.data();
+    for (std::size_t k = 0; k < n && !copies; ++k) copies = (ops[k].bits >> 28) == 9 || (ops[k].bits >> 28) == 10;
+    if (!copies) return;
+    move = move_ticks;
+    site_b = buffer<std::uint32_t>(4 * static_cast<std::size_t>(keys));
+    chain_b = buffer<std::uint32_t>(n), next_b = buffer<std::uint32_t>(n), posted_b = buffer<std::int64_t>(n, -1);
+    done_b = buffer<std::uint8_t>(n), waiting_b = buffer<std::uint32_t>(keys), pending_copies_b = buffer<std::uint32_t>(4 * n + 4);
+    for (std::uint32_t r = 0; r < P; ++r) {
+      std::uint32_t last[2] = {0, 0};  // the last SEND_ACT, RECV_ACT so far + 1
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+        const std::uint32_t bits = ops[k].bits, kind = bits >> 28;
+        if (kind != 9 && kind != 10) continue;
+        const std::uint32_t key = ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu), home = table.owner[(bits >> 16) & 0xFFFu] == r;
+        site_b[4 * static_cast<std::size_t>(key) + (home ? (kind == 9 ? 0 : 3) : (kind == 10 ? 1 : 2))] = k + 1;
+        chain_b[k] = last[kind - 9];
+        if (last[kind - 9] != 0) next_b[last[kind - 9] - 1] = k + 1;
+        last[kind - 9] = k + 1;
+      }
+    }
+  }
+
+  /// The copy op k belongs to, as (key, direction 0 out / 1 back): its sender's role is
+  /// 2 * direction.
+  constexpr std::uint32_t copy_of(std::uint32_t k, std::uint32_t& key) const {
+    const std::uint32_t bits = v.ops[k].bits;
+    key = ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu);
+    const std::uint32_t* site = site_b.data() + 4 * static_cast<std::size_t>(key);
+    return site[2] == k + 1 || site[3] == k + 1 ? 1 : 0;
+  }
+
+  /// Runs every copy that op k's post or completion may have made ready: a copy starts
+  /// when both its ops are posted, the copy before each of them on its channel has
+  /// arrived, and (a copy back) the copy out has arrived; it lasts t_move. Its arrival
+  /// readies the next copies on its two channels, the copy back after a copy out, and
+  /// wakes the home rank waiting for a copy back. Each copy runs once: linear overall.
+  constexpr void try_copies(std::uint32_t first) {
+    std::uint32_t* stack = pending_copies_b.data();
+    std::size_t top = 0;
+    stack[top++] = first;
+    std::int64_t *start = out.start_.data(), *end = out.end_.data();
+    while (top > 0) {
+      const std::uint32_t k = stack[--top];
+      std::uint32_t key = 0;
+      const std::uint32_t dir = copy_of(k, key);
+      const std::uint32_t* site = site_b.data() + 4 * static_cast<std::size_t>(key);
+      const std::uint32_t x = site[2 * dir] - 1, y = site[2 * dir + 1] - 1;  // sender, receiver
+      if (done_b[x] != 0 || posted_b[x] < 0 || posted_b[y] < 0) continue;
+      std::int64_t t = posted_b[x] > posted_b[y] ? posted_b[x] : posted_b[y];
+      bool ready = true;
+      for (const std::uint32_t before : {chain_b[x], chain_b[y], dir == 1 ? site[0] : 0u}) {
+        if (before == 0) continue;
+        ready = ready && done_b[before - 1] != 0;
+        t = end[before - 1] > t ? end[before - 1] : t;
+      }
+      if (!ready) continue;
+      start[x] = start[y] = t, end[x] = end[y] = t + move, done_b[x] = done_b[y] = 1;
+      for (const std::uint32_t after : {next_b[x], next_b[y], dir == 0 ? site[2] : 0u}) {
+        if (after != 0) stack[top++] = after - 1;
+      }
+      if (dir == 1) wake(waiting_b[key]), waiting_b[key] = 0;
+    }
+  }
+
+  /// Whether the backward `bits` (B, I or a pair's B word) of its rank may start: its
+  /// activation was not moved, or its copy back has arrived (`at`: then the arrival).
+  /// Else the rank parks on it (woken by try_copies()).
+  constexpr bool fetched(std::uint32_t r, std::uint32_t bits, std::int64_t& at) {
+    const std::uint32_t key = ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu);
+    const std::uint32_t back = site_b[4 * static_cast<std::size_t>(key) + 3];
+    if (back == 0) return true;
+    if (done_b[back - 1] == 0) return waiting_b[key] = r + 1, false;
+    at = out.end_[back - 1] > at ? out.end_[back - 1] : at;
+    return true;
+  }
+
   /// Runs rank r from its position until it finishes or parks.
   constexpr void run_rank(std::uint32_t r) {
     const op* ops = v.ops.data();
@@ -403,15 +498,17 @@ struct lowered_run {
         a = kind == 0 ? (s > 0 && ed == none ? key - m : 2 * keys) : kind == 3 ? keys + key : key,
         b = (kind == 1 || kind == 2) && s + 1 < S && ed == none ? keys + key + m : 2 * keys;
         if ((computed[a] & computed[b]) == 0) break;  // execute() then runs validate_lowered_ops()
+        std::int64_t at = clock;                      // a moved activation's backward: after its copy back
+        if (copies && (kind == 1 || kind == 2) && !fetched(r, bits, at)) break;
         if (ed == none) {
-          start[k] = clock;
+          start[k] = at;
         } else {
           if ((x->state & received) == 0) break;  // halted: diagnosed by diagnose()
           if ((x->state & arrived) == 0) {        // posted: the data is not there yet
             x->parked = r + 1;
             break;
           }
-          start[k] = x->t > clock ? x->t : clock;
+          start[k] = x->t > at ? x->t : at;
           --pending_b[ed];
         }
         end[k] = clock = start[k] + dur[PerOp ? k : kind], busy += dur[PerOp ? k : kind];
@@ -420,6 +517,10 @@ struct lowered_run {
       }
       if (kind == 8 && run_pair(r, k, clock, busy)) continue;  // an overlapped pair: k moves to its B word
       if (kind == 8) break;
+      if (kind == 9 || kind == 10) {  // an activation copy: posted on its channel, the rank goes on
+        if (posted_b[k] < 0) posted_b[k] = clock, start[k] = end[k] = clock, try_copies(k);
+        continue;
+      }
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
       if (model == runtime_model::batched) {
         work.pos[r] = k, clock_b[r] = clock;
@@ -459,6 +560,7 @@ struct lowered_run {
     const std::uint32_t local_b = sb + 1 < S && ed[1] == none ? keys + key_b + m : 2 * keys;
     if ((computed_b[local_f] & computed_b[key_b] & computed_b[local_b]) == 0) return false;
     std::int64_t at = clock;
+    if (copies && !fetched(r, b, at)) return false;
     for (int h = 0; h < 2; ++h) {
       if (ed[h] == none) continue;
       message* x = msg_b.data() + (static_cast<std::size_t>(ed[h]) * m + j[h]);
@@ -526,6 +628,31 @@ struct lowered_run {
     return work.finished(v.offsets.data());
   }
 
+  /// Whether every activation copy ran (true without copies).
+  constexpr bool copies_done() const {
+    for (std::size_t k = 0; copies && k < v.size(); ++k) {
+      if (((v.ops[k].bits >> 28) == 9 || (v.ops[k].bits >> 28) == 10) && done_b[k] == 0) return false;
+    }
+    return true;
+  }
+
+  /// A run whose ranks all finished while a copy never ran (no backward waits for it:
+  /// check_moves() makes every copy lead to one, so only as a guard): names the copy's
+  /// first op as a deadlock, its partner as `needs`.
+  template <class Report>
+  constexpr void report_lost_copies(Report& report) {
+    if (!finished() || copies_done() || out.stuck_count_ != 0) return;
+    for (std::uint32_t r = 0; r < P; ++r) {
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+        const op o = v.ops[k];
+        if (!is_move(o.kind()) || done_b[k] != 0) continue;
+        report(fault::deadlock, static_cast<int>(r), static_cast<int>(k - v.offsets[r]), o,
+               op{o.kind() == op_kind::send_act ? op_kind::recv_act : op_kind::send_act, o.stage(), o.microbatch()});
+        return;
+      }
+    }
+  }
+
   /// Batched: ranks with a wrong pairing (named by report_pairings(); diagnose() skips
   /// them). Empty otherwise.
   buffer<std::uint8_t> mispaired_rank_b;
@@ -550,6 +677,12 @@ struct lowered_run {
         const std::uint32_t ed = link[static_cast<std::uint32_t>(o.kind()) * S + static_cast<std::uint32_t>(st)];
         const std::size_t slot = static_cast<std::size_t>(ed) * m + static_cast<std::size_t>(mb);
         const std::size_t key = static_cast<std::size_t>(st) * m + static_cast<std::size_t>(mb);
+        if (copies && (o.kind() == op_kind::B || o.kind() == op_kind::I) && site_b[4 * key + 3] != 0 && done_b[site_b[4 * key + 3] - 1] == 0) {
+          // Waiting for its activation's copy back, which never runs (the channels'
+          // orders wait on each other, or a partner's rank stopped before its copy op).
+          if (pass == 1) report(fault::deadlock, static_cast<int>(r), step, o, op{op_kind::recv_act, st, mb});
+          continue;
+        }
         if (pass == 0) {
           if (!is_transfer(o.kind()) && (msg_b[slot].state & received) == 0) {
             const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
@@ -595,7 +728,7 @@ struct lowered_run {
         if ((ops[k].bits >> 28) > 3 && (ops[k].bits >> 28) < 8) {  // a transfer
           if (next < k + 1) {
             next = k + 1;
-            while (next < off[r + 1] && is_transfer(ops[next].kind())) ++next;
+            while (next < off[r + 1] && (is_transfer(ops[next].kind()) || is_move(ops[next].kind()))) ++next;
             if (next < off[r + 1]) {
               bits = ops[next].bits, ed = link[(bits >> 28) * S + ((bits >> 16) & 0xFFFu)];
               inputs_at = ed != none ? msg_b[static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu)].t : 0;
@@ -611,7 +744,7 @@ struct lowered_run {
           from = done > from ? done : from;
           if (out.end_[k] > from) f(r, k, from);
         }
-        done = out.end_[k] > done ? out.end_[k] : done;
+        if (!is_move(ops[k].kind())) done = out.end_[k] > done ? out.end_[k] : done;  // a copy runs apart
       }
     }
   }
@@ -653,6 +786,7 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   stage_table table(v.shape);
   check_compute_ops<true>(v, count);
   check_transfers(v, table, count);
+  check_moves(v, table, count);
   require_ops();
   ticked_costs t{};
   scaled_ticks per_op{};  // holds the per-op durations the run reads
@@ -661,16 +795,32 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   } else {
     t = to_ticks(c, v.shape.cost_chunks(), v.size());
   }
+  // With activation copies the tick also divides t_move: every duration in finer ticks.
+  bool any_copy = false;
+  for (const op o : v.ops) any_copy = any_copy || is_move(o.kind());
+  rational tick = PerOp ? per_op.tick : t.tick;
+  if (any_copy) {
+    const std::int64_t factor = lcm(tick.den, c.move.den) / tick.den;
+    tick = rational{1, rational::mul(tick.den, factor)};
+    if constexpr (PerOp) {
+      for (std::size_t k = 0; k < per_op.dur.size(); ++k) per_op.dur[k] = rational::mul(per_op.dur[k], factor);
+      per_op.latency = rational::mul(per_op.latency, factor);
+    } else {
+      for (std::int64_t& d : t.dur) d = rational::mul(d, factor);
+      t.latency = rational::mul(t.latency, factor), t.pair = rational::mul(t.pair, factor);
+    }
+  }
   lowered_run<PerOp> run(v, model, PerOp ? per_op.dur.data() : t.dur, PerOp ? per_op.latency : t.latency,
                          static_cast<stage_table&&>(table));
   run.pair = t.pair;
-  run.out.tick_ = PerOp ? per_op.tick : t.tick;
+  run.out.tick_ = tick;
+  if (any_copy) run.prepare_copies((c.move / tick).num);
   auto stuck = [&run](fault f, int r, int step, op at, op needs) {
     run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};
   };
   if (model == runtime_model::batched) run.prepare_batches();
   run.run();
-  if (run.mispaired || !run.finished()) {
+  if (run.mispaired || !run.finished() || !run.copies_done()) {
     check_lowered_ops(v, run.table, count);
     require_ops();
     // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
@@ -683,6 +833,7 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
       for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
     }
     run.diagnose(stuck);
+    run.report_lost_copies(stuck);
   }
   if (run.out.stuck_count_ == 0) run.sum_stalls();
   return static_cast<execution&&>(run.out);
