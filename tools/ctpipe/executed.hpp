@@ -82,7 +82,7 @@ inline std::string executed_text(const std::vector<executed_run>& runs) {
       continue;
     }
     std::string stalls;
-    for (int r = 0; r < e.run.ranks(); ++r) stalls += (r == 0 ? "" : " ") + io::to_string(e.run.stall(r));
+    for (int r = 0; r < e.run.ranks(); ++r) stalls += fmt::format("{}{}", r == 0 ? "" : " ", io::to_string(e.run.stall(r)));
     const rational b = e.run.bubble_fraction();
     out += fmt::format("executed, {:<10}  makespan {}  bubble {} ({:.1f}%)  stall per rank {}\n", name,
                        io::to_string(e.run.makespan()), io::to_string(b),

@@ -124,7 +124,7 @@ void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool 
   rep.fill = std::move(o);
 }
 
-void apply_rebalance(io::report& rep, const std::string& capacity) {
+void apply_rebalance(io::report& rep, const std::string& capacity, const runtime_model* runtime) {
   io::rebalance_overlay o;
   const schedule_view v = rep.ops.view();
   const cost_scale scale = rep.scale();
@@ -142,6 +142,7 @@ void apply_rebalance(io::report& rep, const std::string& capacity) {
   }
   o.plan = rebalance(v, rep.cost, caps, rep.gamma, rebalance_pairing::any, scale);
   o.bpipe = rebalance(v, rep.cost, caps, rep.gamma, rebalance_pairing::bpipe, scale);
+  if (runtime != nullptr) o.executed = run_moves(v, rep.cost, o.plan, *runtime, rep.gamma, scale);
   rep.rebalance = std::move(o);
 }
 

@@ -28,7 +28,9 @@ void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool 
 /// Rebalances `rep`'s activations under `rep.cost` (t_move = its `move`) for rep.gamma:
 /// at `capacity` (one number for every rank, or P comma-separated; empty: the least
 /// uniform capacity the planner reaches), with BPipe's pairing beside it; sets
-/// rep.rebalance. Raises usage_error for a bad capacity list, and the library's messages.
-void apply_rebalance(io::report& rep, const std::string& capacity);
+/// rep.rebalance. With `runtime`, the plan is also written into that model's lowered lists
+/// as activation copies and run (run_moves(): rep.rebalance->executed). Raises usage_error
+/// for a bad capacity list, and the library's messages.
+void apply_rebalance(io::report& rep, const std::string& capacity, const runtime_model* runtime = nullptr);
 
 }  // namespace ctpipe::tool

@@ -109,6 +109,12 @@ inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
   json bpipe = plan_json(o.bpipe, false);
   bpipe["least_capacity"] = to_string(o.bpipe_least);
   out["bpipe"] = std::move(bpipe);
+  if (o.executed) {
+    const executed_plan& e = *o.executed;
+    out["executed"] = {{"runtime", runtime_model_name(e.model)}, {"copy_ops", e.copy_ops}, {"completed", e.completed},
+                       {"as_planned", e.as_planned}, {"makespan", e.completed ? json(to_string(e.makespan)) : json(nullptr)},
+                       {"peak_in_flight", e.peak.empty() ? json(nullptr) : json(string_array(e.peak))}};
+  }
   return out;
 }
 

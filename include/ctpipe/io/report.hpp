@@ -22,6 +22,7 @@
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/lower/execute.hpp"
+#include "ctpipe/lower/moves.hpp"
 #include "ctpipe/schedules/generate.hpp"
 
 namespace ctpipe::io {
@@ -80,7 +81,7 @@ inline executed_timeline executed_timeline_of(schedule_view lowered, const execu
   out.offsets.push_back(0);
   for (std::size_t r = 0; r < P; ++r) {
     for (std::size_t k = lowered.offsets[r]; k < lowered.offsets[r + 1]; ++k) {
-      if (is_transfer(lowered.ops[k].kind())) continue;
+      if (is_transfer(lowered.ops[k].kind()) || is_move(lowered.ops[k].kind())) continue;  // compute ops only
       out.start_ticks.push_back(run.start_ticks(k));
       out.end_ticks.push_back(run.end_ticks(k));
     }
@@ -132,6 +133,7 @@ struct rebalance_overlay {
   rational least{0};                     ///< least uniform capacity ctpipe's planner reaches
   rational bpipe_least{0};               ///< and BPipe's
   bool searched = false;                 ///< no capacity asked: `plan` is at `least`
+  std::optional<executed_plan> executed; ///< `plan` written into lowered lists as activation copies and run (run_moves())
 };
 
 /// One schedule with its simulation, in-flight profile, message count, validation and

@@ -539,6 +539,16 @@ inline std::string render_rebalance(const readout& ro) {
   out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));
   out += fmt::format("  peak per rank after      {}  ({})\n", detail::spaced(p.peak_after), verdict(p));
   out += fmt::format("  moves {}; copy channels busy per rank {}\n", p.moves.size(), detail::spaced(p.channel_busy));
+  if (o.executed) {
+    const executed_plan& e = *o.executed;
+    out += fmt::format("  run as {} activation copies (SEND_ACT/RECV_ACT) in the {} lowering: {}\n", e.copy_ops,
+                       runtime_model_name(e.model),
+                       !e.completed   ? std::string("hangs (execute() names where)")
+                       : e.as_planned ? fmt::format("every copy at its planned time, no compute op moved; makespan {}, peaks {}",
+                                                    to_string(e.makespan), detail::spaced(e.peak))
+                                      : fmt::format("not as planned (this model's lists run off simulate()'s times); makespan {}",
+                                                    to_string(e.makespan)));
+  }
   const char* reached = o.least == p.bound.bound          ? " = the bound"
                         : o.least == p.bound.level_bound ? " = the bound rounded up to a level (levels are multiples of 1/q)"
                                                          : " (the bound is not reached: moves too slow, or the planner's limit)";

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "ctpipe/io/csv.hpp"
+
 #include "command.hpp"
 #include "../model.hpp"
 #include "../options.hpp"
@@ -19,9 +21,10 @@ class rebalance_command final : public command_with_options {
  public:
   rebalance_command()
       : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_width |
-                                  opt_color | opt_scale,
-                              {"text", "json", "svg", "trace"},
-                              "text, json (the schedule's JSON plus \"rebalance\"), svg or trace",
+                                  opt_color | opt_scale | opt_runtime,
+                              {"text", "json", "svg", "trace", "csv-comms"},
+                              "text, json (the schedule's JSON plus \"rebalance\"), svg, trace or csv-comms (the lowered lists "
+                              "with the moves as SEND_ACT/RECV_ACT copies, for --runtime's model)",
                               "rebalance",
                               chunks_scope::every_family}) {}
 
@@ -43,7 +46,10 @@ class rebalance_command final : public command_with_options {
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);
     io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
-    apply_rebalance(rep, capacity_);
+    // The plan also runs as activation copies in --runtime's lowering (blocking by
+    // default): the text and JSON report the run, csv-comms writes its lists.
+    apply_rebalance(rep, capacity_, &opts_.runtime);
+    if (opts_.format == "csv-comms") return io::to_csv(rep.rebalance->executed->lists.view());
     return render(rep, opts_);
   }
 

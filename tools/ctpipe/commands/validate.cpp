@@ -94,10 +94,10 @@ class validate_command final : public command_with_options {
     // The format's limit applies to the compute ops, as for a generated schedule (a
     // lowered file adds at most two transfers per compute op: 3x in all); the validators'
     // and analyses' working memory also grows with S*m.
-    std::size_t transfers = 0;
-    for (const op o : v.ops) transfers += is_transfer(o.kind()) ? 1 : 0;
+    std::size_t transfers = 0, copies = 0;  // SEND/RECV; SEND_ACT/RECV_ACT (docs/spec.md §8.3)
+    for (const op o : v.ops) transfers += is_transfer(o.kind()) ? 1 : 0, copies += is_move(o.kind()) ? 1 : 0;
     const long long limit = max_ops(opts_.format);
-    const long long compute_ops = static_cast<long long>(v.size() - transfers);
+    const long long compute_ops = static_cast<long long>(v.size() - transfers - copies);
     const long long pairs = static_cast<long long>(shape.stages()) * shape.m;
     if (compute_ops > limit || static_cast<long long>(v.size()) > 3 * limit || pairs > limit) {
       throw usage_error(fmt::format(
@@ -110,12 +110,12 @@ class validate_command final : public command_with_options {
     std::vector<validation_issue> issues;
     const auto collect = [&issues](const validation_issue& i) { issues.push_back(i); };
     std::vector<executed_run> runs;
-    if (transfers == 0 && opts_.runtime_given && opts_.format != "json") {
+    if (transfers + copies == 0 && opts_.runtime_given && opts_.format != "json") {
       throw usage_error(fmt::format("ctpipe: {}: --runtime applies to a file with SEND/RECV ops, or to --format json "
                                     "(the executed entry of the file's lowering)",
                                     path_));
     }
-    if (transfers == 0) {
+    if (transfers + copies == 0) {
       validate(v, collect);
       require_valid(issues, path_);
       compute = std::move(file);
@@ -134,8 +134,10 @@ class validate_command final : public command_with_options {
       }
       if (runs_under.empty()) throw invalid_schedule(hang_lines(path_, shape, runs));
       compute = compute_part(v);
-      verdict = fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under,
-                            hangs_under.empty() ? "" : "; hangs under " + hangs_under);
+      const std::string hangs = hangs_under.empty() ? "" : "; hangs under " + hangs_under;
+      verdict = copies == 0 ? fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under, hangs)
+                            : fmt::format("valid lowered schedule ({} transfer ops, {} activation copy ops): runs under {}{}",
+                                          transfers, copies, runs_under, hangs);
     }
     nlohmann::ordered_json executed;  // a lowered file's own lists; a compute file's lowering
     if (opts_.format == "json") {
