@@ -786,7 +786,9 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   stage_table table(v.shape);
   check_compute_ops<true>(v, count);
   check_transfers(v, table, count);
-  check_moves(v, table, count);
+  bool any_copy = false;  // activation copies (kinds 9, 10)
+  for (const op o : v.ops) any_copy = any_copy || (o.bits >> 28) - 9u < 2u;
+  check_moves(v, table, count, any_copy);
   require_ops();
   ticked_costs t{};
   scaled_ticks per_op{};  // holds the per-op durations the run reads
@@ -796,8 +798,6 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
     t = to_ticks(c, v.shape.cost_chunks(), v.size());
   }
   // With activation copies the tick also divides t_move: every duration in finer ticks.
-  bool any_copy = false;
-  for (const op o : v.ops) any_copy = any_copy || is_move(o.kind());
   rational tick = PerOp ? per_op.tick : t.tick;
   if (any_copy) {
     const std::int64_t factor = lcm(tick.den, c.move.den) / tick.den;

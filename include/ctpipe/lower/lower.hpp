@@ -335,14 +335,14 @@ constexpr schedule lower(schedule_view v) { return lower(v, costs{}, runtime_mod
 constexpr schedule compute_part(schedule_view v) {
   check_view(v);
   std::size_t n = 0;
-  for (const op o : v.ops) n += is_transfer(o.kind()) || is_move(o.kind()) ? 0 : 1;
+  for (const op o : v.ops) n += (o.bits >> 28) - 4u < 4u || (o.bits >> 28) - 9u < 2u ? 0 : 1;  // not SEND/RECV (4..7), SEND_ACT/RECV_ACT (9, 10)
   schedule out{v.shape, n};
   std::span<op> ops = out.ops();
   std::span<std::uint32_t> offsets = out.offsets();
   std::size_t w = 0;
   for (int r = 0; r < v.shape.P; ++r) {
     for (const op o : v.rank(r)) {
-      if (!is_transfer(o.kind()) && !is_move(o.kind())) ops[w++] = o;
+      if ((o.bits >> 28) - 4u >= 4u && (o.bits >> 28) - 9u >= 2u) ops[w++] = o;
     }
     offsets[static_cast<std::size_t>(r) + 1] = static_cast<std::uint32_t>(w);
   }

@@ -139,8 +139,8 @@ struct move_sites {
   buffer<std::uint32_t> f, back, home_send, home_recv, host_send, host_recv, host;
   bool any = false;
 
-  constexpr explicit move_sites(schedule_view v) {
-    for (const op o : v.ops) any = any || is_move(o.kind());
+  /// `copies`: whether `v` holds any (its callers know it from a pass they make anyway).
+  constexpr move_sites(schedule_view v, bool copies) : any(copies) {
     if (!any) return;
     const std::size_t keys = static_cast<std::size_t>(v.shape.stages()) * static_cast<std::size_t>(v.shape.m);
     for (buffer<std::uint32_t>* b : {&f, &back, &home_send, &home_recv, &host_send, &host_recv, &host}) *b = buffer<std::uint32_t>(keys);
@@ -182,11 +182,12 @@ constexpr void report_move_order(schedule_view v, const stage_table& table, cons
 /// moved activation by (stage, micro-batch): missing (rank = its home, or for the host's
 /// ops the host), out_of_order (the home's SEND_ACT before its F, the home's RECV_ACT
 /// before its SEND_ACT, its first backward before the home's RECV_ACT, the host's
-/// SEND_ACT before its RECV_ACT; `needs` = the op it must follow). Linear in the ops plus
-/// P*V*m when the lists hold copies; one pass otherwise.
+/// SEND_ACT before its RECV_ACT; `needs` = the op it must follow). `copies`: whether `v`
+/// holds any (nothing to do otherwise). Linear in the ops plus P*V*m.
 template <class Report>
-constexpr void check_moves(schedule_view v, const stage_table& table, Report& report) {
-  move_sites at(v);
+constexpr void check_moves(schedule_view v, const stage_table& table, Report& report, bool copies) {
+  if (!copies) return;
+  move_sites at(v, copies);
   if (!at.any) return;
   const std::uint32_t um = static_cast<std::uint32_t>(v.shape.m), uS = table.S;
   for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(v.shape.P); ++r) {
@@ -220,19 +221,23 @@ constexpr void check_moves(schedule_view v, const stage_table& table, Report& re
 /// Steps 2 and 3 of validate_lowered() on a view whose shape and offsets are sound:
 /// the compute part as validate() checks it, then each transfer op (check_transfers()).
 /// Calls `report(fault, rank, step, at, needs)` per issue; counts the overlapped pairs in
-/// `*pairs` when given.
+/// `*pairs` and the activation copies in `*copy_ops` when given.
 template <class Report>
-constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report, std::size_t* pairs = nullptr) {
+constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report, std::size_t* pairs = nullptr,
+                                 std::size_t* copy_ops = nullptr) {
   const std::uint32_t* off = v.offsets.data();
   const op* ops = v.ops.data();
 
   // 2. The compute part, its positions mapped back to the lowered lists.
   const schedule compute = compute_part(v);
   detail::buffer<std::uint32_t> position(compute.size());
+  std::size_t copies = 0;
   for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
     const std::uint32_t kind = ops[k].bits >> 28;
     if (kind <= 3 || kind == 8 || kind >= 11) position[c++] = k;  // what compute_part keeps: all but transfers and copies
+    else if (kind >= 9) ++copies;
   }
+  if (copy_ops != nullptr) *copy_ops = copies;
   const schedule_view cv = compute.view();
   std::size_t found = 0;
   validate_counting_pairs(cv, [&](validation_issue issue) {
@@ -254,7 +259,7 @@ constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Repo
   }
   // 3. Each transfer op, then the activation copies.
   check_transfers(v, table, report);
-  check_moves(v, table, report);
+  check_moves(v, table, report, copies != 0);
 }
 
 /// The last step of validate_lowered()'s run: names the op each rank stopped at
@@ -372,16 +377,18 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_tabl
 }  // namespace detail
 
 namespace detail {
-/// validate_lowered_ops(v, on_issue), counting the overlapped pairs in `*pairs`.
+/// validate_lowered_ops(v, on_issue), counting the overlapped pairs in `*pairs` and the
+/// activation copies in `*copy_ops` when given.
 template <class OnIssue>
-constexpr std::size_t validate_lowered_ops_counting(schedule_view v, OnIssue&& on_issue, std::size_t* pairs) {
+constexpr std::size_t validate_lowered_ops_counting(schedule_view v, OnIssue&& on_issue, std::size_t* pairs,
+                                                    std::size_t* copy_ops = nullptr) {
   std::size_t count = 0;
   auto report = detail::counting_report(count, on_issue);
   if (fault broken{}; detail::structure_broken(v, broken)) {
     report(broken, -1, -1, op{}, op{});
     return count;
   }
-  detail::check_lowered_ops(v, detail::stage_table(v.shape), report, pairs);
+  detail::check_lowered_ops(v, detail::stage_table(v.shape), report, pairs, copy_ops);
   return count;
 }
 }  // namespace detail
@@ -461,11 +468,11 @@ constexpr std::size_t validate_lowered_ops(schedule_view v, OnIssue&& on_issue) 
 /// of ops plus P*V*m (its tables are indexed by (stage, micro-batch)).
 template <class OnIssue>
 constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIssue&& on_issue) {
-  std::size_t pairs = 0;
-  std::size_t count = detail::validate_lowered_ops_counting(v, on_issue, &pairs);
+  std::size_t pairs = 0, copies = 0;
+  std::size_t count = detail::validate_lowered_ops_counting(v, on_issue, &pairs, &copies);
   if (count != 0) return count;
   auto report = detail::counting_report(count, on_issue);
-  if (!detail::move_sites(v).any) {
+  if (copies == 0) {
     detail::run_lowered_lists(v, sem, pairs, report);
     return count;
   }
