@@ -151,7 +151,8 @@ struct tick_move {
 
 /// When a move's outgoing transfer is sent: as early as the channels allow after its F
 /// ends (the activation leaves its rank soonest, and its channel is free again soonest),
-/// or as late as still arrives in time (the host holds it for the shortest time).
+/// or as late as still arrives in time (the host holds it for the shortest time); in
+/// both, at a start a runtime without a clock reproduces (rebalance_planner::slot()).
 enum class send_policy : std::uint8_t { early, late };
 
 /// The greedy planner of rebalance() (its doc comment), in ticks.
@@ -214,24 +215,34 @@ class rebalance_planner {
     }
     return m;
   }
-  /// The earliest end of a compute op (or 0) of rank a or b at or after t, or `never`;
-  /// the latest at or before t, or -1. O(log ops of a rank).
+  /// The earliest time at or after t (`never` when none) / the latest at or before t
+  /// (-1 when none) at which a runtime without a clock can start a copy from rank a to
+  /// rank b (docs/spec.md §8.3): 0, the end of a compute op of a or b that lasts (a
+  /// zero-length op ending there may itself wait for the copy), or the end of a copy on
+  /// channel ca or cb (a's outgoing, b's incoming). O(log ops of a rank + copies on the
+  /// two channels).
   static constexpr std::int64_t never = INT64_MAX / 4;
-  std::int64_t boundary_after(int a, int b, std::int64_t t) const {
+  std::int64_t start_after(int a, int b, const spans& ca, const spans& cb, std::int64_t t) const {
     std::int64_t best = never;
     for (const int r : {a, b}) {
       const std::vector<std::int64_t>& e = ends_[static_cast<std::size_t>(r)];
       const auto it = std::lower_bound(e.begin(), e.end(), t);
       if (it != e.end()) best = std::min(best, *it);
     }
+    for (const spans* ch : {&ca, &cb}) {
+      for (const auto& [x, y] : *ch) best = y >= t ? std::min(best, y) : best;
+    }
     return best;
   }
-  std::int64_t boundary_before(int a, int b, std::int64_t t) const {
+  std::int64_t start_before(int a, int b, const spans& ca, const spans& cb, std::int64_t t) const {
     std::int64_t best = -1;
     for (const int r : {a, b}) {
       const std::vector<std::int64_t>& e = ends_[static_cast<std::size_t>(r)];
       const auto it = std::upper_bound(e.begin(), e.end(), t);
       if (it != e.begin()) best = std::max(best, *(it - 1));
+    }
+    for (const spans* ch : {&ca, &cb}) {
+      for (const auto& [x, y] : *ch) best = y <= t ? std::max(best, y) : best;
     }
     return best;
   }
@@ -242,12 +253,12 @@ class rebalance_planner {
   /// ra or rb (or 0), where its op is posted, or the end of a transfer on channel a or
   /// b, whose successor it is.
   std::int64_t slot(const spans& a, const spans& b, int ra, int rb, std::int64_t lo, std::int64_t hi, bool earliest) const {
-    std::int64_t s = earliest ? boundary_after(ra, rb, lo) : boundary_before(ra, rb, hi - move_);
+    std::int64_t s = earliest ? start_after(ra, rb, a, b, lo) : start_before(ra, rb, a, b, hi - move_);
     for (bool clash = true; clash && s >= lo && s + move_ <= hi;) {
       clash = false;
       for (const spans* ch : {&a, &b}) {
         for (const auto& [x, y] : *ch) {
-          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = earliest ? y : boundary_before(ra, rb, x - move_), clash = true;
+          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = earliest ? y : start_before(ra, rb, a, b, x - move_), clash = true;
         }
       }
     }
@@ -259,7 +270,7 @@ class rebalance_planner {
 
   std::vector<activation> acts_;
   std::vector<std::vector<memory_event>> events_;  // per rank, sorted: its own and those of the moves so far
-  std::vector<std::vector<std::int64_t>> ends_;    // per rank, sorted: 0 and the end of each of its compute ops
+  std::vector<std::vector<std::int64_t>> ends_;    // per rank, sorted: 0 and the end of each of its compute ops that lasts
   std::vector<std::int64_t> cap_;
   std::int64_t move_, q_;
   rebalance_pairing pairing_;
@@ -366,8 +377,8 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
   rebalance_check out;
   std::vector<char> moved(index.at.size(), 0);
   for (const activation_move& mv : moves) {
-    const op f{op_kind::F, mv.stage, mv.microbatch};
-    const std::uint32_t fk = mv.stage >= 0 && mv.stage < v.shape.stages() && mv.microbatch >= 0 && mv.microbatch < v.shape.m ? index.find(f) : 0;
+    const bool inside = mv.stage >= 0 && mv.stage < v.shape.stages() && mv.microbatch >= 0 && mv.microbatch < v.shape.m;
+    const std::uint32_t fk = inside ? index.find(op{op_kind::F, mv.stage, mv.microbatch}) : 0;
     const bool own = fk != 0 && v.shape.rank_of(mv.stage) == mv.from && mv.to >= 0 && mv.to < v.shape.P && mv.to != mv.from &&
                      !moved[fk - 1];
     if (!own) return out.problem = "a move must take an F's activation from its own rank to another, once", out;
@@ -413,11 +424,16 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
 /// elsewhere by then (Belady's rule; the next one when that one finds no host and free
 /// channels), to the rank with the most room over its stay
 /// (`pairing::bpipe`: only to rank P-1-x), returning as late as the channels allow
-/// (arriving when its backward starts). Each return is a rise in turn. It runs twice if
-/// it must: sending each move as early as the channels allow after its F, then, if that
-/// gets stuck, as late as still arrives in time, then (for `pairing::any`) both again
-/// with BPipe's pairing; it keeps the first plan that fits (else the one stuck latest). Not proved optimal; rebalance_plan::bound is the floor no plan
-/// goes below, and least_capacity() searches the least uniform capacity it reaches.
+/// while arriving by the time its backward starts. Each return is a rise in turn. It
+/// runs again if it must: sending each move as early as the channels allow after its F,
+/// then, if that gets stuck, as late as still arrives in time, then (for
+/// `pairing::any`) both again with BPipe's pairing; it keeps the first plan that fits
+/// (else the one stuck latest). Every start it plans is one a runtime without a clock
+/// reproduces (docs/spec.md §8.3): the end of a compute op of the sending or the
+/// receiving rank (or 0), or the end of the copy before it on one of its two channels;
+/// so lower_moves() and execute() run the plan at exactly these times. Not proved
+/// optimal; rebalance_plan::bound is the floor no plan goes below, and least_capacity()
+/// searches the least uniform capacity it reaches.
 /// Cost: O(rises x (activations of a rank + P x events of a rank)) at run time.
 ///
 /// The result is replayed by check_rebalance(); `feasible` when the planner relieved
@@ -453,7 +469,9 @@ inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const
   const std::vector<detail::activation> acts = detail::activations_of(v, sim, factor);
   std::vector<std::vector<std::int64_t>> ends(P, std::vector<std::int64_t>{0});
   for (std::size_t r = 0; r < P; ++r) {
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) ends[r].push_back(sim.end_ticks(k) * factor);
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      if (sim.end_ticks(k) > sim.start_ticks(k)) ends[r].push_back(sim.end_ticks(k) * factor);
+    }
     std::sort(ends[r].begin(), ends[r].end());
   }
   detail::rebalance_planner planner(acts, own, ends, cap, move, gamma.den, pairing, detail::send_policy::early);

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "ctpipe/analysis/fill.hpp"  // detail::op_index
@@ -42,6 +43,22 @@ struct copy_op {
   op what{};
 };
 
+/// lower_moves()'s message for check_rebalance()'s `problem` (a literal each: the
+/// library's messages have static storage).
+inline const char* plan_problem(const char* problem) {
+  const std::string_view p = problem == nullptr ? "" : problem;
+  if (p == "a move must take an F's activation from its own rank to another, once") {
+    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move must take an F's activation from its own rank to another, once";
+  }
+  if (p == "a move leaves before its F ends or comes back after its backward starts") {
+    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move leaves before its F ends or comes back after its backward starts";
+  }
+  if (p == "two transfers share a copy channel") {
+    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: two transfers share a copy channel";
+  }
+  return "ctpipe: lower_moves() takes a plan check_rebalance() accepts";
+}
+
 }  // namespace detail
 
 /// Lowered lists `lowered` (lower()'s, or any that validate_lowered() accepts, without
@@ -50,9 +67,10 @@ struct copy_op {
 /// - on the home rank `from`: `SEND_ACT` (the copy out) and later `RECV_ACT` (the copy back);
 /// - on the host rank `to`: `RECV_ACT` (the copy out) and later `SEND_ACT` (the copy back);
 /// each placed right after the last compute op of its rank that ends (in simulate(), under
-/// `c` and `scale`) at or before its copy's planned start (`send` or `back`), before the
-/// transfers that follow that op, and the home's RECV_ACT before the activation's first
-/// backward. Ops at one place keep their copies' time order.
+/// `c` and `scale`) at or before its copy's planned start (`send` or `back`), zero-length
+/// ops at that very time excepted (one may wait for the copy), before the transfers that
+/// follow that op, and the home's RECV_ACT before the activation's first backward. Ops at
+/// one place keep their copies' time order.
 ///
 /// execute() of the result under a model on which the lowered lists run with simulate()'s
 /// times (blocking and posted always: lower()'s zero loss) starts every copy at its planned
@@ -61,23 +79,29 @@ struct copy_op {
 /// Shapes: `lowered`'s shape, `lowered.size() + 4 * moves.size()` ops, CSR.
 ///
 /// Errors: check_view()'s messages; `ctpipe: lower_moves() takes lowered lists without
-/// activation copies`; `ctpipe: lower_moves() takes a plan check_rebalance() accepts (it
-/// names the problem)`; simulate()'s messages. Run time: O(n log n).
+/// activation copies`; `ctpipe: lower_moves() takes lowered lists that
+/// validate_lowered_ops() accepts (lower()'s)`; `ctpipe: lower_moves() takes a plan
+/// check_rebalance() accepts: ` and check_rebalance()'s problem; simulate()'s messages.
+/// Run time: O(n log n).
 inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<const activation_move> moves, const cost_scale& scale = {}) {
   check_view(lowered);
   for (const op o : lowered.ops) detail::require(!is_move(o.kind()), "ctpipe: lower_moves() takes lowered lists without activation copies");
+  detail::require(validate_lowered_ops(lowered, [](const validation_issue&) {}) == 0,
+                  "ctpipe: lower_moves() takes lowered lists that validate_lowered_ops() accepts (lower()'s)");
   const schedule compute = compute_part(lowered);
   const schedule_view cv = compute.view();
   const rebalance_check replay = check_rebalance(cv, c, moves, rational{1}, scale);
-  detail::require(replay.problem == nullptr, "ctpipe: lower_moves() takes a plan check_rebalance() accepts (it names the problem)");
+  detail::require(replay.problem == nullptr, detail::plan_problem(replay.problem));
   const simulation sim = simulate(cv, c, scale);
   const detail::op_index index(cv);
-  // The place of a copy at `time` on rank r: after every compute op of r that ends by then.
+  // The place of a copy at `time` on rank r: after every compute op of r that ends by
+  // then, but for zero-length ops at `time` itself (one may wait for this very copy; in
+  // list order they follow every op that lasts and ends there).
   const auto place = [&](std::size_t r, const rational& time) {
-    std::size_t lo = cv.offsets[r], hi = cv.offsets[r + 1];  // the first op ending after `time`
+    std::size_t lo = cv.offsets[r], hi = cv.offsets[r + 1];  // the first op not before the copy
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      if (sim.end(mid) <= time) {
+      if (sim.end(mid) < time || (sim.end(mid) == time && sim.start(mid) < time)) {
         lo = mid + 1;
       } else {
         hi = mid;
