@@ -66,7 +66,10 @@ struct stall_interval {
 ///
 /// Per op: reached(k) is when the rank got to op k; start(k) when it began (a compute
 /// op under `posted` may wait for its input in between); end(k) when it returned. A
-/// transfer op's [start, end) is a transfer wait, drawn as an interval of its own.
+/// transfer op's [start, end) is a transfer wait, drawn as an interval of its own. An
+/// activation copy op (SEND_ACT, RECV_ACT) returns at once; its [start, end) is its
+/// copy on the copy channels (docs/spec.md §8.3), the same for both ops of one copy, and
+/// no part of the rank's idle, stall or makespan.
 class execution {
  public:
   constexpr execution() = default;
@@ -316,7 +319,7 @@ struct lowered_run {
     const op* ops = v.ops.data();
     const std::uint32_t c = cursor_of(ops[y].bits);
     for (std::uint32_t z = y + 1; z <= group_last_b[q]; ++z) {
-      if (cursor_of(ops[z].bits) == c) return z;
+      if ((ops[z].bits >> 28) - 9u >= 2u && cursor_of(ops[z].bits) == c) return z;  // not an activation copy
     }
     return nil;
   }
@@ -370,8 +373,14 @@ struct lowered_run {
     const std::uint32_t first = work.pos[r];
     std::uint32_t bits = 0, c = 0, y = 0;
     if (group_post_b[r] < 0) {
-      std::uint32_t last = first;
-      while (last + 1 < v.offsets[r + 1] && is_transfer(ops[last + 1].kind())) ++last;
+      // The group: the run of transfers from `first`; activation copies inside it do not
+      // split it (they are posted with it, on their own channels).
+      std::uint32_t last = first, transfers = 1;
+      for (std::uint32_t z = first + 1; z < v.offsets[r + 1]; ++z) {
+        const std::uint32_t kz = ops[z].bits >> 28;
+        if (kz - 4u < 4u) last = z, ++transfers;
+        else if (kz - 9u >= 2u) break;
+      }
       for (std::uint32_t x = first; x <= last; ++x) {  // every SEND's compute op has run
         bits = ops[x].bits;
         if (((bits >> 28) == 4 || (bits >> 28) == 6) &&
@@ -380,8 +389,12 @@ struct lowered_run {
           return false;
         }
       }
-      group_post_b[r] = group_done_b[r] = clock_b[r], group_last_b[r] = last, unmatched_b[r] = last - first + 1;
+      group_post_b[r] = group_done_b[r] = clock_b[r], group_last_b[r] = last, unmatched_b[r] = transfers;
       for (std::uint32_t x = first; x <= last; ++x) {
+        if ((ops[x].bits >> 28) - 9u < 2u) {  // an activation copy inside the group
+          if (posted_b[x] < 0) posted_b[x] = out.start_[x] = out.end_[x] = clock_b[r], try_copies(x);
+          continue;
+        }
         out.start_[x] = clock_b[r], c = cursor_of(ops[x].bits), y = cursor[c ^ 1u];
         if (y != nil) {  // the other side waits: the first of its queue meets x
           match(r, x, pair_rank(c / 2, (c & 1u) ^ 1u), y);
@@ -701,7 +714,10 @@ struct lowered_run {
           report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(recv));
         } else if (model == runtime_model::batched) {  // the first partner whose group is not posted
           std::uint32_t x = k;  // from the group's first op to the first not matched
-          while (x < group_last_b[r] && (cursor_b[cursor_of(ops[x].bits)] == nil || cursor_b[cursor_of(ops[x].bits)] > x)) ++x;
+          while (x < group_last_b[r] && ((ops[x].bits >> 28) - 9u < 2u || cursor_b[cursor_of(ops[x].bits)] == nil ||
+                                         cursor_b[cursor_of(ops[x].bits)] > x)) {
+            ++x;
+          }
           report(fault::deadlock, static_cast<int>(r), static_cast<int>(x - off[r]), ops[x], matching_transfer(ops[x]));
         } else {
           report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(o));
@@ -844,7 +860,10 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
 /// Runs lowered schedule `v` (compute and transfer ops, as lower() makes them or a
 /// framework writes them) under runtime model `model` with costs `c`: each rank walks
 /// its list strictly in order, a compute op lasting its cost (`t/V` on a chunk), a
-/// transfer op as the model says (ctpipe/lower/runtime.hpp, docs/spec.md §7). Exact.
+/// transfer op as the model says (ctpipe/lower/runtime.hpp, docs/spec.md §7), an
+/// activation copy (SEND_ACT, RECV_ACT: lower_moves()) posted on the copy channels for
+/// `c.move` by the rule of docs/spec.md §8.3, a moved activation's first backward
+/// waiting for its copy back. Exact.
 /// Returns every op's times, the makespan, per-rank idle split into stall and wait, the
 /// stall intervals, and, when the lists hang under this model, the stuck ops (execution::stuck()).
 ///
