@@ -45,7 +45,9 @@ inline std::string describe_stuck(const validation_issue& i) {
 inline std::string wait_cycle(const pipeline_shape& shape, std::span<const validation_issue> stuck) {
   std::vector<int> waits_for(static_cast<std::size_t>(shape.P), -1);
   for (const validation_issue& i : stuck) {
-    if (i.what == fault::deadlock && i.needs.stage() < shape.stages()) {
+    // A backward waiting for its activation's copy back waits for the copy channels,
+    // not for one rank: no edge of the cycle.
+    if (i.what == fault::deadlock && i.needs.stage() < shape.stages() && !is_move(i.needs.kind())) {
       waits_for[static_cast<std::size_t>(i.rank)] = shape.rank_of(i.needs.stage());
     }
   }
@@ -158,9 +160,12 @@ inline std::vector<std::string> hang_lines(const std::string& path, const pipeli
       runs.size() == 1 ? fmt::format("hangs under {}", runtime_model_name(runs.front().model))
                        : fmt::format("hangs under every runtime model; under {}", runtime_model_name(runs.front().model));
   for (const validation_issue& i : first.stuck()) {
-    const int peer = i.what == fault::deadlock && i.needs.stage() < shape.stages() ? shape.rank_of(i.needs.stage()) : -1;
+    const bool copy = is_move(i.needs.kind());
+    const int peer = i.what == fault::deadlock && !copy && i.needs.stage() < shape.stages() ? shape.rank_of(i.needs.stage()) : -1;
     lines.push_back(fmt::format("ctpipe: {}: {}: {}{}", path, where, describe_stuck(i),
-                                peer >= 0 ? fmt::format("; waits for rank {}", peer) : ""));
+                                peer >= 0 ? fmt::format("; waits for rank {}", peer)
+                                : copy    ? std::string("; waits for its activation's copy back, which the copy channels' orders never run")
+                                          : std::string()));
   }
   const std::string cycle = wait_cycle(shape, first.stuck());
   if (!cycle.empty()) lines.push_back(fmt::format("ctpipe: {}: {}", path, cycle));

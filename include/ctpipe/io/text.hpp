@@ -546,8 +546,9 @@ inline std::string render_rebalance(const readout& ro) {
                        !e.completed   ? std::string("hangs (execute() names where)")
                        : e.as_planned ? fmt::format("every copy at its planned time, no compute op moved; makespan {}, peaks {}",
                                                     to_string(e.makespan), detail::spaced(e.peak))
-                                      : fmt::format("not as planned (this model's lists run off simulate()'s times); makespan {}",
-                                                    to_string(e.makespan)));
+                                      : fmt::format("not as planned (compute ops or copies ran off the plan's times: lower()'s "
+                                                    "lists for this model are not zero loss here); makespan {}{}",
+                                                    to_string(e.makespan), e.peak.empty() ? std::string() : fmt::format(", peaks {}", detail::spaced(e.peak))));
   }
   const char* reached = o.least == p.bound.bound          ? " = the bound"
                         : o.least == p.bound.level_bound ? " = the bound rounded up to a level (levels are multiples of 1/q)"
