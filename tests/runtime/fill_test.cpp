@@ -246,6 +246,10 @@ TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move
   CHECK(least_capacity(s.view(), c).capacity.front() == five);
   c.move = rational{4};  // rank 0 must send one activation per 1F1B step of 3: a 4-long send cannot keep up
   CHECK(least_capacity(s.view(), c).capacity.front() == rational{7});
+  for (const rational slower : {rational{5, 2}, rational{3}}) {  // docs/bubbles.md: 7 there too
+    c.move = slower;
+    CHECK(least_capacity(s.view(), c).capacity.front() == rational{7});
+  }
 }
 
 TEST_CASE("rebalancing: every plan replays by brute force and runs as activation copies at its planned times, on every family", "[rebalance][lower][proofs]") {
@@ -359,6 +363,78 @@ TEST_CASE("activation copies: the runtime rule, by hand (1F1B P = 2, m = 2, t_mo
   CHECK(hung.stuck()[0] == validation_issue{fault::deadlock, 0, 9, op{op_kind::B, 0, 0}, op{op_kind::recv_act, 0, 0}});
 }
 
+TEST_CASE("activation copies: zero-length ops at a copy's start neither hang the lists nor move the copy (t_move = 0)", "[rebalance][lower]") {
+  // Found by a new-user test: with t_move = 0 and zero-cost backwards a copy could be
+  // planned at the end of a zero-length op that itself waits for the copy (the lists
+  // hung), or at the end of the zero-length backward it must precede (it ran early and
+  // its host went over capacity).
+  struct zero_case {
+    schedule_family family;
+    int P, m;
+    rational f, b, i, w, latency, gamma;
+    std::vector<rational> capacity;
+  };
+  const std::vector<zero_case> cases{
+      {schedule_family::gpipe, 2, 2, {1, 2}, {0}, {1}, {1}, {0}, {1}, {{11, 2}, {3, 2}}},
+      {schedule_family::zb_h2, 5, 2, {2, 3}, {0}, {0}, {1, 3}, {1, 2}, {1, 3}, {{3}, {9, 2}, {3, 2}, {5}, {3, 2}}},
+      {schedule_family::zb_h1, 4, 5, {2, 3}, {2}, {0}, {1}, {1, 5}, {1}, {{5, 2}, {2}, {11, 2}, {1}}},
+  };
+  for (const zero_case& z : cases) {
+    const schedule s = generate(family_spec(z.family, z.P, z.m));
+    costs c{};
+    c.f = z.f, c.b = z.b, c.i = z.i, c.w = z.w, c.c = z.latency;
+    const rebalance_plan plan = rebalance(s.view(), c, z.capacity, z.gamma);
+    INFO(family_name(z.family) << " P = " << z.P << ", m = " << z.m << ", moves " << plan.moves.size());
+    for (const runtime_model model : {runtime_model::blocking, runtime_model::posted}) {
+      const executed_plan run = run_moves(s.view(), c, plan, model, z.gamma);
+      CHECK(run.completed);
+      CHECK(run.as_planned);
+      CHECK(run.peak == plan.peak_after);
+    }
+  }
+}
+
+TEST_CASE("activation copies: under batched, copies inside a run of transfers do not split its group", "[rebalance][lower]") {
+  // Rank 0 sends activation 1 away between its SEND_F1 and RECV_B0, rank 1 takes it in
+  // between its SEND_B0 and RECV_F1: the groups stay {0SEND_F1, 0RECV_B0} and
+  // {1SEND_B0, 1RECV_F1}, as without the copies, and the lists run.
+  const io::csv_schedule plain = io::parse_csv("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+                                               "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const io::csv_schedule moved = io::parse_csv("0F0,0SEND_F0,0F1,0SEND_F1,0SEND_ACT1,0RECV_B0,0B0,0RECV_ACT1,0RECV_B1,0B1\n"
+                                               "1RECV_F0,1F0,1B0,1SEND_B0,0RECV_ACT1,1RECV_F1,1F1,0SEND_ACT1,1B1,1SEND_B1\n");
+  costs c{};
+  c.c = rational{1};
+  c.move = rational{1, 4};
+  const execution before = execute(plain.view(), c, runtime_model::batched);
+  const execution after = execute(moved.view(), c, runtime_model::batched);
+  REQUIRE(before.completed());
+  REQUIRE(after.completed());
+  CHECK(after.makespan() == before.makespan());
+  const std::vector<activation_move> ran = executed_moves(moved.view(), after);
+  REQUIRE(ran.size() == 1);
+  CHECK(ran[0].send == after.start(4));  // 0SEND_ACT1, posted with its group
+}
+
+TEST_CASE("lower_moves() rejects plans check_rebalance() rejects, and lists it cannot take", "[rebalance][lower]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  costs c{};
+  c.move = rational{1, 2};
+  const schedule lowered = lower(s.view(), c, runtime_model::blocking);
+  const auto fails = [&](std::vector<activation_move> moves, const char* message) {
+    CHECK_THROWS_WITH(lower_moves(lowered.view(), c, moves), message);
+  };
+  fails({{0, 3, 0, 3, rational{3}, rational{12}}},
+        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move leaves before its F ends or comes back after its backward starts");
+  fails({{-1, 3, 0, 3, rational{4}, rational{12}}},
+        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move must take an F's activation from its own rank to another, once");
+  fails({{0, 3, 0, 3, rational{4}, rational{12}}, {0, 2, 0, 3, rational{4}, rational{12}}},
+        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: two transfers share a copy channel");
+  const std::vector<activation_move> one{{0, 3, 0, 3, rational{4}, rational{12}}};
+  const schedule twice = lower_moves(lowered.view(), c, one);
+  CHECK_THROWS_WITH(lower_moves(twice.view(), c, one), "ctpipe: lower_moves() takes lowered lists without activation copies");
+  CHECK_THROWS_WITH(lower_moves(s.view(), c, one), "ctpipe: lower_moves() takes lowered lists that validate_lowered_ops() accepts (lower()'s)");
+}
+
 TEST_CASE("activation copies: validate_lowered() names broken copies", "[rebalance][lower]") {
   const auto first = [](const char* text) {
     const io::csv_schedule file = io::parse_csv(text);
@@ -430,6 +506,15 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   costs quarter{};
   quarter.move = rational{1, 4};
   CHECK(execute(lists.view(), quarter, runtime_model::blocking).makespan() == rational{33});
+  // ctpipe validate on lists whose copy channels wait on each other (the host takes the
+  // copies out in the other order): the backward that waits, and why.
+  const tests::temp_file crossed("0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0SEND_ACT1,0RECV_ACT0,0RECV_ACT1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+                                 "0RECV_ACT1,0RECV_ACT0,0SEND_ACT0,0SEND_ACT1,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const auto hung = run_tool("validate --costs move=1/2 --runtime blocking " + crossed.path);
+  CHECK(hung.exit_code != 0);
+  CHECK(hung.err == "ctpipe: " + crossed.path +
+                        ": hangs under blocking: rank 0, step 9, op 0B0: deadlock: this op waits for an op that never runs (needs "
+                        "0RECV_ACT0); waits for its activation's copy back, which the copy channels' orders never run\n");
   const auto svg = run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format svg");
   CHECK(svg.out.find("class=\"fill\"") != std::string::npos);
   CHECK(svg.out.find("filled (independent work in the bubbles)") != std::string::npos);
