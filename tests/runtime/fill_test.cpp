@@ -394,6 +394,32 @@ TEST_CASE("activation copies: zero-length ops at a copy's start neither hang the
   }
 }
 
+TEST_CASE("activation copies: a zero-length pair word's activation leaves after the pair (t_fb = 0)", "[rebalance][lower]") {
+  // DualPipeV's overlapped pairs with t_fb = 0 end where they start: the home's SEND_ACT
+  // of a pair's forward activation still comes after the pair (and its B word).
+  const schedule s = generate(family_spec(schedule_family::dualpipev, 4, 8));
+  costs c{};
+  c.fb = rational{0};
+  const simulation sim = simulate(s.view(), c);
+  std::size_t pair = s.size();
+  for (std::size_t k = 0; k < s.size() && pair == s.size(); ++k) pair = s.view().ops[k].kind() == op_kind::overlap_f_b ? k : pair;
+  REQUIRE(pair < s.size());
+  const op f = s.view().ops[pair];
+  const int home = s.view().shape.rank_of(f.stage());
+  std::size_t b = tests::find_op(s.view(), op{op_kind::B, f.stage(), f.microbatch()});
+  if (b == s.size()) b = tests::find_op(s.view(), op{op_kind::I, f.stage(), f.microbatch()});  // its first backward
+  REQUIRE(b < s.size());
+  REQUIRE(sim.start(pair) == sim.end(pair));
+  const std::vector<activation_move> one{{f.stage(), f.microbatch(), home, (home + 1) % 4, sim.end(pair), sim.start(b)}};
+  REQUIRE(check_rebalance(s.view(), c, one).problem == nullptr);
+  const schedule lists = lower_moves(lower(s.view(), c, runtime_model::blocking).view(), c, one);
+  CHECK(validate_lowered(lists.view(), send_semantics::buffered).ok());
+  const execution run = execute(lists.view(), c, runtime_model::blocking);
+  REQUIRE(run.completed());
+  CHECK(run.makespan() == sim.makespan());
+  CHECK(same_moves(executed_moves(lists.view(), run), one));
+}
+
 TEST_CASE("activation copies: under batched, copies inside a run of transfers do not split its group", "[rebalance][lower]") {
   // Rank 0 sends activation 1 away between its SEND_F1 and RECV_B0, rank 1 takes it in
   // between its SEND_B0 and RECV_F1: the groups stay {0SEND_F1, 0RECV_B0} and

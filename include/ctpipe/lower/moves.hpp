@@ -117,8 +117,13 @@ inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<con
     if (first_back == 0) first_back = index.find(op{op_kind::I, mv.stage, mv.microbatch});
     std::size_t latest = first_back - 1 - cv.offsets[home];  // the home's copy back comes before it
     if (latest > 0 && cv.ops[first_back - 2].kind() == op_kind::overlap_f_b) --latest;  // and before its pair
+    // The home's copy out comes after its F (a zero-length pair word, t_fb = 0, ends at
+    // the copy's start: the copy waits for it, never the other way round), and after a
+    // pair's B word.
+    const std::uint32_t f = index.find(op{op_kind::F, mv.stage, mv.microbatch});
+    const std::size_t earliest = f - cv.offsets[home] + (cv.ops[f - 1].kind() == op_kind::overlap_f_b ? 1 : 0);
     const op out_send{op_kind::send_act, mv.stage, mv.microbatch}, out_recv{op_kind::recv_act, mv.stage, mv.microbatch};
-    copies.push_back({home, place(home, mv.send), mv.send, 0, i, out_send});
+    copies.push_back({home, std::max(place(home, mv.send), earliest), mv.send, 0, i, out_send});
     copies.push_back({host, place(host, mv.send), mv.send, 0, i, out_recv});
     copies.push_back({host, place(host, mv.back), mv.back, 1, i, out_send});
     copies.push_back({home, std::min(place(home, mv.back), latest), mv.back, 1, i, out_recv});
