@@ -529,6 +529,11 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   std::size_t sends = 0;
   for (const op o : lists.view().ops) sends += o.kind() == op_kind::send_act ? 1 : 0;
   CHECK(sends == 2 * nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --costs move=1/4 --format json").out)["rebalance"]["moves"].size());
+  const tests::temp_file comms_file(comms.out);  // ctpipe validate reads it back, with the rebalanced peaks
+  const auto checked = run_tool("validate --costs move=1/4 " + comms_file.path);
+  REQUIRE(checked.exit_code == 0);
+  CHECK(checked.out.find("activation copies, blocking: 3 moves; in-flight peak per rank with them 3 3 3 2 (chunks, gamma = 1)") !=
+        std::string::npos);
   costs quarter{};
   quarter.move = rational{1, 4};
   CHECK(execute(lists.view(), quarter, runtime_model::blocking).makespan() == rational{33});

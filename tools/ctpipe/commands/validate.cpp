@@ -16,6 +16,7 @@
 #include "ctpipe/io/csv.hpp"
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/moves.hpp"
 #include "ctpipe/lower/validate.hpp"
 #include "../executed.hpp"
 #include "../options.hpp"
@@ -147,13 +148,35 @@ class validate_command final : public command_with_options {
     if (!runs.empty() && (opts_.format == "text" || opts_.format == "svg")) draw_first_run(rep, v, runs);
     std::string out = render(rep, opts_);
     if (opts_.format == "text") {
-      out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}\n", path_, verdict, shape.P,
-                        shape.m, shape.V, placement_name(shape.layout), executed_text(runs)) +
+      out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}{}\n", path_, verdict, shape.P,
+                        shape.m, shape.V, placement_name(shape.layout), executed_text(runs), copied_peaks(v, runs)) +
             out;
     } else if (opts_.format == "json") {
       out = with_executed(out, std::move(executed));
     }
     return out;
+  }
+
+  /// For a file with activation copies: the in-flight peaks per rank with the moves the
+  /// first completed run made (executed_moves(), replayed by check_rebalance() on the
+  /// file's compute part for --gamma), one line; empty without copies, or when those
+  /// moves break a rule of docs/spec.md §8.2 (then the line says which).
+  std::string copied_peaks(schedule_view lists, const std::vector<executed_run>& runs) const {
+    bool any = false;
+    for (const op o : lists.ops) any = any || is_move(o.kind());
+    if (!any) return "";
+    for (const executed_run& r : runs) {
+      if (!r.run.completed()) continue;
+      const std::vector<activation_move> moves = executed_moves(lists, r.run);
+      const schedule compute = compute_part(lists);
+      const rebalance_check replay = check_rebalance(compute.view(), opts_.cost, moves, opts_.gamma);
+      if (replay.problem != nullptr) return fmt::format("activation copies, {}: {} moves; {}\n", runtime_model_name(r.model), moves.size(), replay.problem);
+      std::string peaks;
+      for (const rational& x : replay.peak) peaks += fmt::format("{}{}", peaks.empty() ? "" : " ", io::to_string(x));
+      return fmt::format("activation copies, {}: {} moves; in-flight peak per rank with them {} (chunks, gamma = {})\n",
+                         runtime_model_name(r.model), moves.size(), peaks, io::to_string(opts_.gamma));
+    }
+    return "";
   }
 
   /// Makes the timelines draw the first run of `runs` that completed (one does): the
