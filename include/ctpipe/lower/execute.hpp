@@ -409,15 +409,13 @@ struct lowered_run {
     return true;
   }
 
-  /// The activation copies' tables (the fields above), when the lists hold copies:
-  /// validated by check_moves() (each moved activation has its four ops, one host, in
-  /// order). Linear in the ops plus P*V*m.
+  /// The activation copies' tables (the fields above), for lists that hold copies
+  /// (execute_with() calls it only then), validated by check_moves() (each moved
+  /// activation has its four ops, one host, in order). Linear in the ops plus P*V*m.
   constexpr void prepare_copies(std::int64_t move_ticks) {
     const std::size_t n = v.size();
     const op* ops = v.ops.data();
-    for (std::size_t k = 0; k < n && !copies; ++k) copies = (ops[k].bits >> 28) == 9 || (ops[k].bits >> 28) == 10;
-    if (!copies) return;
-    move = move_ticks;
+    copies = true, move = move_ticks;
     site_b = buffer<std::uint32_t>(4 * static_cast<std::size_t>(keys));
     chain_b = buffer<std::uint32_t>(n), next_b = buffer<std::uint32_t>(n), posted_b = buffer<std::int64_t>(n, -1);
     done_b = buffer<std::uint8_t>(n), waiting_b = buffer<std::uint32_t>(keys), pending_copies_b = buffer<std::uint32_t>(4 * n + 4);

@@ -134,14 +134,12 @@ constexpr void check_transfers(schedule_view v, const stage_table& table, Report
 /// Where the ops of each moved activation stand (check_moves()): per (stage,
 /// micro-batch) key, op index + 1 (0: none) of its F (or pair word) and first backward
 /// (B, a pair's B word, or I) on its stage's rank, of its SEND_ACT and RECV_ACT there
-/// (home) and on another rank (host), and that host. Built only when `v` holds copies.
+/// (home) and on another rank (host), and that host. Built only when `v` holds copies
+/// (check_moves()).
 struct move_sites {
   buffer<std::uint32_t> f, back, home_send, home_recv, host_send, host_recv, host;
-  bool any = false;
 
-  /// `copies`: whether `v` holds any (its callers know it from a pass they make anyway).
-  constexpr move_sites(schedule_view v, bool copies) : any(copies) {
-    if (!any) return;
+  constexpr explicit move_sites(schedule_view v) {
     const std::size_t keys = static_cast<std::size_t>(v.shape.stages()) * static_cast<std::size_t>(v.shape.m);
     for (buffer<std::uint32_t>* b : {&f, &back, &home_send, &home_recv, &host_send, &host_recv, &host}) *b = buffer<std::uint32_t>(keys);
   }
@@ -187,8 +185,7 @@ constexpr void report_move_order(schedule_view v, const stage_table& table, cons
 template <class Report>
 constexpr void check_moves(schedule_view v, const stage_table& table, Report& report, bool copies) {
   if (!copies) return;
-  move_sites at(v, copies);
-  if (!at.any) return;
+  move_sites at(v);
   const std::uint32_t um = static_cast<std::uint32_t>(v.shape.m), uS = table.S;
   for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(v.shape.P); ++r) {
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {

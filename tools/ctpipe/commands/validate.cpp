@@ -15,6 +15,7 @@
 #include "command.hpp"
 #include "ctpipe/io/csv.hpp"
 #include "ctpipe/io/format.hpp"
+#include "ctpipe/io/readout.hpp"  // io::detail::spaced
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/moves.hpp"
 #include "ctpipe/lower/validate.hpp"
@@ -171,10 +172,8 @@ class validate_command final : public command_with_options {
       const schedule compute = compute_part(lists);
       const rebalance_check replay = check_rebalance(compute.view(), opts_.cost, moves, opts_.gamma);
       if (replay.problem != nullptr) return fmt::format("activation copies, {}: {} moves; {}\n", runtime_model_name(r.model), moves.size(), replay.problem);
-      std::string peaks;
-      for (const rational& x : replay.peak) peaks += fmt::format("{}{}", peaks.empty() ? "" : " ", io::to_string(x));
       return fmt::format("activation copies, {}: {} moves; in-flight peak per rank with them {} (chunks, gamma = {})\n",
-                         runtime_model_name(r.model), moves.size(), peaks, io::to_string(opts_.gamma));
+                         runtime_model_name(r.model), moves.size(), io::detail::spaced(replay.peak), io::to_string(opts_.gamma));
     }
     return "";
   }
