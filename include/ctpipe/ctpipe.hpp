@@ -26,6 +26,7 @@
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/rebalance.hpp"
+#include "ctpipe/analysis/search.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/split.hpp"
 #include "ctpipe/analysis/validate.hpp"

@@ -233,12 +233,13 @@ inline report analyze(const schedule_spec& spec, const costs& cost, rational gam
 /// Analyses compute schedule `ops`, which was not generated (read from a file, written by
 /// hand or by another framework): the same fields as analyze(spec, ...), with
 /// `spec.shape` = the schedule's shape (the other fields of `spec` mean nothing), every
-/// closed form absent ("read from a file") and `source` as given (non-empty: a file name,
-/// `-` for standard input). The caller validates first: simulate() and in_flight() need a
-/// valid schedule (`validity` holds validate()'s verdict). Raises the check_costs() and
+/// closed form absent (the reason `no_form`: "read from a file" by default, "searched"
+/// for search()'s) and `source` as given (non-empty: a file name, `-` for standard input,
+/// `search`). The caller validates first: simulate() and in_flight() need a valid
+/// schedule (`validity` holds validate()'s verdict). Raises the check_costs() and
 /// check_gamma() messages, and `ctpipe: analyze() needs the source of a schedule it did
 /// not generate` for an empty `source`.
-inline report analyze(schedule ops, const costs& cost, rational gamma, std::string source) {
+inline report analyze(schedule ops, const costs& cost, rational gamma, std::string source, const char* no_form = "read from a file") {
   check_costs(cost);
   check_gamma(gamma);
   ctpipe::detail::require(!source.empty(), "ctpipe: analyze() needs the source of a schedule it did not generate");
@@ -252,7 +253,7 @@ inline report analyze(schedule ops, const costs& cost, rational gamma, std::stri
   out.sim = simulate(out.ops.view(), cost);
   out.memory = in_flight(out.ops.view(), gamma);
   out.message_count = messages(out.ops.view());
-  const closed_form none = ctpipe::detail::no_formula("read from a file");
+  const closed_form none = ctpipe::detail::no_formula(no_form);
   out.makespan_formula = none;
   out.bubble_formula = none;
   out.span_bubble_formula = none;

@@ -76,6 +76,8 @@ std::unique_ptr<command> make_compare();
 std::unique_ptr<command> make_fill();
 /// `ctpipe rebalance` (commands/rebalance.cpp).
 std::unique_ptr<command> make_rebalance();
+/// `ctpipe search` (commands/search.cpp).
+std::unique_ptr<command> make_search();
 
 /// Every command: the default view first, then the subcommands in the order --help
 /// lists them.
@@ -105,6 +107,10 @@ inline constexpr command_entry commands[] = {
      "move=T), without delaying compute; shows the peaks after it beside the staircase, the bound no plan goes below, "
      "and BPipe's pairing.",
      make_rebalance},
+    {"search",
+     "searches the split-backward schedule (F, I, W) with the least bubble under --memory-limit per rank, for --costs "
+     "and --gamma; says whether it is proved optimal, its lower bound, and what the Zero Bubble authors' heuristic gets.",
+     make_search},
 };
 
 }  // namespace ctpipe::tool

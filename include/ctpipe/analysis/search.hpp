@@ -1,0 +1,408 @@
+// ctpipe/analysis/search.hpp: the best split-backward schedule under a memory limit
+// (docs/search.md): the problem of the Zero Bubble paper's automatic scheduler (Qi et
+// al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3 and appendix), searched at run
+// time and judged by the exact simulator.
+//
+// Given P, m, the costs t_f, t_i, t_w, t_c, gamma = M_W / M_B and a memory limit per rank
+// (full activations, gamma-weighted: an F adds 1, an I frees 1 - gamma, a W frees gamma),
+// find per-rank F/I/W lists (loop placement, one stage per rank) that stay within the
+// limit and minimise the largest per-rank span (last end - first start).
+#pragma once
+
+#include <algorithm>  // std::max, std::min
+#include <chrono>     // search_report::seconds
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::int64_t
+#include <numeric>    // std::lcm
+#include <vector>
+
+#include "ctpipe/analysis/memory.hpp"
+#include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/analysis/validate.hpp"
+#include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/error.hpp"
+#include "ctpipe/core/op.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/schedule.hpp"
+#include "ctpipe/core/shape.hpp"
+
+namespace ctpipe {
+
+/// What search() is asked. `shape`: P >= 1, m >= 1, V = 1 with loop placement (stage r
+/// on rank r). `cost`: t_f, t_i, t_w, t_c in time units (t_b, t_fb and t_move unused).
+/// `gamma` = M_W / M_B in [0, 1]. `memory_limit`: full activations per rank, gamma-weighted
+/// (1F1B's rank 0 holds P), one entry for every rank or P entries (rank 0 first); each at
+/// least 1, the least any schedule needs (a rank's first F).
+struct search_problem {
+  pipeline_shape shape{};
+  costs cost{};
+  rational gamma{1};
+  std::vector<rational> memory_limit{rational{1}};
+
+  /// Rank r's limit.
+  rational limit(int r) const { return memory_limit[memory_limit.size() == 1 ? 0 : static_cast<std::size_t>(r)]; }
+};
+
+/// The rule set of one greedy construction: the three switches of the Zero Bubble authors'
+/// heuristic (`manual_order` in sail-sg/zero-bubble-pipeline-parallelism, `zb.py`) and
+/// ctpipe's two additions. Defaults are the authors' first set with no additions.
+struct greedy_rules {
+  /// Warmup: a rank's extra forwards may end after its first I could start (the authors'
+  /// `allow_bubble_before_first_b`), else they stop once that time is reached.
+  bool warmup_past_first_i = true;
+  /// Steady phase: a rank far ahead of the next may wait instead of running a forward,
+  /// when the wait costs no more than the worst bubble so far (`prioritize_b`).
+  bool prioritize_i = true;
+  /// A gap shorter than a W, within the worst bubble so far, is still filled with a W
+  /// (`no_bubble_greedy`).
+  bool fill_short_gaps = true;
+  /// ctpipe: extra warmup forwards per rank beyond the estimate (may be negative; each
+  /// rank still keeps at least its first forward and stays within memory and m).
+  int warmup_offset = 0;
+  /// ctpipe: Ws each rank keeps back from the gap filling while memory allows, for the
+  /// cooldown (0: the authors' rule).
+  int w_reserve = 0;
+};
+
+/// How search() found its schedule: the best of the greedy rule sets. (Local repair and
+/// an exact method come next; docs/search.md "Not done yet".)
+enum class search_method : std::uint8_t {
+  greedy,  ///< the best of the greedy rule sets (search_rule_sets())
+};
+
+/// What search() reports. Times in time units of `t_f`; memory in full activations.
+struct search_report {
+  search_method method = search_method::greedy;
+  bool optimal = false;         ///< span == lower_bound (proved optimal)
+  rational span{0};             ///< largest per-rank span of the schedule
+  rational lower_bound{0};      ///< no valid schedule has a smaller largest span (search_lower_bound())
+  rational bubble{0};           ///< the authors' bubble rate (span - m(t_f + t_i + t_w)) / span
+  rational makespan{0};         ///< end of the last op
+  rational peak{0};             ///< the largest per-rank peak of in-flight activations
+  int rule_sets = 0;            ///< greedy constructions tried
+  int rule_sets_fitting = 0;    ///< of them, those that stayed within the limit
+  double seconds = 0;           ///< wall time of the search (steady clock)
+};
+
+/// A searched schedule (CSR, as generate()'s) and its report.
+struct search_result {
+  schedule ops;
+  search_report report;
+};
+
+namespace detail {
+
+/// One greedy construction (greedy_rules), in integer ticks and memory units. The method
+/// is the Zero Bubble authors' (zb.py, manual_order): it places ops micro-batch by
+/// micro-batch, each rank's next F and next I when their inputs can have arrived, and
+/// fills the gaps before them with pending Ws; a W also goes first whenever an F would
+/// pass the memory limit. Each op ends at max(the rank's last end, its input's end + t_c)
+/// + its cost: the exact simulation of the order it writes.
+class zb_greedy {
+ public:
+  zb_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
+            std::int64_t mw, std::vector<std::int64_t> cap, const greedy_rules& rules)
+      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(std::move(cap)), rules_(rules), f_(idx(P)), i_(idx(P)), w_(idx(P)),
+        end_(idx(P)), level_(idx(P)), bubble_(idx(P)), tf_end_(idx(P) * idx(m)), ti_end_(idx(P) * idx(m)),
+        order_(idx(P)) {
+    for (auto& o : order_) o.reserve(3 * idx(m));
+  }
+
+  /// Runs the construction; false when it cannot stay within the limit.
+  bool run() {
+    for (int j = 0; j < P_; ++j) put(j, 0);
+    warmup();
+    for (int j = P_ - 1; j >= 0; --j) put(j, 1);
+    for (int mb = 1; mb < m_ && ok_; ++mb) step(mb);
+    for (int j = 0; j < P_; ++j) {
+      while (w_[idx(j)] < m_) put(j, 2);
+    }
+    return ok_;
+  }
+
+  /// The order written: per rank, its ops.
+  const std::vector<std::vector<op>>& order() const { return order_; }
+  /// The largest per-rank span (ticks).
+  std::int64_t span() const {
+    std::int64_t s = 0;
+    for (int j = 0; j < P_; ++j) s = std::max(s, end_[idx(j)] - first_start_of(j));
+    return s;
+  }
+
+ private:
+  static std::size_t idx(int x) { return static_cast<std::size_t>(x); }
+  std::int64_t first_start_of(int j) const { return tf_end_[idx(j) * idx(m_)] - cost_[0]; }
+
+  /// Places rank j's next op of kind k (0 F, 1 I, 2 W).
+  void put(int j, int k) {
+    const std::size_t r = idx(j);
+    const int mb = k == 0 ? f_[r] : k == 1 ? i_[r] : w_[r];
+    const std::int64_t packed = end_[r] + cost_[k];
+    std::int64_t t = packed;
+    if (k == 0 && j > 0) t = std::max(t, tf_end_[(r - 1) * idx(m_) + idx(mb)] + tc_ + cost_[0]);
+    if (k == 1 && j + 1 < P_) t = std::max(t, ti_end_[(r + 1) * idx(m_) + idx(mb)] + tc_ + cost_[1]);
+    if (f_[r] > 0) bubble_[r] += t - packed;
+    end_[r] = t;
+    level_[r] += mem_[k];
+    if (k == 0) tf_end_[r * idx(m_) + idx(mb)] = t, ++f_[r];
+    if (k == 1) ti_end_[r * idx(m_) + idx(mb)] = t, ++i_[r];
+    if (k == 2) ++w_[r];
+    order_[r].push_back(op{k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, j, mb});
+  }
+  std::int64_t worst_bubble() const {
+    std::int64_t b = 0;
+    for (const std::int64_t x : bubble_) b = std::max(b, x);
+    return b;
+  }
+  /// Ws before rank j's next F (k = 0) or I (k = 1): first as many as memory needs, then
+  /// those that end by the time its input arrives (`ready`), then one more for a gap
+  /// shorter than a W when the rules take it.
+  void fill(int j, int k, std::int64_t ready) {
+    const std::size_t r = idx(j);
+    while (level_[r] + mem_[k] > cap_[r]) {
+      if (w_[r] >= i_[r]) return static_cast<void>(ok_ = false);
+      put(j, 2);
+    }
+    if (ready < 0) return;
+    const auto reserve_ok = [&] { return i_[r] - w_[r] > rules_.w_reserve; };  // keeps w_reserve pending
+    while (w_[r] < i_[r] && end_[r] + cost_[2] <= ready && reserve_ok()) put(j, 2);
+    if (w_[r] < i_[r] && end_[r] < ready && reserve_ok()) {
+      if (ready - end_[r] > worst_bubble() - bubble_[r] || rules_.fill_short_gaps) put(j, 2);
+    }
+  }
+  /// The warmup: every rank's extra forwards before its first I (from the last rank
+  /// back, each stops when its first I's input can have arrived), made to decrease
+  /// towards the last rank, then micro-batch 0's Is from the last rank back.
+  void warmup() {
+    std::vector<int> extra(idx(P_), 0);
+    std::int64_t last = tf_end_[idx(P_ - 1) * idx(m_)] + cost_[1];
+    for (int j = P_ - 2; j >= 0; --j) {
+      const std::size_t r = idx(j);
+      std::int64_t level = level_[r], t = end_[r];
+      while (f_[r] + extra[r] < m_ && level + mem_[0] <= cap_[r]) {
+        if (rules_.warmup_past_first_i ? t + cost_[0] > last + tc_ : t >= last + tc_) break;
+        level += mem_[0], t += cost_[0], ++extra[r];
+      }
+      last = std::max(t, last + tc_) + cost_[1];
+    }
+    for (int j = 1; j < P_; ++j) {
+      const std::size_t r = idx(j);
+      while (extra[r] > 0 && extra[r] >= extra[r - 1] && f_[r] + extra[r] < m_) --extra[r];
+    }
+    for (int j = 0; j < P_; ++j) {
+      const std::size_t r = idx(j);
+      int n = extra[r] + (j + 1 < P_ ? rules_.warmup_offset : 0);
+      n = std::max(0, std::min(n, m_ - f_[r]));
+      for (int x = 0; x < n && level_[r] + mem_[0] <= cap_[r]; ++x) put(j, 0);
+    }
+  }
+  /// Micro-batch mb's step after the warmup: the forwards that run (each rank's next F,
+  /// unless the rules hold it back; a rank runs one only if the next rank does), then
+  /// micro-batch mb's Is from the last rank back.
+  void step(int mb) {
+    std::vector<char> run(idx(P_), 0);
+    for (int j = 0; j < P_; ++j) {
+      const std::size_t r = idx(j);
+      if (f_[r] >= m_) continue;
+      run[r] = 1;
+      if (!rules_.prioritize_i || j + 1 >= P_ || f_[r] < f_[r + 1] + 2) continue;
+      const std::int64_t next = end_[r + 1] + cost_[0] + cost_[1] + tc_;
+      if (end_[r] >= next) {
+        run[r] = 0;
+        continue;
+      }
+      std::int64_t w_cost = 0, level = level_[r] + mem_[0];
+      for (int n = 0; level > cap_[r] && w_[r] + n < i_[r]; ++n) w_cost += cost_[2], level += mem_[2];
+      if (end_[r] + cost_[0] + w_cost <= next) continue;
+      if (next - end_[r] <= worst_bubble() - bubble_[r]) run[r] = 0;
+    }
+    for (int j = P_ - 2; j >= 0; --j) run[idx(j)] = std::min(run[idx(j)], run[idx(j) + 1]);
+    for (int j = 0; j < P_ && ok_; ++j) {
+      const std::size_t r = idx(j);
+      if (!run[r]) continue;
+      fill(j, 0, j > 0 ? tf_end_[(r - 1) * idx(m_) + idx(f_[r])] + tc_ : -1);
+      if (ok_) put(j, 0);
+    }
+    for (int j = P_ - 1; j >= 0 && ok_; --j) {
+      const std::size_t r = idx(j);
+      fill(j, 1, j + 1 < P_ ? ti_end_[(r + 1) * idx(m_) + idx(mb)] + tc_ : -1);
+      if (j == 0 && f_[r] == m_) {
+        while (w_[r] < i_[r]) put(j, 2);
+      }
+      if (ok_) put(j, 1);
+    }
+  }
+
+  int P_, m_;
+  std::int64_t cost_[3];
+  std::int64_t tc_;
+  std::int64_t mem_[3];
+  std::vector<std::int64_t> cap_;  // per rank
+  greedy_rules rules_;
+  std::vector<int> f_, i_, w_;
+  std::vector<std::int64_t> end_, level_, bubble_, tf_end_, ti_end_;
+  std::vector<std::vector<op>> order_;
+  bool ok_ = true;
+};
+
+}  // namespace detail
+
+/// The problem's gate: `ctpipe: search takes V = 1 with loop placement (one stage per
+/// rank)`, `ctpipe: search takes one memory limit for every rank or P of them`,
+/// `ctpipe: search's memory limit must be >= 1 full activation per rank (the least any
+/// schedule needs: a rank's first F)`, check_shape(), check_costs() and check_gamma()
+/// messages.
+inline void check_search_problem(const search_problem& p) {
+  check_shape(p.shape);
+  check_costs(p.cost);
+  check_gamma(p.gamma);
+  detail::require(p.shape.V == 1 && p.shape.layout == placement::loop, "ctpipe: search takes V = 1 with loop placement (one stage per rank)");
+  detail::require(p.memory_limit.size() == 1 || p.memory_limit.size() == static_cast<std::size_t>(p.shape.P),
+                  "ctpipe: search takes one memory limit for every rank or P of them");
+  for (const rational x : p.memory_limit) {
+    detail::require(x >= rational{1},
+                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: a rank's first F)");
+  }
+}
+
+/// A lower bound on the largest per-rank span of every valid schedule of `p`, in time
+/// units (docs/search.md). Per rank r, with C_r = (P-1-r)(t_f + t_i + 2 t_c) (the round
+/// trip from an F's end to its I through the ranks after r) and n = min(floor(limit), m):
+/// - work: m(t_f + t_i + t_w);
+/// - front: until its first I starts the rank runs only Fs, at most n of them (each holds
+///   an activation), in a window of at least t_f + C_r: idle >= t_f + C_r - n t_f;
+/// - tail: after its last F ends its I waits at least C_r, and the work it can run
+///   meanwhile is a Is with their Ws and p pending Ws with a + 1 + p gamma <= limit and
+///   a + p <= m - 1 (the level after that F): idle >= C_r - max(a(t_i + t_w) + p t_w);
+/// - front + tail when m > n (some F then follows the first I, so the windows are
+///   disjoint), else the larger. The bound is the largest over ranks. O(P m).
+inline rational search_lower_bound(const search_problem& p) {
+  check_search_problem(p);
+  const pipeline_shape& s = p.shape;
+  const costs& c = p.cost;
+  const rational work = rational{s.m} * (c.f + c.i + c.w);
+  rational best = work;
+  for (int r = 0; r < s.P; ++r) {
+    const rational limit = p.limit(r);
+    const rational floor_limit{limit.num / limit.den};
+    const int n = floor_limit < rational{s.m} ? static_cast<int>(floor_limit.num) : s.m;
+    const rational round_trip = rational{s.P - 1 - r} * (c.f + c.i + rational{2} * c.c);
+    const rational front = max(rational{0}, c.f + round_trip - rational{n} * c.f);
+    rational fill{0};
+    for (int a = 0; a < s.m && rational{a + 1} <= limit; ++a) {
+      // the most pending Ws beside a Is: p gamma <= limit - a - 1, p <= m - 1 - a
+      std::int64_t w = s.m - 1 - a;
+      if (p.gamma > rational{0}) {
+        const rational room = (limit - rational{a + 1}) / p.gamma;
+        w = std::min<std::int64_t>(w, room.num / room.den);
+      }
+      fill = max(fill, rational{a} * (c.i + c.w) + rational{w} * c.w);
+    }
+    const rational tail = max(rational{0}, round_trip - fill);
+    const rational idle = s.m > n ? front + tail : max(front, tail);
+    best = max(best, work + idle);
+  }
+  return best;
+}
+
+namespace detail {
+
+/// The rule sets search() tries, in order: the authors' eight (every combination of
+/// their three switches), then ctpipe's variants of each with warmup offsets and W
+/// reserves.
+inline std::vector<greedy_rules> search_rule_sets(bool authors_only) {
+  std::vector<greedy_rules> out;
+  for (int x = 0; x < 8; ++x) out.push_back({(x & 4) == 0, (x & 2) == 0, (x & 1) == 0, 0, 0});
+  if (authors_only) return out;
+  const std::size_t base = out.size();
+  for (const int offset : {-2, -1, 1, 2}) {
+    for (std::size_t k = 0; k < base; ++k) out.push_back(out[k]), out.back().warmup_offset = offset;
+  }
+  for (const int reserve : {1, 2, 4, 8}) {
+    for (std::size_t k = 0; k < base; ++k) out.push_back(out[k]), out.back().w_reserve = reserve;
+  }
+  return out;
+}
+
+/// The schedule of a greedy order (CSR, rank 0 first).
+inline schedule schedule_of(const pipeline_shape& shape, const std::vector<std::vector<op>>& order) {
+  std::size_t total = 0;
+  for (const auto& o : order) total += o.size();
+  schedule out{shape, total};
+  std::size_t k = 0;
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    out.offsets()[r] = static_cast<std::uint32_t>(k);
+    for (const op o : order[r]) out.ops()[k++] = o;
+  }
+  out.offsets()[order.size()] = static_cast<std::uint32_t>(k);
+  return out;
+}
+
+}  // namespace detail
+
+/// Options of search(): `authors_only` restricts the greedy to the authors' eight rule
+/// sets (their `initial_solution`: the schedule their tool ships, for comparison).
+struct search_options {
+  bool authors_only = false;
+};
+
+/// Searches the schedule of `p` with the least largest per-rank span (docs/search.md):
+/// every greedy rule set of search_rule_sets() (the Zero Bubble authors' eight and
+/// ctpipe's variants), each an O(P m (P + 1)) construction, keeping the one with the
+/// least span (ties: the first).
+/// The result is checked before it is returned: validate() passes, the exact simulation
+/// gives the span the construction computed, and every rank's in_flight() peak is within
+/// the limit (else `ctpipe: search's schedule failed its own check (a bug)`).
+/// `optimal` when the span equals search_lower_bound(). Errors: check_search_problem()'s.
+inline search_result search(const search_problem& p, const search_options& options = {}) {
+  const auto started = std::chrono::steady_clock::now();
+  check_search_problem(p);
+  const pipeline_shape& s = p.shape;
+  const costs& c = p.cost;
+  const std::int64_t den = detail::lcm(detail::lcm(c.f.den, c.i.den), detail::lcm(c.w.den, c.c.den));
+  const auto ticks = [den](rational x) { return rational::mul(x.num, den / x.den); };
+  std::int64_t unit = p.gamma.den;
+  for (const rational x : p.memory_limit) unit = detail::lcm(unit, x.den);
+  const std::int64_t mw = rational::mul(p.gamma.num, unit / p.gamma.den);
+  std::vector<std::int64_t> cap;
+  for (int r = 0; r < s.P; ++r) cap.push_back(rational::mul(p.limit(r).num, unit / p.limit(r).den));
+  // every time lies within (ops) x (largest cost + t_c), every level within ops x unit
+  const std::int64_t ops = 3LL * s.P * s.m;
+  rational::mul(ops + 1, rational::add(rational::add(ticks(c.f) + ticks(c.i), ticks(c.w)), ticks(c.c)) + 1);
+  rational::mul(ops + 1, unit);
+  search_result out;
+  search_report& rep = out.report;
+  std::int64_t best = -1;
+  std::vector<std::vector<op>> best_order;
+  for (const greedy_rules& rules : detail::search_rule_sets(options.authors_only)) {
+    detail::zb_greedy g(s.P, s.m, ticks(c.f), ticks(c.i), ticks(c.w), ticks(c.c), unit, mw - unit, -mw, cap, rules);
+    ++rep.rule_sets;
+    if (!g.run()) continue;
+    ++rep.rule_sets_fitting;
+    if (best < 0 || g.span() < best) best = g.span(), best_order = g.order();
+  }
+  detail::require(best >= 0, "ctpipe: search's schedule failed its own check (a bug)");  // a limit >= 1 always fits
+  out.ops = detail::schedule_of(s, best_order);
+  const schedule_view v = out.ops.view();
+  const simulation sim = simulate(v, c);
+  const in_flight_profile memory = in_flight(v, p.gamma);
+  rational span{0}, peak{0};
+  bool within = true;
+  for (int r = 0; r < s.P; ++r) {
+    span = max(span, sim.span(r)), peak = max(peak, memory.peak(r));
+    within = within && memory.peak(r) <= p.limit(r);
+  }
+  detail::require(validate(v).ok() && span == rational{best, den} && within,
+                  "ctpipe: search's schedule failed its own check (a bug)");
+  rep.method = search_method::greedy;
+  rep.span = span;
+  rep.makespan = sim.makespan();
+  rep.peak = peak;
+  rep.lower_bound = search_lower_bound(p);
+  rep.optimal = rep.span == rep.lower_bound;
+  rep.bubble = (span - rational{s.m} * (c.f + c.i + c.w)) / span;
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+}  // namespace ctpipe

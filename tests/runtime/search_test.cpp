@@ -1,0 +1,228 @@
+// search() at run time (docs/search.md): the Zero Bubble authors' anchor table, which
+// their heuristic (search_options::authors_only) reproduces and the full search matches
+// or beats at every limit; the lower bound and the optimality claim against an
+// exhaustive search of tiny shapes; the problem's errors; the tool's `search`.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "tool_runner.hpp"
+
+using namespace ctpipe;
+using ctpipe::tests::run_tool;
+
+namespace {
+
+/// One of the authors' settings: the arXiv paper's profiled costs, doubled as their sweep
+/// script doubles them for non-V schedules; gamma = 32h / (34h + 5as) = 16/37 at s = 1024
+/// in each (issue 18's anchor table, from the authors' own sweep).
+struct authors_setting {
+  int P, m;
+  std::int64_t f, i, w, c;
+  double bubble[4];  // at k = 1, 1.5, 2, 3 (limit k P), as the authors' table prints them
+};
+constexpr authors_setting anchors[] = {
+    {16, 48, 28814, 28760, 19352, 1610, {.1536, .0632, .0077, .0077}},
+    {24, 96, 13566, 13968, 10518, 758, {.1121, .0503, .0083, 0}},
+    {32, 256, 18894, 19288, 14386, 887, {.0593, .0254, .0036, 0}},
+};
+
+search_problem problem_of(const authors_setting& a, rational k) {
+  search_problem p;
+  p.shape = pipeline_shape{a.P, a.m, 1, placement::loop};
+  p.cost.f = rational{a.f}, p.cost.i = rational{a.i}, p.cost.w = rational{a.w}, p.cost.c = rational{a.c};
+  p.cost.b = p.cost.i + p.cost.w;
+  p.gamma = rational{16, 37};
+  p.memory_limit = {k * rational{a.P}};
+  return p;
+}
+
+/// The least largest span over every schedule of `p` whose ranks run their Fs, Is and Ws
+/// in micro-batch order (search()'s space), by enumeration: every rank's interleaving of
+/// its three chains (an I after its F, a W after its I), every combination, the valid
+/// ones (validate()) within the limit simulated. -1 when none fits. Tiny shapes only.
+rational exhaustive_optimum(const search_problem& p) {
+  const int P = p.shape.P, m = p.shape.m;
+  std::vector<std::vector<op>> lists;  // for one rank at stage 0; restaged per rank
+  std::vector<op> cur;
+  const auto extend = [&](auto&& self, int f, int i, int w) -> void {
+    if (w == m) return lists.push_back(cur);
+    if (f < m) cur.push_back(op{op_kind::F, 0, f}), self(self, f + 1, i, w), cur.pop_back();
+    if (i < f) cur.push_back(op{op_kind::I, 0, i}), self(self, f, i + 1, w), cur.pop_back();
+    if (w < i) cur.push_back(op{op_kind::W, 0, w}), self(self, f, i, w + 1), cur.pop_back();
+  };
+  extend(extend, 0, 0, 0);
+  const std::size_t n = lists.size();
+  std::vector<std::size_t> pick(static_cast<std::size_t>(P), 0);
+  rational best{-1};
+  for (;;) {
+    schedule s{p.shape, static_cast<std::size_t>(3 * P * m)};
+    std::size_t k = 0;
+    for (int r = 0; r < P; ++r) {
+      s.offsets()[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(k);
+      for (const op o : lists[pick[static_cast<std::size_t>(r)]]) s.ops()[k++] = op{o.kind(), r, o.microbatch()};
+    }
+    s.offsets()[static_cast<std::size_t>(P)] = static_cast<std::uint32_t>(k);
+    if (validate(s.view()).ok()) {
+      const in_flight_profile mem = in_flight(s.view(), p.gamma);
+      bool fits = true;
+      for (int r = 0; r < P; ++r) fits = fits && mem.peak(r) <= p.limit(r);
+      if (fits) {
+        const simulation sim = simulate(s.view(), p.cost);
+        rational span{0};
+        for (int r = 0; r < P; ++r) span = max(span, sim.span(r));
+        if (best < rational{0} || span < best) best = span;
+      }
+    }
+    std::size_t r = 0;
+    while (r < pick.size() && ++pick[r] == n) pick[r++] = 0;
+    if (r == pick.size()) return best;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("search: the authors' heuristic reproduces their table, and search matches or beats it", "[search]") {
+  const rational ks[] = {rational{1}, rational{3, 2}, rational{2}, rational{3}};
+  for (const authors_setting& a : anchors) {
+    for (int x = 0; x < 4; ++x) {
+      CAPTURE(a.P, a.m, x);
+      const search_problem p = problem_of(a, ks[x]);
+      const search_report theirs = search(p, {true}).report;
+      CHECK(std::round(theirs.bubble.to_double() * 10000) / 10000 == Approx(a.bubble[x]).margin(1e-9));
+      CHECK(theirs.rule_sets == 8);
+      const search_report ours = search(p).report;
+      CHECK(ours.span <= theirs.span);
+      CHECK(ours.lower_bound <= ours.span);
+      CHECK(ours.peak <= p.limit(0));
+    }
+  }
+}
+
+TEST_CASE("search: at every limit from P to 3P in steps of P/8, no worse than the authors' heuristic", "[search]") {
+  for (const authors_setting& a : anchors) {
+    if (a.P > 24) continue;  // the largest setting runs at the four limits above
+    for (int k8 = 8; k8 <= 24; ++k8) {
+      CAPTURE(a.P, a.m, k8);
+      const search_problem p = problem_of(a, rational{k8, 8});
+      const search_report theirs = search(p, {true}).report, ours = search(p).report;
+      CHECK(ours.span <= theirs.span);
+      CHECK(ours.lower_bound <= ours.span);
+      CHECK(ours.optimal == (ours.span == ours.lower_bound));
+    }
+  }
+}
+
+TEST_CASE("search: exact values of the anchor settings (ours, the authors', the bound)", "[search]") {
+  // P = 16, m = 48: at k = 1 and 1.5 the authors' heuristic meets the bound (proved
+  // optimal); at k = 3 ctpipe's variants take the bubble from 0.77% to 0.63%.
+  const search_problem k1 = problem_of(anchors[0], rational{1});
+  const search_report r1 = search(k1).report;
+  CHECK(r1.optimal);
+  CHECK(r1.span == search(k1, {true}).report.span);
+  CHECK(r1.span == rational{4362378});
+  const search_problem k3 = problem_of(anchors[0], rational{3});
+  const search_report r3 = search(k3).report, a3 = search(k3, {true}).report;
+  CHECK(r3.span == rational{3715878});
+  CHECK(r3.bubble == rational{3905, 619313});
+  CHECK(a3.span == rational{3720942});
+  CHECK(r3.lower_bound == rational{48 * (28814 + 28760 + 19352)});  // the work alone: no forced idle at 48 activations
+  CHECK_FALSE(r3.optimal);
+  // k = 2: rank 0 can run 31 more forwards before its first I, 18676 short of the round trip
+  const search_report r2 = search(problem_of(anchors[0], rational{2})).report;
+  CHECK(r2.lower_bound == rational{48 * (28814 + 28760 + 19352) + 15 * (28814 + 28760 + 2 * 1610) - 31 * 28814});
+}
+
+TEST_CASE("search: the lower bound and the optimality claim against exhaustive search of tiny shapes", "[search]") {
+  // Three cost sets (the article's, the authors' P = 16 profile, a latency-heavy one),
+  // gamma 1, 16/37 and 0, every limit from 1 to P+1 in halves.
+  costs cs[3];
+  cs[1].f = rational{28814}, cs[1].i = rational{28760}, cs[1].w = rational{19352}, cs[1].c = rational{1610};
+  cs[2].f = rational{1}, cs[2].i = rational{2}, cs[2].w = rational{1, 2}, cs[2].c = rational{1, 4};
+  int cases = 0, proved = 0, matched = 0;
+  for (const auto& [P, m] : {std::pair{1, 3}, std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 2}, std::pair{3, 3}, std::pair{4, 2}}) {
+    for (const costs& c : cs) {
+      for (const rational g : {rational{1}, rational{16, 37}, rational{0}}) {
+        for (int half = 2; half <= 2 * P + 2; ++half) {
+          search_problem p;
+          p.shape = pipeline_shape{P, m, 1, placement::loop};
+          p.cost = c, p.gamma = g, p.memory_limit = {rational{half, 2}};
+          CAPTURE(P, m, c.i, g, half);
+          const rational best = exhaustive_optimum(p);
+          const search_report r = search(p).report;
+          REQUIRE(best >= rational{0});  // a limit >= 1 always fits
+          CHECK(r.lower_bound <= best);
+          CHECK(r.span >= best);
+          if (r.optimal) CHECK(r.span == best);
+          ++cases, proved += r.optimal, matched += r.span == best;
+        }
+      }
+    }
+  }
+  // what the run showed when this was written: the greedy finds the optimum in every one
+  // of these cases, and the bound proves it in 174 of the 324
+  CHECK(cases == 324);
+  CHECK(matched == cases);
+  CHECK(proved == 174);
+}
+
+TEST_CASE("search: the problem's errors", "[search]") {
+  search_problem p;
+  p.shape = pipeline_shape{4, 8, 1, placement::loop};
+  p.memory_limit = {rational{1, 2}};
+  CHECK_THROWS_WITH(search(p), "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: a rank's first F)");
+  p.memory_limit = {rational{4}, rational{4}};
+  CHECK_THROWS_WITH(search(p), "ctpipe: search takes one memory limit for every rank or P of them");
+  p.memory_limit = {rational{4}};
+  p.shape = pipeline_shape{4, 8, 2, placement::v_shape};
+  CHECK_THROWS_WITH(search(p), "ctpipe: search takes V = 1 with loop placement (one stage per rank)");
+  // the least limit fits: each rank runs F, I, W per micro-batch
+  p.shape = pipeline_shape{3, 5, 1, placement::loop};
+  p.memory_limit = {rational{1}};
+  const search_result least = search(p);
+  CHECK(least.report.peak == rational{1});
+  CHECK(validate(least.ops.view()).ok());
+}
+
+TEST_CASE("tool: ctpipe search", "[search][tool]") {
+  const auto text = run_tool("search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 48 --color never");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("largest span 3715878, bubble rate 3905/619313 = 0.63%") != std::string::npos);
+  CHECK(text.out.find("the authors' heuristic alone (their 8 rule sets): span 3720942, bubble rate 0.77%") != std::string::npos);
+  CHECK(text.out.find("not proved optimal") != std::string::npos);
+
+  const auto json = run_tool("search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 16 --format json");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j["schedule"] == "search");
+  CHECK(j["search"]["memory_limit"] == "16");
+  CHECK(j["search"]["method"] == "greedy");
+  CHECK(j["search"]["optimal"] == true);
+  CHECK(j["search"]["lower_bound"] == "4362378");
+  CHECK(j["search"]["seconds"].is_number());
+  CHECK(j["search"]["authors"]["span"] == "4362378");
+
+  // the CSV reads back through ctpipe validate with the same span
+  const auto csv = run_tool("search -P 3 -m 6 --memory-limit 2 --format csv");
+  REQUIRE(csv.exit_code == 0);
+  const io::csv_schedule back = io::parse_csv(csv.out);
+  CHECK(validate(back.view()).ok());
+  const in_flight_profile mem = in_flight(back.view());
+  for (int r = 0; r < 3; ++r) CHECK(mem.peak(r) <= rational{2});
+
+  const auto low = run_tool("search -P 4 -m 8 --memory-limit 1/2");
+  CHECK(low.exit_code == 2);
+  CHECK(low.err == "ctpipe: --memory-limit 1/2 is below what any schedule needs: at least 1 full activation per rank (a rank's first F)\n");
+  const auto v = run_tool("search -P 4 -m 8 --placement v");
+  CHECK(v.exit_code == 2);
+  CHECK(v.err.find("ctpipe: search takes --placement loop") == 0);
+  const auto bytes = run_tool("search -P 4 -m 8 --memory-limit 10GiB");
+  CHECK(bytes.exit_code == 2);
+  CHECK(bytes.err.find("needs --model") != std::string::npos);
+}

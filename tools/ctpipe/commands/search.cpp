@@ -1,0 +1,155 @@
+// `ctpipe search`: the split-backward schedule with the least bubble under a memory limit
+// per rank (ctpipe/analysis/search.hpp, docs/search.md), shown like any schedule (text,
+// JSON, SVG, trace, PyTorch's CSV) with a section on how it was found: the method, the
+// lower bound and whether it is proved optimal, and the Zero Bubble authors' heuristic
+// on the same problem.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "ctpipe/analysis/model.hpp"
+#include "ctpipe/analysis/search.hpp"
+#include "ctpipe/io/csv.hpp"
+#include "ctpipe/io/format.hpp"
+#include "ctpipe/io/json.hpp"
+#include "ctpipe/io/readout.hpp"  // io::detail::spaced
+#include "../model.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+/// `value` as a percentage with two decimals, for the text view.
+std::string percent(rational value) { return fmt::format("{:.2f}%", value.to_double() * 100); }
+
+/// `ctpipe search` (see the file comment).
+class search_command final : public command_with_options {
+ public:
+  search_command()
+      : command_with_options({opt_shape | opt_placement | opt_costs | opt_width | opt_color | opt_model,
+                              {"text", "json", "svg", "trace", "csv"},
+                              "text, json (a schedule's JSON plus \"search\"), svg, trace or csv (PyTorch's CSV schedule)",
+                              "search",
+                              chunks_scope::every_family}) {}
+
+ private:
+  std::string run_checked() override {
+    if (!opts_.device_flops_text.empty() || !opts_.link_bandwidth_text.empty()) {
+      throw usage_error("ctpipe: search takes its costs from --costs (--device-flops and --link-bandwidth do not apply)");
+    }
+    if (opts_.placement_given && opts_.layout != placement::loop) {
+      throw usage_error("ctpipe: search takes --placement loop (one stage per rank) for now; the V-shape is not done yet");
+    }
+    search_problem p;
+    p.shape = pipeline_shape{opts_.P, opts_.m, 1, placement::loop};
+    check_shape(p.shape);
+    const long long ops = 3LL * p.shape.P * p.shape.m;
+    const long long limit = std::min(max_ops(opts_.format), 1LL << 20);  // the construction is O(P m P) per rule set
+    if (ops > limit) throw usage_error(fmt::format("ctpipe: search takes at most {} ops for --format {}; this one has {}", limit, opts_.format, ops));
+    p.cost = opts_.cost;
+    p.gamma = opts_.gamma;
+    const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
+    const memory_limit given = parse_memory_limit(limit_text);
+    p.memory_limit = limits_in_activations(p.shape, given);
+    search_result best = search(p);
+    if (opts_.format == "csv") return io::to_csv(best.ops.view());
+    const search_report authors = search(p, {true}).report;
+    const search_report found = best.report;
+    io::report rep = io::analyze(std::move(best.ops), p.cost, p.gamma, "search", "searched");
+    if (given.bytes) apply_memory(rep, opts_.model_text, &opts_.model, opts_.layers, limit_text);
+    std::string out = render(rep, opts_);
+    if (opts_.format == "json") {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+      j["search"] = search_json(p, given, found, authors);
+      return json_text(j);
+    }
+    if (opts_.format == "text") out += search_text(p, given, found, authors);
+    return out;
+  }
+
+  /// Each rank's limit in full activations: a plain number as it is; bytes less the
+  /// rank's static bytes, over one micro-batch's activation bytes of its stage (--model,
+  /// --layers). A limit under 1 activation on some rank is an error naming the least.
+  std::vector<rational> limits_in_activations(const pipeline_shape& shape, const memory_limit& given) const {
+    if (!given.bytes) {
+      if (given.value < rational{1}) {
+        throw usage_error(fmt::format("ctpipe: --memory-limit {} is below what any schedule needs: at least 1 full activation "
+                                      "per rank (a rank's first F)",
+                                      io::to_string(given.value)));
+      }
+      return {given.value};
+    }
+    if (!opts_.model_given) throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+    const std::vector<std::int64_t> layers = layer_split(opts_.model, shape, opts_.layers);
+    std::vector<rational> out;
+    rational least{0};
+    for (int r = 0; r < shape.P; ++r) {
+      const std::int64_t l = layers[static_cast<std::size_t>(r)];
+      const rational fixed = stage_static_bytes(opts_.model, l, r, shape.P);
+      const rational activation = stage_activation_bytes(opts_.model, l, r, shape.P);
+      least = max(least, fixed + activation);
+      out.push_back((given.value - fixed) / activation);
+    }
+    for (const rational x : out) {
+      if (x < rational{1}) {
+        throw usage_error(fmt::format("ctpipe: --memory-limit {} is below what any schedule needs: at least {} bytes per rank "
+                                      "(a rank's static bytes and its first F's activation)",
+                                      opts_.memory_limit_text, io::to_string(least)));
+      }
+    }
+    return out;
+  }
+
+  static nlohmann::ordered_json search_json(const search_problem& p, const memory_limit& given, const search_report& r,
+                                            const search_report& authors) {
+    nlohmann::ordered_json j;
+    j["memory_limit"] = io::to_string(given.value);
+    j["memory_limit_unit"] = given.bytes ? "bytes" : "activations";
+    std::vector<rational> per_rank;
+    for (int x = 0; x < p.shape.P; ++x) per_rank.push_back(p.limit(x));
+    j["memory_limit_activations"] = io::detail::string_array(per_rank);
+    j["method"] = "greedy";
+    j["optimal"] = r.optimal;
+    j["lower_bound"] = io::to_string(r.lower_bound);
+    j["seconds"] = r.seconds;
+    j["span"] = io::to_string(r.span);
+    j["bubble"] = io::to_string(r.bubble);
+    j["peak"] = io::to_string(r.peak);
+    j["rule_sets"] = r.rule_sets;
+    j["rule_sets_fitting"] = r.rule_sets_fitting;
+    j["authors"] = {{"span", io::to_string(authors.span)}, {"bubble", io::to_string(authors.bubble)}};
+    return j;
+  }
+
+  static std::string search_text(const search_problem& p, const memory_limit& given, const search_report& r,
+                                 const search_report& authors) {
+    const rational work = rational{p.shape.m} * (p.cost.f + p.cost.i + p.cost.w);
+    const rational bound_bubble = (r.lower_bound - work) / r.lower_bound;
+    std::vector<rational> per_rank;
+    for (int x = 0; x < p.shape.P; ++x) per_rank.push_back(p.limit(x));
+    std::string out = "\nsearch: the least largest span under the memory limit (the Zero Bubble authors' problem)\n";
+    out += given.bytes ? fmt::format("  memory limit {} bytes per rank = {} full activations per rank (gamma = {})\n",
+                                     io::to_string(given.value), io::detail::spaced(per_rank), io::to_string(p.gamma))
+                       : fmt::format("  memory limit {} full activations per rank (gamma = {}; 1F1B's rank 0 holds {})\n",
+                                     io::to_string(given.value), io::to_string(p.gamma), p.shape.P);
+    out += fmt::format("  method greedy: the best of {} rule sets ({} fit the limit): the authors' 8 and ctpipe's variants\n",
+                       r.rule_sets, r.rule_sets_fitting);
+    out += fmt::format("  largest span {}, bubble rate {} = {} (span - m(t_f+t_i+t_w)) / span; peak {} activations\n",
+                       io::to_string(r.span), io::to_string(r.bubble), percent(r.bubble), io::to_string(r.peak));
+    out += r.optimal ? fmt::format("  lower bound {} = the span: proved optimal\n", io::to_string(r.lower_bound))
+                     : fmt::format("  lower bound {} (bubble rate {}): not proved optimal, the span is at most {} above\n",
+                                   io::to_string(r.lower_bound), percent(bound_bubble), io::to_string(r.span - r.lower_bound));
+    out += fmt::format("  the authors' heuristic alone (their 8 rule sets): span {}, bubble rate {}\n", io::to_string(authors.span),
+                       percent(authors.bubble));
+    out += fmt::format("  searched in {:.4f} s\n", r.seconds);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_search() { return std::make_unique<search_command>(); }
+
+}  // namespace ctpipe::tool
