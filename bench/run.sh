@@ -4,7 +4,8 @@
 # generation + simulation throughput, bytes per op, compile time and memory of one proof
 # as the schedule grows, the largest proof each compiler accepts, the largest lowered
 # schedule, the largest bubble fill proved and the run-time cost of filling and
-# rebalancing, the test proofs' cost, the page's redraw time.
+# rebalancing, the search under a memory limit against the Zero Bubble authors' table,
+# the test proofs' cost, the page's redraw time.
 # Takes about 20 minutes on 2 cores.
 set -eu
 cd "$(dirname "$0")/.."
@@ -151,6 +152,18 @@ CHANGES
   echo "## Compile time of the test proofs (\`bench/proof_times.sh\`)"
   echo
   bench/proof_times.sh
+  echo
+  echo "## Searching under a memory limit (\`bench/search_table.cpp\`, \`bench/search_times.sh\`)"
+  echo
+  echo "The Zero Bubble authors' anchor settings (gamma = 16/37, limit k P; docs/search.md):"
+  echo
+  "$bin/search_table" 60
+  echo
+  echo "The whole command, a Release build of the tool:"
+  echo
+  cmake --preset tool >/dev/null
+  cmake --build --preset tool >/dev/null
+  bench/search_times.sh build/tool/ctpipe
   echo
   echo "## The \`ctpipe\` tool at its size limits (\`bench/tool_limits.sh\`)"
   echo

@@ -14,8 +14,8 @@ ctpipe_install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >&2
 }
 
-# What building the tool needs.
-CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev"
+# What building the tool needs (CBC, found through pkg-config, for `ctpipe search`'s exact method).
+CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev pkg-config coinor-libcbc-dev"
 # What the tests add: Catch2, Chromium, ImageMagick, Open MPI, Eigen; the Clang presets (clang, ci, asan)
 # also Clang and its sanitizer runtime.
 # Headless Chromium and ImageMagick for the screenshot test of the SVG pictures.

@@ -3,12 +3,14 @@
 // or beats at every limit; the lower bound and the optimality claim against an
 // exhaustive search of tiny shapes; the problem's errors; the tool's `search`.
 #include <ctpipe/ctpipe.hpp>
+#include <ctpipe/exact/search_cbc.hpp>
 #include <ctpipe/io/csv.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "catch.hpp"
@@ -90,6 +92,7 @@ rational exhaustive_optimum(const search_problem& p) {
 
 TEST_CASE("search: the authors' heuristic reproduces their table, and search matches or beats it", "[search]") {
   const rational ks[] = {rational{1}, rational{3, 2}, rational{2}, rational{3}};
+  int proved = 0;
   for (const authors_setting& a : anchors) {
     for (int x = 0; x < 4; ++x) {
       CAPTURE(a.P, a.m, x);
@@ -101,8 +104,10 @@ TEST_CASE("search: the authors' heuristic reproduces their table, and search mat
       CHECK(ours.span <= theirs.span);
       CHECK(ours.lower_bound <= ours.span);
       CHECK(ours.peak <= p.limit(0));
+      proved += ours.optimal;
     }
   }
+  CHECK(proved == 10);  // all but P = 16 at k = 2 and 3 (docs/search.md)
 }
 
 TEST_CASE("search: at every limit from P to 3P in steps of P/8, no worse than the authors' heuristic", "[search]") {
@@ -202,7 +207,7 @@ TEST_CASE("tool: ctpipe search", "[search][tool]") {
   const nlohmann::json j = nlohmann::json::parse(json.out);
   CHECK(j["schedule"] == "search");
   CHECK(j["search"]["memory_limit"] == "16");
-  CHECK(j["search"]["method"] == "greedy");
+  CHECK(j["search"]["method"] == "greedy");  // the greedy meets the bound: no repair
   CHECK(j["search"]["optimal"] == true);
   CHECK(j["search"]["lower_bound"] == "4362378");
   CHECK(j["search"]["seconds"].is_number());
@@ -225,4 +230,91 @@ TEST_CASE("tool: ctpipe search", "[search][tool]") {
   const auto bytes = run_tool("search -P 4 -m 8 --memory-limit 10GiB");
   CHECK(bytes.exit_code == 2);
   CHECK(bytes.err.find("needs --model") != std::string::npos);
+}
+
+TEST_CASE("search_exact: CBC certifies the optimum at P = 4, m = 8, also where the greedy is not optimal", "[search][exact]") {
+  // below P activations the authors' rules run far from the optimum; local repair takes
+  // part of the way back, CBC finds and proves the rest. Per case: the limit, the
+  // greedy's span (no repair), after local repair, the optimum.
+  search_problem p;
+  p.shape = pipeline_shape{4, 8, 1, placement::loop};
+  costs heavy;  // t_i = 2 t_f, a small W, a latency
+  heavy.f = rational{1}, heavy.i = rational{2}, heavy.w = rational{1, 2}, heavy.c = rational{1, 4};
+  const std::tuple<costs, int, rational, rational, rational> cases[] = {
+      {costs{}, 2, rational{51}, rational{43}, rational{41}},
+      {costs{}, 3, rational{37}, rational{33}, rational{31}},
+      {heavy, 2, rational{161, 2}, rational{63}, rational{119, 2}},
+      {heavy, 3, rational{56}, rational{49}, rational{91, 2}},
+  };
+  for (const auto& [c, limit, greedy_span, repaired, optimum] : cases) {
+    CAPTURE(c.i, limit);
+    p.cost = c;
+    p.memory_limit = {rational{limit}};
+    const search_report g = search(p, {false, false}).report;
+    CHECK(g.method == search_method::greedy);
+    CHECK(g.span == greedy_span);
+    CHECK_FALSE(g.optimal);
+    const search_report l = search(p).report;
+    CHECK(l.method == search_method::local);
+    CHECK(l.repairs > 0);
+    CHECK(l.span == repaired);
+    const search_result x = search_exact(p);
+    CHECK(x.report.method == search_method::exact);
+    CHECK(x.report.optimal);
+    CHECK(x.report.span == optimum);
+    CHECK(x.report.lower_bound == optimum);
+    // the schedule is one like any other: valid, within the limit, its span simulated
+    CHECK(validate(x.ops.view()).ok());
+    const in_flight_profile mem = in_flight(x.ops.view(), p.gamma);
+    const simulation sim = simulate(x.ops.view(), p.cost);
+    rational span{0};
+    for (int r = 0; r < 4; ++r) {
+      CHECK(mem.peak(r) <= rational{limit});
+      span = max(span, sim.span(r));
+    }
+    CHECK(span == optimum);
+  }
+  // the authors' costs at limit 8: the greedy's 662326 is proved by CBC's bound (the
+  // combinatorial bound alone gives the work, 615408)
+  search_problem a = p;
+  a.cost.f = rational{28814}, a.cost.i = rational{28760}, a.cost.w = rational{19352}, a.cost.c = rational{1610};
+  a.cost.b = a.cost.i + a.cost.w;
+  a.memory_limit = {rational{8}};
+  const search_report ga = search(a).report;
+  CHECK(ga.span == rational{662326});
+  CHECK(ga.lower_bound == rational{615408});
+  const search_report xa = search_exact(a).report;
+  CHECK(xa.optimal);
+  CHECK(xa.span == rational{662326});
+  // a shape above exact_options::max_pairs is returned as search() found it
+  search_problem big = p;
+  big.shape = pipeline_shape{4, 9, 1, placement::loop};
+  big.memory_limit = {rational{2}};
+  const search_report b = search_exact(big).report;
+  CHECK(b.method == search_method::local);
+  CHECK(b.span == search(big).report.span);
+}
+
+TEST_CASE("tool: ctpipe search --method", "[search][tool]") {
+  const auto x = run_tool("search -P 4 -m 8 --costs f=1,i=2,w=1/2,c=1/4 --memory-limit 3 --format json");
+  REQUIRE(x.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(x.out);
+  CHECK(j["search"]["method"] == "exact");
+  CHECK(j["search"]["optimal"] == true);
+  CHECK(j["search"]["span"] == "91/2");
+  const auto g = run_tool("search -P 4 -m 8 --costs f=1,i=2,w=1/2,c=1/4 --memory-limit 3 --method greedy --format json");
+  REQUIRE(g.exit_code == 0);
+  const nlohmann::json gj = nlohmann::json::parse(g.out);
+  CHECK(gj["search"]["method"] == "local");
+  CHECK(gj["search"]["span"] == "49");
+  CHECK(gj["search"]["repairs"] == 2);
+  const auto big = run_tool("search -P 4 -m 9 --method exact");
+  CHECK(big.exit_code == 2);
+  CHECK(big.err == "ctpipe: --method exact takes P*m <= 32 (here 36); the greedy runs at any size\n");
+  const auto bad = run_tool("search --method best");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "ctpipe: --method takes auto, greedy or exact, not 'best'\n");
+  const auto t = run_tool("search --time-limit 0");
+  CHECK(t.exit_code == 2);
+  CHECK(t.err == "ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '0'\n");
 }

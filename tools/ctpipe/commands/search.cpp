@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/search.hpp"
+#include "ctpipe/exact/search_cbc.hpp"
 #include "ctpipe/io/csv.hpp"
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/json.hpp"
@@ -35,7 +36,26 @@ class search_command final : public command_with_options {
                               chunks_scope::every_family}) {}
 
  private:
+  void declare_own(CLI::App& app) override {
+    app.add_option("--method", method_text_,
+                   "auto (default: exact for P*m <= 32, i.e. up to 96 ops, when the greedy is not already proved optimal; "
+                   "else greedy), greedy (the best of the greedy rule sets, then local repair) or exact (also CBC on "
+                   "the mixed-integer program, P*m <= 32)");
+    app.add_option("--time-limit", seconds_text_, "seconds CBC may take in the exact method (default 10)");
+  }
+
   std::string run_checked() override {
+    if (method_text_ != "auto" && method_text_ != "greedy" && method_text_ != "exact") {
+      throw usage_error(fmt::format("ctpipe: --method takes auto, greedy or exact, not '{}'", method_text_));
+    }
+    exact_options exact;
+    try {
+      const rational seconds = parse_rational(seconds_text_);
+      if (seconds <= rational{0} || seconds > rational{86400}) throw ctpipe::error("range");
+      exact.seconds = seconds.to_double();
+    } catch (const ctpipe::error&) {
+      throw usage_error(fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", seconds_text_));
+    }
     if (!opts_.device_flops_text.empty() || !opts_.link_bandwidth_text.empty()) {
       throw usage_error("ctpipe: search takes its costs from --costs (--device-flops and --link-bandwidth do not apply)");
     }
@@ -53,7 +73,12 @@ class search_command final : public command_with_options {
     const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
     const memory_limit given = parse_memory_limit(limit_text);
     p.memory_limit = limits_in_activations(p.shape, given);
-    search_result best = search(p);
+    const bool small = p.shape.P * p.shape.m <= exact.max_pairs;
+    if (method_text_ == "exact" && !small) {
+      throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {} (here {}); the greedy runs at any size", exact.max_pairs,
+                                    p.shape.P * p.shape.m));
+    }
+    search_result best = method_text_ == "greedy" || !small ? search(p) : search_exact(p, exact);
     if (opts_.format == "csv") return io::to_csv(best.ops.view());
     const search_report authors = search(p, {true}).report;
     const search_report found = best.report;
@@ -102,6 +127,9 @@ class search_command final : public command_with_options {
     return out;
   }
 
+  std::string method_text_ = "auto";
+  std::string seconds_text_ = "10";
+
   static nlohmann::ordered_json search_json(const search_problem& p, const memory_limit& given, const search_report& r,
                                             const search_report& authors) {
     nlohmann::ordered_json j;
@@ -110,7 +138,7 @@ class search_command final : public command_with_options {
     std::vector<rational> per_rank;
     for (int x = 0; x < p.shape.P; ++x) per_rank.push_back(p.limit(x));
     j["memory_limit_activations"] = io::detail::string_array(per_rank);
-    j["method"] = "greedy";
+    j["method"] = r.method == search_method::exact ? "exact" : r.method == search_method::local ? "local" : "greedy";
     j["optimal"] = r.optimal;
     j["lower_bound"] = io::to_string(r.lower_bound);
     j["seconds"] = r.seconds;
@@ -119,6 +147,7 @@ class search_command final : public command_with_options {
     j["peak"] = io::to_string(r.peak);
     j["rule_sets"] = r.rule_sets;
     j["rule_sets_fitting"] = r.rule_sets_fitting;
+    j["repairs"] = r.repairs;
     j["authors"] = {{"span", io::to_string(authors.span)}, {"bubble", io::to_string(authors.bubble)}};
     return j;
   }
@@ -136,6 +165,8 @@ class search_command final : public command_with_options {
                                      io::to_string(given.value), io::to_string(p.gamma), p.shape.P);
     out += fmt::format("  method greedy: the best of {} rule sets ({} fit the limit): the authors' 8 and ctpipe's variants\n",
                        r.rule_sets, r.rule_sets_fitting);
+    if (r.method != search_method::greedy) out += fmt::format("  then local repair: {} swaps of neighbours kept\n", r.repairs);
+    if (r.method == search_method::exact) out += "  then the exact method: CBC on the mixed-integer program, started from that schedule\n";
     out += fmt::format("  largest span {}, bubble rate {} = {} (span - m(t_f+t_i+t_w)) / span; peak {} activations\n",
                        io::to_string(r.span), io::to_string(r.bubble), percent(r.bubble), io::to_string(r.peak));
     out += r.optimal ? fmt::format("  lower bound {} = the span: proved optimal\n", io::to_string(r.lower_bound))

@@ -1,0 +1,88 @@
+// The search's tables for bench/RESULTS.md (docs/search.md): the Zero Bubble authors'
+// anchor settings at k = 1, 1.5, 2, 3 (their published bubble, their heuristic as
+// search_options::authors_only reproduces it, ctpipe's search, the lower bound, the gap,
+// the search's seconds, best of 5), then the exact method on P = 4, m = 8 (the greedy
+// alone, after local repair, exact, bound, seconds). Prints Markdown. Argument: CBC's
+// time limit in seconds (default 60).
+#include <ctpipe/exact/search_cbc.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace ctpipe;
+
+namespace {
+
+struct setting {
+  int P, m;
+  std::int64_t f, i, w, c;
+  const char* theirs[4];
+};
+
+search_problem problem(int P, int m, const costs& c, rational gamma, rational limit) {
+  search_problem p;
+  p.shape = pipeline_shape{P, m, 1, placement::loop};
+  p.cost = c, p.gamma = gamma, p.memory_limit = {limit};
+  return p;
+}
+
+double percent(rational x) { return x.to_double() * 100; }
+
+/// An exact value as text: `a` or `a/b`.
+std::string exact(rational x) { return x.den == 1 ? std::to_string(x.num) : std::to_string(x.num) + "/" + std::to_string(x.den); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double exact_seconds = argc > 1 ? std::atof(argv[1]) : 60;
+  const setting settings[] = {
+      {16, 48, 28814, 28760, 19352, 1610, {".1536", ".0632", ".0077", ".0077"}},
+      {24, 96, 13566, 13968, 10518, 758, {".1121", ".0503", ".0083", "0"}},
+      {32, 256, 18894, 19288, 14386, 887, {".0593", ".0254", ".0036", "0"}},
+  };
+  const rational ks[] = {rational{1}, rational{3, 2}, rational{2}, rational{3}};
+  std::printf("| P | m | k | authors' table | their heuristic here | ctpipe | lower bound | gap | proved | ctpipe seconds |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const setting& s : settings) {
+    costs c;
+    c.f = rational{s.f}, c.i = rational{s.i}, c.w = rational{s.w}, c.c = rational{s.c}, c.b = c.i + c.w;
+    for (int x = 0; x < 4; ++x) {
+      const search_problem p = problem(s.P, s.m, c, rational{16, 37}, ks[x] * rational{s.P});
+      const search_report theirs = search(p, {true}).report;
+      search_report ours = search(p).report;
+      double best = ours.seconds;
+      for (int run = 0; run < 4; ++run) best = std::min(best, search(p).report.seconds);
+      const rational work = rational{s.m} * (c.f + c.i + c.w);
+      const rational bound = (ours.lower_bound - work) / ours.lower_bound;
+      std::printf("| %d | %d | %g | %s | %.2f%% | %.2f%% | %.2f%% | %.2f pt | %s | %.4f |\n", s.P, s.m, ks[x].to_double(), s.theirs[x],
+                  percent(theirs.bubble), percent(ours.bubble), percent(bound), percent(ours.bubble) - percent(bound),
+                  ours.optimal ? "yes" : "no", best);
+    }
+  }
+  std::printf("\nExact method (CBC, %g s limit), P = 4, m = 8 (96 ops):\n\n", exact_seconds);
+  std::printf("| costs f, i, w, c | gamma | limit | greedy span | after local repair | exact span | lower bound | proved | seconds |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  costs article;
+  costs heavy;
+  heavy.f = rational{1}, heavy.i = rational{2}, heavy.w = rational{1, 2}, heavy.c = rational{1, 4};
+  costs authors;
+  authors.f = rational{28814}, authors.i = rational{28760}, authors.w = rational{19352}, authors.c = rational{1610};
+  const std::pair<const char*, costs> cost_sets[] = {{"1, 1, 1, 0", article}, {"1, 2, 1/2, 1/4", heavy}, {"28814, 28760, 19352, 1610", authors}};
+  for (const auto& [name, c] : cost_sets) {
+    for (const rational g : {rational{1}, rational{16, 37}}) {
+      for (const int limit : {2, 3, 4, 6}) {
+        const search_problem p = problem(4, 8, c, g, rational{limit});
+        const search_report greedy = search(p, {false, false}).report;
+        const search_report local = search(p).report;
+        exact_options o;
+        o.seconds = exact_seconds;
+        const search_report r = search_exact(p, o).report;
+        std::printf("| %s | %s | %d | %s | %s | %s | %s | %s | %.2f |\n", name, g == rational{1} ? "1" : "16/37", limit,
+                    exact(greedy.span).c_str(), exact(local.span).c_str(), exact(r.span).c_str(), exact(r.lower_bound).c_str(),
+                    r.optimal ? "yes" : "no", r.seconds);
+      }
+    }
+  }
+}
