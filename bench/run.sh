@@ -159,6 +159,10 @@ CHANGES
   echo
   "$bin/search_table" 60
   echo
+  echo "The largest \`searched_v\` each compiler freezes at its default limits (\`bench/searched_limits.sh\`):"
+  echo
+  bench/searched_limits.sh
+  echo
   echo "The whole command, a Release build of the tool:"
   echo
   cmake --preset tool >/dev/null

@@ -13,12 +13,13 @@
 #include <chrono>     // search_report::seconds
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::int64_t
-#include <numeric>    // std::lcm
+#include <span>
 #include <vector>
 
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
+#include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/op.hpp"
@@ -67,7 +68,7 @@ struct greedy_rules {
 /// How a schedule was found: search() returns the best of its greedy rule sets;
 /// search_exact() (ctpipe/exact/search_cbc.hpp, needs CBC) also runs the exact method.
 enum class search_method : std::uint8_t {
-  greedy,  ///< the best of the greedy rule sets (search_rule_sets())
+  greedy,  ///< the best of the greedy rule sets (detail::rule_set())
   local,   ///< then local repair (adjacent swaps on a rank kept when the span drops)
   exact,   ///< then CBC on the mixed-integer program, started from the greedy's schedule
 };
@@ -103,64 +104,60 @@ namespace detail {
 /// + its cost: the exact simulation of the order it writes.
 class zb_greedy {
  public:
-  zb_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
-            std::int64_t mw, std::vector<std::int64_t> cap, const greedy_rules& rules)
-      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(std::move(cap)), rules_(rules), f_(idx(P)), i_(idx(P)), w_(idx(P)),
-        end_(idx(P)), level_(idx(P)), bubble_(idx(P)), tf_end_(idx(P) * idx(m)), ti_end_(idx(P) * idx(m)),
-        order_(idx(P)) {
-    for (auto& o : order_) o.reserve(3 * idx(m));
-  }
+  /// Rank r's limit is cap[r] memory units; an F adds mf units, an I mi and a W mw (mi,
+  /// mw <= 0). Times in ticks.
+  constexpr zb_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
+                      std::int64_t mw, const std::int64_t* cap, const greedy_rules& rules)
+      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), rules_(rules), f_(idx(P)), i_(idx(P)), w_(idx(P)),
+        written_(idx(P)), scratch_(idx(P)), end_(idx(P)), level_(idx(P)), bubble_(idx(P)), tf_end_(idx(P) * idx(m)),
+        ti_end_(idx(P) * idx(m)), ops_(idx(P) * 3 * idx(m)) {}
 
-  /// Runs the construction; false when it cannot stay within the limit.
-  bool run() {
+  /// Runs the construction; false when it cannot stay within the limit. O(P m): each op
+  /// placed in O(1), each step O(P).
+  constexpr bool run() {
     for (int j = 0; j < P_; ++j) put(j, 0);
     warmup();
     for (int j = P_ - 1; j >= 0; --j) put(j, 1);
     for (int mb = 1; mb < m_ && ok_; ++mb) step(mb);
-    for (int j = 0; j < P_; ++j) {
+    for (int j = 0; j < P_ && ok_; ++j) {
       while (w_[idx(j)] < m_) put(j, 2);
     }
     return ok_;
   }
 
-  /// The order written: per rank, its ops.
-  const std::vector<std::vector<op>>& order() const { return order_; }
+  /// Rank r's ops in the order written (3m of them after a run that fitted).
+  constexpr std::span<const op> rank(int r) const { return ops_.span().subspan(idx(r) * 3 * idx(m_), idx(written_[idx(r)])); }
   /// The largest per-rank span (ticks).
-  std::int64_t span() const {
+  constexpr std::int64_t span() const {
     std::int64_t s = 0;
     for (int j = 0; j < P_; ++j) s = std::max(s, end_[idx(j)] - first_start_of(j));
     return s;
   }
 
  private:
-  static std::size_t idx(int x) { return static_cast<std::size_t>(x); }
-  std::int64_t first_start_of(int j) const { return tf_end_[idx(j) * idx(m_)] - cost_[0]; }
+  static constexpr std::size_t idx(int x) { return static_cast<std::size_t>(x); }
+  constexpr std::int64_t first_start_of(int j) const { return tf_end_[idx(j) * idx(m_)] - cost_[0]; }
 
   /// Places rank j's next op of kind k (0 F, 1 I, 2 W).
-  void put(int j, int k) {
+  constexpr void put(int j, int k) {
     const std::size_t r = idx(j);
     const int mb = k == 0 ? f_[r] : k == 1 ? i_[r] : w_[r];
     const std::int64_t packed = end_[r] + cost_[k];
     std::int64_t t = packed;
     if (k == 0 && j > 0) t = std::max(t, tf_end_[(r - 1) * idx(m_) + idx(mb)] + tc_ + cost_[0]);
     if (k == 1 && j + 1 < P_) t = std::max(t, ti_end_[(r + 1) * idx(m_) + idx(mb)] + tc_ + cost_[1]);
-    if (f_[r] > 0) bubble_[r] += t - packed;
+    if (f_[r] > 0) bubble_[r] += t - packed, worst_ = std::max(worst_, bubble_[r]);  // bubbles only grow
     end_[r] = t;
     level_[r] += mem_[k];
     if (k == 0) tf_end_[r * idx(m_) + idx(mb)] = t, ++f_[r];
     if (k == 1) ti_end_[r * idx(m_) + idx(mb)] = t, ++i_[r];
     if (k == 2) ++w_[r];
-    order_[r].push_back(op{k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, j, mb});
-  }
-  std::int64_t worst_bubble() const {
-    std::int64_t b = 0;
-    for (const std::int64_t x : bubble_) b = std::max(b, x);
-    return b;
+    ops_[r * 3 * idx(m_) + idx(written_[r]++)] = make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, j, mb);
   }
   /// Ws before rank j's next F (k = 0) or I (k = 1): first as many as memory needs, then
   /// those that end by the time its input arrives (`ready`), then one more for a gap
   /// shorter than a W when the rules take it.
-  void fill(int j, int k, std::int64_t ready) {
+  constexpr void fill(int j, int k, std::int64_t ready) {
     const std::size_t r = idx(j);
     while (level_[r] + mem_[k] > cap_[r]) {
       if (w_[r] >= i_[r]) return static_cast<void>(ok_ = false);
@@ -170,14 +167,14 @@ class zb_greedy {
     const auto reserve_ok = [&] { return i_[r] - w_[r] > rules_.w_reserve; };  // keeps w_reserve pending
     while (w_[r] < i_[r] && end_[r] + cost_[2] <= ready && reserve_ok()) put(j, 2);
     if (w_[r] < i_[r] && end_[r] < ready && reserve_ok()) {
-      if (ready - end_[r] > worst_bubble() - bubble_[r] || rules_.fill_short_gaps) put(j, 2);
+      if (ready - end_[r] > worst_ - bubble_[r] || rules_.fill_short_gaps) put(j, 2);
     }
   }
   /// The warmup: every rank's extra forwards before its first I (from the last rank
   /// back, each stops when its first I's input can have arrived), made to decrease
   /// towards the last rank, then micro-batch 0's Is from the last rank back.
-  void warmup() {
-    std::vector<int> extra(idx(P_), 0);
+  constexpr void warmup() {
+    buffer<int>& extra = scratch_;
     std::int64_t last = tf_end_[idx(P_ - 1) * idx(m_)] + cost_[1];
     for (int j = P_ - 2; j >= 0; --j) {
       const std::size_t r = idx(j);
@@ -202,10 +199,11 @@ class zb_greedy {
   /// Micro-batch mb's step after the warmup: the forwards that run (each rank's next F,
   /// unless the rules hold it back; a rank runs one only if the next rank does), then
   /// micro-batch mb's Is from the last rank back.
-  void step(int mb) {
-    std::vector<char> run(idx(P_), 0);
+  constexpr void step(int mb) {
+    buffer<int>& run = scratch_;
     for (int j = 0; j < P_; ++j) {
       const std::size_t r = idx(j);
+      run[r] = 0;
       if (f_[r] >= m_) continue;
       run[r] = 1;
       if (!rules_.prioritize_i || j + 1 >= P_ || f_[r] < f_[r + 1] + 2) continue;
@@ -217,7 +215,7 @@ class zb_greedy {
       std::int64_t w_cost = 0, level = level_[r] + mem_[0];
       for (int n = 0; level > cap_[r] && w_[r] + n < i_[r]; ++n) w_cost += cost_[2], level += mem_[2];
       if (end_[r] + cost_[0] + w_cost <= next) continue;
-      if (next - end_[r] <= worst_bubble() - bubble_[r]) run[r] = 0;
+      if (next - end_[r] <= worst_ - bubble_[r]) run[r] = 0;
     }
     for (int j = P_ - 2; j >= 0; --j) run[idx(j)] = std::min(run[idx(j)], run[idx(j) + 1]);
     for (int j = 0; j < P_ && ok_; ++j) {
@@ -240,11 +238,12 @@ class zb_greedy {
   std::int64_t cost_[3];
   std::int64_t tc_;
   std::int64_t mem_[3];
-  std::vector<std::int64_t> cap_;  // per rank
+  const std::int64_t* cap_;  // per rank
   greedy_rules rules_;
-  std::vector<int> f_, i_, w_;
-  std::vector<std::int64_t> end_, level_, bubble_, tf_end_, ti_end_;
-  std::vector<std::vector<op>> order_;
+  buffer<int> f_, i_, w_, written_, scratch_;
+  buffer<std::int64_t> end_, level_, bubble_, tf_end_, ti_end_;
+  buffer<op> ops_;  // rank r's at r * 3m
+  std::int64_t worst_ = 0;  // the largest bubble_ so far
   bool ok_ = true;
 };
 
@@ -278,7 +277,11 @@ inline void check_search_problem(const search_problem& p) {
 ///   meanwhile is a Is with their Ws and p pending Ws with a + 1 + p gamma <= limit and
 ///   a + p <= m - 1 (the level after that F): idle >= C_r - max(a(t_i + t_w) + p t_w);
 /// - front + tail when m > n (some F then follows the first I, so the windows are
-///   disjoint), else the larger. The bound is the largest over ranks. O(P m).
+///   disjoint), else the larger;
+/// - memory over time: an activation is held whole from its F's start to its I's end (at
+///   least t_f + C_r + t_i) and gamma of it until its W ends (at least t_w), and the level
+///   stays within the limit over the span: span >= m (t_f + C_r + t_i + gamma t_w) / limit.
+/// The bound is the largest over ranks. O(P m).
 inline rational search_lower_bound(const search_problem& p) {
   check_search_problem(p);
   const pipeline_shape& s = p.shape;
@@ -304,25 +307,122 @@ inline rational search_lower_bound(const search_problem& p) {
     const rational tail = max(rational{0}, round_trip - fill);
     const rational idle = s.m > n ? front + tail : max(front, tail);
     best = max(best, work + idle);
+    // memory over time: each activation is held whole from its F's start to its I's end
+    // (at least t_f + C_r + t_i) and gamma of it until its W ends (at least t_w); the
+    // level never passes the limit over the span
+    best = max(best, rational{s.m} * (c.f + round_trip + c.i + p.gamma * c.w) / limit);
   }
   return best;
 }
 
 namespace detail {
 
-/// The rule sets search() tries, in order: the authors' eight (every combination of
-/// their three switches), then ctpipe's variants of each with warmup offsets and W
-/// reserves.
-inline std::vector<greedy_rules> search_rule_sets(bool authors_only) {
-  std::vector<greedy_rules> out;
-  for (int x = 0; x < 8; ++x) out.push_back({(x & 4) == 0, (x & 2) == 0, (x & 1) == 0, 0, 0});
-  if (authors_only) return out;
-  const std::size_t base = out.size();
-  for (const int offset : {-2, -1, 1, 2}) {
-    for (std::size_t k = 0; k < base; ++k) out.push_back(out[k]), out.back().warmup_offset = offset;
+/// The number of greedy rule sets search() tries, and of them the authors' (the first);
+/// search() also tries two fixed orders after them (greedy_best()).
+inline constexpr int rule_set_count = 72;
+inline constexpr int authors_rule_set_count = 8;
+
+/// Rule set k (0 <= k < rule_set_count), in the order search() tries them: the authors'
+/// eight (every combination of their three switches), then each of those with a warmup
+/// offset of -2, -1, +1, +2, then each with a W reserve of 1, 2, 4, 8.
+constexpr greedy_rules rule_set(int k) {
+  const int x = k % 8, variant = k / 8;
+  constexpr int offsets[] = {0, -2, -1, 1, 2, 0, 0, 0, 0};
+  constexpr int reserves[] = {0, 0, 0, 0, 0, 1, 2, 4, 8};
+  return {(x & 4) == 0, (x & 2) == 0, (x & 1) == 0, offsets[variant], reserves[variant]};
+}
+
+/// What greedy_best() found: the best span in ticks of 1/den time units (-1 when no rule
+/// set fitted), and the rule sets tried and fitting.
+struct greedy_outcome {
+  std::int64_t span = -1, den = 1;
+  int tried = 0, fitting = 0;
+};
+
+/// The greedy part of search() and searched(): the first `rule_sets` rule sets on
+/// (shape, c, gamma, limits: one or P entries), each construction O(P m), then (unless
+/// only the authors' are asked for) two fixed orders for low limits, each validated and
+/// simulated (O(P m)); the one with the least span (ties: the first) is written into `ops` (3 P m, CSR, rank r's 3m ops at
+/// 3 m r) and `offsets` (P + 1); with `rules_best`, the best of the rule sets alone too
+/// (3 P m). The same code at run time and in a constant expression,
+/// so searched_v equals search() without local repair. Raises rational's overflow message
+/// when a time or level leaves 64 bits.
+constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
+                                     op* ops, std::uint32_t* offsets, op* rules_best = nullptr) {
+  greedy_outcome out;
+  out.den = lcm(lcm(c.f.den, c.i.den), lcm(c.w.den, c.c.den));
+  const std::int64_t den = out.den;
+  const auto ticks = [den](rational x) { return rational::mul(x.num, den / x.den); };
+  std::int64_t unit = gamma.den;
+  for (const rational x : limits) unit = lcm(unit, x.den);
+  const std::int64_t mw = rational::mul(gamma.num, unit / gamma.den);
+  const std::size_t P = static_cast<std::size_t>(s.P), per = 3 * static_cast<std::size_t>(s.m);
+  buffer<std::int64_t> cap(P);
+  for (std::size_t r = 0; r < P; ++r) {
+    const rational x = limits[limits.size() == 1 ? 0 : r];
+    cap[r] = rational::mul(x.num, unit / x.den);
   }
-  for (const int reserve : {1, 2, 4, 8}) {
-    for (std::size_t k = 0; k < base; ++k) out.push_back(out[k]), out.back().w_reserve = reserve;
+  // every time lies within (ops) x (the largest cost + t_c), every level within ops x unit
+  const std::int64_t n = static_cast<std::int64_t>(P * per);
+  rational::mul(n + 1, rational::add(rational::add(ticks(c.f) + ticks(c.i), ticks(c.w)), ticks(c.c)) + 1);
+  rational::mul(n + 1, unit);
+  for (int k = 0; k < rule_sets; ++k) {
+    zb_greedy g(s.P, s.m, ticks(c.f), ticks(c.i), ticks(c.w), ticks(c.c), unit, mw - unit, -mw, cap.data(), rule_set(k));
+    ++out.tried;
+    if (!g.run()) continue;
+    ++out.fitting;
+    if (out.span >= 0 && g.span() >= out.span) continue;
+    out.span = g.span();
+    for (std::size_t r = 0; r < P; ++r) {
+      const std::span<const op> list = g.rank(static_cast<int>(r));
+      for (std::size_t x = 0; x < per; ++x) ops[r * per + x] = list[x];
+    }
+  }
+  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
+  if (rules_best != nullptr) {
+    for (std::size_t x = 0; x < P * per; ++x) rules_best[x] = ops[x];
+  }
+  if (rule_sets > authors_rule_set_count) {
+    // two fixed orders for low limits, where the rules above run far from the optimum:
+    // each rank in groups of g = floor(its limit) micro-batches (their Fs, then I, W per
+    // micro-batch: its level peaks at g), and 1F1B with min(g - 1, P - 1 - r) warmup
+    // forwards and each W right after its I (peak: the warmup + 1); kept when shorter
+    buffer<op> trial(P * per);
+    for (int family = 0; family < 2; ++family) {
+      for (std::size_t r = 0; r < P; ++r) {
+        const rational x = limits[limits.size() == 1 ? 0 : r];
+        const int g = x.num / x.den < s.m ? static_cast<int>(x.num / x.den) : s.m;
+        const int stage = static_cast<int>(r);
+        std::size_t k = r * per;
+        if (family == 0) {
+          for (int first = 0; first < s.m; first += g) {
+            const int last = first + g < s.m ? first + g : s.m;
+            for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::F, stage, j);
+            for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::I, stage, j), trial[k++] = make_op(op_kind::W, stage, j);
+          }
+        } else {
+          int warmup = g - 1 < s.P - 1 - stage ? g - 1 : s.P - 1 - stage;
+          warmup = warmup < s.m - 1 ? warmup : s.m - 1;
+          int f = 0;
+          for (; f < warmup; ++f) trial[k++] = make_op(op_kind::F, stage, f);
+          for (int j = 0; j < s.m; ++j) {
+            if (f < s.m) trial[k++] = make_op(op_kind::F, stage, f++);
+            trial[k++] = make_op(op_kind::I, stage, j), trial[k++] = make_op(op_kind::W, stage, j);
+          }
+        }
+      }
+      ++out.tried;
+      const schedule_view v{s, trial.span(), std::span<const std::uint32_t>(offsets, P + 1)};
+      if (!validate(v).ok()) continue;
+      ++out.fitting;
+      const simulation sim = simulate(v, c);
+      rational worst{0};
+      for (int r = 0; r < s.P; ++r) worst = max(worst, sim.span(r));
+      const rational t = worst * rational{den};
+      if (out.span >= 0 && t.num >= out.span) continue;
+      out.span = t.num;
+      for (std::size_t x = 0; x < P * per; ++x) ops[x] = trial[x];
+    }
   }
   return out;
 }
@@ -402,8 +502,8 @@ struct search_options {
 };
 
 /// Searches the schedule of `p` with the least largest per-rank span (docs/search.md):
-/// every greedy rule set of search_rule_sets() (the Zero Bubble authors' eight and
-/// ctpipe's variants), each an O(P m (P + 1)) construction, keeping the one with the
+/// every greedy rule set (detail::rule_set(): the Zero Bubble authors' eight and ctpipe's
+/// variants), each an O(P m) construction (detail::greedy_best()), keeping the one with the
 /// least span (ties: the first); then, with `options.repair` (the default), local repair
 /// (detail::repair(), search_method::local) within its budget, unless the greedy already
 /// meets the lower bound.
@@ -416,35 +516,29 @@ inline search_result search(const search_problem& p, const search_options& optio
   check_search_problem(p);
   const pipeline_shape& s = p.shape;
   const costs& c = p.cost;
-  const std::int64_t den = detail::lcm(detail::lcm(c.f.den, c.i.den), detail::lcm(c.w.den, c.c.den));
-  const auto ticks = [den](rational x) { return rational::mul(x.num, den / x.den); };
-  std::int64_t unit = p.gamma.den;
-  for (const rational x : p.memory_limit) unit = detail::lcm(unit, x.den);
-  const std::int64_t mw = rational::mul(p.gamma.num, unit / p.gamma.den);
-  std::vector<std::int64_t> cap;
-  for (int r = 0; r < s.P; ++r) cap.push_back(rational::mul(p.limit(r).num, unit / p.limit(r).den));
-  // every time lies within (ops) x (largest cost + t_c), every level within ops x unit
-  const std::int64_t ops = 3LL * s.P * s.m;
-  rational::mul(ops + 1, rational::add(rational::add(ticks(c.f) + ticks(c.i), ticks(c.w)), ticks(c.c)) + 1);
-  rational::mul(ops + 1, unit);
   search_result out;
   search_report& rep = out.report;
-  std::int64_t best = -1;
-  std::vector<std::vector<op>> best_order;
-  for (const greedy_rules& rules : detail::search_rule_sets(options.authors_only)) {
-    detail::zb_greedy g(s.P, s.m, ticks(c.f), ticks(c.i), ticks(c.w), ticks(c.c), unit, mw - unit, -mw, cap, rules);
-    ++rep.rule_sets;
-    if (!g.run()) continue;
-    ++rep.rule_sets_fitting;
-    if (best < 0 || g.span() < best) best = g.span(), best_order = g.order();
-  }
-  detail::require(best >= 0, "ctpipe: search's schedule failed its own check (a bug)");  // a limit >= 1 always fits
-  out.ops = detail::schedule_of(s, best_order);
+  out.ops = schedule{s, 3 * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m)};
+  schedule rules{s, out.ops.size()};  // the best of the rule sets alone, for local repair
+  const detail::greedy_outcome g =
+      detail::greedy_best(s, c, p.gamma, p.memory_limit, options.authors_only ? detail::authors_rule_set_count : detail::rule_set_count,
+                          out.ops.ops().data(), out.ops.offsets().data(), rules.ops().data());
+  for (std::size_t r = 0; r <= static_cast<std::size_t>(s.P); ++r) rules.offsets()[r] = out.ops.offsets()[r];
+  rep.rule_sets = g.tried, rep.rule_sets_fitting = g.fitting;
+  detail::require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");  // a limit >= 1 always fits
+  const std::int64_t best = g.span, den = g.den;
   rep.method = search_method::greedy;
   rep.lower_bound = search_lower_bound(p);
   if (options.repair && !options.authors_only && rational{best, den} > rep.lower_bound) {  // nothing to gain at the bound
+    // repair the best schedule, and the best of the rule sets when a fixed order won:
+    // each with the whole budget, the shorter kept (ties: the first)
     rep.method = search_method::local;
+    const bool fixed_won = !std::equal(out.ops.ops().begin(), out.ops.ops().end(), rules.ops().begin());
     rep.repairs = detail::repair(out.ops, p, options.repair_ops);
+    if (fixed_won) {
+      const int kept = detail::repair(rules, p, options.repair_ops);
+      if (detail::checked_span(rules, p) < detail::checked_span(out.ops, p)) out.ops = std::move(rules), rep.repairs = kept;
+    }
   }
   const schedule_view v = out.ops.view();
   const simulation sim = simulate(v, c);
@@ -465,5 +559,69 @@ inline search_result search(const search_problem& p, const search_options& optio
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
+
+/// A search problem as a structural type, for searched_v: one memory limit for every rank
+/// (full activations, gamma-weighted), otherwise as search_problem. `authors_only`: the
+/// authors' 8 rule sets alone (as search_options::authors_only), a ninth of the work, for
+/// shapes the 72 would take past a compiler's limits.
+struct search_spec {
+  pipeline_shape shape{};
+  costs cost{};
+  rational gamma{1};
+  rational memory_limit{1};
+  bool authors_only = false;
+
+  friend constexpr bool operator==(const search_spec&, const search_spec&) = default;
+};
+
+namespace detail {
+/// The gate of a search_spec: check_search_problem()'s messages (constexpr, for
+/// searched_v's compile errors).
+constexpr void check_search_spec(const search_spec& p) {
+  check_shape(p.shape);
+  check_costs(p.cost);
+  check_gamma(p.gamma);
+  require(p.shape.V == 1 && p.shape.layout == placement::loop, "ctpipe: search takes V = 1 with loop placement (one stage per rank)");
+  require(p.memory_limit >= rational{1},
+          "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: a rank's first F)");
+}
+}  // namespace detail
+
+/// The compile-time form of search(): the best of the same greedy rule sets, without
+/// local repair or the exact method, so `searched(p)` equals `search(problem of p,
+/// {.authors_only = p.authors_only, .repair = false}).ops` op for op (a test holds this).
+/// 72 constructions (8 with authors_only), each a linear pass over the 3 P m ops
+/// (O(P m)); usable in a constant expression (transient storage). Errors: check_search_problem()'s messages, and `ctpipe: search's schedule
+/// failed its own check (a bug)`.
+constexpr schedule searched(const search_spec& p) {
+  detail::check_search_spec(p);
+  schedule out{p.shape, 3 * static_cast<std::size_t>(p.shape.P) * static_cast<std::size_t>(p.shape.m)};
+  const detail::greedy_outcome g =
+      detail::greedy_best(p.shape, p.cost, p.gamma, std::span<const rational>(&p.memory_limit, 1),
+                          p.authors_only ? detail::authors_rule_set_count : detail::rule_set_count, out.ops().data(), out.offsets().data());
+  detail::require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");
+  return out;
+}
+
+namespace detail {
+template <search_spec S>
+constexpr auto freeze_searched() {
+  check_search_spec(S);
+  frozen_schedule<3 * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m), static_cast<std::size_t>(S.shape.P)> f{};
+  f.shape = S.shape;
+  const greedy_outcome g = greedy_best(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1),
+                                       S.authors_only ? authors_rule_set_count : rule_set_count, f.ops, f.offsets);
+  require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");
+  return f;
+}
+}  // namespace detail
+
+/// searched(S) frozen at compile time: a frozen_schedule of 3 P m ops in static storage,
+/// to be proved (static_assert on simulate(), in_flight(), validate() of its view()) and
+/// dispatched like schedule_v. A bad S is a compile error with check_search_problem()'s
+/// message. The largest shapes GCC and Clang take at their default limits:
+/// bench/RESULTS.md.
+template <search_spec S>
+inline constexpr auto searched_v = detail::freeze_searched<S>();
 
 }  // namespace ctpipe

@@ -153,6 +153,7 @@ class search_program {
 
   /// Solves within `seconds`; true when CBC returned a solution.
   bool solve(double seconds) {
+    Cbc_setParameter(model_.get(), "timeMode", "elapsed");  // wall-clock seconds, not CPU
     Cbc_setMaximumSeconds(model_.get(), seconds);
     Cbc_setParameter(model_.get(), "threads", "1");
     Cbc_solve(model_.get());

@@ -22,8 +22,23 @@
 namespace ctpipe::tool {
 namespace {
 
-/// `value` as a percentage with two decimals, for the text view.
-std::string percent(rational value) { return fmt::format("{:.2f}%", value.to_double() * 100); }
+/// `value` as a percentage with two decimals, for the text view; a value that is not 0 or
+/// 1 never reads as 0.00% or 100.00% (more decimals then, up to 6).
+std::string percent(rational value) {
+  const double x = value.to_double() * 100;
+  int decimals = 2;
+  const auto rounds_away = [&](int d) {
+    const std::string t = fmt::format("{:.{}f}", x, d);
+    return (value != rational{0} && std::stod(t) == 0) || (value != rational{1} && std::stod(t) == 100);
+  };
+  while (decimals < 6 && rounds_away(decimals)) ++decimals;
+  return fmt::format("{:.{}f}%", x, decimals);
+}
+
+/// `n` with its noun, singular for exactly 1: "1 full activation", "5/2 full activations".
+std::string activations(rational n, const char* noun) {
+  return fmt::format("{} {}{}", io::to_string(n), noun, n == rational{1} ? "" : "s");
+}
 
 /// `ctpipe search` (see the file comment).
 class search_command final : public command_with_options {
@@ -41,7 +56,7 @@ class search_command final : public command_with_options {
                    "auto (default: exact for P*m <= 32, i.e. up to 96 ops, when the greedy is not already proved optimal; "
                    "else greedy), greedy (the best of the greedy rule sets, then local repair) or exact (also CBC on "
                    "the mixed-integer program, P*m <= 32)");
-    app.add_option("--time-limit", seconds_text_, "seconds CBC may take in the exact method (default 10)");
+    app.add_option("--time-limit", seconds_text_, "wall-clock seconds CBC may take in the exact method (default 10)");
   }
 
   std::string run_checked() override {
@@ -78,6 +93,11 @@ class search_command final : public command_with_options {
       throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {} (here {}); the greedy runs at any size", exact.max_pairs,
                                     p.shape.P * p.shape.m));
     }
+    const bool lasting = p.cost.i > rational{0} && p.cost.w > rational{0};
+    if (method_text_ == "exact" && !lasting) {
+      throw usage_error("ctpipe: --method exact needs t_i > 0 and t_w > 0 (it reads the orders from the ops' ends)");
+    }
+
     search_result best = method_text_ == "greedy" || !small ? search(p) : search_exact(p, exact);
     if (opts_.format == "csv") return io::to_csv(best.ops.view());
     const search_report authors = search(p, {true}).report;
@@ -90,7 +110,12 @@ class search_command final : public command_with_options {
       j["search"] = search_json(p, given, found, authors);
       return json_text(j);
     }
-    if (opts_.format == "text") out += search_text(p, given, found, authors);
+    if (opts_.format == "text") {
+      out += search_text(p, given, found, authors);
+      if (method_text_ == "auto" && small && !lasting && !found.optimal) out += "  the exact method was not run: it needs t_i > 0 and t_w > 0\n";
+      if (found.method == search_method::exact && !found.optimal) out += "  CBC stopped at its time limit (--time-limit) without closing the gap\n";
+      if (opts_.model_given) out += "  costs from --costs: --model gives the memory only (bytes per rank)\n";
+    }
     return out;
   }
 
@@ -161,14 +186,15 @@ class search_command final : public command_with_options {
     std::string out = "\nsearch: the least largest span under the memory limit (the Zero Bubble authors' problem)\n";
     out += given.bytes ? fmt::format("  memory limit {} bytes per rank = {} full activations per rank (gamma = {})\n",
                                      io::to_string(given.value), io::detail::spaced(per_rank), io::to_string(p.gamma))
-                       : fmt::format("  memory limit {} full activations per rank (gamma = {}; 1F1B's rank 0 holds {})\n",
-                                     io::to_string(given.value), io::to_string(p.gamma), p.shape.P);
-    out += fmt::format("  method greedy: the best of {} rule sets ({} fit the limit): the authors' 8 and ctpipe's variants\n",
+                       : fmt::format("  memory limit {} per rank (gamma = {}; 1F1B's rank 0 holds {})\n",
+                                     activations(given.value, "full activation"), io::to_string(p.gamma),
+                                     std::min(p.shape.P, p.shape.m));
+    out += fmt::format("  method greedy: the best of {} constructions ({} fit the limit): the authors' 8 rule sets, ctpipe's 64 variants, 2 fixed orders\n",
                        r.rule_sets, r.rule_sets_fitting);
     if (r.method != search_method::greedy) out += fmt::format("  then local repair: {} swaps of neighbours kept\n", r.repairs);
     if (r.method == search_method::exact) out += "  then the exact method: CBC on the mixed-integer program, started from that schedule\n";
-    out += fmt::format("  largest span {}, bubble rate {} = {} (span - m(t_f+t_i+t_w)) / span; peak {} activations\n",
-                       io::to_string(r.span), io::to_string(r.bubble), percent(r.bubble), io::to_string(r.peak));
+    out += fmt::format("  largest span {}, bubble rate {} = {} (span - m(t_f+t_i+t_w)) / span; peak {}\n",
+                       io::to_string(r.span), io::to_string(r.bubble), percent(r.bubble), activations(r.peak, "activation"));
     out += r.optimal ? fmt::format("  lower bound {} = the span: proved optimal\n", io::to_string(r.lower_bound))
                      : fmt::format("  lower bound {} (bubble rate {}): not proved optimal, the span is at most {} above\n",
                                    io::to_string(r.lower_bound), percent(bound_bubble), io::to_string(r.span - r.lower_bound));
