@@ -81,7 +81,7 @@ class search_command final : public command_with_options {
     p.shape = pipeline_shape{opts_.P, opts_.m, 1, placement::loop};
     check_shape(p.shape);
     const long long ops = 3LL * p.shape.P * p.shape.m;
-    const long long limit = std::min(max_ops(opts_.format), 1LL << 20);  // the construction is O(P m P) per rule set
+    const long long limit = std::min(max_ops(opts_.format), 1LL << 20);  // 74 linear constructions, then local repair
     if (ops > limit) throw usage_error(fmt::format("ctpipe: search takes at most {} ops for --format {}; this one has {}", limit, opts_.format, ops));
     p.cost = opts_.cost;
     p.gamma = opts_.gamma;
