@@ -322,8 +322,6 @@ TEST_CASE("tool: ctpipe search --method", "[search][tool]") {
 }
 
 TEST_CASE("searched_v: the compile-time form equals search() without local repair", "[search][static]") {
-  using ctpipe::tests::largest_peak;
-  using ctpipe::tests::largest_span;
   for (const search_spec& spec : {ctpipe::tests::searched_small, ctpipe::tests::searched_authors}) {
     CAPTURE(spec.shape.P, spec.shape.m, spec.authors_only);
     search_problem p;
@@ -332,17 +330,63 @@ TEST_CASE("searched_v: the compile-time form equals search() without local repai
     const schedule at_compile_time_form = searched(spec);  // the function searched_v freezes
     REQUIRE(run.ops.size() == at_compile_time_form.size());
     CHECK(std::equal(run.ops.view().ops.begin(), run.ops.view().ops.end(), at_compile_time_form.view().ops.begin()));
-    CHECK(largest_span(at_compile_time_form.view(), spec.cost) == run.report.span);
-    CHECK(largest_peak(at_compile_time_form.view(), spec.gamma) <= spec.memory_limit);
+    CHECK(simulate(at_compile_time_form.view(), spec.cost).largest_span() == run.report.span);
+    CHECK(in_flight(at_compile_time_form.view(), spec.gamma).largest_peak() <= spec.memory_limit);
   }
   // the frozen values themselves, as the proofs state them
   const auto& small = searched_v<ctpipe::tests::searched_small>;
   CHECK(validate(small.view()).ok());
-  CHECK(largest_span(small.view(), costs{}) == rational{48});
+  CHECK(simulate(small.view(), costs{}).largest_span() == rational{48});
   const auto& authors = searched_v<ctpipe::tests::searched_authors>;
   search_problem p;
   p.shape = authors.shape, p.cost = ctpipe::tests::searched_authors.cost, p.gamma = rational{16, 37}, p.memory_limit = {rational{8}};
   const search_result run = search(p, {true, false});
   CHECK(std::equal(run.ops.view().ops.begin(), run.ops.view().ops.end(), authors.view().ops.begin()));
-  CHECK(largest_span(authors.view(), p.cost) == run.report.span);
+  CHECK(simulate(authors.view(), p.cost).largest_span() == run.report.span);
+}
+
+TEST_CASE("search: low limits, the fixed orders and the memory-over-time bound (docs/search.md)", "[search]") {
+  // P = 16, m = 48, the article's costs, limit 4: the groups of 4 give 504, the bound 396
+  // (48 (1 + 30 + 1 + 1) / 4), the authors' rules alone 1255
+  search_problem p;
+  p.shape = pipeline_shape{16, 48, 1, placement::loop};
+  p.memory_limit = {rational{4}};
+  const search_report r = search(p).report;
+  CHECK(r.span == rational{504});
+  CHECK(r.lower_bound == rational{396});
+  CHECK(r.rule_sets == 74);
+  CHECK(search(p, {true}).report.span == rational{1255});
+  // the accessors the search reads: the largest per-rank span and peak
+  const search_result x = search(p);
+  const simulation sim = simulate(x.ops.view(), p.cost);
+  const in_flight_profile mem = in_flight(x.ops.view(), p.gamma);
+  rational span{0}, peak{0};
+  for (int k = 0; k < 16; ++k) span = max(span, sim.span(k)), peak = max(peak, mem.peak(k));
+  CHECK(sim.largest_span() == span);
+  CHECK(mem.largest_peak() == peak);
+  CHECK(peak == rational{4});
+}
+
+TEST_CASE("tool: ctpipe search's notes (m < P, costs that stop the exact method, --model)", "[search][tool]") {
+  const auto few = run_tool("search -P 8 -m 4 --color never");
+  REQUIRE(few.exit_code == 0);
+  CHECK(few.out.find("memory limit 8 full activations per rank (gamma = 1; 1F1B's rank 0 holds 4)") != std::string::npos);
+  const auto one = run_tool("search -P 3 -m 4 --memory-limit 1 --color never");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.find("memory limit 1 full activation per rank") != std::string::npos);
+  const auto zero = run_tool("search -P 4 -m 8 --costs w=0 --memory-limit 2 --method exact");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err == "ctpipe: --method exact needs t_i > 0 and t_w > 0 (it reads the orders from the ops' ends)\n");
+  const auto skipped = run_tool("search -P 4 -m 8 --costs w=0 --memory-limit 2 --color never");
+  REQUIRE(skipped.exit_code == 0);
+  CHECK(skipped.out.find("the exact method was not run: it needs t_i > 0 and t_w > 0") != std::string::npos);
+  const auto stopped = run_tool("search -P 4 -m 8 --costs f=28814,i=28760,w=19352,c=1610 --memory-limit 6 --time-limit 1 --color never");
+  REQUIRE(stopped.exit_code == 0);
+  CHECK(stopped.out.find("CBC stopped at its time limit (--time-limit) without closing the gap") != std::string::npos);
+  const auto model = run_tool("search -P 4 -m 8 --model llama2-7b --memory-limit 80GiB --color never");
+  REQUIRE(model.exit_code == 0);
+  CHECK(model.out.find("costs from --costs: --model gives the memory only (bytes per rank)") != std::string::npos);
+  const auto percent = run_tool("search -P 4 -m 8 --costs f=1,i=1,w=1,c=1000000 --memory-limit 2 --method greedy --color never");
+  REQUIRE(percent.exit_code == 0);
+  CHECK(percent.out.find("= 99.9999% (span") != std::string::npos);
 }

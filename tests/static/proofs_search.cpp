@@ -5,19 +5,17 @@
 
 namespace {
 using namespace ctpipe;
-using ctpipe::tests::largest_peak;
-using ctpipe::tests::largest_span;
 using ctpipe::tests::searched_authors;
 using ctpipe::tests::searched_small;
 
 constexpr auto& small = searched_v<searched_small>;
 static_assert(small.size() == 96);
 static_assert(validate(small.view()).ok());
-static_assert(largest_peak(small.view(), rational{1}) <= rational{2});
-static_assert(largest_span(small.view(), costs{}) == rational{48});  // the groups of 2: a fixed order
+static_assert(in_flight(small.view(), rational{1}).largest_peak() <= rational{2});
+static_assert(simulate(small.view(), costs{}).largest_span() == rational{48});  // the groups of 2: a fixed order
 
 constexpr auto& authors = searched_v<searched_authors>;
 static_assert(authors.size() == 768);
 static_assert(validate(authors.view()).ok());
-static_assert(largest_peak(authors.view(), rational{16, 37}) <= rational{8});
+static_assert(in_flight(authors.view(), rational{16, 37}).largest_peak() <= rational{8});
 }  // namespace

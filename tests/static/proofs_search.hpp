@@ -1,7 +1,7 @@
 // The searched schedules the compile-time proofs (proofs_search.cpp) and the run-time
 // tests (runtime/search_test.cpp) share: searched_v must equal search() without local
 // repair, and the facts proved here are tested again at run time through the same
-// functions.
+// functions (simulation::largest_span(), in_flight_profile::largest_peak()).
 #pragma once
 
 #include <ctpipe/ctpipe.hpp>
@@ -15,21 +15,5 @@ inline constexpr search_spec searched_small{pipeline_shape{4, 8, 1, placement::l
 inline constexpr search_spec searched_authors{pipeline_shape{8, 32, 1, placement::loop},
                                               costs{rational{28814}, rational{48112}, rational{28760}, rational{19352}, rational{1610}},
                                               rational{16, 37}, rational{8}, true};
-
-/// The largest per-rank span of schedule v under c (time units).
-constexpr rational largest_span(schedule_view v, const costs& c) {
-  const simulation sim = simulate(v, c);
-  rational s{0};
-  for (int r = 0; r < v.shape.P; ++r) s = max(s, sim.span(r));
-  return s;
-}
-
-/// The largest per-rank in-flight peak of v for gamma.
-constexpr rational largest_peak(schedule_view v, rational gamma) {
-  const in_flight_profile mem = in_flight(v, gamma);
-  rational p{0};
-  for (int r = 0; r < v.shape.P; ++r) p = max(p, mem.peak(r));
-  return p;
-}
 
 }  // namespace ctpipe::tests

@@ -29,6 +29,12 @@ class in_flight_profile {
   constexpr in_flight_profile() = default;
   /// Peak over time of rank r, in chunks.
   constexpr rational peak(int r) const { return {peak_[static_cast<std::size_t>(r)], unit_}; }
+  /// The largest peak over the ranks, in chunks.
+  constexpr rational largest_peak() const {
+    std::int64_t top = 0;
+    for (const std::int64_t x : peak_.span()) top = x > top ? x : top;
+    return {top, unit_};
+  }
   /// Peak of rank r in full activations of one stage's layers: chunks / V, or chunks on
   /// the bidirectional placement, whose chunk is a whole stage of its copy.
   constexpr rational peak_activations(int r) const { return peak(r) / rational{V_}; }

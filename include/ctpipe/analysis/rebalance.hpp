@@ -506,8 +506,7 @@ inline rebalance_plan least_capacity(schedule_view v, const costs& c, rational g
                                      rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}) {
   const live_bound_result b = live_bound(v, c, gamma, scale);
   const in_flight_profile before = in_flight(v, gamma);
-  rational top{0};
-  for (int r = 0; r < v.shape.P; ++r) top = max(top, before.peak(r));
+  const rational top = before.largest_peak();
   for (rational cap = b.level_bound; cap < top; cap += rational{1, gamma.den}) {
     rebalance_plan plan = rebalance(v, c, std::span<const rational>(&cap, 1), gamma, pairing, scale);
     if (plan.feasible) return plan;

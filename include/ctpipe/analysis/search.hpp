@@ -332,6 +332,33 @@ constexpr greedy_rules rule_set(int k) {
   return {(x & 4) == 0, (x & 2) == 0, (x & 1) == 0, offsets[variant], reserves[variant]};
 }
 
+/// A problem's numbers as integers (docs/search.md): times in ticks of 1/den time units
+/// (den: the least common multiple of the cost denominators), memory in units of 1/unit
+/// activation (unit: that of gamma's and the limits' denominators); an F adds `unit`, an
+/// I frees `fi` = unit - fw, a W frees `fw` = gamma unit; `cap` holds each rank's limit
+/// (P entries). Raises rational's overflow message when one leaves 64 bits.
+struct integer_units {
+  std::int64_t den = 1, unit = 1, fi = 0, fw = 0;
+  buffer<std::int64_t> cap;
+  constexpr std::int64_t ticks(rational x) const { return rational::mul(x.num, den / x.den); }
+};
+
+/// integer_units of costs c, gamma and `limits` (one or P entries) over P ranks.
+constexpr integer_units integer_units_of(const costs& c, rational gamma, std::span<const rational> limits, int P) {
+  integer_units u;
+  u.den = lcm(lcm(c.f.den, c.i.den), lcm(c.w.den, c.c.den));
+  u.unit = gamma.den;
+  for (const rational x : limits) u.unit = lcm(u.unit, x.den);
+  u.fw = rational::mul(gamma.num, u.unit / gamma.den);
+  u.fi = u.unit - u.fw;
+  u.cap = buffer<std::int64_t>(static_cast<std::size_t>(P));
+  for (std::size_t r = 0; r < static_cast<std::size_t>(P); ++r) {
+    const rational x = limits[limits.size() == 1 ? 0 : r];
+    u.cap[r] = rational::mul(x.num, u.unit / x.den);
+  }
+  return u;
+}
+
 /// What greedy_best() found: the best span in ticks of 1/den time units (-1 when no rule
 /// set fitted), and the rule sets tried and fitting.
 struct greedy_outcome {
@@ -342,32 +369,23 @@ struct greedy_outcome {
 /// The greedy part of search() and searched(): the first `rule_sets` rule sets on
 /// (shape, c, gamma, limits: one or P entries), each construction O(P m), then (unless
 /// only the authors' are asked for) two fixed orders for low limits, each validated and
-/// simulated (O(P m)); the one with the least span (ties: the first) is written into `ops` (3 P m, CSR, rank r's 3m ops at
-/// 3 m r) and `offsets` (P + 1); with `rules_best`, the best of the rule sets alone too
-/// (3 P m). The same code at run time and in a constant expression,
-/// so searched_v equals search() without local repair. Raises rational's overflow message
-/// when a time or level leaves 64 bits.
+/// simulated (O(P m)); the one with the least span (ties: the first) is written into
+/// `ops` (3 P m, CSR, rank r's 3m ops at 3 m r) and `offsets` (P + 1); with `rules_best`,
+/// the best of the rule sets alone too (3 P m). The same code at run time and in a
+/// constant expression, so searched_v equals search() without local repair. Raises
+/// rational's overflow message when a time or level leaves 64 bits.
 constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
                                      op* ops, std::uint32_t* offsets, op* rules_best = nullptr) {
   greedy_outcome out;
-  out.den = lcm(lcm(c.f.den, c.i.den), lcm(c.w.den, c.c.den));
-  const std::int64_t den = out.den;
-  const auto ticks = [den](rational x) { return rational::mul(x.num, den / x.den); };
-  std::int64_t unit = gamma.den;
-  for (const rational x : limits) unit = lcm(unit, x.den);
-  const std::int64_t mw = rational::mul(gamma.num, unit / gamma.den);
+  const integer_units u = integer_units_of(c, gamma, limits, s.P);
+  out.den = u.den;
   const std::size_t P = static_cast<std::size_t>(s.P), per = 3 * static_cast<std::size_t>(s.m);
-  buffer<std::int64_t> cap(P);
-  for (std::size_t r = 0; r < P; ++r) {
-    const rational x = limits[limits.size() == 1 ? 0 : r];
-    cap[r] = rational::mul(x.num, unit / x.den);
-  }
   // every time lies within (ops) x (the largest cost + t_c), every level within ops x unit
   const std::int64_t n = static_cast<std::int64_t>(P * per);
-  rational::mul(n + 1, rational::add(rational::add(ticks(c.f) + ticks(c.i), ticks(c.w)), ticks(c.c)) + 1);
-  rational::mul(n + 1, unit);
+  rational::mul(n + 1, rational::add(rational::add(u.ticks(c.f) + u.ticks(c.i), u.ticks(c.w)), u.ticks(c.c)) + 1);
+  rational::mul(n + 1, u.unit);
   for (int k = 0; k < rule_sets; ++k) {
-    zb_greedy g(s.P, s.m, ticks(c.f), ticks(c.i), ticks(c.w), ticks(c.c), unit, mw - unit, -mw, cap.data(), rule_set(k));
+    zb_greedy g(s.P, s.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(), rule_set(k));
     ++out.tried;
     if (!g.run()) continue;
     ++out.fitting;
@@ -415,10 +433,7 @@ constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, ra
       const schedule_view v{s, trial.span(), std::span<const std::uint32_t>(offsets, P + 1)};
       if (!validate(v).ok()) continue;
       ++out.fitting;
-      const simulation sim = simulate(v, c);
-      rational worst{0};
-      for (int r = 0; r < s.P; ++r) worst = max(worst, sim.span(r));
-      const rational t = worst * rational{den};
+      const rational t = simulate(v, c).largest_span() * rational{u.den};
       if (out.span >= 0 && t.num >= out.span) continue;
       out.span = t.num;
       for (std::size_t x = 0; x < P * per; ++x) ops[x] = trial[x];
@@ -450,10 +465,7 @@ inline rational checked_span(const schedule& s, const search_problem& p) {
   for (int r = 0; r < p.shape.P; ++r) {
     if (memory.peak(r) > p.limit(r)) return rational{-1};
   }
-  const simulation sim = simulate(v, p.cost);
-  rational span{0};
-  for (int r = 0; r < p.shape.P; ++r) span = max(span, sim.span(r));
-  return span;
+  return simulate(v, p.cost).largest_span();
 }
 
 /// Local repair: passes over every pair of neighbours on a rank that may trade places (of
@@ -543,12 +555,9 @@ inline search_result search(const search_problem& p, const search_options& optio
   const schedule_view v = out.ops.view();
   const simulation sim = simulate(v, c);
   const in_flight_profile memory = in_flight(v, p.gamma);
-  rational span{0}, peak{0};
+  const rational span = sim.largest_span(), peak = memory.largest_peak();
   bool within = true;
-  for (int r = 0; r < s.P; ++r) {
-    span = max(span, sim.span(r)), peak = max(peak, memory.peak(r));
-    within = within && memory.peak(r) <= p.limit(r);
-  }
+  for (int r = 0; r < s.P; ++r) within = within && memory.peak(r) <= p.limit(r);
   detail::require(validate(v).ok() && span <= rational{best, den} && within,
                   "ctpipe: search's schedule failed its own check (a bug)");
   rep.span = span;

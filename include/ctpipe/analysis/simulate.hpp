@@ -36,6 +36,12 @@ class simulation {
   constexpr rational idle(int r) const { return time(makespan_ - busy_[idx(r)]); }
   /// Span of rank r: end of its last op - start of its first (0 for an empty rank).
   constexpr rational span(int r) const { return time(last_end_[idx(r)] - first_start_[idx(r)]); }
+  /// The largest span over the ranks (the Zero Bubble authors' objective, search()).
+  constexpr rational largest_span() const {
+    std::int64_t worst = 0;
+    for (int r = 0; r < ranks_; ++r) worst = last_end_[idx(r)] - first_start_[idx(r)] > worst ? last_end_[idx(r)] - first_start_[idx(r)] : worst;
+    return time(worst);
+  }
   /// Bubble fraction: total idle / (P * T) (docs/spec.md §3); 0 for a schedule without ops.
   constexpr rational bubble_fraction() const {
     if (makespan_ == 0) return rational{0};

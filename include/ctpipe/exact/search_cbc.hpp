@@ -33,19 +33,21 @@ struct exact_options {
 namespace detail {
 
 /// The mixed-integer program of a search_problem, in integer ticks and memory units
-/// (docs/search.md "The exact method"): per op its end e (continuous, within [0, H_r]),
+/// (docs/search.md "The exact method"): per op its end e (continuous, within its window:
+/// windows()),
 /// per rank and unordered pair of ops (an F or I of a later micro-batch against an I or W
 /// of an earlier one) a binary x, 1 when the first of the pair runs first; the objective
 /// Z >= e(W of the last micro-batch) - s_r on every rank, where s_r = r (t_f + t_c) is
 /// where rank r's first F starts in every schedule the simulator runs (it has nothing
 /// to wait for but its input). Rows: the chains of each kind and F -> I -> W of one
 /// micro-batch, the inputs across ranks with t_c, both sides of every disjunction with
-/// big-M H_r = s_r + the greedy's span, the memory level after each F starts, and
-/// lower_bound <= Z <= the greedy's span.
+/// the least big-M the windows allow (a side they rule out fixes x), the orders'
+/// monotonicity, the memory level after each F starts (cap: P limits in memory units),
+/// and lower <= Z <= upper (the bound and the greedy's span, in ticks).
 class search_program {
  public:
   search_program(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t unit, std::int64_t fi,
-                 std::int64_t fw, const std::vector<std::int64_t>& cap, std::int64_t lower, std::int64_t upper)
+                 std::int64_t fw, const std::int64_t* cap, std::int64_t lower, std::int64_t upper)
       : P_(P), m_(m), d_{tf, ti, tw}, model_(Cbc_newModel(), &Cbc_deleteModel) {
     Cbc_setLogLevel(model_.get(), 0);
     windows(tc, upper);
@@ -120,7 +122,7 @@ class search_program {
         for (const pair_column& q : pairs_) {
           if (q.rank == r && q.ka == 0 && q.a == j) terms.push_back({q.column, -static_cast<double>(q.kb == 1 ? fi : fw)});
         }
-        const double room = static_cast<double>(cap[static_cast<std::size_t>(r)] - (j + 1) * unit + j * (fi + fw));
+        const double room = static_cast<double>(cap[r] - (j + 1) * unit + j * (fi + fw));
         if (!terms.empty()) row(terms, -room);
       }
       row({{z_, 1}, {e(r, 2, m - 1), -1}}, -s);
@@ -271,13 +273,8 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
   search_report& rep = out.report;
   if (rep.optimal || p.shape.P * p.shape.m > exact.max_pairs || p.cost.i <= rational{0} || p.cost.w <= rational{0}) return out;
   const costs& c = p.cost;
-  const std::int64_t den = detail::lcm(detail::lcm(c.f.den, c.i.den), detail::lcm(c.w.den, c.c.den));
-  const auto ticks = [den](rational x) { return rational::mul(x.num, den / x.den); };
-  std::int64_t unit = p.gamma.den;
-  for (const rational x : p.memory_limit) unit = detail::lcm(unit, x.den);
-  const std::int64_t fw = rational::mul(p.gamma.num, unit / p.gamma.den), fi = unit - fw;
-  std::vector<std::int64_t> cap;
-  for (int r = 0; r < p.shape.P; ++r) cap.push_back(rational::mul(p.limit(r).num, unit / p.limit(r).den));
+  const detail::integer_units u = detail::integer_units_of(c, p.gamma, p.memory_limit, p.shape.P);
+  const std::int64_t den = u.den;
   const auto in_ticks = [den](rational x) {
     const rational t = x * rational{den};
     return t.num / t.den;
@@ -285,8 +282,8 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
   // the integer ceiling of the bound in ticks
   const rational lower = rep.lower_bound * rational{den};
   const std::int64_t lower_ticks = (lower.num + lower.den - 1) / lower.den;
-  detail::search_program program(p.shape.P, p.shape.m, ticks(c.f), ticks(c.i), ticks(c.w), ticks(c.c), unit, fi, fw, cap, lower_ticks,
-                                 in_ticks(rep.span));
+  detail::search_program program(p.shape.P, p.shape.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, u.fi, u.fw,
+                                 u.cap.data(), lower_ticks, in_ticks(rep.span));
   {
     const schedule_view v = out.ops.view();
     const simulation sim = simulate(v, c);
@@ -303,12 +300,9 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
     if (validate(v).ok()) {
       const simulation sim = simulate(v, c);
       const in_flight_profile memory = in_flight(v, p.gamma);
-      rational span{0}, peak{0};
+      const rational span = sim.largest_span(), peak = memory.largest_peak();
       bool within = true;
-      for (int r = 0; r < p.shape.P; ++r) {
-        span = max(span, sim.span(r)), peak = max(peak, memory.peak(r));
-        within = within && memory.peak(r) <= p.limit(r);
-      }
+      for (int r = 0; r < p.shape.P; ++r) within = within && memory.peak(r) <= p.limit(r);
       if (within && span < rep.span) {
         out.ops = std::move(found);
         rep.span = span, rep.peak = peak, rep.makespan = sim.makespan();
