@@ -5,8 +5,9 @@
 //
 // Given P, m, the costs t_f, t_i, t_w, t_c, gamma = M_W / M_B and a memory limit per rank
 // (full activations, gamma-weighted: an F adds 1, an I frees 1 - gamma, a W frees gamma),
-// find per-rank F/I/W lists (loop placement, one stage per rank) that stay within the
-// limit and minimise the largest per-rank span (last end - first start).
+// find per-rank F/I/W lists (loop placement, one stage per rank; or the V-shape, two
+// chunks per rank, each chunk's op costing t/2 and holding half an activation) that stay
+// within the limit and minimise the largest per-rank span (last end - first start).
 #pragma once
 
 #include <algorithm>  // std::max, std::min
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "ctpipe/analysis/memory.hpp"
+#include "ctpipe/analysis/search_v.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/core/buffer.hpp"
@@ -26,14 +28,17 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/generate.hpp"
 
 namespace ctpipe {
 
-/// What search() is asked. `shape`: P >= 1, m >= 1, V = 1 with loop placement (stage r
-/// on rank r). `cost`: t_f, t_i, t_w, t_c in time units (t_b, t_fb and t_move unused).
+/// What search() is asked. `shape`: P >= 1, m >= 1, and V = 1 with loop placement (stage
+/// r on rank r) or V = 2 with the V-shape (rank r holds stages r and 2P-1-r; a chunk's op
+/// costs t/2). `cost`: t_f, t_i, t_w, t_c in time units (t_b, t_fb and t_move unused).
 /// `gamma` = M_W / M_B in [0, 1]. `memory_limit`: full activations per rank, gamma-weighted
-/// (1F1B's rank 0 holds P), one entry for every rank or P entries (rank 0 first); each at
-/// least 1, the least any schedule needs (a rank's first F).
+/// (1F1B's rank 0 holds P; a chunk's activation is half of one), one entry for every rank
+/// or P entries (rank 0 first); each at least 1, the least any schedule needs (loop: a
+/// rank's first F; V-shape: both chunks of one micro-batch before its first I).
 struct search_problem {
   pipeline_shape shape{};
   costs cost{};
@@ -81,7 +86,7 @@ struct search_report {
   rational lower_bound{0};      ///< no valid schedule has a smaller largest span (search_lower_bound())
   rational bubble{0};           ///< the authors' bubble rate (span - m(t_f + t_i + t_w)) / span
   rational makespan{0};         ///< end of the last op
-  rational peak{0};             ///< the largest per-rank peak of in-flight activations
+  rational peak{0};             ///< the largest per-rank peak of in-flight activations (full ones: chunks / V)
   int rule_sets = 0;            ///< greedy constructions tried
   int rule_sets_fitting = 0;    ///< of them, those that stayed within the limit
   int repairs = 0;              ///< local repair: swaps kept (each lowered the span)
@@ -249,21 +254,31 @@ class zb_greedy {
 
 }  // namespace detail
 
+namespace detail {
+/// Whether `s` is a shape search() takes: V = 1 with loop placement, or V = 2 on the
+/// V-shape.
+constexpr bool searchable(const pipeline_shape& s) {
+  return (s.V == 1 && s.layout == placement::loop) || (s.V == 2 && s.layout == placement::v_shape);
+}
+}  // namespace detail
+
 /// The problem's gate: `ctpipe: search takes V = 1 with loop placement (one stage per
-/// rank)`, `ctpipe: search takes one memory limit for every rank or P of them`,
+/// rank) or V = 2 with the V-shape placement (two chunks per rank)`, `ctpipe: search takes
+/// one memory limit for every rank or P of them`,
 /// `ctpipe: search's memory limit must be >= 1 full activation per rank (the least any
-/// schedule needs: a rank's first F)`, check_shape(), check_costs() and check_gamma()
+/// schedule needs: one micro-batch in flight)`, check_shape(), check_costs() and check_gamma()
 /// messages.
 inline void check_search_problem(const search_problem& p) {
   check_shape(p.shape);
   check_costs(p.cost);
   check_gamma(p.gamma);
-  detail::require(p.shape.V == 1 && p.shape.layout == placement::loop, "ctpipe: search takes V = 1 with loop placement (one stage per rank)");
+  detail::require(detail::searchable(p.shape),
+                  "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement (two chunks per rank)");
   detail::require(p.memory_limit.size() == 1 || p.memory_limit.size() == static_cast<std::size_t>(p.shape.P),
                   "ctpipe: search takes one memory limit for every rank or P of them");
   for (const rational x : p.memory_limit) {
     detail::require(x >= rational{1},
-                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: a rank's first F)");
+                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one micro-batch in flight)");
   }
 }
 
@@ -282,12 +297,38 @@ inline void check_search_problem(const search_problem& p) {
 ///   least t_f + C_r + t_i) and gamma of it until its W ends (at least t_w), and the level
 ///   stays within the limit over the span: span >= m (t_f + C_r + t_i + gamma t_w) / limit.
 /// The bound is the largest over ranks. O(P m).
+///
+/// On the V-shape (a chunk's op costs t/2 and holds half an activation), per rank r:
+/// - work: m(t_f + t_i + t_w), as above;
+/// - front: its first op is a chunk-0 F and its first I a chunk-1 I; from the start of
+///   that micro-batch's chunk-0 F to the start of that I runs the chain of 2P - r chunk
+///   Fs (stages r .. 2P-1) and r chunk Is (stages 2P-1 .. 2P-r) with 2P - 2 transfers,
+///   D_r = (2P - r) t_f / 2 + r t_i / 2 + (2P - 2) t_c, and the rank runs only Fs in it,
+///   at most n = min(floor(2 limit), 2m) of them: idle >= D_r - n t_f / 2;
+/// - memory over time: chunk 0's half activation is held from its F's start to its I's
+///   end, at least H_0 = (2P - r)(t_f + t_i) / 2 + 2(2P - 2 - r) t_c, chunk 1's at least
+///   H_1 = (r + 1)(t_f + t_i) / 2 + 2 r t_c, and gamma of each half until its W ends (t_w
+///   / 2 after the I at least): span >= m ((H_0 + H_1) / 2 + gamma t_w / 2) / limit.
 inline rational search_lower_bound(const search_problem& p) {
   check_search_problem(p);
   const pipeline_shape& s = p.shape;
   const costs& c = p.cost;
   const rational work = rational{s.m} * (c.f + c.i + c.w);
   rational best = work;
+  if (s.layout == placement::v_shape) {
+    const rational half{1, 2};
+    for (int r = 0; r < s.P; ++r) {
+      const rational limit = p.limit(r);
+      const rational chunks = limit * rational{2};
+      const std::int64_t n = std::min<std::int64_t>(chunks.num / chunks.den, 2 * static_cast<std::int64_t>(s.m));
+      const rational chain = rational{2 * s.P - r} * c.f * half + rational{r} * c.i * half + rational{2 * s.P - 2} * c.c;
+      best = max(best, work + max(rational{0}, chain - rational{n} * c.f * half));
+      const rational h0 = rational{2 * s.P - r} * (c.f + c.i) * half + rational{2 * (2 * s.P - 2 - r)} * c.c;
+      const rational h1 = rational{r + 1} * (c.f + c.i) * half + rational{2 * r} * c.c;
+      best = max(best, rational{s.m} * ((h0 + h1) * half + p.gamma * c.w * half) / limit);
+    }
+    return best;
+  }
   for (int r = 0; r < s.P; ++r) {
     const rational limit = p.limit(r);
     const rational floor_limit{limit.num / limit.den};
@@ -366,16 +407,120 @@ struct greedy_outcome {
   int tried = 0, fitting = 0;
 };
 
+/// The number of V-shape rule sets search() tries, of them the authors' (the first), and
+/// the most rounds of the authors' refinement per rule set (each round re-runs the
+/// construction with the last round's per-rank bubbles as `approved`, kept while the span
+/// drops; the authors' own sweeps stop after 2 or 3).
+inline constexpr int v_rule_set_count = 40;
+inline constexpr int v_authors_rule_set_count = 4;
+inline constexpr int v_rounds = 8;
+
+/// V-shape rule set k (0 <= k < v_rule_set_count), in the order search() tries them: the
+/// authors' four (fill before a chunk-1 I on and off, then fill before an F on and off,
+/// as their `create_schedule` loops), then each with a warmup offset of -6, -4, -2, -1,
+/// +1, +2 chunks, then each with a W reserve of 1, 2, 4.
+constexpr v_greedy_rules v_rule_set(int k) {
+  const int x = k % 4, variant = k / 4;
+  constexpr int offsets[] = {0, -6, -4, -2, -1, 1, 2, 0, 0, 0};
+  constexpr int reserves[] = {0, 0, 0, 0, 0, 0, 0, 1, 2, 4};
+  return {(x & 2) == 0, (x & 1) == 0, offsets[variant], reserves[variant]};
+}
+
+/// The V-shape part of greedy_best() (same contract; 6m ops a rank): the first
+/// `rule_sets` V rule sets, each up to v_rounds constructions of O(P m); then, unless only
+/// the authors' are asked for, ctpipe's fixed orders: every rank in groups of g = floor(the
+/// least limit) micro-batches (their chunk-0 Fs, chunk-1 Fs, then I and W of chunk 1, then
+/// of chunk 0: a level that peaks at g; it always fits, as a limit is at least 1), and the library's ZB-V, V-Half and V-Min (generate())
+/// where they stay within the limits; each validated, memory-checked and simulated.
+constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
+                                       op* ops, std::uint32_t* offsets, op* rules_best) {
+  greedy_outcome out;
+  // in chunks: each op costs t/2 (t_c whole), each limit is twice its full activations
+  costs chunk = c;
+  chunk.f = c.f / rational{2}, chunk.i = c.i / rational{2}, chunk.w = c.w / rational{2};
+  buffer<rational> chunk_limits(limits.size());
+  for (std::size_t r = 0; r < limits.size(); ++r) chunk_limits[r] = limits[r] * rational{2};
+  const integer_units u = integer_units_of(chunk, gamma, chunk_limits.span(), s.P);
+  out.den = u.den;
+  const std::size_t P = static_cast<std::size_t>(s.P), per = 6 * static_cast<std::size_t>(s.m);
+  const std::int64_t n = static_cast<std::int64_t>(P * per);
+  rational::mul(n + 1, rational::add(rational::add(u.ticks(chunk.f) + u.ticks(chunk.i), u.ticks(chunk.w)), u.ticks(c.c)) + 1);
+  rational::mul(n + 1, u.unit);
+  buffer<std::int64_t> approved(P);
+  for (int k = 0; k < rule_sets; ++k) {
+    ++out.tried;
+    std::int64_t chain = -1;  // this rule set's best span so far
+    for (int round = 0; round < v_rounds; ++round) {
+      zbv_greedy g(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
+                   v_rule_set(k), round == 0 ? nullptr : approved.data());
+      if (!g.run() || (chain >= 0 && g.span() >= chain)) break;
+      if (chain < 0) ++out.fitting;
+      chain = g.span();
+      for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
+      if (out.span >= 0 && chain >= out.span) continue;
+      out.span = chain;
+      for (std::size_t r = 0; r < P; ++r) {
+        const std::span<const op> list = g.rank(static_cast<int>(r));
+        for (std::size_t x = 0; x < per; ++x) ops[r * per + x] = list[x];
+      }
+    }
+  }
+  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
+  if (rules_best != nullptr) {
+    for (std::size_t x = 0; x < P * per; ++x) rules_best[x] = ops[x];
+  }
+  if (rule_sets <= v_authors_rule_set_count) return out;
+  buffer<op> trial(P * per);
+  const schedule_view v{s, trial.span(), std::span<const std::uint32_t>(offsets, P + 1)};
+  const auto consider = [&] {
+    ++out.tried;
+    if (!validate(v).ok()) return;
+    const in_flight_profile memory = in_flight(v, gamma);
+    for (std::size_t r = 0; r < P; ++r) {
+      if (memory.peak_activations(static_cast<int>(r)) > limits[limits.size() == 1 ? 0 : r]) return;
+    }
+    ++out.fitting;
+    const rational t = simulate(v, c).largest_span() * rational{u.den};
+    if (out.span >= 0 && t.num >= out.span) return;
+    out.span = t.num;
+    for (std::size_t x = 0; x < P * per; ++x) ops[x] = trial[x];
+  };
+  int g = s.m;  // one group size for every rank (groups that differ between ranks deadlock)
+  for (const rational x : limits) g = x.num / x.den < g ? static_cast<int>(x.num / x.den) : g;
+  for (std::size_t r = 0; r < P; ++r) {
+    const int c0 = static_cast<int>(r), c1 = 2 * s.P - 1 - static_cast<int>(r);
+    std::size_t k = r * per;
+    for (int first = 0; first < s.m; first += g) {
+      const int last = first + g < s.m ? first + g : s.m;
+      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::F, c0, j);
+      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::F, c1, j);
+      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::I, c1, j), trial[k++] = make_op(op_kind::W, c1, j);
+      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::I, c0, j), trial[k++] = make_op(op_kind::W, c0, j);
+    }
+  }
+  consider();
+  const schedule_family families[] = {schedule_family::zbv, schedule_family::v_half, schedule_family::v_min};
+  for (const schedule_family f : families) {
+    const schedule_spec spec{f, s};
+    if (spec_error(spec) != nullptr || total_ops(spec) != P * per) continue;
+    fill_schedule(spec, trial.data(), offsets);  // 6m ops a rank: the offsets stay r * 6m
+    consider();
+  }
+  return out;
+}
+
 /// The greedy part of search() and searched(): the first `rule_sets` rule sets on
 /// (shape, c, gamma, limits: one or P entries), each construction O(P m), then (unless
 /// only the authors' are asked for) two fixed orders for low limits, each validated and
 /// simulated (O(P m)); the one with the least span (ties: the first) is written into
 /// `ops` (3 P m, CSR, rank r's 3m ops at 3 m r) and `offsets` (P + 1); with `rules_best`,
-/// the best of the rule sets alone too (3 P m). The same code at run time and in a
+/// the best of the rule sets alone too (3 P m; not a schedule when none fitted). On the
+/// V-shape greedy_best_v() (6m ops a rank). The same code at run time and in a
 /// constant expression, so searched_v equals search() without local repair. Raises
 /// rational's overflow message when a time or level leaves 64 bits.
 constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
                                      op* ops, std::uint32_t* offsets, op* rules_best = nullptr) {
+  if (s.layout == placement::v_shape) return greedy_best_v(s, c, gamma, limits, rule_sets, ops, offsets, rules_best);
   greedy_outcome out;
   const integer_units u = integer_units_of(c, gamma, limits, s.P);
   out.den = u.den;
@@ -442,6 +587,12 @@ constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, ra
   return out;
 }
 
+/// The rule sets greedy_best() runs for shape s: every one, or the authors' alone.
+constexpr int rule_sets_of(const pipeline_shape& s, bool authors_only) {
+  if (s.layout == placement::v_shape) return authors_only ? v_authors_rule_set_count : v_rule_set_count;
+  return authors_only ? authors_rule_set_count : rule_set_count;
+}
+
 /// The schedule of a greedy order (CSR, rank 0 first).
 inline schedule schedule_of(const pipeline_shape& shape, const std::vector<std::vector<op>>& order) {
   std::size_t total = 0;
@@ -463,30 +614,40 @@ inline rational checked_span(const schedule& s, const search_problem& p) {
   if (!validate(v).ok()) return rational{-1};
   const in_flight_profile memory = in_flight(v, p.gamma);
   for (int r = 0; r < p.shape.P; ++r) {
-    if (memory.peak(r) > p.limit(r)) return rational{-1};
+    if (memory.peak_activations(r) > p.limit(r)) return rational{-1};
   }
   return simulate(v, p.cost).largest_span();
 }
 
-/// Local repair: passes over every pair of neighbours on a rank that may trade places (of
-/// two micro-batches a > b, a's F or I before or after b's I or W, or a's F and b's I),
+/// Whether adjacent ops a, b of one rank may trade places in local repair. Loop placement:
+/// of two micro-batches a > b, a's F or I and b's I or W, or a's F and b's I. V-shape: any
+/// two ops but those of one stage and micro-batch and those of one stage and kind (the
+/// validity check rejects the rest that deadlock).
+constexpr bool swappable(const pipeline_shape& s, op a, op b) {
+  if (s.layout == placement::v_shape) {
+    const bool same_stage = a.stage() == b.stage();
+    return !(same_stage && (a.microbatch() == b.microbatch() || a.kind() == b.kind()));
+  }
+  const op later = a.microbatch() > b.microbatch() ? a : b, earlier = a.microbatch() > b.microbatch() ? b : a;
+  return later.microbatch() != earlier.microbatch() &&
+         (later.kind() == op_kind::F ? earlier.kind() != op_kind::F : later.kind() == op_kind::I && earlier.kind() == op_kind::W);
+}
+
+/// Local repair: passes over every pair of neighbours on a rank that may trade places
+/// (swappable()),
 /// each swap kept when the schedule stays valid, within the limits, and its largest span
 /// drops; until a pass keeps none or `budget` ops have been simulated. Returns the swaps
 /// kept. Each trial is one exact check (checked_span()): O(ops).
 inline int repair(schedule& s, const search_problem& p, std::int64_t budget) {
   rational best = checked_span(s, p);
+  if (best < rational{0}) return 0;  // not a schedule of p: nothing to repair
   const std::int64_t n = static_cast<std::int64_t>(s.size());
   int kept = 0;
   for (bool improved = true; improved && budget >= n;) {
     improved = false;
     for (int r = 0; r < p.shape.P && budget >= n; ++r) {
       for (std::uint32_t k = s.offsets()[static_cast<std::size_t>(r)]; k + 1 < s.offsets()[static_cast<std::size_t>(r) + 1] && budget >= n; ++k) {
-        const op a = s.ops()[k], b = s.ops()[k + 1];
-        const op later = a.microbatch() > b.microbatch() ? a : b, earlier = a.microbatch() > b.microbatch() ? b : a;
-        const bool free = later.microbatch() != earlier.microbatch() &&
-                          (later.kind() == op_kind::F ? earlier.kind() != op_kind::F
-                                                      : later.kind() == op_kind::I && earlier.kind() == op_kind::W);
-        if (!free) continue;
+        if (!swappable(p.shape, s.ops()[k], s.ops()[k + 1])) continue;
         std::swap(s.ops()[k], s.ops()[k + 1]);
         budget -= n;
         const rational span = checked_span(s, p);
@@ -522,7 +683,10 @@ struct search_options {
 /// The result is checked before it is returned: validate() passes, the exact simulation
 /// gives at most the span the construction computed, and every rank's in_flight() peak is within
 /// the limit (else `ctpipe: search's schedule failed its own check (a bug)`).
-/// `optimal` when the span equals search_lower_bound(). Errors: check_search_problem()'s.
+/// `optimal` when the span equals search_lower_bound(). Errors: check_search_problem()'s;
+/// with `authors_only`, `ctpipe: search: none of the Zero Bubble authors' rule sets stays
+/// within this memory limit (their code stops on an assertion here); search without
+/// authors_only finds a schedule` (it happens on the V-shape at low limits).
 inline search_result search(const search_problem& p, const search_options& options = {}) {
   const auto started = std::chrono::steady_clock::now();
   check_search_problem(p);
@@ -530,24 +694,25 @@ inline search_result search(const search_problem& p, const search_options& optio
   const costs& c = p.cost;
   search_result out;
   search_report& rep = out.report;
-  out.ops = schedule{s, 3 * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m)};
+  out.ops = schedule{s, 3 * static_cast<std::size_t>(s.V) * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m)};
   schedule rules{s, out.ops.size()};  // the best of the rule sets alone, for local repair
-  const detail::greedy_outcome g =
-      detail::greedy_best(s, c, p.gamma, p.memory_limit, options.authors_only ? detail::authors_rule_set_count : detail::rule_set_count,
-                          out.ops.ops().data(), out.ops.offsets().data(), rules.ops().data());
+  const detail::greedy_outcome g = detail::greedy_best(s, c, p.gamma, p.memory_limit, detail::rule_sets_of(s, options.authors_only),
+                                                       out.ops.ops().data(), out.ops.offsets().data(), rules.ops().data());
   for (std::size_t r = 0; r <= static_cast<std::size_t>(s.P); ++r) rules.offsets()[r] = out.ops.offsets()[r];
   rep.rule_sets = g.tried, rep.rule_sets_fitting = g.fitting;
+  detail::require(g.span >= 0 || !options.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
   detail::require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");  // a limit >= 1 always fits
   const std::int64_t best = g.span, den = g.den;
   rep.method = search_method::greedy;
   rep.lower_bound = search_lower_bound(p);
   if (options.repair && !options.authors_only && rational{best, den} > rep.lower_bound) {  // nothing to gain at the bound
-    // repair the best schedule, and the best of the rule sets when a fixed order won:
-    // each with the whole budget, the shorter kept (ties: the first)
+    // repair the best schedule, and the best of the rule sets when a fixed order won
+    // (and some rule set fitted): each with the whole budget, the shorter kept (ties:
+    // the first)
     rep.method = search_method::local;
     const bool fixed_won = !std::equal(out.ops.ops().begin(), out.ops.ops().end(), rules.ops().begin());
     rep.repairs = detail::repair(out.ops, p, options.repair_ops);
-    if (fixed_won) {
+    if (fixed_won && detail::checked_span(rules, p) >= rational{0}) {
       const int kept = detail::repair(rules, p, options.repair_ops);
       if (detail::checked_span(rules, p) < detail::checked_span(out.ops, p)) out.ops = std::move(rules), rep.repairs = kept;
     }
@@ -555,9 +720,10 @@ inline search_result search(const search_problem& p, const search_options& optio
   const schedule_view v = out.ops.view();
   const simulation sim = simulate(v, c);
   const in_flight_profile memory = in_flight(v, p.gamma);
-  const rational span = sim.largest_span(), peak = memory.largest_peak();
+  const rational span = sim.largest_span();
+  rational peak{0};
   bool within = true;
-  for (int r = 0; r < s.P; ++r) within = within && memory.peak(r) <= p.limit(r);
+  for (int r = 0; r < s.P; ++r) within = within && memory.peak_activations(r) <= p.limit(r), peak = max(peak, memory.peak_activations(r));
   detail::require(validate(v).ok() && span <= rational{best, den} && within,
                   "ctpipe: search's schedule failed its own check (a bug)");
   rep.span = span;
@@ -590,24 +756,27 @@ constexpr void check_search_spec(const search_spec& p) {
   check_shape(p.shape);
   check_costs(p.cost);
   check_gamma(p.gamma);
-  require(p.shape.V == 1 && p.shape.layout == placement::loop, "ctpipe: search takes V = 1 with loop placement (one stage per rank)");
+  require(searchable(p.shape),
+          "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement (two chunks per rank)");
   require(p.memory_limit >= rational{1},
-          "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: a rank's first F)");
+          "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one micro-batch in flight)");
 }
 }  // namespace detail
 
 /// The compile-time form of search(): the best of the same greedy rule sets, without
 /// local repair or the exact method, so `searched(p)` equals `search(problem of p,
 /// {.authors_only = p.authors_only, .repair = false}).ops` op for op (a test holds this).
-/// 72 constructions (8 with authors_only), each a linear pass over the 3 P m ops
-/// (O(P m)); usable in a constant expression (transient storage). Errors: check_search_problem()'s messages, and `ctpipe: search's schedule
-/// failed its own check (a bug)`.
+/// Loop placement: 74 constructions (8 with authors_only); V-shape: 40 rule sets of up to
+/// v_rounds constructions and 4 fixed orders (4 rule sets with authors_only); each a
+/// linear pass over the 3 V P m ops (O(P m)); usable in a constant expression (transient
+/// storage). Errors: check_search_problem()'s messages, search()'s authors_only message,
+/// and `ctpipe: search's schedule failed its own check (a bug)`.
 constexpr schedule searched(const search_spec& p) {
   detail::check_search_spec(p);
-  schedule out{p.shape, 3 * static_cast<std::size_t>(p.shape.P) * static_cast<std::size_t>(p.shape.m)};
-  const detail::greedy_outcome g =
-      detail::greedy_best(p.shape, p.cost, p.gamma, std::span<const rational>(&p.memory_limit, 1),
-                          p.authors_only ? detail::authors_rule_set_count : detail::rule_set_count, out.ops().data(), out.offsets().data());
+  schedule out{p.shape, 3 * static_cast<std::size_t>(p.shape.V) * static_cast<std::size_t>(p.shape.P) * static_cast<std::size_t>(p.shape.m)};
+  const detail::greedy_outcome g = detail::greedy_best(p.shape, p.cost, p.gamma, std::span<const rational>(&p.memory_limit, 1),
+                                                       detail::rule_sets_of(p.shape, p.authors_only), out.ops().data(), out.offsets().data());
+  detail::require(g.span >= 0 || !p.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
   detail::require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");
   return out;
 }
@@ -616,10 +785,13 @@ namespace detail {
 template <search_spec S>
 constexpr auto freeze_searched() {
   check_search_spec(S);
-  frozen_schedule<3 * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m), static_cast<std::size_t>(S.shape.P)> f{};
+  frozen_schedule<3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m),
+                  static_cast<std::size_t>(S.shape.P)>
+      f{};
   f.shape = S.shape;
-  const greedy_outcome g = greedy_best(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1),
-                                       S.authors_only ? authors_rule_set_count : rule_set_count, f.ops, f.offsets);
+  const greedy_outcome g =
+      greedy_best(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1), rule_sets_of(S.shape, S.authors_only), f.ops, f.offsets);
+  require(g.span >= 0 || !S.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
   require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");
   return f;
 }

@@ -266,12 +266,16 @@ class search_program {
 /// it, or it did not finish and the bounds still meet). CBC computes in floating point;
 /// the schedule it returns is checked exactly like search()'s (validate(), the limit,
 /// the exact simulation). Needs t_i > 0 and t_w > 0 (every op lasts: the orders are read
-/// from the ends), else it returns search()'s result. Errors: search()'s.
+/// from the ends) and the loop placement (the program is written for one stage per rank),
+/// else it returns search()'s result. Errors: search()'s.
 inline search_result search_exact(const search_problem& p, const exact_options& exact = {}, const search_options& options = {}) {
   const auto started = std::chrono::steady_clock::now();
   search_result out = search(p, options);
   search_report& rep = out.report;
-  if (rep.optimal || p.shape.P * p.shape.m > exact.max_pairs || p.cost.i <= rational{0} || p.cost.w <= rational{0}) return out;
+  if (rep.optimal || p.shape.layout != placement::loop || p.shape.P * p.shape.m > exact.max_pairs || p.cost.i <= rational{0} ||
+      p.cost.w <= rational{0}) {
+    return out;
+  }
   const costs& c = p.cost;
   const detail::integer_units u = detail::integer_units_of(c, p.gamma, p.memory_limit, p.shape.P);
   const std::int64_t den = u.den;
