@@ -1,12 +1,15 @@
-// Compile-time proofs of searched_v (ctpipe/analysis/search.hpp): the frozen schedules
-// are valid, within their memory limit, and have the span search() finds without local
-// repair (tests/runtime/search_test.cpp compares them op for op).
+// Compile-time proofs of searched_v (ctpipe/analysis/search.hpp): the frozen schedules,
+// on the loop placement and the V-shape, are valid, within their memory limit, and have
+// the span search() finds without local repair (tests/runtime/search_test.cpp compares
+// them op for op).
 #include "proofs_search.hpp"
 
 namespace {
 using namespace ctpipe;
 using ctpipe::tests::searched_authors;
 using ctpipe::tests::searched_small;
+using ctpipe::tests::searched_v_authors;
+using ctpipe::tests::searched_v_small;
 
 constexpr auto& small = searched_v<searched_small>;
 static_assert(small.size() == 96);
@@ -18,4 +21,17 @@ constexpr auto& authors = searched_v<searched_authors>;
 static_assert(authors.size() == 768);
 static_assert(validate(authors.view()).ok());
 static_assert(in_flight(authors.view(), rational{16, 37}).largest_peak() <= rational{8});
+
+// the V-shape: peaks in chunks, two to a full activation
+constexpr auto& v_small = searched_v<searched_v_small>;
+static_assert(v_small.size() == 192);
+static_assert(validate(v_small.view()).ok());
+static_assert(in_flight(v_small.view(), rational{1}).largest_peak() <= rational{4});
+static_assert(simulate(v_small.view(), costs{}).largest_span() == rational{59, 2});
+
+constexpr auto& v_authors = searched_v<searched_v_authors>;
+static_assert(v_authors.size() == 1536);
+static_assert(validate(v_authors.view()).ok());
+static_assert(in_flight(v_authors.view(), rational{16, 37}).largest_peak() <= rational{16});
+static_assert(simulate(v_authors.view(), searched_v_authors.cost).largest_span() == rational{2585621});
 }  // namespace

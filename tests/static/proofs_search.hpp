@@ -16,4 +16,13 @@ inline constexpr search_spec searched_authors{pipeline_shape{8, 32, 1, placement
                                               costs{rational{28814}, rational{48112}, rational{28760}, rational{19352}, rational{1610}},
                                               rational{16, 37}, rational{8}, true};
 
+/// The V-shape, P = 4, m = 8, the article's costs, limit 2 full activations (4 chunks):
+/// every construction (the 28 rule sets and the 4 fixed orders).
+inline constexpr search_spec searched_v_small{pipeline_shape{4, 8, 2, placement::v_shape}, costs{}, rational{1}, rational{2}};
+/// The V-shape, P = 8, m = 32, the authors' P = 16 profile, gamma 16/37, limit 8 (k = 1):
+/// their automatic ZB-V's 4 rule sets, the largest shape of the range.
+inline constexpr search_spec searched_v_authors{pipeline_shape{8, 32, 2, placement::v_shape},
+                                                costs{rational{28814}, rational{48112}, rational{28760}, rational{19352}, rational{1610}},
+                                                rational{16, 37}, rational{8}, true};
+
 }  // namespace ctpipe::tests

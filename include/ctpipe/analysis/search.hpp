@@ -70,7 +70,7 @@ struct greedy_rules {
   int w_reserve = 0;
 };
 
-/// How a schedule was found: search() returns the best of its greedy rule sets;
+/// How a schedule was found: search() returns the best of its greedy constructions;
 /// search_exact() (ctpipe/exact/search_cbc.hpp, needs CBC) also runs the exact method.
 enum class search_method : std::uint8_t {
   greedy,  ///< the best of the greedy rule sets (detail::rule_set())
@@ -87,7 +87,7 @@ struct search_report {
   rational bubble{0};           ///< the authors' bubble rate (span - m(t_f + t_i + t_w)) / span
   rational makespan{0};         ///< end of the last op
   rational peak{0};             ///< the largest per-rank peak of in-flight activations (full ones: chunks / V)
-  int rule_sets = 0;            ///< greedy constructions tried
+  int rule_sets = 0;            ///< greedy constructions tried (rule sets, on the V-shape each with its rounds, and fixed orders)
   int rule_sets_fitting = 0;    ///< of them, those that stayed within the limit
   int repairs = 0;              ///< local repair: swaps kept (each lowered the span)
   double seconds = 0;           ///< wall time of the search (steady clock)
@@ -113,9 +113,15 @@ class zb_greedy {
   /// mw <= 0). Times in ticks.
   constexpr zb_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
                       std::int64_t mw, const std::int64_t* cap, const greedy_rules& rules)
-      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), rules_(rules), f_(idx(P)), i_(idx(P)), w_(idx(P)),
-        written_(idx(P)), scratch_(idx(P)), end_(idx(P)), level_(idx(P)), bubble_(idx(P)), tf_end_(idx(P) * idx(m)),
-        ti_end_(idx(P) * idx(m)), ops_(idx(P) * 3 * idx(m)) {}
+      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), rules_(rules), ints_(static_cast<std::size_t>(5 * P)),
+        times_(static_cast<std::size_t>(3 * P + 2 * P * m)), ops_(static_cast<std::size_t>(3 * P * m)) {
+    // one block of ints and one of times, cut into the per-rank tables (indexing by raw
+    // pointers keeps the constant evaluation's steps per op low)
+    f_ = ints_.data(), i_ = f_ + P, w_ = i_ + P, written_ = w_ + P, scratch_ = written_ + P;
+    end_ = times_.data(), level_ = end_ + P, bubble_ = level_ + P, tf_end_ = bubble_ + P, ti_end_ = tf_end_ + P * m;
+  }
+  zb_greedy(const zb_greedy&) = delete;  // the tables point into its own storage
+  zb_greedy& operator=(const zb_greedy&) = delete;
 
   /// Runs the construction; false when it cannot stay within the limit. O(P m): each op
   /// placed in O(1), each step O(P).
@@ -125,115 +131,106 @@ class zb_greedy {
     for (int j = P_ - 1; j >= 0; --j) put(j, 1);
     for (int mb = 1; mb < m_ && ok_; ++mb) step(mb);
     for (int j = 0; j < P_ && ok_; ++j) {
-      while (w_[idx(j)] < m_) put(j, 2);
+      while (w_[j] < m_) put(j, 2);
     }
     return ok_;
   }
 
   /// Rank r's ops in the order written (3m of them after a run that fitted).
-  constexpr std::span<const op> rank(int r) const { return ops_.span().subspan(idx(r) * 3 * idx(m_), idx(written_[idx(r)])); }
+  constexpr std::span<const op> rank(int r) const {
+    return ops_.span().subspan(static_cast<std::size_t>(3 * r * m_), static_cast<std::size_t>(written_[r]));
+  }
   /// The largest per-rank span (ticks).
   constexpr std::int64_t span() const {
     std::int64_t s = 0;
-    for (int j = 0; j < P_; ++j) s = std::max(s, end_[idx(j)] - first_start_of(j));
+    for (int j = 0; j < P_; ++j) s = std::max(s, end_[j] - (tf_end_[j * m_] - cost_[0]));
     return s;
   }
 
  private:
-  static constexpr std::size_t idx(int x) { return static_cast<std::size_t>(x); }
-  constexpr std::int64_t first_start_of(int j) const { return tf_end_[idx(j) * idx(m_)] - cost_[0]; }
-
   /// Places rank j's next op of kind k (0 F, 1 I, 2 W).
   constexpr void put(int j, int k) {
-    const std::size_t r = idx(j);
-    const int mb = k == 0 ? f_[r] : k == 1 ? i_[r] : w_[r];
-    const std::int64_t packed = end_[r] + cost_[k];
+    const int mb = k == 0 ? f_[j] : k == 1 ? i_[j] : w_[j];
+    const std::int64_t packed = end_[j] + cost_[k];
     std::int64_t t = packed;
-    if (k == 0 && j > 0) t = std::max(t, tf_end_[(r - 1) * idx(m_) + idx(mb)] + tc_ + cost_[0]);
-    if (k == 1 && j + 1 < P_) t = std::max(t, ti_end_[(r + 1) * idx(m_) + idx(mb)] + tc_ + cost_[1]);
-    if (f_[r] > 0) bubble_[r] += t - packed, worst_ = std::max(worst_, bubble_[r]);  // bubbles only grow
-    end_[r] = t;
-    level_[r] += mem_[k];
-    if (k == 0) tf_end_[r * idx(m_) + idx(mb)] = t, ++f_[r];
-    if (k == 1) ti_end_[r * idx(m_) + idx(mb)] = t, ++i_[r];
-    if (k == 2) ++w_[r];
-    ops_[r * 3 * idx(m_) + idx(written_[r]++)] = make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, j, mb);
+    if (k == 0 && j > 0) t = std::max(t, tf_end_[(j - 1) * m_ + mb] + tc_ + cost_[0]);
+    if (k == 1 && j + 1 < P_) t = std::max(t, ti_end_[(j + 1) * m_ + mb] + tc_ + cost_[1]);
+    if (f_[j] > 0) bubble_[j] += t - packed, worst_ = std::max(worst_, bubble_[j]);  // bubbles only grow
+    end_[j] = t;
+    level_[j] += mem_[k];
+    if (k == 0) tf_end_[j * m_ + mb] = t, ++f_[j];
+    if (k == 1) ti_end_[j * m_ + mb] = t, ++i_[j];
+    if (k == 2) ++w_[j];
+    ops_[static_cast<std::size_t>(3 * j * m_ + written_[j]++)] = make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, j, mb);
   }
   /// Ws before rank j's next F (k = 0) or I (k = 1): first as many as memory needs, then
   /// those that end by the time its input arrives (`ready`), then one more for a gap
   /// shorter than a W when the rules take it.
   constexpr void fill(int j, int k, std::int64_t ready) {
-    const std::size_t r = idx(j);
-    while (level_[r] + mem_[k] > cap_[r]) {
-      if (w_[r] >= i_[r]) return static_cast<void>(ok_ = false);
+    while (level_[j] + mem_[k] > cap_[j]) {
+      if (w_[j] >= i_[j]) return static_cast<void>(ok_ = false);
       put(j, 2);
     }
     if (ready < 0) return;
-    const auto reserve_ok = [&] { return i_[r] - w_[r] > rules_.w_reserve; };  // keeps w_reserve pending
-    while (w_[r] < i_[r] && end_[r] + cost_[2] <= ready && reserve_ok()) put(j, 2);
-    if (w_[r] < i_[r] && end_[r] < ready && reserve_ok()) {
-      if (ready - end_[r] > worst_ - bubble_[r] || rules_.fill_short_gaps) put(j, 2);
+    // keeps w_reserve pending
+    while (w_[j] < i_[j] && end_[j] + cost_[2] <= ready && i_[j] - w_[j] > rules_.w_reserve) put(j, 2);
+    if (w_[j] < i_[j] && end_[j] < ready && i_[j] - w_[j] > rules_.w_reserve) {
+      if (ready - end_[j] > worst_ - bubble_[j] || rules_.fill_short_gaps) put(j, 2);
     }
   }
   /// The warmup: every rank's extra forwards before its first I (from the last rank
   /// back, each stops when its first I's input can have arrived), made to decrease
   /// towards the last rank, then micro-batch 0's Is from the last rank back.
   constexpr void warmup() {
-    buffer<int>& extra = scratch_;
-    std::int64_t last = tf_end_[idx(P_ - 1) * idx(m_)] + cost_[1];
+    int* extra = scratch_;
+    std::int64_t last = tf_end_[(P_ - 1) * m_] + cost_[1];
     for (int j = P_ - 2; j >= 0; --j) {
-      const std::size_t r = idx(j);
-      std::int64_t level = level_[r], t = end_[r];
-      while (f_[r] + extra[r] < m_ && level + mem_[0] <= cap_[r]) {
+      std::int64_t level = level_[j], t = end_[j];
+      while (f_[j] + extra[j] < m_ && level + mem_[0] <= cap_[j]) {
         if (rules_.warmup_past_first_i ? t + cost_[0] > last + tc_ : t >= last + tc_) break;
-        level += mem_[0], t += cost_[0], ++extra[r];
+        level += mem_[0], t += cost_[0], ++extra[j];
       }
       last = std::max(t, last + tc_) + cost_[1];
     }
     for (int j = 1; j < P_; ++j) {
-      const std::size_t r = idx(j);
-      while (extra[r] > 0 && extra[r] >= extra[r - 1] && f_[r] + extra[r] < m_) --extra[r];
+      while (extra[j] > 0 && extra[j] >= extra[j - 1] && f_[j] + extra[j] < m_) --extra[j];
     }
     for (int j = 0; j < P_; ++j) {
-      const std::size_t r = idx(j);
-      int n = extra[r] + (j + 1 < P_ ? rules_.warmup_offset : 0);
-      n = std::max(0, std::min(n, m_ - f_[r]));
-      for (int x = 0; x < n && level_[r] + mem_[0] <= cap_[r]; ++x) put(j, 0);
+      int n = extra[j] + (j + 1 < P_ ? rules_.warmup_offset : 0);
+      n = std::max(0, std::min(n, m_ - f_[j]));
+      for (int x = 0; x < n && level_[j] + mem_[0] <= cap_[j]; ++x) put(j, 0);
     }
   }
   /// Micro-batch mb's step after the warmup: the forwards that run (each rank's next F,
   /// unless the rules hold it back; a rank runs one only if the next rank does), then
   /// micro-batch mb's Is from the last rank back.
   constexpr void step(int mb) {
-    buffer<int>& run = scratch_;
+    int* run = scratch_;
     for (int j = 0; j < P_; ++j) {
-      const std::size_t r = idx(j);
-      run[r] = 0;
-      if (f_[r] >= m_) continue;
-      run[r] = 1;
-      if (!rules_.prioritize_i || j + 1 >= P_ || f_[r] < f_[r + 1] + 2) continue;
-      const std::int64_t next = end_[r + 1] + cost_[0] + cost_[1] + tc_;
-      if (end_[r] >= next) {
-        run[r] = 0;
+      run[j] = 0;
+      if (f_[j] >= m_) continue;
+      run[j] = 1;
+      if (!rules_.prioritize_i || j + 1 >= P_ || f_[j] < f_[j + 1] + 2) continue;
+      const std::int64_t next = end_[j + 1] + cost_[0] + cost_[1] + tc_;
+      if (end_[j] >= next) {
+        run[j] = 0;
         continue;
       }
-      std::int64_t w_cost = 0, level = level_[r] + mem_[0];
-      for (int n = 0; level > cap_[r] && w_[r] + n < i_[r]; ++n) w_cost += cost_[2], level += mem_[2];
-      if (end_[r] + cost_[0] + w_cost <= next) continue;
-      if (next - end_[r] <= worst_ - bubble_[r]) run[r] = 0;
+      std::int64_t w_cost = 0, level = level_[j] + mem_[0];
+      for (int n = 0; level > cap_[j] && w_[j] + n < i_[j]; ++n) w_cost += cost_[2], level += mem_[2];
+      if (end_[j] + cost_[0] + w_cost <= next) continue;
+      if (next - end_[j] <= worst_ - bubble_[j]) run[j] = 0;
     }
-    for (int j = P_ - 2; j >= 0; --j) run[idx(j)] = std::min(run[idx(j)], run[idx(j) + 1]);
+    for (int j = P_ - 2; j >= 0; --j) run[j] = std::min(run[j], run[j + 1]);
     for (int j = 0; j < P_ && ok_; ++j) {
-      const std::size_t r = idx(j);
-      if (!run[r]) continue;
-      fill(j, 0, j > 0 ? tf_end_[(r - 1) * idx(m_) + idx(f_[r])] + tc_ : -1);
+      if (!run[j]) continue;
+      fill(j, 0, j > 0 ? tf_end_[(j - 1) * m_ + f_[j]] + tc_ : -1);
       if (ok_) put(j, 0);
     }
     for (int j = P_ - 1; j >= 0 && ok_; --j) {
-      const std::size_t r = idx(j);
-      fill(j, 1, j + 1 < P_ ? ti_end_[(r + 1) * idx(m_) + idx(mb)] + tc_ : -1);
-      if (j == 0 && f_[r] == m_) {
-        while (w_[r] < i_[r]) put(j, 2);
+      fill(j, 1, j + 1 < P_ ? ti_end_[(j + 1) * m_ + mb] + tc_ : -1);
+      if (j == 0 && f_[j] == m_) {
+        while (w_[j] < i_[j]) put(j, 2);
       }
       if (ok_) put(j, 1);
     }
@@ -245,9 +242,13 @@ class zb_greedy {
   std::int64_t mem_[3];
   const std::int64_t* cap_;  // per rank
   greedy_rules rules_;
-  buffer<int> f_, i_, w_, written_, scratch_;
-  buffer<std::int64_t> end_, level_, bubble_, tf_end_, ti_end_;
+  buffer<int> ints_;
+  buffer<std::int64_t> times_;
   buffer<op> ops_;  // rank r's at r * 3m
+  // per rank: Fs, Is, Ws and ops written, a scratch value
+  int *f_ = nullptr, *i_ = nullptr, *w_ = nullptr, *written_ = nullptr, *scratch_ = nullptr;
+  // per rank: its last end, level and bubble; per rank row of m: each F's and I's end
+  std::int64_t *end_ = nullptr, *level_ = nullptr, *bubble_ = nullptr, *tf_end_ = nullptr, *ti_end_ = nullptr;
   std::int64_t worst_ = 0;  // the largest bubble_ so far
   bool ok_ = true;
 };
@@ -411,18 +412,20 @@ struct greedy_outcome {
 /// the most rounds of the authors' refinement per rule set (each round re-runs the
 /// construction with the last round's per-rank bubbles as `approved`, kept while the span
 /// drops; the authors' own sweeps stop after 2 or 3).
-inline constexpr int v_rule_set_count = 40;
+inline constexpr int v_rule_set_count = 28;
 inline constexpr int v_authors_rule_set_count = 4;
 inline constexpr int v_rounds = 8;
 
 /// V-shape rule set k (0 <= k < v_rule_set_count), in the order search() tries them: the
 /// authors' four (fill before a chunk-1 I on and off, then fill before an F on and off,
-/// as their `create_schedule` loops), then each with a warmup offset of -6, -4, -2, -1,
-/// +1, +2 chunks, then each with a W reserve of 1, 2, 4.
+/// as their `create_schedule` loops), then each with a warmup offset of -6, -4, -2, -1
+/// chunks, then each with a W reserve of 1, 2 (the variants that changed a result of the
+/// authors' anchor sweep; +1, +2 and a reserve of 4 never did, and cost a fifth of the
+/// time at P = 32, m = 256).
 constexpr v_greedy_rules v_rule_set(int k) {
   const int x = k % 4, variant = k / 4;
-  constexpr int offsets[] = {0, -6, -4, -2, -1, 1, 2, 0, 0, 0};
-  constexpr int reserves[] = {0, 0, 0, 0, 0, 0, 0, 1, 2, 4};
+  constexpr int offsets[] = {0, -6, -4, -2, -1, 0, 0};
+  constexpr int reserves[] = {0, 0, 0, 0, 0, 1, 2};
   return {(x & 2) == 0, (x & 1) == 0, offsets[variant], reserves[variant]};
 }
 
@@ -430,7 +433,9 @@ constexpr v_greedy_rules v_rule_set(int k) {
 /// `rule_sets` V rule sets, each up to v_rounds constructions of O(P m); then, unless only
 /// the authors' are asked for, ctpipe's fixed orders: every rank in groups of g = floor(the
 /// least limit) micro-batches (their chunk-0 Fs, chunk-1 Fs, then I and W of chunk 1, then
-/// of chunk 0: a level that peaks at g; it always fits, as a limit is at least 1), and the library's ZB-V, V-Half and V-Min (generate())
+/// of chunk 0: a level that peaks at g; it always fits, as a limit is at least 1), and
+/// the library's ZB-V, V-Half and V-Min (fill_schedule(); V-Half and V-Min only for P <=
+/// 2m, where their generator's grid stays within a few slots an op: docs/compile-time.md)
 /// where they stay within the limits; each validated, memory-checked and simulated.
 constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
                                        op* ops, std::uint32_t* offsets, op* rules_best) {
@@ -502,6 +507,9 @@ constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, 
   const schedule_family families[] = {schedule_family::zbv, schedule_family::v_half, schedule_family::v_min};
   for (const schedule_family f : families) {
     const schedule_spec spec{f, s};
+    // V-Half and V-Min come from their generator's grid of P (8m + 6P + 2) slots
+    // (docs/compile-time.md): taken where it stays within a few slots an op, P <= 2m
+    if (f != schedule_family::zbv && s.P > 2 * s.m) continue;
     if (spec_error(spec) != nullptr || total_ops(spec) != P * per) continue;
     fill_schedule(spec, trial.data(), offsets);  // 6m ops a rank: the offsets stay r * 6m
     consider();
@@ -766,7 +774,7 @@ constexpr void check_search_spec(const search_spec& p) {
 /// The compile-time form of search(): the best of the same greedy rule sets, without
 /// local repair or the exact method, so `searched(p)` equals `search(problem of p,
 /// {.authors_only = p.authors_only, .repair = false}).ops` op for op (a test holds this).
-/// Loop placement: 74 constructions (8 with authors_only); V-shape: 40 rule sets of up to
+/// Loop placement: 74 constructions (8 with authors_only); V-shape: 28 rule sets of up to
 /// v_rounds constructions and 4 fixed orders (4 rule sets with authors_only); each a
 /// linear pass over the 3 V P m ops (O(P m)); usable in a constant expression (transient
 /// storage). Errors: check_search_problem()'s messages, search()'s authors_only message,

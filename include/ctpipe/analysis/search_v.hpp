@@ -73,15 +73,20 @@ class zbv_greedy {
   /// an I mi and a W mw (mi, mw <= 0); rank r's limit is cap[r] units.
   constexpr zbv_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
                        std::int64_t mw, const std::int64_t* cap, const v_greedy_rules& rules, const std::int64_t* approved)
-      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), approved_(approved), rules_(rules), nf_(idx(P) * 2),
-        ni_(idx(P) * 2), nw_(idx(P)), written_(idx(P)), chunk_(idx(P)), end_(idx(P)), level_(idx(P)), bubble_(idx(P)), f_end_(idx(P) * 2 * idx(m)),
-        i_end_(idx(P) * 2 * idx(m)), queue_(idx(P) * 2 * idx(m)), ops_(idx(P) * 6 * idx(m)) {
-    for (std::size_t k = 0; k < f_end_.size(); ++k) f_end_[k] = i_end_[k] = -1;
+      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), approved_(approved), rules_(rules),
+        ints_(static_cast<std::size_t>(7 * P + 2 * P * m)), times_(static_cast<std::size_t>(3 * P + 4 * P * m)),
+        ops_(static_cast<std::size_t>(6 * P * m)) {
+    // one block of ints and one of times, cut into the per-rank tables (indexing by raw
+    // pointers keeps the constant evaluation's steps per op low)
+    nf_ = ints_.data(), ni_ = nf_ + 2 * P, nw_ = ni_ + 2 * P, written_ = nw_ + P, chunk_ = written_ + P, queue_ = chunk_ + P;
+    end_ = times_.data(), level_ = end_ + P, bubble_ = level_ + P, f_end_ = bubble_ + P, i_end_ = f_end_ + 2 * P * m;
+    for (std::int64_t* t = f_end_; t != i_end_ + 2 * P * m; ++t) *t = -1;
     if (approved_ != nullptr) {
-      top_approved_ = approved_[0];
-      for (std::size_t r = 1; r < idx(P); ++r) top_approved_ = approved_[r] > top_approved_ ? approved_[r] : top_approved_;
+      for (int r = 0; r < P; ++r) top_approved_ = approved_[r] > top_approved_ ? approved_[r] : top_approved_;
     }
   }
+  zbv_greedy(const zbv_greedy&) = delete;  // the tables point into its own storage
+  zbv_greedy& operator=(const zbv_greedy&) = delete;
 
   /// Runs the construction; false when it cannot stay within the limit or an op's input
   /// would not have run (the authors' code stops on an assertion there). O(P m): each op
@@ -93,95 +98,80 @@ class zbv_greedy {
       forward_step();
     }
     for (int r = 0; r < P_ && ok_; ++r) {
-      while (ok_ && nw_[idx(r)] < ni(r, 0) + ni(r, 1)) put_w(r);
+      while (ok_ && nw_[r] < ni_[2 * r] + ni_[2 * r + 1]) put_w(r);
     }
-    return ok_ && complete();
+    for (int r = 0; r < P_ && ok_; ++r) ok_ = written_[r] == 6 * m_;
+    return ok_;
   }
 
   /// Rank r's ops in the order written (6m of them after a run that fitted).
-  constexpr std::span<const op> rank(int r) const { return ops_.span().subspan(idx(r) * 6 * idx(m_), idx(written_[idx(r)])); }
+  constexpr std::span<const op> rank(int r) const {
+    return ops_.span().subspan(static_cast<std::size_t>(6 * r * m_), static_cast<std::size_t>(written_[r]));
+  }
   /// The largest per-rank span (ticks): the worst bubble plus a rank's work.
   constexpr std::int64_t span() const { return worst_ + 2 * m_ * (cost_[0] + cost_[1] + cost_[2]); }
-  /// Every rank's bubble (ticks: its span minus its work), for the next round's `approved`.
-  constexpr const buffer<std::int64_t>& bubbles() const { return bubble_; }
+  /// Every rank's bubble (P of them, ticks: its span minus its work), for the next
+  /// round's `approved`.
+  constexpr const std::int64_t* bubbles() const { return bubble_; }
 
  private:
-  static constexpr std::size_t idx(int x) { return static_cast<std::size_t>(x); }
-  constexpr int& nf(int r, int c) { return nf_[idx(r) * 2 + idx(c)]; }
-  constexpr int& ni(int r, int c) { return ni_[idx(r) * 2 + idx(c)]; }
-  constexpr std::int64_t& f_end(int r, int c, int j) { return f_end_[(idx(r) * 2 + idx(c)) * idx(m_) + idx(j)]; }
-  constexpr std::int64_t& i_end(int r, int c, int j) { return i_end_[(idx(r) * 2 + idx(c)) * idx(m_) + idx(j)]; }
-  constexpr int ni(int r, int c) const { return ni_[idx(r) * 2 + idx(c)]; }
-  constexpr std::int64_t i_end(int r, int c, int j) const { return i_end_[(idx(r) * 2 + idx(c)) * idx(m_) + idx(j)]; }
-  constexpr int stage(int r, int c) const { return c == 0 ? r : 2 * P_ - 1 - r; }
-  constexpr bool complete() const {
-    for (int r = 0; r < P_; ++r) {
-      if (written_[idx(r)] != 6 * m_) return false;
-    }
-    return true;
-  }
   /// The room a rank has under the worst bubble (the authors' get_max_stage_bubble(r)
   /// minus the rank's bubble).
   constexpr std::int64_t room(int r) const {
     std::int64_t top = worst_;
-    if (approved_ != nullptr && top_approved_ - approved_[idx(r)] > top) top = top_approved_ - approved_[idx(r)];
-    return top - bubble_[idx(r)];
+    if (approved_ != nullptr && top_approved_ - approved_[r] > top) top = top_approved_ - approved_[r];
+    return top - bubble_[r];
   }
 
-  /// Writes op o on rank r: it ends at max(end + cost, ready + cost), ready being its
-  /// input's end plus t_c (or -1 when it has no input on another rank).
-  constexpr void write(int r, op_kind kind, int c, int j, std::int64_t ready) {
-    const std::size_t x = idx(r);
-    const int k = kind == op_kind::F ? 0 : kind == op_kind::I ? 1 : 2;
-    const std::int64_t packed = end_[x] + cost_[k];
-    std::int64_t t = packed;
-    if (ready >= 0 && ready + cost_[k] > t) t = ready + cost_[k];
-    if (nf(r, 0) > 0) bubble_[x] += t - packed, worst_ = bubble_[x] > worst_ ? bubble_[x] : worst_;
-    end_[x] = t;
-    level_[x] += mem_[k];
-    if (level_[x] > cap_[x]) ok_ = false;
-    ops_[x * 6 * idx(m_) + idx(written_[x]++)] = make_op(kind, stage(r, c), j);
+  /// Writes an op of kind k (0 F, 1 I, 2 W) of chunk c, micro-batch j on rank r: it ends
+  /// at max(end + cost, ready + cost), ready being its input's arrival (its end plus
+  /// t_c; -1 when it has no input on another rank).
+  constexpr void write(int r, int k, int c, int j, std::int64_t ready) {
+    const std::int64_t packed = end_[r] + cost_[k];
+    const std::int64_t t = ready >= 0 && ready + cost_[k] > packed ? ready + cost_[k] : packed;
+    if (nf_[2 * r] > 0) bubble_[r] += t - packed, worst_ = bubble_[r] > worst_ ? bubble_[r] : worst_;
+    end_[r] = t;
+    level_[r] += mem_[k];
+    ok_ = ok_ && level_[r] <= cap_[r];
+    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] =
+        make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, c == 0 ? r : 2 * P_ - 1 - r, j);
   }
   /// Rank r's oldest pending W.
   constexpr void put_w(int r) {
-    const std::size_t x = idx(r);
-    if (nw_[x] >= ni(r, 0) + ni(r, 1)) return static_cast<void>(ok_ = false);
-    const int code = queue_[x * 2 * idx(m_) + idx(nw_[x]++)];
+    if (nw_[r] >= ni_[2 * r] + ni_[2 * r + 1]) return static_cast<void>(ok_ = false);
+    const int code = queue_[2 * r * m_ + nw_[r]++];
     const int c = code % 2, j = code / 2;
-    write(r, op_kind::W, c, j, -1);
-    if (r == P_ - 1 && c == 0 && j == m_ - 1) last_w_end_ = end_[x];
+    write(r, 2, c, j, -1);
+    if (r == P_ - 1 && c == 0 && j == m_ - 1) last_w_end_ = end_[r];
   }
-  /// Rank r's next F of chunk c.
+  /// Rank r's next F of chunk c; its input (the previous stage's F, on rank r - 1 for
+  /// chunk 0 and r + 1 for chunk 1) must have run.
   constexpr void put_f(int r, int c) {
-    const int j = nf(r, c);
-    if (j >= m_) return static_cast<void>(ok_ = false);
-    std::int64_t ready = -1;
-    if (c == 0 && r > 0) ready = input(f_end(r - 1, 0, j));
-    if (c == 1 && r + 1 < P_) ready = input(f_end(r + 1, 1, j));
-    if (c == 1 && r + 1 == P_ && f_end(r, 0, j) < 0) ok_ = false;  // the turn: rank P-1's own chunk-0 F
-    if (!ok_) return;
-    write(r, op_kind::F, c, j, ready);
-    f_end(r, c, j) = end_[idx(r)];
-    ++nf(r, c);
+    const int j = nf_[2 * r + c];
+    const int from = c == 0 ? r - 1 : r + 1;  // the input's rank; none on rank 0 for chunk 0
+    if (j >= m_ || (c == 1 && from == P_ && f_end_[(2 * r) * m_ + j] < 0)) return static_cast<void>(ok_ = false);  // the turn
+    const bool remote = from >= 0 && from < P_;
+    const std::int64_t input = remote ? f_end_[(2 * from + c) * m_ + j] : 0;
+    if (input < 0) return static_cast<void>(ok_ = false);
+    write(r, 0, c, j, remote ? input + tc_ : -1);
+    f_end_[(2 * r + c) * m_ + j] = end_[r];
+    ++nf_[2 * r + c];
   }
-  /// Rank r's next I of chunk c.
+  /// Rank r's next I of chunk c; its F and its input (the next stage's I, on rank r - 1
+  /// for chunk 1 and r + 1 for chunk 0) must have run.
   constexpr void put_i(int r, int c) {
-    const int j = ni(r, c);
-    if (j >= m_ || f_end(r, c, j) < 0) return static_cast<void>(ok_ = false);
-    std::int64_t ready = -1;
-    if (c == 1 && r > 0) ready = input(i_end(r - 1, 1, j));
-    if (c == 0 && r + 1 < P_) ready = input(i_end(r + 1, 0, j));
-    if (c == 0 && r + 1 == P_ && i_end(r, 1, j) < 0) ok_ = false;  // the turn: rank P-1's own chunk-1 I
-    if (!ok_) return;
-    write(r, op_kind::I, c, j, ready);
-    i_end(r, c, j) = end_[idx(r)];
-    queue_[idx(r) * 2 * idx(m_) + idx(ni(r, 0) + ni(r, 1))] = 2 * j + c;
-    ++ni(r, c);
-  }
-  /// An input's arrival: its end plus t_c, or a failed run when it has not run.
-  constexpr std::int64_t input(std::int64_t end) {
-    if (end < 0) ok_ = false;
-    return end + tc_;
+    const int j = ni_[2 * r + c];
+    const int from = c == 1 ? r - 1 : r + 1;
+    if (j >= m_ || f_end_[(2 * r + c) * m_ + j] < 0 || (c == 0 && from == P_ && i_end_[(2 * r + 1) * m_ + j] < 0)) {
+      return static_cast<void>(ok_ = false);  // the turn on rank P-1: its own chunk-1 I first
+    }
+    const bool remote = from >= 0 && from < P_;
+    const std::int64_t input = remote ? i_end_[(2 * from + c) * m_ + j] : 0;
+    if (input < 0) return static_cast<void>(ok_ = false);
+    write(r, 1, c, j, remote ? input + tc_ : -1);
+    i_end_[(2 * r + c) * m_ + j] = end_[r];
+    queue_[2 * r * m_ + ni_[2 * r] + ni_[2 * r + 1]] = 2 * j + c;
+    ++ni_[2 * r + c];
   }
   /// Pending Ws of rank r before an op whose input ends at `input_end` (-1: not run;
   /// `has_input`: it has one on another rank): while one ends before the input arrives;
@@ -189,12 +179,12 @@ class zbv_greedy {
   /// `fill` (the rules' switch for this op) holds. ctpipe's w_reserve keeps that many
   /// pending.
   constexpr void fill_gap(int r, bool has_input, std::int64_t input_end, bool fill) {
-    const std::size_t x = idx(r);
-    const auto pending = [&] { return ni(r, 0) + ni(r, 1) - nw_[x]; };
-    const auto keep = [&] { return pending() > rules_.w_reserve; };
-    while (ok_ && pending() > 0 && keep() && has_input && input_end + tc_ >= end_[x] + cost_[2]) put_w(r);
+    int pending = ni_[2 * r] + ni_[2 * r + 1] - nw_[r];
+    if (has_input) {
+      for (; ok_ && pending > rules_.w_reserve && pending > 0 && input_end + tc_ >= end_[r] + cost_[2]; --pending) put_w(r);
+    }
     const std::int64_t seen = has_input ? input_end : last_w_end_;  // the authors' end_time[-1] when there is no input
-    if (ok_ && pending() > 0 && keep() && fill && seen + tc_ - end_[x] > room(r)) put_w(r);
+    if (ok_ && fill && pending > rules_.w_reserve && pending > 0 && seen + tc_ - end_[r] > room(r)) put_w(r);
   }
 
   /// Step 1.
@@ -202,11 +192,11 @@ class zbv_greedy {
     for (int r = 0; r < P_ && ok_; ++r) put_f(r, 0);
     for (int r = P_ - 1; r >= 0 && ok_; --r) {
       if (r + 1 < P_) {
-        const std::int64_t arrives = f_end(r + 1, 1, 0) + tc_;
+        const std::int64_t arrives = f_end_[(2 * (r + 1) + 1) * m_] + tc_;
         const std::int64_t keep_free = mem_[0] * (2 + 2 * static_cast<std::int64_t>(r) - rules_.warmup_offset);
-        while (ok_ && level_[idx(r)] + keep_free <= cap_[idx(r)] && end_[idx(r)] + cost_[0] <= arrives && nf(r, 0) < m_) {
+        while (ok_ && level_[r] + keep_free <= cap_[r] && end_[r] + cost_[0] <= arrives && nf_[2 * r] < m_) {
           for (int q = 0; q <= r && ok_; ++q) {
-            if (nf(q, 0) < m_) put_f(q, 0);
+            if (nf_[2 * q] < m_) put_f(q, 0);
           }
         }
       }
@@ -214,55 +204,54 @@ class zbv_greedy {
     }
     int chunk = 0;
     for (int r = 1; r < P_ && ok_; ++r) {
-      while (ok_ && (nf(r, 0) + nf(r, 1) < nf(r - 1, 0) + nf(r - 1, 1) || (nf(r, 1) <= nf(r - 1, 1) && nf(r - 1, 1) < m_))) {
+      const int* here = nf_ + 2 * r;
+      const int* before = here - 2;
+      while (ok_ && (here[0] + here[1] < before[0] + before[1] || (here[1] <= before[1] && before[1] < m_))) {
         for (int q = P_ - 1; q >= r && ok_; --q) {
-          if (nf(q, chunk) < m_) put_f(q, chunk);
+          if (nf_[2 * q + chunk] < m_) put_f(q, chunk);
         }
         chunk = 1 - chunk;
       }
     }
   }
-  /// Step 2's Is: which chunk each rank runs (decided for every rank first), then the
-  /// chunk-0 ranks from the last back and the chunk-1 ranks from the first.
+  /// Step 2's Is: which chunk each rank runs (decided for every rank first: chunk 1 while
+  /// its chunk-1 Is are no more than its chunk-0 ones; else chunk 0 on the last rank, or
+  /// when the next rank's chunk-0 I has run or chunk 1's are done), then the chunk-0
+  /// ranks from the last back and the chunk-1 ranks from the first.
   constexpr void backward_step() {
-    for (int r = 0; r < P_; ++r) chunk_[idx(r)] = next_i_chunk(r);
-    for (int pass = 0; pass < 2 && ok_; ++pass) {
-      for (int n = 0; n < P_ && ok_; ++n) {
-        const int r = pass == 0 ? P_ - 1 - n : n;
-        const int c = chunk_[idx(r)];
-        if (c != (pass == 0 ? 0 : 1)) continue;
-        if (ni(r, c) >= m_) return static_cast<void>(ok_ = false);
-        const bool has_input = c == 1 ? r > 0 : r + 1 < P_;
-        const std::int64_t input_end = !has_input ? -1 : c == 1 ? i_end(r - 1, 1, ni(r, 1)) : i_end(r + 1, 0, ni(r, 0));
-        fill_gap(r, has_input, input_end, c == 0 || rules_.fill_before_i);
-        if (ok_) put_i(r, c);
-      }
+    for (int r = 0; r < P_; ++r) {
+      const int i0 = ni_[2 * r], i1 = ni_[2 * r + 1];
+      chunk_[r] = i0 >= i1 ? 1 : r == P_ - 1 || i1 >= m_ || i_end_[(2 * (r + 1)) * m_ + i0] >= 0 ? 0 : 1;
     }
-  }
-  /// The chunk of rank r's next I: 1 while chunk 1 has no more Is than chunk 0; else 0 on
-  /// the last rank, or when the next rank's chunk-0 I has run or chunk 1's are done.
-  constexpr int next_i_chunk(int r) const {
-    if (ni(r, 0) >= ni(r, 1)) return 1;
-    if (r == P_ - 1) return 0;
-    return ni(r, 1) >= m_ || i_end(r + 1, 0, ni(r, 0)) >= 0 ? 0 : 1;
+    for (int n = 0; n < 2 * P_ && ok_; ++n) {
+      const int c = n < P_ ? 0 : 1, r = n < P_ ? P_ - 1 - n : n - P_;
+      if (chunk_[r] != c) continue;
+      const int j = ni_[2 * r + c];
+      if (j >= m_) return static_cast<void>(ok_ = false);
+      const int from = c == 1 ? r - 1 : r + 1;
+      const bool has_input = from >= 0 && from < P_;
+      fill_gap(r, has_input, has_input ? i_end_[(2 * from + c) * m_ + j] : -1, c == 0 || rules_.fill_before_i);
+      if (ok_) put_i(r, c);
+    }
   }
   /// Step 2's Fs, rank by rank from the first.
   constexpr void forward_step() {
     for (int r = 0; r < P_ && ok_; ++r) {
-      if (nf(r, 1) >= m_) continue;
+      const int f0 = nf_[2 * r], f1 = nf_[2 * r + 1];
+      if (f1 >= m_) continue;
       int c = -1;
-      if (nf(r, 1) >= nf(r, 0)) {
+      if (f1 >= f0) {
         c = 0;
-      } else if (r == P_ - 1 || f_end(r + 1, 1, nf(r, 1)) >= 0) {
+      } else if (r == P_ - 1 || f_end_[(2 * (r + 1) + 1) * m_ + f1] >= 0) {
         c = 1;
-      } else if (nf(r, 0) < m_ && (r == 0 || f_end(r - 1, 0, nf(r, 0)) >= 0)) {
+      } else if (f0 < m_ && (r == 0 || f_end_[(2 * (r - 1)) * m_ + f0] >= 0)) {
         c = 0;
       }
       if (c < 0) continue;
-      while (ok_ && level_[idx(r)] + mem_[0] > cap_[idx(r)]) put_w(r);
-      const bool has_input = c == 0 ? r > 0 : r + 1 < P_;
-      const std::int64_t input_end = !has_input ? -1 : c == 0 ? f_end(r - 1, 0, nf(r, 0)) : f_end(r + 1, 1, nf(r, 1));
-      fill_gap(r, has_input, input_end, rules_.fill_before_f);
+      while (ok_ && level_[r] + mem_[0] > cap_[r]) put_w(r);
+      const int from = c == 0 ? r - 1 : r + 1;
+      const bool has_input = from >= 0 && from < P_;
+      fill_gap(r, has_input, has_input ? f_end_[(2 * from + c) * m_ + nf_[2 * r + c]] : -1, rules_.fill_before_f);
       if (ok_) put_f(r, c);
     }
   }
@@ -275,13 +264,17 @@ class zbv_greedy {
   const std::int64_t* approved_;  // per rank, or null
   std::int64_t top_approved_ = -1;
   v_greedy_rules rules_;
-  buffer<int> nf_, ni_, nw_, written_, chunk_;  // per rank (and chunk): Fs, Is, Ws, ops written; the step's I chunk
-  buffer<std::int64_t> end_, level_, bubble_;
-  buffer<std::int64_t> f_end_, i_end_;  // [(r * 2 + c) * m + j]: end, -1 before it runs
-  buffer<int> queue_;                   // [r * 2m + k]: the k-th I of rank r as 2 j + c
-  buffer<op> ops_;                      // rank r's at r * 6m
-  std::int64_t worst_ = 0;              // the largest bubble_ so far
-  std::int64_t last_w_end_ = -1;        // rank P-1's chunk-0 W of micro-batch m-1
+  buffer<int> ints_;
+  buffer<std::int64_t> times_;
+  buffer<op> ops_;  // rank r's at r * 6m
+  // per rank r (and chunk c at 2r + c): Fs, Is, Ws and ops written, the step's I chunk;
+  // the queue of Is at 2m r (as 2 j + c, in the order written)
+  int *nf_ = nullptr, *ni_ = nullptr, *nw_ = nullptr, *written_ = nullptr, *chunk_ = nullptr, *queue_ = nullptr;
+  // per rank: its last end, level and bubble; per (r, c) row of m: each F's and I's end
+  // (-1 before it runs)
+  std::int64_t *end_ = nullptr, *level_ = nullptr, *bubble_ = nullptr, *f_end_ = nullptr, *i_end_ = nullptr;
+  std::int64_t worst_ = 0;        // the largest bubble_ so far
+  std::int64_t last_w_end_ = -1;  // rank P-1's chunk-0 W of micro-batch m-1
   bool ok_ = true;
 };
 
