@@ -639,6 +639,23 @@ TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
   const in_flight_profile mem = in_flight(back.view());
   for (int r = 0; r < 3; ++r) CHECK(mem.peak_activations(r) <= rational{2});
 
+  // bytes: each rank's two stages' static bytes, over twice its larger chunk's activation;
+  // the schedule's bytes fit (the memory view's own count)
+  const auto bytes = run_tool("search -P 4 -m 8 --placement v --model llama2-7b --memory-limit 80GiB --format json");
+  REQUIRE(bytes.exit_code == 0);
+  const nlohmann::json b = nlohmann::json::parse(bytes.out);
+  CHECK(b["search"]["memory_limit_activations"] == nlohmann::json::array({"3/2", "2", "2", "2"}));
+  for (const auto& over : b["memory"]["over_bytes"]) CHECK(over == "0");
+  const auto low_bytes = run_tool("search -P 4 -m 8 --placement v --model llama2-7b --memory-limit 40GiB");
+  CHECK(low_bytes.exit_code == 2);
+  CHECK(low_bytes.err.find("ctpipe: --memory-limit 40GiB is below the least the search takes: at least 61822353408 bytes per rank") == 0);
+  // a byte count that is no round number of activations is rounded down to a level
+  for (const char* placement : {"v", "loop"}) {
+    const auto odd = run_tool(std::string("search -P 4 -m 8 --model llama2-7b --memory-limit 70000000003B --format json --placement ") + placement);
+    REQUIRE(odd.exit_code == 0);
+    for (const auto& over : nlohmann::json::parse(odd.out)["memory"]["over_bytes"]) CHECK(over == "0");
+  }
+
   const auto exact = run_tool("search -P 2 -m 4 --placement v --method exact");
   CHECK(exact.exit_code == 2);
   CHECK(exact.err.find("ctpipe: --method exact takes --placement loop") == 0);

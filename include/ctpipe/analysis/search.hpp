@@ -376,9 +376,11 @@ constexpr greedy_rules rule_set(int k) {
 
 /// A problem's numbers as integers (docs/search.md): times in ticks of 1/den time units
 /// (den: the least common multiple of the cost denominators), memory in units of 1/unit
-/// activation (unit: that of gamma's and the limits' denominators); an F adds `unit`, an
-/// I frees `fi` = unit - fw, a W frees `fw` = gamma unit; `cap` holds each rank's limit
-/// (P entries). Raises rational's overflow message when one leaves 64 bits.
+/// activation (unit: gamma's denominator q, as every level is a whole number of q-ths);
+/// an F adds `unit`, an I frees `fi` = unit - fw, a W frees `fw` = gamma unit; `cap`
+/// holds each rank's limit (P entries) rounded down to whole units, which no level tells
+/// apart from the limit itself (so a limit with a large denominator, from bytes, costs
+/// nothing). Raises rational's overflow message when one leaves 64 bits.
 struct integer_units {
   std::int64_t den = 1, unit = 1, fi = 0, fw = 0;
   buffer<std::int64_t> cap;
@@ -390,13 +392,12 @@ constexpr integer_units integer_units_of(const costs& c, rational gamma, std::sp
   integer_units u;
   u.den = lcm(lcm(c.f.den, c.i.den), lcm(c.w.den, c.c.den));
   u.unit = gamma.den;
-  for (const rational x : limits) u.unit = lcm(u.unit, x.den);
-  u.fw = rational::mul(gamma.num, u.unit / gamma.den);
+  u.fw = gamma.num;
   u.fi = u.unit - u.fw;
   u.cap = buffer<std::int64_t>(static_cast<std::size_t>(P));
   for (std::size_t r = 0; r < static_cast<std::size_t>(P); ++r) {
-    const rational x = limits[limits.size() == 1 ? 0 : r];
-    u.cap[r] = rational::mul(x.num, u.unit / x.den);
+    const rational x = limits[limits.size() == 1 ? 0 : r] * rational{u.unit};
+    u.cap[r] = x.num / x.den;  // limits are >= 1: the floor
   }
   return u;
 }

@@ -35,10 +35,12 @@ class command_with_options : public command {
  public:
   /// The command takes the shared options of `set`.
   explicit command_with_options(option_set set) : set_(std::move(set)) {}
-  /// Declares the command's own options, then the shared ones of `set`.
+  /// Declares the command's own options, then the shared ones of `set`, then lets the
+  /// command adjust those (adjust_shared).
   void declare(CLI::App& app) final {
     declare_own(app);
     opts_.declare(app, set_);
+    adjust_shared(app);
   }
   /// Checks the shared options (options::check), then runs run_checked().
   std::string run(const CLI::App& app) final {
@@ -49,6 +51,9 @@ class command_with_options : public command {
  protected:
   /// Declares the options only this command takes (none by default).
   virtual void declare_own(CLI::App& app) { static_cast<void>(app); }
+  /// Rewords or removes shared options where this command means them differently
+  /// (nothing by default).
+  virtual void adjust_shared(CLI::App& app) { static_cast<void>(app); }
   /// Runs the command with the options checked; returns what goes on standard output.
   virtual std::string run_checked() = 0;
 

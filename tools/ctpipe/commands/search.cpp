@@ -18,6 +18,7 @@
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/json.hpp"
 #include "ctpipe/io/readout.hpp"  // io::detail::spaced
+#include "../executed.hpp"
 #include "../model.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
@@ -62,6 +63,15 @@ class search_command final : public command_with_options {
     app.add_option("--time-limit", seconds_text_, "wall-clock seconds CBC may take in the exact method (default 10)");
   }
 
+  void adjust_shared(CLI::App& app) override {
+    app.get_option("--placement")->description("loop (default: one stage per rank) or v (the V-shape: two chunks per rank)");
+    app.get_option("--memory-limit")
+        ->description("the limit per rank the schedule must stay within: full activations, gamma-weighted (a plain number, "
+                      "default P, 1F1B's rank 0), or bytes with a unit (80GiB; needs --model)");
+    app.remove_option(app.get_option("--device-flops"));  // search takes its costs from --costs
+    app.remove_option(app.get_option("--link-bandwidth"));
+  }
+
   std::string run_checked() override {
     if (method_text_ != "auto" && method_text_ != "greedy" && method_text_ != "exact") {
       throw usage_error(fmt::format("ctpipe: --method takes auto, greedy or exact, not '{}'", method_text_));
@@ -73,9 +83,6 @@ class search_command final : public command_with_options {
       exact.seconds = seconds.to_double();
     } catch (const ctpipe::error&) {
       throw usage_error(fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", seconds_text_));
-    }
-    if (!opts_.device_flops_text.empty() || !opts_.link_bandwidth_text.empty()) {
-      throw usage_error("ctpipe: search takes its costs from --costs (--device-flops and --link-bandwidth do not apply)");
     }
     search_problem p;
     const bool v_shape = opts_.placement_given && opts_.layout == placement::v_shape;
@@ -91,7 +98,7 @@ class search_command final : public command_with_options {
     p.gamma = opts_.gamma;
     const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
     const memory_limit given = parse_memory_limit(limit_text);
-    p.memory_limit = limits_in_activations(p.shape, given);
+    p.memory_limit = limits_in_activations(p.shape, p.gamma, given);
     if (method_text_ == "exact" && v_shape) {
       throw usage_error("ctpipe: --method exact takes --placement loop (its program is written for one stage per rank); "
                         "the V-shape is searched by the greedy");
@@ -115,10 +122,12 @@ class search_command final : public command_with_options {
     }
     const search_report found = best.report;
     io::report rep = io::analyze(std::move(best.ops), p.cost, p.gamma, "search", "searched");
-    if (given.bytes) apply_memory(rep, opts_.model_text, &opts_.model, opts_.layers, limit_text);
+    // the memory view: the limit (as given: activations or bytes), and bytes with --model
+    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, limit_text);
     std::string out = render(rep, opts_);
     if (opts_.format == "json") {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+      j["executed"] = own_lowering_json(rep.ops.view(), p.cost, nullptr);  // as a shown schedule's JSON
       j["search"] = search_json(p, given, found, authors);
       return json_text(j);
     }
@@ -135,9 +144,13 @@ class search_command final : public command_with_options {
   }
 
   /// Each rank's limit in full activations: a plain number as it is; bytes less the
-  /// rank's static bytes, over one micro-batch's activation bytes of its stage (--model,
-  /// --layers). A limit under 1 activation on some rank is an error naming the least.
-  std::vector<rational> limits_in_activations(const pipeline_shape& shape, const memory_limit& given) const {
+  /// rank's static bytes (of its stages: both chunks' on the V-shape), over one
+  /// micro-batch's activation bytes of its stage (--model, --layers); on the V-shape over
+  /// twice its larger chunk's, as the search counts a chunk as half an activation (so the
+  /// bytes stay within the limit whichever chunk it holds). Rounded down to the levels a
+  /// rank can hold (multiples of 1/(V q) activations, gamma = p/q: no level lies
+  /// between). A limit under 1 activation on some rank is an error naming the least.
+  std::vector<rational> limits_in_activations(const pipeline_shape& shape, rational gamma, const memory_limit& given) const {
     if (!given.bytes) {
       if (given.value < rational{1}) {
         throw usage_error(fmt::format("ctpipe: --memory-limit {} is below what any schedule needs: at least 1 full activation "
@@ -148,19 +161,26 @@ class search_command final : public command_with_options {
     }
     if (!opts_.model_given) throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
     const std::vector<std::int64_t> layers = layer_split(opts_.model, shape, opts_.layers);
+    std::vector<rational> fixed(static_cast<std::size_t>(shape.P)), chunk(static_cast<std::size_t>(shape.P));
+    for (int st = 0; st < shape.stages(); ++st) {
+      const std::size_t r = static_cast<std::size_t>(shape.rank_of(st));
+      const stage_role role = role_of(shape, st);
+      fixed[r] = fixed[r] + stage_static_bytes(opts_.model, layers[static_cast<std::size_t>(st)], role);
+      chunk[r] = max(chunk[r], stage_activation_bytes(opts_.model, layers[static_cast<std::size_t>(st)], role));
+    }
     std::vector<rational> out;
     rational least{0};
-    for (int r = 0; r < shape.P; ++r) {
-      const std::int64_t l = layers[static_cast<std::size_t>(r)];
-      const rational fixed = stage_static_bytes(opts_.model, l, r, shape.P);
-      const rational activation = stage_activation_bytes(opts_.model, l, r, shape.P);
-      least = max(least, fixed + activation);
-      out.push_back((given.value - fixed) / activation);
+    const std::int64_t levels = static_cast<std::int64_t>(shape.V) * gamma.den;  // a level is a whole number of 1/(V q)-ths
+    for (std::size_t r = 0; r < fixed.size(); ++r) {
+      const rational activation = chunk[r] * rational{shape.V};
+      least = max(least, fixed[r] + activation);
+      const rational x = (given.value - fixed[r]) / activation * rational{levels};
+      out.push_back(rational{x.num >= 0 ? x.num / x.den : -1, levels});
     }
     for (const rational x : out) {
       if (x < rational{1}) {
-        throw usage_error(fmt::format("ctpipe: --memory-limit {} is below what any schedule needs: at least {} bytes per rank "
-                                      "(a rank's static bytes and its first F's activation)",
+        throw usage_error(fmt::format("ctpipe: --memory-limit {} is below the least the search takes: at least {} bytes per rank "
+                                      "(a rank's static bytes and one micro-batch's activation; on the V-shape twice its larger chunk's)",
                                       opts_.memory_limit_text, io::to_string(least)));
       }
     }
