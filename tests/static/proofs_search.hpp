@@ -17,7 +17,7 @@ inline constexpr search_spec searched_authors{pipeline_shape{8, 32, 1, placement
                                               rational{16, 37}, rational{8}, true};
 
 /// The V-shape, P = 4, m = 8, the article's costs, limit 2 full activations (4 chunks):
-/// every construction (the 28 rule sets and the 4 fixed orders).
+/// every construction (the 28 rule sets and the 8 fixed orders).
 inline constexpr search_spec searched_v_small{pipeline_shape{4, 8, 2, placement::v_shape}, costs{}, rational{1}, rational{2}};
 /// The V-shape, P = 8, m = 32, the authors' P = 16 profile, gamma 16/37, limit 8 (k = 1):
 /// their automatic ZB-V's 4 rule sets, the largest shape of the range.

@@ -434,8 +434,9 @@ constexpr v_greedy_rules v_rule_set(int k) {
 /// `rule_sets` V rule sets, each up to v_rounds constructions of O(P m); then, unless only
 /// the authors' are asked for, ctpipe's fixed orders: every rank in groups of g = floor(the
 /// least limit) micro-batches (their chunk-0 Fs, chunk-1 Fs, then I and W of chunk 1, then
-/// of chunk 0: a level that peaks at g; it always fits, as a limit is at least 1), and
-/// the library's ZB-V, V-Half and V-Min (fill_schedule(); V-Half and V-Min only for P <=
+/// of chunk 0: a level that peaks at g; it always fits, as a limit is at least 1), four
+/// memory-aware list schedules (v_list_scheduler, O(ops log P) each), and the library's
+/// ZB-V, V-Half and V-Min (fill_schedule(); V-Half and V-Min only for P <=
 /// 2m, where their generator's grid stays within a few slots an op: docs/compile-time.md)
 /// where they stay within the limits; each validated, memory-checked and simulated.
 constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
@@ -505,6 +506,22 @@ constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, 
     }
   }
   consider();
+  // ctpipe's list scheduling: (priority, wait for the input before a W) as v_list_scheduler
+  // numbers them; the four of its six that changed a result on a sweep of limits
+  constexpr int lists[4][2] = {{0, 1}, {1, 0}, {1, 1}, {2, 1}};
+  for (const auto& variant : lists) {
+    v_list_scheduler list(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
+                          variant[0], variant[1] == 1);
+    if (!list.run()) {
+      ++out.tried;
+      continue;
+    }
+    for (std::size_t r = 0; r < P; ++r) {
+      const std::span<const op> ops_r = list.rank(static_cast<int>(r));
+      for (std::size_t x = 0; x < per; ++x) trial[r * per + x] = ops_r[x];
+    }
+    consider();
+  }
   const schedule_family families[] = {schedule_family::zbv, schedule_family::v_half, schedule_family::v_min};
   for (const schedule_family f : families) {
     const schedule_spec spec{f, s};
@@ -776,7 +793,7 @@ constexpr void check_search_spec(const search_spec& p) {
 /// local repair or the exact method, so `searched(p)` equals `search(problem of p,
 /// {.authors_only = p.authors_only, .repair = false}).ops` op for op (a test holds this).
 /// Loop placement: 74 constructions (8 with authors_only); V-shape: 28 rule sets of up to
-/// v_rounds constructions and 4 fixed orders (4 rule sets with authors_only); each a
+/// v_rounds constructions and 8 fixed orders (4 rule sets with authors_only); each a
 /// linear pass over the 3 V P m ops (O(P m)); usable in a constant expression (transient
 /// storage). Errors: check_search_problem()'s messages, search()'s authors_only message,
 /// and `ctpipe: search's schedule failed its own check (a bug)`.

@@ -278,5 +278,174 @@ class zbv_greedy {
   bool ok_ = true;
 };
 
+/// ctpipe's memory-aware list scheduling on the V-shape (for low limits, where the
+/// authors' construction does not fit, and high ones, where it leaves a bubble): each
+/// rank, when it falls free (ranks in time order), runs the first of its next ops whose
+/// input has arrived in the order of `priority` (0: chunk-0 I, chunk-1 I, chunk-1 F,
+/// chunk-0 F; 1: chunk-1 F, chunk-0 F, chunk-0 I, chunk-1 I; 2: chunk-1 I, chunk-0 I,
+/// chunk-1 F, chunk-0 F), a
+/// chunk-0 F only while its level plus one chunk for it and one for each started
+/// micro-batch's chunk-1 F (its own included) stays within the limit, so every started
+/// micro-batch can finish its forwards; else a pending W (oldest first; with
+/// `wait_for_input`, only when it ends by the next input's arrival); else it waits for
+/// the next input. The earliest micro-batch whose forwards are not done can always go on
+/// once the backwards before it have freed memory, so the order never deadlocks. Ranks
+/// are taken from a binary heap of their free times: O(ops log P).
+class v_list_scheduler {
+ public:
+  /// As zbv_greedy's (chunk costs, latency, memory units, per-rank limits).
+  constexpr v_list_scheduler(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
+                             std::int64_t mw, const std::int64_t* cap, int priority, bool wait_for_input)
+      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), priority_(priority), wait_(wait_for_input),
+        ints_(static_cast<std::size_t>(8 * P + 2 * P * m)), times_(static_cast<std::size_t>(2 * P + 4 * P * m)),
+        heap_(static_cast<std::size_t>(18 * P * m + 2 * P + 2)), ops_(static_cast<std::size_t>(6 * P * m)) {
+    nf_ = ints_.data(), ni_ = nf_ + 2 * P, nw_ = ni_ + 2 * P, written_ = nw_ + P, blocked_ = written_ + P, queue_ = blocked_ + P;
+    free_ = times_.data(), level_ = free_ + P, f_end_ = level_ + P, i_end_ = f_end_ + 2 * P * m;
+    for (std::int64_t* t = f_end_; t != i_end_ + 2 * P * m; ++t) *t = -1;
+  }
+  v_list_scheduler(const v_list_scheduler&) = delete;  // the tables point into its own storage
+  v_list_scheduler& operator=(const v_list_scheduler&) = delete;
+
+  /// Runs the scheduling; false when a rank passes its limit or the ranks stall (not
+  /// expected: a check). O(ops log P).
+  constexpr bool run() {
+    for (int r = 0; r < P_; ++r) push(0, r);
+    std::int64_t placed = 0;
+    while (size_ > 0 && ok_) {
+      const std::int64_t t = heap_[0].time;
+      const int r = heap_[0].rank;
+      pop();
+      if (t != free_[r] || blocked_[r] != 0) continue;  // a stale entry
+      placed += decide(r);
+    }
+    return ok_ && placed == 6 * static_cast<std::int64_t>(P_) * m_;
+  }
+
+  /// Rank r's ops in the order run (6m of them after a run that fitted).
+  constexpr std::span<const op> rank(int r) const {
+    return ops_.span().subspan(static_cast<std::size_t>(6 * r * m_), static_cast<std::size_t>(written_[r]));
+  }
+
+ private:
+  struct entry {
+    std::int64_t time;
+    int rank;
+  };
+  static constexpr bool before(const entry& a, const entry& b) { return a.time < b.time || (a.time == b.time && a.rank < b.rank); }
+  constexpr void push(std::int64_t time, int r) {
+    if (static_cast<std::size_t>(size_) == heap_.size()) return static_cast<void>(ok_ = false);
+    int k = size_++;
+    heap_[static_cast<std::size_t>(k)] = {time, r};
+    while (k > 0 && before(heap_[static_cast<std::size_t>(k)], heap_[static_cast<std::size_t>((k - 1) / 2)])) {
+      const entry x = heap_[static_cast<std::size_t>(k)];
+      heap_[static_cast<std::size_t>(k)] = heap_[static_cast<std::size_t>((k - 1) / 2)], heap_[static_cast<std::size_t>((k - 1) / 2)] = x;
+      k = (k - 1) / 2;
+    }
+  }
+  constexpr void pop() {
+    heap_[0] = heap_[static_cast<std::size_t>(--size_)];
+    for (int k = 0;;) {
+      const int a = 2 * k + 1, b = a + 1;
+      int best = k;
+      if (a < size_ && before(heap_[static_cast<std::size_t>(a)], heap_[static_cast<std::size_t>(best)])) best = a;
+      if (b < size_ && before(heap_[static_cast<std::size_t>(b)], heap_[static_cast<std::size_t>(best)])) best = b;
+      if (best == k) return;
+      const entry x = heap_[static_cast<std::size_t>(k)];
+      heap_[static_cast<std::size_t>(k)] = heap_[static_cast<std::size_t>(best)], heap_[static_cast<std::size_t>(best)] = x;
+      k = best;
+    }
+  }
+
+  /// When rank r's next op of kind k (0 F, 1 I) of chunk c can start as far as its input
+  /// goes: the input's arrival, 0 when it has none on another rank and its own input has
+  /// run, -1 when that input has not run (or nothing is left).
+  constexpr std::int64_t arrival(int r, int k, int c) const {
+    if (k == 0) {
+      const int j = nf_[2 * r + c];
+      if (j >= m_ || (c == 1 && j >= nf_[2 * r])) return -1;
+      const int from = c == 0 ? r - 1 : r + 1;
+      if (from < 0) return 0;
+      if (from == P_) return 0;  // the turn: rank P-1's own chunk-0 F has run (j < nf0)
+      const std::int64_t e = f_end_[(2 * from + c) * m_ + j];
+      return e < 0 ? -1 : e + tc_;
+    }
+    const int j = ni_[2 * r + c];
+    if (j >= m_ || j >= nf_[2 * r + c]) return -1;  // its own F first
+    const int from = c == 1 ? r - 1 : r + 1;
+    if (from < 0) return 0;
+    if (from == P_) return j < ni_[2 * r + 1] ? 0 : -1;  // the turn: its own chunk-1 I first
+    const std::int64_t e = i_end_[(2 * from + c) * m_ + j];
+    return e < 0 ? -1 : e + tc_;
+  }
+
+  /// Rank r falls free: runs one op (returns 1), or waits (returns 0).
+  constexpr int decide(int r) {
+    const std::int64_t t = free_[r];
+    // candidates in priority order: (kind, chunk)
+    constexpr int orders[3][4][2] = {{{1, 0}, {1, 1}, {0, 1}, {0, 0}}, {{0, 1}, {0, 0}, {1, 0}, {1, 1}}, {{1, 1}, {1, 0}, {0, 1}, {0, 0}}};
+    std::int64_t next = -1;  // the earliest known arrival after t
+    for (const auto& kc : orders[priority_]) {
+      const std::int64_t a = arrival(r, kc[0], kc[1]);
+      if (a < 0) continue;
+      const bool room = kc[0] != 0 || kc[1] != 0 || level_[r] + mem_[0] * (2 + nf_[2 * r] - nf_[2 * r + 1]) <= cap_[r];
+      if (!room) continue;
+      if (a <= t) return run_op(r, kc[0], kc[1], t), 1;
+      next = next < 0 || a < next ? a : next;
+    }
+    const bool pending = nw_[r] < ni_[2 * r] + ni_[2 * r + 1];
+    if (pending && (!wait_ || next < 0 || t + cost_[2] <= next)) return run_op(r, 2, 0, t), 1;
+    if (next >= 0) {
+      free_[r] = next;
+      push(next, r);
+    } else {
+      blocked_[r] = 1;  // until a neighbour's op gives it an input
+    }
+    return 0;
+  }
+  /// Runs rank r's next op of kind k (0 F, 1 I, 2 W: the oldest pending) of chunk c at
+  /// time `at` or when its input arrives, then wakes the ranks it feeds.
+  constexpr void run_op(int r, int k, int c, std::int64_t at) {
+    int j = 0;
+    if (k == 2) {
+      const int code = queue_[2 * r * m_ + nw_[r]++];
+      c = code % 2, j = code / 2;
+    } else {
+      j = k == 0 ? nf_[2 * r + c]++ : ni_[2 * r + c]++;
+    }
+    const std::int64_t end = at + cost_[k];
+    free_[r] = end;
+    level_[r] += mem_[k];
+    ok_ = ok_ && level_[r] <= cap_[r];
+    if (k == 0) f_end_[(2 * r + c) * m_ + j] = end;
+    if (k == 1) i_end_[(2 * r + c) * m_ + j] = end, queue_[2 * r * m_ + ni_[2 * r] + ni_[2 * r + 1] - 1] = 2 * j + c;
+    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] =
+        make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, c == 0 ? r : 2 * P_ - 1 - r, j);
+    push(end, r);
+    // the ranks this op feeds (F: the next stage's rank; I: the previous stage's)
+    const int to = k == 0 ? (c == 0 ? r + 1 : r - 1) : k == 1 ? (c == 1 ? r + 1 : r - 1) : -1;
+    if (to >= 0 && to < P_ && blocked_[to] != 0) {
+      blocked_[to] = 0;
+      free_[to] = free_[to] > end + tc_ ? free_[to] : end + tc_;
+      push(free_[to], to);
+    }
+  }
+
+  int P_, m_;
+  std::int64_t cost_[3];
+  std::int64_t tc_;
+  std::int64_t mem_[3];
+  const std::int64_t* cap_;
+  int priority_;
+  bool wait_;
+  buffer<int> ints_;
+  buffer<std::int64_t> times_;
+  buffer<entry> heap_;
+  buffer<op> ops_;
+  int size_ = 0;
+  int *nf_ = nullptr, *ni_ = nullptr, *nw_ = nullptr, *written_ = nullptr, *blocked_ = nullptr, *queue_ = nullptr;
+  std::int64_t *free_ = nullptr, *level_ = nullptr, *f_end_ = nullptr, *i_end_ = nullptr;
+  bool ok_ = true;
+};
+
 }  // namespace detail
 }  // namespace ctpipe

@@ -230,7 +230,7 @@ class search_command final : public command_with_options {
                                      std::min(p.shape.P, p.shape.m));
     out += p.shape.layout == placement::v_shape
                ? fmt::format("  method greedy: the best of {} constructions ({} fit the limit): the authors' 4 rule sets (their automatic ZB-V), "
-                             "ctpipe's 24 variants, 4 fixed orders (groups, ZB-V, V-Half, V-Min)\n",
+                             "ctpipe's 24 variants, 8 fixed orders (groups, 4 list schedules, ZB-V, V-Half, V-Min)\n",
                              r.rule_sets, r.rule_sets_fitting)
                : fmt::format("  method greedy: the best of {} constructions ({} fit the limit): the authors' 8 rule sets, ctpipe's 64 variants, 2 fixed orders\n",
                              r.rule_sets, r.rule_sets_fitting);
