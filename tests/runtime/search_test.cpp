@@ -595,6 +595,32 @@ TEST_CASE("search (V-shape): below P activations V-Min, V-Half and the list sche
   CHECK(k1.span == rational{96});
 }
 
+TEST_CASE("search (V-shape): where it is known not to be optimal (docs/search.md)", "[search]") {
+  // P = 2, m = 2, the article's costs, limit 3/2: a schedule of span 15/2 exists (a new
+  // user's exhaustive search found it, 2026-12-02); the search gives 8
+  search_problem p;
+  p.shape = pipeline_shape{2, 2, 2, placement::v_shape};
+  p.memory_limit = {rational{3, 2}};
+  const op K[] = {op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::F, 3, 0}, op{op_kind::I, 3, 0}, op{op_kind::I, 0, 0},
+                  op{op_kind::W, 0, 0}, op{op_kind::F, 3, 1}, op{op_kind::I, 3, 1}, op{op_kind::W, 3, 0}, op{op_kind::W, 3, 1},
+                  op{op_kind::I, 0, 1}, op{op_kind::W, 0, 1},  // rank 0
+                  op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}, op{op_kind::F, 1, 1}, op{op_kind::I, 2, 0}, op{op_kind::I, 1, 0},
+                  op{op_kind::W, 1, 0}, op{op_kind::F, 2, 1}, op{op_kind::I, 2, 1}, op{op_kind::I, 1, 1}, op{op_kind::W, 1, 1},
+                  op{op_kind::W, 2, 0}, op{op_kind::W, 2, 1}};  // rank 1
+  schedule known{p.shape, 24};
+  for (std::size_t k = 0; k < 24; ++k) known.ops()[k] = K[k];
+  known.offsets()[0] = 0, known.offsets()[1] = 12, known.offsets()[2] = 24;
+  REQUIRE(validate(known.view()).ok());
+  const in_flight_profile mem = in_flight(known.view());
+  CHECK(mem.peak_activations(0) <= rational{3, 2});
+  CHECK(mem.peak_activations(1) <= rational{3, 2});
+  CHECK(simulate(known.view(), p.cost).largest_span() == rational{15, 2});
+  CHECK(search(p).report.span == rational{8});
+  // gamma 16/37, limit 5/4: 17/2 (the new user's list scheduler found 8)
+  p.gamma = rational{16, 37}, p.memory_limit = {rational{5, 4}};
+  CHECK(search(p).report.span == rational{17, 2});
+}
+
 TEST_CASE("search (V-shape): the lower bound and the optimality claim against exhaustive search of tiny shapes", "[search]") {
   costs cs[3];
   cs[1].f = rational{28814}, cs[1].i = rational{28760}, cs[1].w = rational{19352}, cs[1].c = rational{1610};
