@@ -507,7 +507,8 @@ constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, 
   }
   consider();
   // ctpipe's list scheduling: (priority, wait for the input before a W) as v_list_scheduler
-  // numbers them; the four of its six that changed a result on a sweep of limits
+  // numbers them; the four of eight tried (four priority orders, each with and without the
+  // wait) that changed a result on a sweep of limits (P = 4 to 24, k = 1/4 to 3)
   constexpr int lists[4][2] = {{0, 1}, {1, 0}, {1, 1}, {2, 1}};
   for (const auto& variant : lists) {
     v_list_scheduler list(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
