@@ -689,7 +689,8 @@ TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
   for (const char* placement : {"v", "loop"}) {
     const auto odd = run_tool(std::string("search -P 4 -m 8 --model llama2-7b --memory-limit 70000000003B --format json --placement ") + placement);
     REQUIRE(odd.exit_code == 0);
-    for (const auto& over : nlohmann::json::parse(odd.out)["memory"]["over_bytes"]) CHECK(over == "0");
+    const nlohmann::json parsed = nlohmann::json::parse(odd.out);  // kept alive over the loop
+    for (const auto& over : parsed["memory"]["over_bytes"]) CHECK(over == "0");
   }
 
   const auto exact = run_tool("search -P 2 -m 4 --placement v --method exact");
