@@ -409,6 +409,25 @@ struct greedy_outcome {
   int tried = 0, fitting = 0;
 };
 
+/// Copies construction g's ranks (P of them, `per` ops each, as its rank(r) gives them)
+/// into `ops` at r * per.
+template <class Construction>
+constexpr void take_ranks(const Construction& g, std::size_t P, std::size_t per, op* ops) {
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::span<const op> list = g.rank(static_cast<int>(r));
+    for (std::size_t x = 0; x < per; ++x) ops[r * per + x] = list[x];
+  }
+}
+
+/// After the rule sets: the CSR offsets (r * per), and their best copied to `rules_best`
+/// when asked for.
+constexpr void close_rule_sets(std::size_t P, std::size_t per, const op* ops, std::uint32_t* offsets, op* rules_best) {
+  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
+  if (rules_best != nullptr) {
+    for (std::size_t x = 0; x < P * per; ++x) rules_best[x] = ops[x];
+  }
+}
+
 /// The number of V-shape rule sets search() tries, of them the authors' (the first), and
 /// the most rounds of the authors' refinement per rule set (each round re-runs the
 /// construction with the last round's per-rank bubbles as `approved`, kept while the span
@@ -466,16 +485,10 @@ constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, 
       for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
       if (out.span >= 0 && chain >= out.span) continue;
       out.span = chain;
-      for (std::size_t r = 0; r < P; ++r) {
-        const std::span<const op> list = g.rank(static_cast<int>(r));
-        for (std::size_t x = 0; x < per; ++x) ops[r * per + x] = list[x];
-      }
+      take_ranks(g, P, per, ops);
     }
   }
-  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
-  if (rules_best != nullptr) {
-    for (std::size_t x = 0; x < P * per; ++x) rules_best[x] = ops[x];
-  }
+  close_rule_sets(P, per, ops, offsets, rules_best);
   if (rule_sets <= v_authors_rule_set_count) return out;
   buffer<op> trial(P * per);
   const schedule_view v{s, trial.span(), std::span<const std::uint32_t>(offsets, P + 1)};
@@ -517,10 +530,7 @@ constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, 
       ++out.tried;
       continue;
     }
-    for (std::size_t r = 0; r < P; ++r) {
-      const std::span<const op> ops_r = list.rank(static_cast<int>(r));
-      for (std::size_t x = 0; x < per; ++x) trial[r * per + x] = ops_r[x];
-    }
+    take_ranks(list, P, per, trial.data());
     consider();
   }
   const schedule_family families[] = {schedule_family::zbv, schedule_family::v_half, schedule_family::v_min};
@@ -563,15 +573,9 @@ constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, ra
     ++out.fitting;
     if (out.span >= 0 && g.span() >= out.span) continue;
     out.span = g.span();
-    for (std::size_t r = 0; r < P; ++r) {
-      const std::span<const op> list = g.rank(static_cast<int>(r));
-      for (std::size_t x = 0; x < per; ++x) ops[r * per + x] = list[x];
-    }
+    take_ranks(g, P, per, ops);
   }
-  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
-  if (rules_best != nullptr) {
-    for (std::size_t x = 0; x < P * per; ++x) rules_best[x] = ops[x];
-  }
+  close_rule_sets(P, per, ops, offsets, rules_best);
   if (rule_sets > authors_rule_set_count) {
     // two fixed orders for low limits, where the rules above run far from the optimum:
     // each rank in groups of g = floor(its limit) micro-batches (their Fs, then I, W per
