@@ -22,6 +22,7 @@
 #include "ctpipe/analysis/communication.hpp"
 #include "ctpipe/analysis/fill.hpp"
 #include "ctpipe/analysis/fill_optimal.hpp"
+#include "ctpipe/analysis/fill_stretch.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/model.hpp"

@@ -8,6 +8,8 @@
 //   of passes over the idle intervals, each O(n log n)); the run-time default.
 // - fill_bubbles_optimal() (fill_optimal.hpp): a maximum flow for divisible jobs and a
 //   branch-and-bound for small sets of indivisible jobs, at run time only.
+// When the pipeline may grow, stretch_fill() (fill_stretch.hpp) inserts what a fill left
+// out as ops and re-simulates: the stretched makespan.
 #pragma once
 
 #include <algorithm>  // std::sort, std::push_heap, std::pop_heap, std::upper_bound (constexpr in C++20)
