@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ctpipe/analysis/fill_optimal.hpp"
+#include "ctpipe/analysis/fill_stretch.hpp"
 #include "ctpipe/io/format.hpp"
 #include "options.hpp"
 
@@ -111,7 +112,7 @@ void parse_fill(const std::vector<std::string>& requests, schedule_view v, io::f
   if (out.jobs.size() > (std::size_t{1} << 20)) throw usage_error("ctpipe: --fill asks for more than 2^20 jobs");
 }
 
-void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method) {
+void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method, bool stretch) {
   io::fill_overlay o;
   parse_fill(requests, rep.ops.view(), o);
   const auto run = [&](bool steady_state) {
@@ -121,6 +122,7 @@ void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool 
   };
   o.result = run(false);
   if (steady) o.steady = run(true);
+  if (stretch) o.stretch = stretch_fill(rep.ops.view(), rep.cost, o.jobs, o.result, rep.scale());
   rep.fill = std::move(o);
 }
 

@@ -22,8 +22,10 @@ enum class fill_method { best, greedy };
 void parse_fill(const std::vector<std::string>& requests, schedule_view v, io::fill_overlay& out);
 
 /// Fills `rep`'s bubbles with `requests` (parse_fill()) by `method`, one iteration and,
-/// with `steady`, back-to-back iterations; sets rep.fill.
-void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method);
+/// with `steady`, back-to-back iterations; with `stretch`, also stretches the pipeline to
+/// take what one iteration left out (stretch_fill()); sets rep.fill. Raises the
+/// library's messages.
+void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method, bool stretch = false);
 
 /// Rebalances `rep`'s activations under `rep.cost` (t_move = its `move`) for rep.gamma:
 /// at `capacity` (one number for every rank, or P comma-separated; empty: the least

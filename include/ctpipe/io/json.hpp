@@ -73,11 +73,30 @@ inline nlohmann::ordered_json fill_result_json(const std::vector<fill_job>& jobs
               {"bound", to_string(r.bound)},     {"optimal", r.optimal},             {"method", r.method}};
 }
 
+/// The `fill.stretch` object (docs/json.md) of a stretch_fill() result of `jobs`: the
+/// stretched makespan, the stretch, the bound, whether it is reached, the method, each
+/// remainder inserted (`placed`) and the jobs no order admits (`impossible`).
+inline nlohmann::ordered_json stretch_json(const std::vector<fill_job>& jobs, const stretch_result& s) {
+  using json = nlohmann::ordered_json;
+  const auto microbatch = [](const fill_job& job) { return job.microbatch < 0 ? json(nullptr) : json(job.microbatch); };
+  json placed = json::array(), impossible = json::array();
+  for (const fill_piece& x : s.placed) {
+    placed.push_back({{"job", jobs[x.job].name}, {"microbatch", microbatch(jobs[x.job])}, {"rank", x.rank}, {"start", to_string(x.start)},
+                      {"end", to_string(x.end)}});
+  }
+  for (const std::uint32_t j : s.impossible) impossible.push_back({{"job", jobs[j].name}, {"microbatch", microbatch(jobs[j])}});
+  return json{{"makespan", to_string(s.makespan)}, {"stretch", to_string(s.stretch)}, {"bound", to_string(s.bound)},
+              {"least", s.least},                  {"method", s.method},                 {"placed", std::move(placed)},
+              {"impossible", std::move(impossible)}};
+}
+
 /// The `fill` object (docs/json.md): fill_result_json() of the one iteration, with the
-/// request and `steady_state` (the same object for back-to-back iterations, or null).
+/// request, `stretch` (stretch_json() with --allow-stretch, else null) and `steady_state`
+/// (the same object as the one iteration's for back-to-back iterations, or null).
 inline nlohmann::ordered_json fill_json(const fill_overlay& f) {
   nlohmann::ordered_json out = {{"request", f.request}};
   out.update(fill_result_json(f.jobs, f.result));
+  out["stretch"] = f.stretch ? stretch_json(f.jobs, *f.stretch) : nlohmann::ordered_json(nullptr);
   out["steady_state"] = f.steady ? fill_result_json(f.jobs, *f.steady) : nlohmann::ordered_json(nullptr);
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include "ctpipe/analysis/communication.hpp"
 #include "ctpipe/analysis/fill.hpp"
+#include "ctpipe/analysis/fill_stretch.hpp"
 #include "ctpipe/analysis/rebalance.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
@@ -115,14 +116,16 @@ struct memory_budget {
 };
 
 /// A bubble fill shown with its schedule (`ctpipe fill`, docs/spec.md §8.1): the jobs
-/// asked for and where they went. `jobs` index `result`'s per-job vectors; their names
-/// view `names` (a deque: its strings never move).
+/// asked for and where they went, and with --allow-stretch where the rest went when the
+/// pipeline may grow. `jobs` index `result`'s per-job vectors; their names view `names`
+/// (a deque: its strings never move).
 struct fill_overlay {
   std::string request;                ///< what was asked, as given (`encoder:f=1/4,b=1/2; ...`), for the views
   std::deque<std::string> names;      ///< storage of the jobs' names
   std::vector<fill_job> jobs;         ///< the jobs, in the order asked
   fill_result result;                 ///< one iteration: what the timeline draws
   std::optional<fill_result> steady;  ///< with --steady-state: back-to-back iterations
+  std::optional<stretch_result> stretch;  ///< with --allow-stretch: stretch_fill() of `result`
 };
 
 /// A rebalancing shown with its schedule (`ctpipe rebalance`, docs/spec.md §8.2): the

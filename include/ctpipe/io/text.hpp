@@ -507,14 +507,39 @@ inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_resu
 }
 }  // namespace detail
 
+namespace detail {
+/// A stretch_fill() result as text lines: the makespan before and after, the stretch,
+/// the bound and whether it is reached, the method; then where each remainder went and
+/// the jobs no order admits (the first 20 of each, then how many more).
+inline std::string stretch_lines(const std::vector<fill_job>& jobs, const stretch_result& s) {
+  const std::string verdict = s.least ? ": least" : fmt::format(" (gap {}: not proved least)", to_string(s.makespan - s.bound));
+  std::string out = fmt::format("stretched to take the rest (--allow-stretch): makespan {} -> {}, stretch {}; bound {}{}; method {}\n",
+                                to_string(s.old_makespan), to_string(s.makespan), to_string(s.stretch), to_string(s.bound), verdict,
+                                s.method);
+  for (std::size_t k = 0; k < s.placed.size() && k < 20; ++k) {
+    const fill_piece& x = s.placed[k];
+    out += fmt::format("  inserted: {}, {} on rank {} at {} to {}\n", one_line(fill_job_label(jobs[x.job])), to_string(x.end - x.start),
+                       x.rank, to_string(x.start), to_string(x.end));
+  }
+  if (s.placed.size() > 20) out += fmt::format("  ... and {} more inserted (--format json lists them all)\n", s.placed.size() - 20);
+  for (std::size_t k = 0; k < s.impossible.size() && k < 20; ++k) {
+    out += fmt::format("  not placed even so: {}: its release op depends on its deadline op\n", one_line(fill_job_label(jobs[s.impossible[k]])));
+  }
+  if (s.impossible.size() > 20) out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", s.impossible.size() - 20);
+  return out;
+}
+}  // namespace detail
+
 /// The fill section (readout::fill): what was asked, then detail::fill_lines() for one
-/// iteration and, with --steady-state, for back-to-back iterations; empty without a fill.
+/// iteration, with --allow-stretch detail::stretch_lines(), and with --steady-state
+/// detail::fill_lines() for back-to-back iterations; empty without a fill.
 inline std::string render_fill(const readout& ro) {
   if (ro.fill == nullptr) return "";
   const fill_overlay& f = *ro.fill;
   std::string out = fmt::format("bubble filling: {} ({} job{}; no pipeline op moves: proved by re-simulation)\n",
                                 detail::one_line(f.request), f.jobs.size(), f.jobs.size() == 1 ? "" : "s");
   out += detail::fill_lines(f.jobs, f.result, "one iteration");
+  if (f.stretch) out += detail::stretch_lines(f.jobs, *f.stretch);
   if (f.steady) out += detail::fill_lines(f.jobs, *f.steady, "steady state (back-to-back iterations)");
   return out;
 }

@@ -1,7 +1,9 @@
 // `ctpipe fill`: independent work put into a schedule's bubbles (docs/spec.md §8.1,
 // ctpipe/analysis/fill.hpp): the article's vision-encoder preset or jobs of one's own,
 // shown in the timeline (filled idle time '▓') with a section saying how much fitted and
-// why the rest did not, or as JSON (the schedule's plus `fill`), SVG or a trace.
+// why the rest did not (and, with --allow-stretch, how long the pipeline gets when the
+// rest is inserted as ops: ctpipe/analysis/fill_stretch.hpp), or as JSON (the
+// schedule's plus `fill`), SVG or a trace.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -36,6 +38,10 @@ class fill final : public command_with_options {
     app.add_flag("--steady-state", steady_,
                  "also fill back-to-back iterations: jobs due before their op may use the previous iteration's cool-down, "
                  "jobs released after theirs the next warm-up");
+    app.add_flag("--allow-stretch", stretch_,
+                 "let the pipeline get longer to take what one iteration's bubbles could not: each job's remainder is inserted "
+                 "as an op into a rank's list (greedy insertion) and the schedule re-simulated; reports the new makespan, the "
+                 "stretch and where each remainder went (the timeline stays the unstretched one)");
     app.add_option("--fill-method", method_text_,
                    "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
                    "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
@@ -53,12 +59,13 @@ class fill final : public command_with_options {
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);
     io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
-    apply_fill(rep, requests_, steady_, method_text_ == "greedy" ? fill_method::greedy : fill_method::best);
+    apply_fill(rep, requests_, steady_, method_text_ == "greedy" ? fill_method::greedy : fill_method::best, stretch_);
     return render(rep, opts_);
   }
 
   std::vector<std::string> requests_;
   bool steady_ = false;
+  bool stretch_ = false;
   std::string method_text_ = "best";
 };
 
