@@ -610,3 +610,346 @@ TEST_CASE("fill_bubbles_optimal is never below fill_bubbles, with minimum pieces
   CHECK(exact.exact_method);
   CHECK(exact.bound == exact.total);
 }
+
+namespace {
+
+/// A stretch (stretch_fill()) of `fill` checked apart from the library, restated from
+/// docs/spec.md §2 and §8.1: every pipeline op keeps its length and starts no earlier
+/// than each dependency (found by identity) ends, plus t_c across ranks; the fill's
+/// pieces keep their rank and length; every job with time left has one remainder of
+/// that length on a rank it may use, or is listed impossible (then its release op does
+/// not end before its deadline op starts); pieces and remainders start
+/// after their release op ends and end before their deadline op starts (t_c across
+/// ranks), a job's pieces never overlap and its remainder comes after them; no two
+/// nodes overlap on a rank; every node starts as soon as its rank and inputs allow (the
+/// latest end before it on its rank, or an input's ready time); the makespan is the last
+/// end and the stretch its growth over simulate()'s. Returns what is wrong, or "".
+/// Quadratic: test-only.
+std::string stretch_problem(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& fill,
+                            const stretch_result& st, const cost_scale& scale = {}) {
+  const simulation sim = simulate(v, c, scale);
+  const std::size_t n = v.size();
+  if (st.old_makespan != sim.makespan()) return "old makespan";
+  if (st.op_start.size() != n || st.op_end.size() != n || st.pieces.size() != fill.pieces.size()) return "shapes";
+  struct node { int rank; rational start, end, ready; const char* what; std::size_t before; };  // before: deadline op, or n
+  std::vector<node> nodes;
+  const auto lat = [&](int a, int b) { return a != b ? c.c : rational{0}; };
+  const auto rank_of = [&](std::size_t k) { return tests::rank_at(v, k); };
+  rational last{0};
+  std::vector<std::size_t> op_node(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const bool pair_b = k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b;
+    if (st.op_end[k] - st.op_start[k] != sim.end(k) - sim.start(k)) return "op length";
+    last = max(last, st.op_end[k]);
+    if (pair_b) {  // its pair word's node stands for it
+      op_node[k] = op_node[k - 1];
+      continue;
+    }
+    rational ready{0};
+    const auto need = [&](op o) {
+      std::size_t d = tests::find_op(v, o);
+      if (d == n && o.kind() == op_kind::B) d = tests::find_op(v, op{op_kind::I, o.stage(), o.microbatch()});
+      if (d == n) return;
+      ready = max(ready, st.op_end[d] + lat(rank_of(d), rank_of(k)));
+    };
+    const auto deps = [&](op o) {
+      const int s = o.stage(), j = o.microbatch();
+      const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
+      if (kind == op_kind::F && s > v.shape.first_stage(j)) need(op{op_kind::F, s - 1, j});
+      if (kind == op_kind::B || kind == op_kind::I) {
+        need(op{op_kind::F, s, j});
+        if (s < v.shape.last_stage(j)) need(op{op_kind::B, s + 1, j});
+      }
+      if (kind == op_kind::W) need(op{op_kind::I, s, j});
+    };
+    deps(v.ops[k]);
+    if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+    if (st.op_start[k] < ready) return "op before its input";
+    nodes.push_back({rank_of(k), st.op_start[k], st.op_end[k], ready, "op", n});
+    op_node[k] = nodes.size() - 1;
+  }
+  // Pieces and remainders: windows, their job's order.
+  std::vector<std::vector<fill_piece>> of_job(jobs.size());
+  const auto job_node = [&](const fill_piece& x, rational ready, const char* what) -> std::string {
+    const fill_job& job = jobs[x.job];
+    if (job.rank != any_rank && job.rank != x.rank) return "rank not allowed";
+    if (job.after) {
+      const std::size_t k = tests::find_op(v, *job.after);
+      ready = max(ready, st.op_end[k] + lat(rank_of(k), x.rank));
+    }
+    if (x.start < ready) return std::string(what) + " before its release";
+    std::size_t before = n;
+    if (job.before) {
+      before = tests::find_op(v, *job.before);
+      if (x.end + lat(rank_of(before), x.rank) > st.op_start[before]) return std::string(what) + " after its deadline";
+    }
+    nodes.push_back({x.rank, x.start, x.end, ready, what, before});
+    last = max(last, x.end);
+    return "";
+  };
+  for (std::size_t q = 0; q < fill.pieces.size(); ++q) {
+    const fill_piece& x = st.pieces[q];
+    if (x.job != fill.pieces[q].job || x.rank != fill.pieces[q].rank || x.end - x.start != fill.pieces[q].end - fill.pieces[q].start) {
+      return "piece changed";
+    }
+    of_job[x.job].push_back(x);
+  }
+  for (std::vector<fill_piece>& pieces : of_job) {
+    std::sort(pieces.begin(), pieces.end(), [](const fill_piece& a, const fill_piece& b) { return a.start < b.start; });
+    for (std::size_t q = 0; q < pieces.size(); ++q) {
+      if (q > 0 && pieces[q].start < pieces[q - 1].end) return "a job's pieces overlap";
+      const std::string bad = job_node(pieces[q], q > 0 ? pieces[q - 1].end : rational{0}, "piece");
+      if (!bad.empty()) return bad;
+    }
+  }
+  std::vector<int> seen(jobs.size(), 0);
+  for (const fill_piece& x : st.placed) {
+    if (x.end - x.start != jobs[x.job].duration - fill.placed[x.job]) return "remainder length";
+    ++seen[x.job];
+    const rational after = of_job[x.job].empty() ? rational{0} : of_job[x.job].back().end;
+    const std::string bad = job_node(x, after, "remainder");
+    if (!bad.empty()) return bad;
+  }
+  for (const std::uint32_t j : st.impossible) {  // its release op cannot end before its deadline op starts
+    ++seen[j];
+    if (!jobs[j].after || !jobs[j].before) return "impossible without a release and a deadline";
+    if (st.op_end[tests::find_op(v, *jobs[j].after)] < st.op_start[tests::find_op(v, *jobs[j].before)]) return "impossible yet in order";
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (seen[j] != (fill.placed[j] < jobs[j].duration ? 1 : 0)) return "a remainder missing or twice";
+  }
+  // A deadline op waits for its jobs' pieces and remainders.
+  for (const node& x : nodes) {
+    if (x.before < n) {
+      node& d = nodes[op_node[x.before]];
+      d.ready = max(d.ready, x.end + lat(x.rank, d.rank));
+    }
+  }
+  // Ranks: no overlap; every node as soon as its rank and inputs allow.
+  for (const node& a : nodes) {
+    rational prev{0};
+    for (const node& b : nodes) {
+      if (&a == &b || a.rank != b.rank) continue;
+      if (a.start < b.end && b.start < a.end) return std::string("two nodes overlap on a rank: ") + a.what + ", " + b.what;
+      if (b.end <= a.start) prev = max(prev, b.end);
+    }
+    if (a.start != max(prev, a.ready)) return std::string("a node could start earlier: ") + a.what;
+  }
+  if (st.makespan != last || st.stretch != st.makespan - st.old_makespan) return "makespan";
+  if (st.bound > st.makespan || st.bound < st.old_makespan || st.least != (st.bound == st.makespan)) return "bound";
+  return "";
+}
+
+/// `st` with one thing broken, for the check above to catch: `what` 0 moves the first
+/// remainder 1/8 earlier, 1 the first op 1/8 later, 2 a piece to the next rank, 3 drops
+/// a remainder.
+stretch_result broken(stretch_result st, int what) {
+  if (what == 0) st.placed.front().start -= rational{1, 8}, st.placed.front().end -= rational{1, 8};
+  if (what == 1) st.op_start.front() += rational{1, 8}, st.op_end.front() += rational{1, 8};
+  if (what == 2) st.pieces.front().rank = (st.pieces.front().rank + 1) % 4;
+  if (what == 3) st.placed.pop_back();
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("stretching: the encoder's rest on 1F1B P = 8, m = 32 costs 3/4, by hand", "[fill][stretch]") {
+  // By hand (f = 1, b = 2, t_c = 0): T = (m+P-1)(t_f+t_b) = 39 x 3 = 117. The fill leaves
+  // the first encoder forward (it must end before F(0, 0), which starts at 0) and the last
+  // encoder backward (it starts after B(0, 31), which ends at T). F(0, 0) is the only op
+  // with no input, and every op depends on it (each rank's list starts with F(r, 0),
+  // which needs F(r-1, 0)); so the forward inserted before it on rank 0 delays
+  // everything by exactly 1/4, and B(0, 31) then ends at 117 + 1/4. The backward runs
+  // after it on rank 0 (any other rank adds t_c, 0 here): 117 + 1/4 + 1/2 = 471/4. No
+  // stretch does better: the forward, F(0, 0) ... B(0, 31) (a chain of 117) and the
+  // backward lie on one path, so T' >= 1/4 + 117 + 1/2; the library's bound says the same.
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
+  const detail::buffer<fill_job> jobs = encoder_jobs(s.view(), rational{1, 4}, rational{1, 2});
+  for (const bool best : {false, true}) {
+    const fill_result fill = best ? fill_bubbles_optimal(s.view(), costs{}, jobs.span()) : fill_bubbles(s.view(), costs{}, jobs.span());
+    REQUIRE(fill.total == rational{93, 4});
+    const stretch_result st = stretch_fill(s.view(), costs{}, jobs.span(), fill);
+    CHECK(st.old_makespan == rational{117});
+    CHECK(st.makespan == rational{471, 4});
+    CHECK(st.stretch == rational{3, 4});
+    CHECK(st.bound == rational{471, 4});
+    CHECK(st.least);
+    REQUIRE(st.placed.size() == 2);
+    CHECK(st.placed[0].job == 0);  // encoder F 0, first on rank 0
+    CHECK(st.placed[0].rank == 0);
+    CHECK(st.placed[0].start == rational{0});
+    CHECK(st.placed[0].end == rational{1, 4});
+    CHECK(st.placed[1].job == 63);  // encoder B 31, last on rank 0
+    CHECK(st.placed[1].rank == 0);
+    CHECK(st.placed[1].start == rational{469, 4});
+    CHECK(st.placed[1].end == rational{471, 4});
+    CHECK(st.impossible.empty());
+    const std::size_t f00 = tests::find_op(s.view(), op{op_kind::F, 0, 0}), b031 = tests::find_op(s.view(), op{op_kind::B, 0, 31});
+    CHECK(st.op_start[f00] == rational{1, 4});
+    CHECK(st.op_end[b031] == rational{469, 4});
+    CHECK(stretch_problem(s.view(), costs{}, jobs.span(), fill, st).empty());
+    for (int what = 0; what < 4; ++what) CHECK(!stretch_problem(s.view(), costs{}, jobs.span(), fill, broken(st, what)).empty());
+  }
+  // With t_c = 1/2 the numbers change, not the stretch: T = 151 (simulate()'s), and both
+  // remainders sit on rank 0, the rank of F(0, 0) and of B(0, 31), so no latency is
+  // added: 151 + 3/4.
+  costs latency{};
+  latency.c = rational{1, 2};
+  const fill_result fill = fill_bubbles(s.view(), latency, jobs.span());
+  const stretch_result st = stretch_fill(s.view(), latency, jobs.span(), fill);
+  CHECK(st.old_makespan == rational{151});
+  CHECK(st.makespan == rational{607, 4});
+  CHECK(st.least);
+  CHECK(stretch_problem(s.view(), latency, jobs.span(), fill, st).empty());
+}
+
+TEST_CASE("stretching with latency and pinned jobs, by hand", "[fill][stretch]") {
+  costs latency{};
+  latency.c = rational{1, 2};
+  {
+    // GPipe, P = 4, m = 8, t_c = 1/2: T = (m+P-1)(t_f+t_b) + 2(P-1)t_c = 33 + 3 = 36
+    // (formulas.hpp). As for 1F1B, only the first encoder forward and the last encoder
+    // backward have no window; F(0, 0) is the only source and B(0, 7) ends at T, so
+    // T' = 1/4 + 36 + 1/2 = 147/4, both on rank 0, and no stretch does better.
+    const schedule s = generate(family_spec(schedule_family::gpipe, 4, 8));
+    const detail::buffer<fill_job> jobs = encoder_jobs(s.view(), rational{1, 4}, rational{1, 2});
+    const fill_result fill = fill_bubbles_optimal(s.view(), latency, jobs.span());
+    const stretch_result st = stretch_fill(s.view(), latency, jobs.span(), fill);
+    CHECK(st.old_makespan == rational{36});
+    CHECK(st.makespan == rational{147, 4});
+    CHECK(st.least);
+    REQUIRE(st.placed.size() == 2);
+    CHECK(st.placed[0].rank == 0);
+    CHECK(st.placed[1].rank == 0);
+    CHECK(stretch_problem(s.view(), latency, jobs.span(), fill, st).empty());
+  }
+  // 1F1B, P = 4, m = 8, t_c = 1/2 (T = 41, simulate()'s): a job of 1/4 pinned to rank 1
+  // before F(0, 0) has no window (it would have to end by -1/2); inserted first on rank
+  // 1, it ends at 1/4 and F(0, 0), on rank 0, waits for it plus t_c: everything moves by
+  // 3/4. A job of 1/4 pinned to rank 2 after B(0, 7) (which now ends at 41 + 3/4) starts
+  // t_c later and ends at 41 + 3/4 + 1/2 + 1/4 = 85/2. The bound charges t_c for a
+  // pinned job on another rank than its op, so it is reached.
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  const std::vector<fill_job> jobs{{"early", -1, rational{1, 4}, 1, std::nullopt, op{op_kind::F, 0, 0}},
+                                   {"late", -1, rational{1, 4}, 2, op{op_kind::B, 0, 7}, std::nullopt},
+                                   // B(0, 0) needs F(0, 0): no order admits this one
+                                   {"never", -1, rational{1}, any_rank, op{op_kind::B, 0, 0}, op{op_kind::F, 0, 0}}};
+  const fill_result fill = fill_bubbles(s.view(), latency, jobs);
+  const stretch_result st = stretch_fill(s.view(), latency, jobs, fill);
+  CHECK(st.old_makespan == rational{41});
+  CHECK(st.makespan == rational{85, 2});
+  CHECK(st.stretch == rational{3, 2});
+  CHECK(st.least);
+  REQUIRE(st.placed.size() == 2);
+  CHECK(st.placed[0].job == 0);
+  CHECK(st.placed[0].rank == 1);
+  CHECK(st.placed[0].start == rational{0});
+  CHECK(st.placed[1].job == 1);
+  CHECK(st.placed[1].rank == 2);
+  CHECK(st.placed[1].start == rational{169, 4});
+  CHECK(st.impossible == std::vector<std::uint32_t>{2});
+  CHECK(st.op_start[tests::find_op(s.view(), op{op_kind::F, 0, 0})] == rational{3, 4});
+  CHECK(stretch_problem(s.view(), latency, jobs, fill, st).empty());
+}
+
+TEST_CASE("stretching: every stretch re-checked from the spec, four families, P <= 4 with m < P, both methods", "[fill][stretch]") {
+  std::mt19937 rng(16);
+  int runs = 0, inserted = 0, least = 0, impossible = 0, stretched = 0;
+  for (const schedule_family family : {schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::interleaved_1f1b,
+                                       schedule_family::zb_h1}) {
+    for (int P : {1, 2, 3, 4}) {
+      for (int m : {1, 2, 3, 4, 8}) {
+        const schedule_spec spec = family_spec(family, P, m);
+        if (spec_error(spec) != nullptr) continue;
+        const schedule s = generate(spec);
+        const schedule_view v = s.view();
+        for (int round = 0; round < 4; ++round) {
+          costs c{};
+          c.c = rational{round % 3, 3};
+          std::vector<fill_job> jobs;
+          if (round % 2 == 0) {
+            const detail::buffer<fill_job> encoder = encoder_jobs(v, rational{1, 4}, rational{1, 2});  // kept alive over the loop
+            for (const fill_job& job : encoder.span()) jobs.push_back(job);
+          }
+          for (int j = 0; j < 5; ++j) {  // random jobs: pinned or not, release, deadline, divisible
+            fill_job job{"x", j, rational{1 + static_cast<std::int64_t>(rng() % 8), 2}};
+            if (rng() % 3 == 0) job.rank = static_cast<int>(rng() % static_cast<unsigned>(P));
+            if (rng() % 2 == 0) job.after = v.ops[rng() % v.size()];
+            if (rng() % 2 == 0) job.before = v.ops[rng() % v.size()];
+            if (rng() % 2 == 0) job.divisible = true, job.min_piece = rational{static_cast<std::int64_t>(rng() % 3), 4};
+            jobs.push_back(job);
+          }
+          const std::vector<rational> factors(static_cast<std::size_t>(v.shape.stages()), rational{1});
+          std::vector<rational> stage = factors;
+          stage.back() = rational{5, 4};  // the last stage 5/4 as long in odd rounds
+          const cost_scale scale = round % 2 == 1 ? cost_scale{stage, {}} : cost_scale{};
+          for (const bool best : {false, true}) {
+            const fill_result fill = best ? fill_bubbles_optimal(v, c, jobs, {}, scale) : fill_bubbles(v, c, jobs, {}, scale);
+            const stretch_result st = stretch_fill(v, c, jobs, fill, scale);
+            const std::string problem = stretch_problem(v, c, jobs, fill, st, scale);
+            CAPTURE(family_name(family), P, m, round, best, problem);
+            CHECK(problem.empty());
+            ++runs, inserted += static_cast<int>(st.placed.size()), least += st.least ? 1 : 0;
+            impossible += static_cast<int>(st.impossible.size()), stretched += st.stretch > rational{0} ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  CHECK(runs > 400);
+  CHECK(inserted > 1000);
+  CHECK(stretched > runs / 2);
+  CHECK(least > 0);
+  CHECK(impossible > 0);
+}
+
+TEST_CASE("stretching: a fill with nothing left stretches by 0, and the errors", "[fill][stretch]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  const std::vector<fill_job> small{{"s", -1, rational{1, 2}, any_rank, op{op_kind::F, 0, 0}, std::nullopt}};
+  const fill_result fill = fill_bubbles(s.view(), costs{}, small);
+  REQUIRE(fill.total == rational{1, 2});
+  const stretch_result none = stretch_fill(s.view(), costs{}, small, fill);
+  CHECK(none.makespan == rational{33});
+  CHECK(none.stretch == rational{0});
+  CHECK(none.placed.empty());
+  CHECK(none.pieces.size() == 1);
+  constexpr const char* not_a_fill =
+      "ctpipe: stretch_fill takes a one-iteration fill of these jobs on this schedule (fill_bubbles() or fill_bubbles_optimal() without "
+      "steady_state)";
+  // The steady state's pieces of the encoder lie outside one iteration's windows.
+  const detail::buffer<fill_job> encoder = encoder_jobs(s.view(), rational{1, 4}, rational{1, 2});
+  const fill_result steady = fill_bubbles(s.view(), costs{}, encoder.span(), {true});
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), steady), not_a_fill);
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), fill), not_a_fill);  // another fill's
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{rational{1}, rational{3}}, small, fill), not_a_fill);  // other costs
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()), {}, stretch_limits{1000}),
+                    "ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 positions x graph size)");
+}
+
+TEST_CASE("ctpipe fill --allow-stretch: text and JSON", "[tool][fill][stretch]") {
+  const auto text = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --allow-stretch");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("stretched to take the rest (--allow-stretch): makespan 117 -> 471/4, stretch 3/4; bound 471/4: least; method "
+                      "greedy insertion\n  inserted: encoder F 0, 1/4 on rank 0 at 0 to 1/4\n  inserted: encoder B 31, 1/2 on rank 0 "
+                      "at 469/4 to 471/4\n") != std::string::npos);
+  const auto json_run = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --allow-stretch --format json");
+  REQUIRE(json_run.exit_code == 0);
+  const nlohmann::json st = nlohmann::json::parse(json_run.out)["fill"]["stretch"];
+  CHECK(st["makespan"] == "471/4");
+  CHECK(st["stretch"] == "3/4");
+  CHECK(st["bound"] == "471/4");
+  CHECK(st["least"] == true);
+  CHECK(st["impossible"].empty());
+  REQUIRE(st["placed"].size() == 2);
+  CHECK(st["placed"][1] == nlohmann::json::parse(R"({"job": "encoder B", "microbatch": 31, "rank": 0, "start": "469/4", "end": "471/4"})"));
+  const auto plain = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --format json");
+  CHECK(nlohmann::json::parse(plain.out)["fill"]["stretch"].is_null());
+  CHECK(run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2").out.find("stretched") == std::string::npos);
+  // A pinned job with latency, and one no order admits.
+  const auto pinned = run_tool("fill -P 4 -m 8 --costs c=1/2 --fill job:t=1/4,name=early,rank=1,before=0F0 --fill "
+                               "job:t=1,name=never,after=0B0,before=0F0 --allow-stretch");
+  REQUIRE(pinned.exit_code == 0);
+  CHECK(pinned.out.find("makespan 41 -> 167/4, stretch 3/4; bound 167/4: least") != std::string::npos);
+  CHECK(pinned.out.find("  inserted: early, 1/4 on rank 1 at 0 to 1/4\n  not placed even so: never: its release op depends on its deadline op\n") !=
+        std::string::npos);
+}
