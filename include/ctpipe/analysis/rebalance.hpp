@@ -338,6 +338,63 @@ inline std::vector<activation> activations_of(schedule_view v, const simulation&
   return out;
 }
 
+/// rebalance()'s planning of moves on timeline `sim` of `v` (simulate()'s, or a delayed
+/// one): `capacity` per rank (P entries) as levels in 1/q-ths (floored), ticks of
+/// `tick` (the timeline's tick refined to divide t_move `move`), and the planner that
+/// relieved every rise (`done`), else the one stuck latest. Both send policies are
+/// tried, and for `pairing::any` BPipe's pairing too (its plans are plans of any
+/// pairing, and its narrower choice sometimes fits where the wider one got stuck).
+struct move_planning {
+  rational tick{1};
+  rebalance_planner planner;
+  bool done = false;
+
+  /// The planner's moves in time units.
+  std::vector<activation_move> moves() const {
+    std::vector<activation_move> out;
+    for (const tick_move& mv : planner.moves) {
+      const activation& a = planner.acts()[mv.act];
+      out.push_back({a.stage, a.microbatch, a.rank, mv.host, tick * rational{mv.send}, tick * rational{mv.back}});
+    }
+    return out;
+  }
+};
+
+inline move_planning plan_moves(schedule_view v, const simulation& sim, rational move, std::span<const rational> capacity, rational gamma,
+                                rebalance_pairing pairing) {
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
+  const std::int64_t den = lcm(sim.tick().den, move.den), factor = den / sim.tick().den;
+  rational::mul(rational::add(sim.makespan_ticks(), 1), factor);
+  const std::int64_t move_ticks = (move * rational{den}).num;
+  buffer<int> ranks;
+  const buffer<memory_event> ev = memory_events(v, sim, gamma, ranks);
+  std::vector<std::vector<memory_event>> own(P);
+  for (std::size_t k = 0; k < ev.size(); ++k) {
+    if (ev[k].delta != 0) own[static_cast<std::size_t>(ranks[k])].push_back({ev[k].time * factor, ev[k].delta});
+  }
+  std::vector<std::int64_t> cap;
+  for (std::size_t r = 0; r < P; ++r) {
+    const rational units = capacity[r] * rational{gamma.den};
+    cap.push_back(units.num / units.den);  // levels are whole 1/q-ths: floor
+  }
+  const std::vector<activation> acts = activations_of(v, sim, factor);
+  std::vector<std::vector<std::int64_t>> ends(P, std::vector<std::int64_t>{0});
+  for (std::size_t r = 0; r < P; ++r) {
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      if (sim.end_ticks(k) > sim.start_ticks(k)) ends[r].push_back(sim.end_ticks(k) * factor);
+    }
+    std::sort(ends[r].begin(), ends[r].end());
+  }
+  move_planning out{rational{1, den}, rebalance_planner(acts, own, ends, cap, move_ticks, gamma.den, pairing, send_policy::early), false};
+  out.done = out.planner.run();
+  for (int attempt = 1; attempt < (pairing == rebalance_pairing::any ? 4 : 2) && !out.done; ++attempt) {
+    const rebalance_pairing with = attempt < 2 ? pairing : rebalance_pairing::bpipe;
+    rebalance_planner other(acts, own, ends, cap, move_ticks, gamma.den, with, attempt % 2 == 1 ? send_policy::late : send_policy::early);
+    if (other.run() || other.stuck_at > out.planner.stuck_at) out.done = other.stuck_rank < 0, out.planner = std::move(other);
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// What check_rebalance() found: per rank the peak with the moves and the copy-channel
@@ -348,8 +405,9 @@ struct rebalance_check {
   const char* problem = nullptr;
 };
 
-/// Replays plan `moves` on schedule `v` under `c` (scaled by `scale`) for `gamma`,
-/// independently of the planner, in exact rationals (docs/spec.md §8.2):
+/// Replays plan `moves` on schedule `v` with timeline `sim` (simulate()'s, or a delayed
+/// one, simulation::delayed()) and t_move `move` for `gamma`, independently of the
+/// planner, in exact rationals (docs/spec.md §8.2):
 /// - each move takes a forward's activation (stage, micro-batch) from its rank to
 ///   another, once: "a move must take an F's activation from its own rank to another,
 ///   once";
@@ -359,11 +417,10 @@ struct rebalance_check {
 /// - no copy channel (one outgoing, one incoming per rank) carries two transfers at once:
 ///   "two transfers share a copy channel";
 /// - the peak of each rank, counting an activation on its sender until it arrives.
-/// Compute is untouched (no op waits for a move when the checks pass). O(n log n) in
-/// memory events plus moves per rank (channel overlaps by sorting).
-inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::span<const activation_move> moves, rational gamma = rational{1},
-                                       const cost_scale& scale = {}) {
-  const simulation sim = simulate(v, c, scale);
+/// Compute keeps `sim`'s times (no op waits for a move when the checks pass). O(n log n)
+/// in memory events plus moves per rank (channel overlaps by sorting).
+inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, rational move, std::span<const activation_move> moves,
+                                       rational gamma = rational{1}) {
   const detail::op_index index(v);
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   std::vector<std::vector<std::pair<rational, rational>>> events(P), out_ch(P), in_ch(P);  // (time, delta) / intervals
@@ -386,14 +443,14 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
     const std::uint32_t b = index.find(op{op_kind::B, mv.stage, mv.microbatch});
     const std::uint32_t back_op = b != 0 ? b : index.find(op{op_kind::I, mv.stage, mv.microbatch});
     const rational need = back_op != 0 ? sim.start(back_op - 1) : sim.makespan();
-    if (mv.send < sim.end(fk - 1) || mv.back < mv.send + c.move || mv.back + c.move > need) {
+    if (mv.send < sim.end(fk - 1) || mv.back < mv.send + move || mv.back + move > need) {
       return out.problem = "a move leaves before its F ends or comes back after its backward starts", out;
     }
     const std::size_t from = static_cast<std::size_t>(mv.from), to = static_cast<std::size_t>(mv.to);
-    events[from].push_back({mv.send + c.move, rational{-1}}), events[from].push_back({mv.back + c.move, rational{1}});
-    events[to].push_back({mv.send + c.move, rational{1}}), events[to].push_back({mv.back + c.move, rational{-1}});
-    out_ch[from].push_back({mv.send, mv.send + c.move}), in_ch[to].push_back({mv.send, mv.send + c.move});
-    out_ch[to].push_back({mv.back, mv.back + c.move}), in_ch[from].push_back({mv.back, mv.back + c.move});
+    events[from].push_back({mv.send + move, rational{-1}}), events[from].push_back({mv.back + move, rational{1}});
+    events[to].push_back({mv.send + move, rational{1}}), events[to].push_back({mv.back + move, rational{-1}});
+    out_ch[from].push_back({mv.send, mv.send + move}), in_ch[to].push_back({mv.send, mv.send + move});
+    out_ch[to].push_back({mv.back, mv.back + move}), in_ch[from].push_back({mv.back, mv.back + move});
   }
   for (std::size_t r = 0; r < P; ++r) {
     std::sort(events[r].begin(), events[r].end());  // by time, frees (negative) first
@@ -411,6 +468,12 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
     out.channel_busy.push_back(busy);
   }
   return out;
+}
+
+/// check_rebalance() on the timeline simulate(v, c, scale) with t_move = c.move.
+inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::span<const activation_move> moves, rational gamma = rational{1},
+                                       const cost_scale& scale = {}) {
+  return check_rebalance(v, simulate(v, c, scale), c.move, moves, gamma);
 }
 
 /// Plans moves of activations between ranks so that no rank's in-flight activations
@@ -447,55 +510,20 @@ inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const
   detail::require(capacity.size() == 1 || capacity.size() == P, "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
   for (const rational x : capacity) detail::require(x >= rational{0}, "ctpipe: a capacity must be >= 0");
   const simulation sim = simulate(v, c, scale);
-  const std::int64_t den = detail::lcm(sim.tick().den, c.move.den), factor = den / sim.tick().den;
-  rational::mul(rational::add(sim.makespan_ticks(), 1), factor);
-  const std::int64_t move = (c.move * rational{den}).num;
-  detail::buffer<int> ranks;
-  const detail::buffer<detail::memory_event> ev = detail::memory_events(v, sim, gamma, ranks);
-  std::vector<std::vector<detail::memory_event>> own(P);
-  for (std::size_t k = 0; k < ev.size(); ++k) {
-    if (ev[k].delta != 0) own[static_cast<std::size_t>(ranks[k])].push_back({ev[k].time * factor, ev[k].delta});
-  }
   rebalance_plan plan;
-  std::vector<std::int64_t> cap;
-  for (std::size_t r = 0; r < P; ++r) {
-    plan.capacity.push_back(capacity[capacity.size() == 1 ? 0 : r]);
-    const rational units = plan.capacity.back() * rational{gamma.den};
-    cap.push_back(units.num / units.den);  // levels are whole 1/q-ths: floor
-  }
-  // Both send policies, and for any pairing BPipe's too (its plans are plans of any
-  // pairing, and its narrower choice sometimes fits where the wider one got stuck): the
-  // first that relieves every rise, else the one stuck latest.
-  const std::vector<detail::activation> acts = detail::activations_of(v, sim, factor);
-  std::vector<std::vector<std::int64_t>> ends(P, std::vector<std::int64_t>{0});
-  for (std::size_t r = 0; r < P; ++r) {
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
-      if (sim.end_ticks(k) > sim.start_ticks(k)) ends[r].push_back(sim.end_ticks(k) * factor);
-    }
-    std::sort(ends[r].begin(), ends[r].end());
-  }
-  detail::rebalance_planner planner(acts, own, ends, cap, move, gamma.den, pairing, detail::send_policy::early);
-  bool done = planner.run();
-  for (int attempt = 1; attempt < (pairing == rebalance_pairing::any ? 4 : 2) && !done; ++attempt) {
-    const rebalance_pairing with = attempt < 2 ? pairing : rebalance_pairing::bpipe;
-    detail::rebalance_planner other(acts, own, ends, cap, move, gamma.den, with, attempt % 2 == 1 ? detail::send_policy::late : detail::send_policy::early);
-    if (other.run() || other.stuck_at > planner.stuck_at) done = other.stuck_rank < 0, planner = std::move(other);
-  }
-  const rational tick{1, den};
-  for (const detail::tick_move& mv : planner.moves) {
-    const detail::activation& a = planner.acts()[mv.act];
-    plan.moves.push_back({a.stage, a.microbatch, a.rank, mv.host, tick * rational{mv.send}, tick * rational{mv.back}});
-  }
+  for (std::size_t r = 0; r < P; ++r) plan.capacity.push_back(capacity[capacity.size() == 1 ? 0 : r]);
+  const detail::move_planning mp = detail::plan_moves(v, sim, c.move, plan.capacity, gamma, pairing);
+  plan.moves = mp.moves();
   const in_flight_profile before = in_flight(v, gamma);
   for (int r = 0; r < v.shape.P; ++r) plan.peak_before.push_back(before.peak(r));
-  const rebalance_check replay = check_rebalance(v, c, plan.moves, gamma, scale);
+  const rebalance_check replay = check_rebalance(v, sim, c.move, plan.moves, gamma);
   detail::require(replay.problem == nullptr, "ctpipe: rebalance's replay rejected its own plan (a bug)");
   plan.peak_after = replay.peak, plan.channel_busy = replay.channel_busy;
   plan.bound = live_bound(v, c, gamma, scale);
   plan.move_cost = c.move, plan.makespan = sim.makespan();
-  plan.feasible = done;
-  for (std::size_t r = 0; r < P && done; ++r) detail::require(plan.peak_after[r] <= plan.capacity[r], "ctpipe: rebalance's replay rejected its own plan (a bug)");
-  if (!done) plan.stuck_rank = planner.stuck_rank, plan.stuck_at = tick * rational{planner.stuck_at};
+  plan.feasible = mp.done;
+  for (std::size_t r = 0; r < P && mp.done; ++r) detail::require(plan.peak_after[r] <= plan.capacity[r], "ctpipe: rebalance's replay rejected its own plan (a bug)");
+  if (!mp.done) plan.stuck_rank = mp.planner.stuck_rank, plan.stuck_at = mp.tick * rational{mp.planner.stuck_at};
   return plan;
 }
 
@@ -512,6 +540,222 @@ inline rebalance_plan least_capacity(schedule_view v, const costs& c, rational g
     if (plan.feasible) return plan;
   }
   return rebalance(v, c, std::span<const rational>(&top, 1), gamma, pairing, scale);
+}
+
+/// A compute op that waits for room in a delayed plan (least_delay()): the op (a
+/// forward, or an overlapped pair's word), its rank, and its start without delay
+/// (simulate()) and in the delayed timeline. Times in time units of `t_f`.
+struct delayed_op {
+  op o{};
+  int rank = 0;
+  rational start{0};
+  rational delayed_start{0};
+};
+
+/// What least_delay() found. Shapes: `waits` in the order the gate added them, one per
+/// forward it holds back (the latest hold of each); `moves` in the order planned; per
+/// rank (0..P-1) `peak_after` and `channel_busy`; `timeline` indexed like the
+/// schedule's flat op array. Peaks in chunks (gamma-weighted); times in time units of
+/// `t_f`.
+struct rebalance_delay {
+  bool found = false;                  ///< a plan fits the capacity on the delayed timeline
+  rational delay{0};                   ///< the delayed makespan minus simulate()'s (0: no op waits)
+  rational makespan{0};                ///< the delayed timeline's makespan
+  std::vector<delayed_op> waits;       ///< the forwards the gate holds back (their start is their hold)
+  std::vector<activation_move> moves;  ///< the plan on the delayed timeline (check_rebalance() of `timeline` accepts it)
+  std::vector<rational> peak_after;    ///< per rank: peaks with the moves on the delayed timeline
+  std::vector<rational> channel_busy;  ///< per rank: outgoing + incoming copy time
+  simulation timeline;                 ///< when found: the delayed timeline (simulation::delayed()); move-only
+  int rounds = 0;                      ///< plannings run (one per hold, and the last)
+  int stuck_rank = -1;                 ///< when not found: where the last planning stuck
+  rational stuck_at{0};                ///< and when
+  const char* why_not = nullptr;       ///< when not found: the reason, a literal
+};
+
+namespace detail {
+
+/// Every op's start in a timeline where op (node) k may not start before `hold[k]`
+/// (ticks), else as §2 says: at the latest of the end of the op ahead of it on its rank
+/// and its inputs' ends (+ `latency` across ranks). `dur`: each op's length; an
+/// overlapped pair's B word starts with its word. Kahn's order over the edges
+/// fill.hpp's add_op_edges() states (docs/spec.md §2 restated). Linear.
+inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& index, const buffer<int>& ranks, const buffer<std::uint8_t>& pair_b,
+                                             std::int64_t latency, const std::vector<std::int64_t>& dur, const std::vector<std::int64_t>& hold) {
+  const std::size_t n = v.size();
+  fill_graph g(5 * n + 1);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!pair_b[k]) add_op_edges(v, index, ranks, pair_b, latency, k, g);
+  }
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::uint32_t prev = 0;  // node + 1
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      if (pair_b[k]) continue;
+      if (prev != 0) g.add(prev - 1, k, 0);
+      prev = k + 1;
+    }
+  }
+  std::vector<std::uint32_t> first(n + 1, 0), next(g.edges), pending(n, 0), queue;
+  for (std::size_t e = 0; e < g.edges; ++e) ++first[g.from[e] + 1], ++pending[g.to[e]];
+  for (std::size_t u = 0; u < n; ++u) first[u + 1] += first[u];
+  std::vector<std::uint32_t> at(first.begin(), first.end() - 1);
+  for (std::size_t e = 0; e < g.edges; ++e) next[at[g.from[e]]++] = static_cast<std::uint32_t>(e);
+  std::vector<std::int64_t> start(hold);
+  for (std::size_t u = 0; u < n; ++u) {
+    if (pending[u] == 0 && !pair_b[u]) queue.push_back(static_cast<std::uint32_t>(u));
+  }
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const std::uint32_t u = queue[head];
+    const std::int64_t end = rational::add(start[u], dur[u]);  // overflow-checked: holds may push times late
+    for (std::uint32_t e = first[u]; e < first[u + 1]; ++e) {
+      const std::uint32_t w = g.to[next[e]];
+      start[w] = std::max(start[w], rational::add(end, g.lat[next[e]]));
+      if (--pending[w] == 0) queue.push_back(w);
+    }
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    if (pair_b[k]) start[k] = start[k - 1];
+  }
+  return start;
+}
+
+}  // namespace detail
+
+/// The smallest delay of compute this planner needs to fit `capacity` (P entries, or
+/// one for every rank; chunks, gamma-weighted) when rebalance() cannot fit it with no
+/// compute op delayed (docs/spec.md §8.2, "delay"). The model is a memory-gated
+/// runtime: a forward may wait for room (its rank under its capacity), every op keeps
+/// its rank's order and its length, and starts as soon as its rank, its inputs and its
+/// hold allow; the moves run on the copy channels as in rebalance().
+///
+/// The method: plan the moves with rebalance()'s planner on the timeline; where it
+/// cannot relieve rank r at time t, hold back the forward of r that allocated last at
+/// or before t (and is still live at t) to the next instant after its start at which
+/// room can appear (the end of a compute op of any rank, or one t_move after it: when a
+/// copy can start or arrive), re-simulate with that hold, and plan again; stop at the
+/// first timeline the planner fits. Each step is the least hold that changes what the
+/// planner can do, so the delay is the least this greedy reaches; it is not proved least
+/// over every plan and timeline (the planner itself is not proved optimal), except a
+/// delay of 0. With no hold at all it is rebalance()'s plan: `waits` is empty exactly
+/// when rebalance() fits (a delay of 0 with waits is a forward waiting in idle time).
+/// `max_rounds` bounds the plannings (0: 4 per forward of the rank with the most, and
+/// 64): a budget in plannings, not seconds, so the result does not depend on the
+/// machine. The delayed plan is checked
+/// by check_rebalance() on the delayed timeline, apart from the planner.
+///
+/// Not found (`why_not`, a literal): a capacity under one chunk (a forward holds its own
+/// activation); the delayed makespan past a serial run's length (every op's length and
+/// t_c, one after another), where the greedy gives up; the planning budget spent; no
+/// forward to hold back where the planner is stuck. The planner returns each moved
+/// activation as late as the channels allow, so a host needs room over a long stay:
+/// below the levels it reaches without delay it often finds none, however long compute
+/// waits (1F1B, P = 4, m = 8 at capacity 2: a test).
+/// Cost: rounds x (a linear re-simulation + rebalance()'s planning), run time only: 1F1B
+/// at P = 16, m = 64 takes about 1 ms a round (15 rounds where moves of 4 are too slow
+/// for capacity 9; the whole budget, 320 rounds, at capacity 6).
+/// Errors: rebalance()'s (`ctpipe: rebalance takes one capacity per rank (P of them) or
+/// one for all`, `ctpipe: a capacity must be >= 0`), simulate()'s, and `ctpipe:
+/// least_delay's replay rejected its own plan (a bug)`.
+inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<const rational> capacity, rational gamma = rational{1},
+                                   rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}, int max_rounds = 0) {
+  check_gamma(gamma);
+  const std::size_t P = static_cast<std::size_t>(v.shape.P), n = v.size();
+  detail::require(capacity.size() == 1 || capacity.size() == P, "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
+  for (const rational x : capacity) detail::require(x >= rational{0}, "ctpipe: a capacity must be >= 0");
+  std::vector<rational> cap;
+  for (std::size_t r = 0; r < P; ++r) cap.push_back(capacity[capacity.size() == 1 ? 0 : r]);
+  const simulation base = simulate(v, c, scale);
+  rebalance_delay out;
+  if (std::any_of(cap.begin(), cap.end(), [](rational x) { return x < rational{1}; })) {
+    out.why_not = "a capacity under one chunk: a forward holds its own activation";
+    return out;
+  }
+  // Ticks fine enough for the copies: the timeline's tick refined to divide t_move.
+  const std::int64_t den = detail::lcm(base.tick().den, c.move.den), factor = den / base.tick().den;
+  rational::mul(rational::add(base.makespan_ticks(), 1), factor);
+  const rational tick{1, den};
+  const std::int64_t move = (c.move * rational{den}).num;
+  const detail::op_index index(v);
+  const detail::buffer<int> ranks = detail::op_ranks(v);
+  detail::buffer<std::uint8_t> pair_b(n);
+  for (std::size_t k = 1; k < n; ++k) pair_b[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
+  std::vector<std::int64_t> dur(n), hold(n, 0);
+  for (std::size_t k = 0; k < n; ++k) dur[k] = (base.end_ticks(k) - base.start_ticks(k)) * factor;
+  const std::int64_t latency = (c.c * rational{den}).num;  // t_c in ticks (den counts t_c's denominator)
+  const auto backward_start = [&](const simulation& sim, std::size_t k) {  // first backward of op k's activation
+    const op o = v.ops[k];
+    const std::uint32_t b = index.find(op{op_kind::B, o.stage(), o.microbatch()});
+    const std::uint32_t first_back = b != 0 ? b : index.find(op{op_kind::I, o.stage(), o.microbatch()});
+    return first_back != 0 ? sim.start_ticks(first_back - 1) : sim.makespan_ticks();
+  };
+  std::size_t most_forwards = 0;  // forwards (and pair words) of the rank with the most
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::size_t f = 0;
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) f += v.ops[k].kind() == op_kind::F || v.ops[k].kind() == op_kind::overlap_f_b;
+    most_forwards = std::max(most_forwards, f);
+  }
+  const int budget = max_rounds > 0 ? max_rounds : static_cast<int>(4 * most_forwards + 64);
+  // A run where every op waits for all ops before it lasts at most every op's length
+  // plus t_c each: past that the greedy gives up.
+  std::int64_t serial = 0;
+  for (std::size_t k = 0; k < n; ++k) serial = rational::add(serial, rational::add(dur[k], latency));
+  std::vector<std::size_t> held;  // ops held, in the order first held
+  while (out.rounds < budget) {
+    ++out.rounds;
+    const std::vector<std::int64_t> start = detail::held_starts(v, index, ranks, pair_b, latency, dur, hold);
+    simulation sim = base.delayed(v, tick, start);
+    if (sim.makespan_ticks() > serial) {
+      out.why_not = "the delay passed a serial run's length (every op's length and t_c, one after another)";
+      return out;
+    }
+    const detail::move_planning mp = detail::plan_moves(v, sim, c.move, cap, gamma, pairing);
+    if (mp.done) {
+      out.found = true;
+      out.moves = mp.moves();
+      const rebalance_check replay = check_rebalance(v, sim, c.move, out.moves, gamma);
+      detail::require(replay.problem == nullptr, "ctpipe: least_delay's replay rejected its own plan (a bug)");
+      for (std::size_t r = 0; r < P; ++r) detail::require(replay.peak[r] <= cap[r], "ctpipe: least_delay's replay rejected its own plan (a bug)");
+      out.peak_after = replay.peak, out.channel_busy = replay.channel_busy;
+      out.makespan = sim.makespan(), out.delay = sim.makespan() - base.makespan();
+      for (const std::size_t k : held) {
+        if (start[k] == hold[k]) out.waits.push_back({v.ops[k], ranks[k], base.start(k), sim.start(k)});
+      }
+      out.timeline = std::move(sim);
+      return out;
+    }
+    // mp's ticks are sim's tick refined by t_move's denominator: already `den`.
+    const int r = mp.planner.stuck_rank;
+    const std::int64_t t = mp.planner.stuck_at;
+    out.stuck_rank = r, out.stuck_at = tick * rational{t};
+    // Hold the stuck rank's latest allocation still live at t.
+    std::size_t blamed = n;
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      const op_kind kind = v.ops[k].kind();
+      if ((kind == op_kind::F || kind == op_kind::overlap_f_b) && start[k] <= t && backward_start(sim, k) > t) {
+        if (blamed == n || start[k] >= start[blamed]) blamed = k;
+      }
+    }
+    if (blamed == n) {
+      out.why_not = "no forward to hold back where the planner is stuck";
+      return out;
+    }
+    // The next instant after its start at which room can appear: a compute op's end
+    // (any rank), or t_move after one.
+    std::int64_t next = INT64_MAX;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (dur[k] == 0) continue;
+      const std::int64_t e = start[k] + dur[k];
+      if (e > start[blamed]) next = std::min(next, e);
+      if (e + move > start[blamed]) next = std::min(next, e + move);
+    }
+    if (next == INT64_MAX) {
+      out.why_not = "no later instant at which room can appear";
+      return out;
+    }
+    if (hold[blamed] == 0) held.push_back(blamed);
+    hold[blamed] = next;
+  }
+  out.why_not = "the planning budget (max_rounds) is spent";
+  return out;
 }
 
 }  // namespace ctpipe

@@ -3,11 +3,13 @@
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::int64_t
+#include <span>
 
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/engine.hpp"
+#include "ctpipe/core/error.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
 
@@ -64,6 +66,32 @@ class simulation {
   constexpr std::int64_t makespan_ticks() const { return makespan_; }
   /// Number of ranks.
   constexpr int ranks() const { return ranks_; }
+
+  /// The same ops of `v` (the view this simulation was made of), each keeping its
+  /// length, started at `start` (one entry per op, flat order, in ticks of `tick`): a
+  /// delayed timeline, as least_delay() (rebalance.hpp) makes. `tick` must divide
+  /// tick() (tick() / tick a whole number). The caller keeps the starts valid (no op
+  /// before its inputs or before the end of the op ahead of it on its rank); busy times
+  /// are unchanged. Errors: `ctpipe: a delayed timeline's tick must divide the
+  /// simulation's tick`, `ctpipe: a delayed timeline needs one start per op`. Linear.
+  constexpr simulation delayed(schedule_view v, rational tick, std::span<const std::int64_t> start) const {
+    const rational ratio = tick_ / tick;
+    detail::require(ratio.den == 1, "ctpipe: a delayed timeline's tick must divide the simulation's tick");
+    detail::require(start.size() == start_.size() && v.size() == start_.size(), "ctpipe: a delayed timeline needs one start per op");
+    simulation out(v);
+    out.tick_ = tick;
+    for (int r = 0; r < ranks_; ++r) {
+      const std::size_t ri = idx(r);
+      out.busy_[ri] = rational::mul(busy_[ri], ratio.num);
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+        out.start_[k] = start[k];
+        out.end_[k] = rational::add(start[k], rational::mul(end_[k] - start_[k], ratio.num));
+        out.last_end_[ri] = out.end_[k] > out.last_end_[ri] ? out.end_[k] : out.last_end_[ri];
+      }
+    }
+    out.finish(v);
+    return out;
+  }
 
  private:
   friend constexpr simulation simulate(schedule_view v, const costs& c);
