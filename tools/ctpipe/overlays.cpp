@@ -145,6 +145,7 @@ void apply_rebalance(io::report& rep, const std::string& capacity, const runtime
   o.plan = rebalance(v, rep.cost, caps, rep.gamma, rebalance_pairing::any, scale);
   o.bpipe = rebalance(v, rep.cost, caps, rep.gamma, rebalance_pairing::bpipe, scale);
   if (runtime != nullptr) o.executed = run_moves(v, rep.cost, o.plan, *runtime, rep.gamma, scale);
+  if (!o.plan.feasible) o.delay = least_delay(v, rep.cost, caps, rep.gamma, rebalance_pairing::any, scale);
   rep.rebalance = std::move(o);
 }
 

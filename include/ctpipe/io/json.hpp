@@ -101,16 +101,46 @@ inline nlohmann::ordered_json fill_json(const fill_overlay& f) {
   return out;
 }
 
+/// A move of a rebalancing plan: {"microbatch", "stage", "from", "to", "send", "back"}.
+inline nlohmann::ordered_json move_json(const activation_move& mv) {
+  return {{"microbatch", mv.microbatch}, {"stage", mv.stage}, {"from", mv.from}, {"to", mv.to}, {"send", to_string(mv.send)}, {"back", to_string(mv.back)}};
+}
+
+/// The `rebalance.delay` object (docs/json.md): least_delay()'s result.
+inline nlohmann::ordered_json delay_json(const rebalance_delay& d) {
+  using json = nlohmann::ordered_json;
+  json out = {{"found", d.found}};
+  if (!d.found) {
+    out["why_not"] = d.why_not != nullptr ? d.why_not : "";
+    out["stuck"] = {{"rank", d.stuck_rank}, {"time", to_string(d.stuck_at)}};
+    out["rounds"] = d.rounds;
+    return out;
+  }
+  out["delay"] = to_string(d.delay);
+  out["makespan"] = to_string(d.makespan);
+  json waits = json::array();
+  for (const delayed_op& w : d.waits) {
+    waits.push_back({{"rank", w.rank}, {"kind", kind_name(w.o.kind())}, {"stage", w.o.stage()}, {"microbatch", w.o.microbatch()},
+                     {"start", to_string(w.start)}, {"delayed_start", to_string(w.delayed_start)}});
+  }
+  out["waits"] = std::move(waits);
+  json moves = json::array();
+  for (const activation_move& mv : d.moves) moves.push_back(move_json(mv));
+  out["moves"] = std::move(moves);
+  out["peak_in_flight"] = string_array(d.peak_after);
+  out["channel_busy"] = string_array(d.channel_busy);
+  out["rounds"] = d.rounds;
+  return out;
+}
+
 /// The `rebalance` object (docs/json.md): capacity, peaks after and before, moves, the
-/// lower bound, channel busy time, and BPipe's plan at the same capacity.
+/// lower bound, channel busy time, BPipe's plan at the same capacity, and the least delay
+/// (`delay`, null when the plan fits with no compute op delayed).
 inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
   using json = nlohmann::ordered_json;
   const auto plan_json = [](const rebalance_plan& p, bool moves_listed) {
     json moves = json::array();
-    for (const activation_move& mv : p.moves) {
-      moves.push_back({{"microbatch", mv.microbatch}, {"stage", mv.stage}, {"from", mv.from}, {"to", mv.to},
-                       {"send", to_string(mv.send)}, {"back", to_string(mv.back)}});
-    }
+    for (const activation_move& mv : p.moves) moves.push_back(move_json(mv));
     json out = {{"capacity", string_array(p.capacity)}, {"feasible", p.feasible}, {"peak_in_flight", string_array(p.peak_after)}};
     if (moves_listed) out["moves"] = std::move(moves);
     else out["move_count"] = p.moves.size();
@@ -128,6 +158,7 @@ inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
   json bpipe = plan_json(o.bpipe, false);
   bpipe["least_capacity"] = to_string(o.bpipe_least);
   out["bpipe"] = std::move(bpipe);
+  out["delay"] = o.delay ? delay_json(*o.delay) : json(nullptr);
   if (o.executed) {
     const executed_plan& e = *o.executed;
     out["executed"] = {{"runtime", runtime_model_name(e.model)}, {"copy_ops", e.copy_ops}, {"completed", e.completed},

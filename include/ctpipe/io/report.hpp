@@ -137,6 +137,7 @@ struct rebalance_overlay {
   rational bpipe_least{0};               ///< and BPipe's
   bool searched = false;                 ///< no capacity asked: `plan` is at `least`
   std::optional<executed_plan> executed; ///< `plan` written into lowered lists as activation copies and run (run_moves())
+  std::optional<rebalance_delay> delay;  ///< when `plan` does not fit: least_delay() at the same capacity
 };
 
 /// One schedule with its simulation, in-flight profile, message count, validation and

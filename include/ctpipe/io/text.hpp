@@ -544,6 +544,34 @@ inline std::string render_fill(const readout& ro) {
   return out;
 }
 
+namespace detail {
+
+/// The least-delay lines of the rebalancing section (least_delay()): the delayed
+/// makespan beside `makespan`, the forwards that wait (at most 8 listed), moves and peaks;
+/// or why no delayed plan was found.
+inline std::string render_delay(const rebalance_delay& d, rational makespan) {
+  if (!d.found) {
+    return fmt::format("  with forwards waiting for room (least_delay): no delayed plan found: {} (last stuck at rank {}, time {})\n",
+                       d.why_not != nullptr ? d.why_not : "", d.stuck_rank, to_string(d.stuck_at));
+  }
+  std::string waits;
+  for (std::size_t k = 0; k < d.waits.size() && k < 8; ++k) {
+    const delayed_op& w = d.waits[k];
+    waits += fmt::format("{}rank {} {}{}{} {} -> {}", k == 0 ? "" : ", ", w.rank, w.o.stage(), kind_name(w.o.kind()), w.o.microbatch(),
+                         to_string(w.start), to_string(w.delayed_start));
+  }
+  if (d.waits.size() > 8) waits += fmt::format(", ... ({} more)", d.waits.size() - 8);
+  std::string out = fmt::format("  with forwards waiting for room (least_delay): fits with makespan {} -> {} (delay {}{})\n", to_string(makespan),
+                                to_string(d.makespan), to_string(d.delay),
+                                d.delay == rational{0} ? ": none" : "; the least this greedy reaches, not proved least");
+  out += fmt::format("    {} forward{} wait{}: {}\n", d.waits.size(), d.waits.size() == 1 ? "" : "s", d.waits.size() == 1 ? "s" : "", waits);
+  out += fmt::format("    peak per rank {}; moves {}; copy channels busy per rank {}\n", spaced(d.peak_after), d.moves.size(),
+                     spaced(d.channel_busy));
+  return out;
+}
+
+}  // namespace detail
+
 /// The rebalancing section (readout::rebalance): capacity, the bound, peaks before and
 /// after, moves and copy-channel time, and BPipe's pairing beside it; empty without one.
 inline std::string render_rebalance(const readout& ro) {
@@ -564,6 +592,7 @@ inline std::string render_rebalance(const readout& ro) {
   out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));
   out += fmt::format("  peak per rank after      {}  ({})\n", detail::spaced(p.peak_after), verdict(p));
   out += fmt::format("  moves {}; copy channels busy per rank {}\n", p.moves.size(), detail::spaced(p.channel_busy));
+  if (o.delay) out += detail::render_delay(*o.delay, p.makespan);
   if (o.executed) {
     const executed_plan& e = *o.executed;
     out += fmt::format("  run as {} activation copies (SEND_ACT/RECV_ACT) in the {} lowering: {}\n", e.copy_ops,
