@@ -43,11 +43,11 @@ std::vector<schedule_spec> specs_at(int P, int m) {
 /// gamma = 1): at each instant where anything changes, per rank the activations of its
 /// own stages alive (F started, last backward piece not ended) and not away, plus those
 /// it hosts; an activation is away from its arrival at the host to its arrival back.
-std::vector<rational> peaks_brute_force(schedule_view v, const costs& c, const rebalance_plan& plan) {
-  const simulation sim = simulate(v, c);
+/// On timeline `sim` (simulate()'s, or a delayed one) with `moves`.
+std::vector<rational> peaks_brute_force(schedule_view v, const simulation& sim, rational move, const std::vector<activation_move>& moves) {
   std::vector<rational> times{sim.makespan()};
   for (std::size_t k = 0; k < v.size(); ++k) times.push_back(sim.start(k)), times.push_back(sim.end(k));
-  for (const activation_move& mv : plan.moves) times.push_back(mv.send + c.move), times.push_back(mv.back + c.move);
+  for (const activation_move& mv : moves) times.push_back(mv.send + move), times.push_back(mv.back + move);
   std::vector<rational> peak(static_cast<std::size_t>(v.shape.P), rational{0});
   for (const rational& t : times) {
     std::vector<std::int64_t> level(peak.size(), 0);
@@ -58,14 +58,87 @@ std::vector<rational> peaks_brute_force(schedule_view v, const costs& c, const r
       if (last == v.size()) last = tests::find_op(v, op{op_kind::W, o.stage(), o.microbatch()});
       if (!(sim.start(k) <= t && t < sim.end(last))) continue;
       int where = v.shape.rank_of(o.stage());
-      for (const activation_move& mv : plan.moves) {
-        if (mv.stage == o.stage() && mv.microbatch == o.microbatch() && mv.send + c.move <= t && t < mv.back + c.move) where = mv.to;
+      for (const activation_move& mv : moves) {
+        if (mv.stage == o.stage() && mv.microbatch == o.microbatch() && mv.send + move <= t && t < mv.back + move) where = mv.to;
       }
       ++level[static_cast<std::size_t>(where)];
     }
     for (std::size_t r = 0; r < peak.size(); ++r) peak[r] = max(peak[r], rational{level[r]});
   }
   return peak;
+}
+
+std::vector<rational> peaks_brute_force(schedule_view v, const costs& c, const rebalance_plan& plan) {
+  return peaks_brute_force(v, simulate(v, c), c.move, plan.moves);
+}
+
+/// The first problem of delayed timeline `d` of `v` under `c` against docs/spec.md §2,
+/// restated here apart from the library's graph (empty when none): every op keeps its
+/// length and starts no earlier than simulate() says, after the op ahead of it on its
+/// rank, and after its inputs (F(s, j) after F(s-1, j); B or I (s, j) after F(s, j) and
+/// after B or I (s+1, j); W after its I), t_c added across ranks.
+std::string delayed_timeline_problem(schedule_view v, const costs& c, const simulation& d) {
+  const simulation base = simulate(v, c);
+  const auto at = [&](op_kind kind, int s, int j) {
+    std::size_t k = tests::find_op(v, op{kind, s, j});
+    if (k == v.size() && kind == op_kind::F) {
+      for (std::size_t q = 0; q < v.size(); ++q) {
+        if (v.ops[q].kind() == op_kind::overlap_f_b && v.ops[q].stage() == s && v.ops[q].microbatch() == j) k = q;
+      }
+    }
+    return k;
+  };
+  const auto rank_of = [&](std::size_t k) {
+    int r = 0;
+    while (v.offsets[r + 1] <= k) ++r;
+    return r;
+  };
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (d.end(k) - d.start(k) != base.end(k) - base.start(k)) return "an op changed its length";
+    if (d.start(k) < base.start(k)) return "an op starts before simulate() says";
+    const int r = rank_of(k);
+    const bool pair_b = k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b;
+    if (k > v.offsets[r] && !pair_b && d.start(k) < d.end(k - 1)) return "an op starts before the op ahead of it on its rank ends";
+    const op o = v.ops[k];
+    const int s = o.stage(), j = o.microbatch();
+    std::vector<std::size_t> inputs;
+    const op_kind kind = pair_b ? op_kind::B : o.kind();
+    if ((kind == op_kind::F || kind == op_kind::overlap_f_b) && s > v.shape.first_stage(j)) inputs.push_back(at(op_kind::F, s - 1, j));
+    if (kind == op_kind::B || kind == op_kind::I) {
+      inputs.push_back(at(op_kind::F, s, j));
+      if (s < v.shape.last_stage(j)) {
+        const std::size_t b = at(op_kind::B, s + 1, j);
+        inputs.push_back(b != v.size() ? b : at(op_kind::I, s + 1, j));
+      }
+    }
+    if (kind == op_kind::W) inputs.push_back(at(op_kind::I, s, j));
+    for (const std::size_t in : inputs) {
+      if (in == v.size()) return "an input is missing";
+      const rational ready = d.end(in) + (rank_of(in) != r ? c.c : rational{0});
+      if (d.start(k) < ready && !(pair_b && in + 1 == k)) return "an op starts before an input ends";
+    }
+  }
+  return "";
+}
+
+/// Checks least_delay()'s result `d` for `v` under `c` at uniform capacity `cap`, apart
+/// from the planner: the delayed timeline keeps §2, the moves replay (check_rebalance()
+/// and by brute force) within the capacity, the delay is the makespans' difference,
+/// and each listed wait is an F held to its delayed start.
+void check_delay(schedule_view v, const costs& c, const rebalance_delay& d, rational cap) {
+  REQUIRE(d.found);
+  CHECK(delayed_timeline_problem(v, c, d.timeline).empty());
+  CHECK(d.delay == d.timeline.makespan() - simulate(v, c).makespan());
+  CHECK(d.makespan == d.timeline.makespan());
+  const rebalance_check replay = check_rebalance(v, d.timeline, c.move, d.moves);
+  CHECK(replay.problem == nullptr);
+  CHECK(replay.peak == d.peak_after);
+  CHECK(peaks_brute_force(v, d.timeline, c.move, d.moves) == d.peak_after);
+  for (const rational& p : d.peak_after) CHECK(p <= cap);
+  for (const delayed_op& w : d.waits) {
+    CHECK((w.o.kind() == op_kind::F || w.o.kind() == op_kind::overlap_f_b));
+    CHECK(w.delayed_start > w.start);
+  }
 }
 
 }  // namespace
@@ -323,6 +396,146 @@ TEST_CASE("rebalancing: the plan runs as activation copies, 1F1B P = 8, m = 32 a
     const io::csv_schedule back = io::parse_csv(csv);
     CHECK(std::equal(back.view().ops.begin(), back.view().ops.end(), lists.view().ops.begin(), lists.view().ops.end()));
   }
+}
+
+TEST_CASE("least delay: 1F1B P = 8, m = 32, t_move = 4 fits capacity 6 with no longer makespan and capacity 5 with 9 more", "[rebalance][delay]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
+  costs c{};
+  c.move = rational{4};
+  for (const auto& [cap, delay] : {std::pair{rational{6}, rational{0}}, std::pair{rational{5}, rational{9}}}) {
+    INFO("capacity " << cap.num);
+    CHECK_FALSE(rebalance(s.view(), c, std::span<const rational>(&cap, 1)).feasible);  // not without waiting
+    const rebalance_delay d = least_delay(s.view(), c, std::span<const rational>(&cap, 1));
+    check_delay(s.view(), c, d, cap);
+    CHECK(d.delay == delay);  // the greedy's value (docs/bubbles.md), not proved least
+    CHECK_FALSE(d.waits.empty());
+    CHECK(d.waits.front().rank == 0);
+  }
+  // At 6 one forward waits in rank 0's warm-up, whose idle time absorbs it: F(0, 7)
+  // from 7 to 10, the makespan stays 117.
+  const rational six{6};
+  const rebalance_delay d6 = least_delay(s.view(), c, std::span<const rational>(&six, 1));
+  REQUIRE(d6.waits.size() == 1);
+  CHECK(d6.waits[0].o == op{op_kind::F, 0, 7});
+  CHECK(d6.waits[0].start == rational{7});
+  CHECK(d6.waits[0].delayed_start == rational{10});
+  CHECK(d6.makespan == rational{117});
+}
+
+TEST_CASE("least delay: no op waits exactly where rebalance() fits, on every family", "[rebalance][delay]") {
+  int waited = 0, delayed = 0, found = 0, not_found = 0;
+  for (int P : {2, 3, 4}) {
+    for (const schedule_spec& spec : specs_at(P, 2 * P)) {
+      const schedule s = generate(spec);
+      for (const rational move : {rational{1}, rational{4}}) {
+        for (const rational t_c : {rational{0}, rational{1, 2}}) {
+          costs c{};
+          c.move = move, c.c = t_c;
+          const in_flight_profile before = in_flight(s.view());
+          for (rational cap = live_bound(s.view(), c).level_bound; cap <= before.largest_peak(); cap += rational{1}) {
+            INFO(family_name(spec.family) << " P = " << P << " t_move = " << move.num << " t_c = " << t_c.num << "/" << t_c.den
+                                          << " capacity " << cap.num);
+            const rebalance_plan plan = rebalance(s.view(), c, std::span<const rational>(&cap, 1));
+            const rebalance_delay d = least_delay(s.view(), c, std::span<const rational>(&cap, 1));
+            if (plan.feasible) {  // the first planning is rebalance()'s: same moves, nothing held
+              REQUIRE(d.found);
+              CHECK(d.rounds == 1);
+              CHECK(d.waits.empty());
+              CHECK(d.delay == rational{0});
+              CHECK(d.moves.size() == plan.moves.size());
+              CHECK(d.peak_after == plan.peak_after);
+              continue;
+            }
+            if (!d.found) {
+              ++not_found;
+              CHECK(d.why_not != nullptr);
+              continue;
+            }
+            ++found;
+            check_delay(s.view(), c, d, cap);
+            CHECK_FALSE(d.waits.empty());
+            waited += 1;
+            delayed += d.delay > rational{0} ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  INFO(found << " delayed plans found (" << delayed << " with a longer makespan), " << not_found << " not found");
+  CHECK(found > 0);
+  CHECK(delayed > 0);
+  CHECK(waited == found);
+}
+
+TEST_CASE("least delay: what it does not find, and why", "[rebalance][delay]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  costs c{};
+  c.move = rational{1};
+  const rational half{1, 2}, two{2};
+  const rebalance_delay under = least_delay(s.view(), c, std::span<const rational>(&half, 1));
+  CHECK_FALSE(under.found);
+  CHECK(std::string(under.why_not) == "a capacity under one chunk: a forward holds its own activation");
+  // Below the live bound (10 over 4 ranks: 3) the planner's long stays find no host
+  // however long compute waits: the default budget, 4 x 8 forwards + 64 plannings, is
+  // spent; with a larger one the greedy gives up past a serial run's length.
+  const rebalance_delay two_each = least_delay(s.view(), c, std::span<const rational>(&two, 1));
+  CHECK_FALSE(two_each.found);
+  CHECK(two_each.rounds == 96);
+  CHECK(std::string(two_each.why_not) == "the planning budget (max_rounds) is spent");
+  const rebalance_delay serial = least_delay(s.view(), c, std::span<const rational>(&two, 1), rational{1}, rebalance_pairing::any, {}, 1000);
+  CHECK_FALSE(serial.found);
+  CHECK(serial.rounds < 1000);
+  CHECK(std::string(serial.why_not) == "the delay passed a serial run's length (every op's length and t_c, one after another)");
+  const rebalance_delay budget = least_delay(s.view(), c, std::span<const rational>(&two, 1), rational{1}, rebalance_pairing::any, {}, 3);
+  CHECK(budget.rounds == 3);
+  CHECK(std::string(budget.why_not) == "the planning budget (max_rounds) is spent");
+  CHECK_THROWS_WITH(least_delay(s.view(), c, std::span<const rational>(&half, 0)),
+                    "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
+}
+
+TEST_CASE("ctpipe rebalance reports the least delay where no plan fits without one", "[tool][rebalance][delay]") {
+  const auto text = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 5 --costs f=1,b=2,move=4");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("with forwards waiting for room (least_delay): fits with makespan 117 -> 126 (delay 9; the least this greedy "
+                      "reaches, not proved least)") != std::string::npos);
+  CHECK(text.out.find("11 forwards wait: rank 0 0F6 6 -> 9, rank 0 0F7 7 -> 13,") != std::string::npos);
+  const auto json = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 5 --costs f=1,b=2,move=4 --format json");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json d = nlohmann::json::parse(json.out)["rebalance"]["delay"];
+  CHECK(d["found"] == true);
+  CHECK(d["delay"] == "9");
+  CHECK(d["makespan"] == "126");
+  CHECK(d["waits"].size() == 11);
+  CHECK(d["waits"][0] == nlohmann::json::parse(R"({"rank":0,"kind":"F","stage":0,"microbatch":6,"start":"6","delayed_start":"9"})"));
+  CHECK(d["peak_in_flight"].size() == 8);
+  for (const auto& p : d["peak_in_flight"]) CHECK(rational{std::stoll(p.get<std::string>())} <= rational{5});
+  CHECK(d["moves"].size() > 0);
+  // A plan that fits: no delay object.
+  CHECK(nlohmann::json::parse(run_tool("rebalance -P 8 -m 32 --capacity 5 --costs move=1/8 --format json").out)["rebalance"]["delay"].is_null());
+  // None found: the reason.
+  const auto none = run_tool("rebalance -P 4 -m 8 --capacity 2 --costs move=1");
+  CHECK(none.out.find("with forwards waiting for room (least_delay): no delayed plan found: the planning budget (max_rounds) is spent "
+                      "(last stuck at rank ") != std::string::npos);
+  const nlohmann::json nd = nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --capacity 2 --costs move=1 --format json").out)["rebalance"]["delay"];
+  CHECK(nd["found"] == false);
+  CHECK(nd["why_not"] == "the planning budget (max_rounds) is spent");
+  CHECK(nd["rounds"] == 96);
+}
+
+TEST_CASE("simulation::delayed() keeps every op's length and reads the starts given", "[rebalance][delay]") {
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 2, 2));
+  costs c{};
+  c.f = rational{1, 2};
+  const simulation base = simulate(s.view(), c);  // tick 1/2
+  std::vector<std::int64_t> start;
+  for (std::size_t k = 0; k < s.view().size(); ++k) start.push_back(base.start_ticks(k) * 3 + (k == 0 ? 0 : 1));  // ticks of 1/6, all but the first later by 1/6
+  const simulation d = base.delayed(s.view(), rational{1, 6}, start);
+  CHECK(d.makespan() == base.makespan() + rational{1, 6});
+  CHECK(d.busy(0) == base.busy(0));
+  for (std::size_t k = 0; k < s.view().size(); ++k) CHECK(d.end(k) - d.start(k) == base.end(k) - base.start(k));
+  CHECK_THROWS_WITH(base.delayed(s.view(), rational{1, 3}, start), "ctpipe: a delayed timeline's tick must divide the simulation's tick");
+  CHECK_THROWS_WITH(base.delayed(s.view(), rational{1, 6}, std::span<const std::int64_t>(start.data(), 1)),
+                    "ctpipe: a delayed timeline needs one start per op");
 }
 
 TEST_CASE("activation copies: the runtime rule, by hand (1F1B P = 2, m = 2, t_move = 1/2)", "[rebalance][lower]") {
