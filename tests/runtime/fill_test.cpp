@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -72,51 +73,55 @@ std::vector<rational> peaks_brute_force(schedule_view v, const costs& c, const r
   return peaks_brute_force(v, simulate(v, c), c.move, plan.moves);
 }
 
-/// The first problem of delayed timeline `d` of `v` under `c` against docs/spec.md §2,
-/// restated here apart from the library's graph (empty when none): every op keeps its
-/// length and starts no earlier than simulate() says, after the op ahead of it on its
-/// rank, and after its inputs (F(s, j) after F(s-1, j); B or I (s, j) after F(s, j) and
-/// after B or I (s+1, j); W after its I), t_c added across ranks.
-std::string delayed_timeline_problem(schedule_view v, const costs& c, const simulation& d) {
-  const simulation base = simulate(v, c);
-  const auto at = [&](op_kind kind, int s, int j) {
-    std::size_t k = tests::find_op(v, op{kind, s, j});
-    if (k == v.size() && kind == op_kind::F) {
-      for (std::size_t q = 0; q < v.size(); ++q) {
-        if (v.ops[q].kind() == op_kind::overlap_f_b && v.ops[q].stage() == s && v.ops[q].microbatch() == j) k = q;
-      }
-    }
-    return k;
-  };
-  const auto rank_of = [&](std::size_t k) {
+/// When op k of `v` may start in timeline `d` by docs/spec.md §2, restated here apart from
+/// the library's graph: after the op ahead of it on its rank and after its inputs (F(s, j)
+/// after F(s-1, j); B or I (s, j) after F(s, j) and after B or I (s+1, j); W after its
+/// I), t_c added across ranks; nullopt when an input is missing.
+std::optional<rational> ready_in(schedule_view v, const costs& c, const simulation& d, std::size_t k) {
+  const auto at = [&](op_kind kind, int s, int j) { return tests::find_op(v, op{kind, s, j}); };  // an F: a pair's word too
+  const auto rank_of = [&](std::size_t q) {
     int r = 0;
-    while (v.offsets[r + 1] <= k) ++r;
+    while (v.offsets[r + 1] <= q) ++r;
     return r;
   };
+  const int r = rank_of(k);
+  const bool pair_b = k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b;
+  if (pair_b) return d.start(k - 1);  // a pair's B word runs with its word
+  rational ready{0};
+  if (k > v.offsets[r]) ready = d.end(k - 1);
+  const op o = v.ops[k];
+  const int s = o.stage(), j = o.microbatch();
+  std::vector<std::size_t> inputs;
+  const auto backward_inputs = [&](int stage, int mb) {  // a B or I: its F, and the backward of the stage above
+    inputs.push_back(at(op_kind::F, stage, mb));
+    if (stage < v.shape.last_stage(mb)) {
+      const std::size_t b = at(op_kind::B, stage + 1, mb);
+      inputs.push_back(b != v.size() ? b : at(op_kind::I, stage + 1, mb));
+    }
+  };
+  if ((o.kind() == op_kind::F || o.kind() == op_kind::overlap_f_b) && s > v.shape.first_stage(j)) inputs.push_back(at(op_kind::F, s - 1, j));
+  if (o.kind() == op_kind::B || o.kind() == op_kind::I) backward_inputs(s, j);
+  if (o.kind() == op_kind::overlap_f_b) backward_inputs(v.ops[k + 1].stage(), v.ops[k + 1].microbatch());  // the pair's B half
+  if (o.kind() == op_kind::W) inputs.push_back(at(op_kind::I, s, j));
+  for (const std::size_t in : inputs) {
+    if (in == v.size()) return std::nullopt;
+    if (in == k) continue;  // a pair's B half needs its own F half: the pair itself
+    ready = max(ready, d.end(in) + (rank_of(in) != r ? c.c : rational{0}));
+  }
+  return ready;
+}
+
+/// The first problem of delayed timeline `d` of `v` under `c` (empty when none): every op
+/// keeps its length, starts no earlier than simulate() says and no earlier than
+/// ready_in().
+std::string delayed_timeline_problem(schedule_view v, const costs& c, const simulation& d) {
+  const simulation base = simulate(v, c);
   for (std::size_t k = 0; k < v.size(); ++k) {
     if (d.end(k) - d.start(k) != base.end(k) - base.start(k)) return "an op changed its length";
     if (d.start(k) < base.start(k)) return "an op starts before simulate() says";
-    const int r = rank_of(k);
-    const bool pair_b = k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b;
-    if (k > v.offsets[r] && !pair_b && d.start(k) < d.end(k - 1)) return "an op starts before the op ahead of it on its rank ends";
-    const op o = v.ops[k];
-    const int s = o.stage(), j = o.microbatch();
-    std::vector<std::size_t> inputs;
-    const op_kind kind = pair_b ? op_kind::B : o.kind();
-    if ((kind == op_kind::F || kind == op_kind::overlap_f_b) && s > v.shape.first_stage(j)) inputs.push_back(at(op_kind::F, s - 1, j));
-    if (kind == op_kind::B || kind == op_kind::I) {
-      inputs.push_back(at(op_kind::F, s, j));
-      if (s < v.shape.last_stage(j)) {
-        const std::size_t b = at(op_kind::B, s + 1, j);
-        inputs.push_back(b != v.size() ? b : at(op_kind::I, s + 1, j));
-      }
-    }
-    if (kind == op_kind::W) inputs.push_back(at(op_kind::I, s, j));
-    for (const std::size_t in : inputs) {
-      if (in == v.size()) return "an input is missing";
-      const rational ready = d.end(in) + (rank_of(in) != r ? c.c : rational{0});
-      if (d.start(k) < ready && !(pair_b && in + 1 == k)) return "an op starts before an input ends";
-    }
+    const std::optional<rational> ready = ready_in(v, c, d, k);
+    if (!ready) return "an input is missing";
+    if (d.start(k) < *ready) return "an op starts before the op ahead of it on its rank or an input ends";
   }
   return "";
 }
@@ -135,9 +140,13 @@ void check_delay(schedule_view v, const costs& c, const rebalance_delay& d, rati
   CHECK(replay.peak == d.peak_after);
   CHECK(peaks_brute_force(v, d.timeline, c.move, d.moves) == d.peak_after);
   for (const rational& p : d.peak_after) CHECK(p <= cap);
-  for (const delayed_op& w : d.waits) {
+  for (const delayed_op& w : d.waits) {  // each listed hold binds: the forward starts later than it could
     CHECK((w.o.kind() == op_kind::F || w.o.kind() == op_kind::overlap_f_b));
     CHECK(w.delayed_start > w.start);
+    const std::size_t k = tests::find_op(v, w.o);
+    REQUIRE(k < v.size());
+    CHECK(d.timeline.start(k) == w.delayed_start);
+    CHECK(w.delayed_start > *ready_in(v, c, d.timeline, k));
   }
 }
 
@@ -491,6 +500,41 @@ TEST_CASE("least delay: what it does not find, and why", "[rebalance][delay]") {
   CHECK(std::string(budget.why_not) == "the planning budget (max_rounds) is spent");
   CHECK_THROWS_WITH(least_delay(s.view(), c, std::span<const rational>(&half, 0)),
                     "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
+  CHECK(under.stuck_rank == -1);  // nothing planned
+  // One rank: nothing to move to, and waiting frees nothing (a new user's case looped
+  // until the serial length).
+  const schedule one = generate(family_spec(schedule_family::gpipe, 1, 8));
+  const rational three{3};
+  const rebalance_delay alone = least_delay(one.view(), c, std::span<const rational>(&three, 1));
+  CHECK_FALSE(alone.found);
+  CHECK(alone.rounds == 1);
+  CHECK(std::string(alone.why_not) == "one rank: no other rank to take an activation, and waiting frees nothing");
+  // Times with t_move past 64 bits: an error, never a wrong value (a new user's case ran
+  // into signed overflow).
+  costs huge{rational{10000000000000000, 9}, rational{20000000000000000, 9}};
+  huge.move = rational{999999999999999999};
+  CHECK_THROWS_WITH(least_delay(s.view(), huge, std::span<const rational>(&three, 1)), "ctpipe: rational overflow (64-bit numerator or denominator)");
+  CHECK_THROWS_WITH(rebalance(s.view(), huge, std::span<const rational>(&three, 1)), "ctpipe: rational overflow (64-bit numerator or denominator)");
+}
+
+TEST_CASE("least delay: only the holds that bind are listed as waits (a new user's case)", "[rebalance][delay]") {
+  // Interleaved ZB, P = 6, m = 6, V = 2 with t_c = 1/2 and gamma = 1/2: a held forward
+  // whose inputs arrived after its hold (other holds pushed them) was listed as waiting.
+  schedule_spec spec = family_spec(schedule_family::interleaved_zb, 6, 6);
+  spec.shape.V = 2;
+  REQUIRE(spec_error(spec) == nullptr);
+  const schedule s = generate(spec);
+  costs c{};
+  c.move = rational{2}, c.c = rational{1, 2};
+  const rational cap{253, 24};
+  const rebalance_delay d = least_delay(s.view(), c, std::span<const rational>(&cap, 1), rational{1, 2});
+  REQUIRE(d.found);
+  CHECK(delayed_timeline_problem(s.view(), c, d.timeline).empty());
+  CHECK_FALSE(d.waits.empty());
+  for (const delayed_op& w : d.waits) CHECK(w.delayed_start > *ready_in(s.view(), c, d.timeline, tests::find_op(s.view(), w.o)));
+  const rebalance_check replay = check_rebalance(s.view(), d.timeline, c.move, d.moves, rational{1, 2});
+  CHECK(replay.problem == nullptr);
+  for (const rational& p : replay.peak) CHECK(p <= cap);
 }
 
 TEST_CASE("ctpipe rebalance reports the least delay where no plan fits without one", "[tool][rebalance][delay]") {
@@ -520,6 +564,16 @@ TEST_CASE("ctpipe rebalance reports the least delay where no plan fits without o
   CHECK(nd["found"] == false);
   CHECK(nd["why_not"] == "the planning budget (max_rounds) is spent");
   CHECK(nd["rounds"] == 96);
+  CHECK(nd["stuck"]["rank"].is_number());
+  // Nothing planned (a capacity under one chunk): no stuck place (a new user saw rank -1).
+  const auto zero = run_tool("rebalance -P 4 -m 8 --capacity 0");
+  CHECK(zero.out.find("no delayed plan found: a capacity under one chunk: a forward holds its own activation\n") != std::string::npos);
+  CHECK(zero.out.find("(a capacity under one chunk: a forward holds its own activation)") != std::string::npos);
+  CHECK(nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --capacity 0 --format json").out)["rebalance"]["delay"]["stuck"].is_null());
+  const auto alone = run_tool("rebalance -s gpipe -P 1 -m 8 --capacity 3");
+  CHECK(alone.out.find("over 1 rank:") != std::string::npos);
+  CHECK(alone.out.find("BPipe") == std::string::npos);
+  CHECK(alone.out.find("(no other rank to take an activation)") != std::string::npos);
 }
 
 TEST_CASE("simulation::delayed() keeps every op's length and reads the starts given", "[rebalance][delay]") {

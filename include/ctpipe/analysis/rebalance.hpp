@@ -364,8 +364,9 @@ inline move_planning plan_moves(schedule_view v, const simulation& sim, rational
                                 rebalance_pairing pairing) {
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   const std::int64_t den = lcm(sim.tick().den, move.den), factor = den / sim.tick().den;
-  rational::mul(rational::add(sim.makespan_ticks(), 1), factor);
   const std::int64_t move_ticks = (move * rational{den}).num;
+  // every time the planner forms (an op's end, plus up to two moves) stays within 64 bits
+  rational::add(rational::mul(rational::add(sim.makespan_ticks(), 1), factor), rational::mul(move_ticks, 4));
   buffer<int> ranks;
   const buffer<memory_event> ev = memory_events(v, sim, gamma, ranks);
   std::vector<std::vector<memory_event>> own(P);
@@ -556,7 +557,8 @@ struct delayed_op {
 /// forward it holds back (the latest hold of each); `moves` in the order planned; per
 /// rank (0..P-1) `peak_after` and `channel_busy`; `timeline` indexed like the
 /// schedule's flat op array. Peaks in chunks (gamma-weighted); times in time units of
-/// `t_f`.
+/// `t_f`. `waits` lists the binding holds only: a forward whose hold is later than its
+/// rank and inputs would let it start.
 struct rebalance_delay {
   bool found = false;                  ///< a plan fits the capacity on the delayed timeline
   rational delay{0};                   ///< the delayed makespan minus simulate()'s (0: no op waits)
@@ -576,11 +578,13 @@ namespace detail {
 
 /// Every op's start in a timeline where op (node) k may not start before `hold[k]`
 /// (ticks), else as §2 says: at the latest of the end of the op ahead of it on its rank
-/// and its inputs' ends (+ `latency` across ranks). `dur`: each op's length; an
-/// overlapped pair's B word starts with its word. Kahn's order over the edges
-/// fill.hpp's add_op_edges() states (docs/spec.md §2 restated). Linear.
+/// and its inputs' ends (+ `latency` across ranks), which `ready` receives (per op: the
+/// start it would have without its own hold). `dur`: each op's length; an overlapped
+/// pair's B word starts with its word. Kahn's order over the edges fill.hpp's
+/// add_op_edges() states (docs/spec.md §2 restated). Linear.
 inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& index, const buffer<int>& ranks, const buffer<std::uint8_t>& pair_b,
-                                             std::int64_t latency, const std::vector<std::int64_t>& dur, const std::vector<std::int64_t>& hold) {
+                                             std::int64_t latency, const std::vector<std::int64_t>& dur, const std::vector<std::int64_t>& hold,
+                                             std::vector<std::int64_t>& ready) {
   const std::size_t n = v.size();
   fill_graph g(5 * n + 1);
   for (std::size_t k = 0; k < n; ++k) {
@@ -599,21 +603,23 @@ inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& in
   for (std::size_t u = 0; u < n; ++u) first[u + 1] += first[u];
   std::vector<std::uint32_t> at(first.begin(), first.end() - 1);
   for (std::size_t e = 0; e < g.edges; ++e) next[at[g.from[e]]++] = static_cast<std::uint32_t>(e);
-  std::vector<std::int64_t> start(hold);
+  std::vector<std::int64_t> start(n, 0);
+  ready.assign(n, 0);
   for (std::size_t u = 0; u < n; ++u) {
     if (pending[u] == 0 && !pair_b[u]) queue.push_back(static_cast<std::uint32_t>(u));
   }
   for (std::size_t head = 0; head < queue.size(); ++head) {
     const std::uint32_t u = queue[head];
+    start[u] = std::max(ready[u], hold[u]);
     const std::int64_t end = rational::add(start[u], dur[u]);  // overflow-checked: holds may push times late
     for (std::uint32_t e = first[u]; e < first[u + 1]; ++e) {
       const std::uint32_t w = g.to[next[e]];
-      start[w] = std::max(start[w], rational::add(end, g.lat[next[e]]));
+      ready[w] = std::max(ready[w], rational::add(end, g.lat[next[e]]));
       if (--pending[w] == 0) queue.push_back(w);
     }
   }
   for (std::size_t k = 1; k < n; ++k) {
-    if (pair_b[k]) start[k] = start[k - 1];
+    if (pair_b[k]) start[k] = start[k - 1], ready[k] = ready[k - 1];
   }
   return start;
 }
@@ -637,13 +643,15 @@ inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& in
 /// over every plan and timeline (the planner itself is not proved optimal), except a
 /// delay of 0. With no hold at all it is rebalance()'s plan: `waits` is empty exactly
 /// when rebalance() fits (a delay of 0 with waits is a forward waiting in idle time).
-/// `max_rounds` bounds the plannings (0: 4 per forward of the rank with the most, and
-/// 64): a budget in plannings, not seconds, so the result does not depend on the
-/// machine. The delayed plan is checked
+/// `max_rounds` bounds the plannings (0 or less: the default, 4 per forward of the rank
+/// with the most and 64, but no more than 2^22 / ops and at least 64): a budget in
+/// plannings, not seconds, so the result does not depend on the machine. The delayed plan is checked
 /// by check_rebalance() on the delayed timeline, apart from the planner.
 ///
-/// Not found (`why_not`, a literal): a capacity under one chunk (a forward holds its own
-/// activation); the delayed makespan past a serial run's length (every op's length and
+/// Not found (`why_not`, a literal; `stuck_rank` -1 where nothing was planned): a
+/// capacity under one chunk (a forward holds its own activation); one rank (P = 1: no
+/// other rank, and a rank's level at a forward's start is its order's whenever it
+/// starts); the delayed makespan past a serial run's length (every op's length and
 /// t_c, one after another), where the greedy gives up; the planning budget spent; no
 /// forward to hold back where the planner is stuck. The planner returns each moved
 /// activation as late as the channels allow, so a host needs room over a long stay:
@@ -653,8 +661,9 @@ inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& in
 /// at P = 16, m = 64 takes about 1 ms a round (15 rounds where moves of 4 are too slow
 /// for capacity 9; the whole budget, 320 rounds, at capacity 6).
 /// Errors: rebalance()'s (`ctpipe: rebalance takes one capacity per rank (P of them) or
-/// one for all`, `ctpipe: a capacity must be >= 0`), simulate()'s, and `ctpipe:
-/// least_delay's replay rejected its own plan (a bug)`.
+/// one for all`, `ctpipe: a capacity must be >= 0`), simulate()'s, `ctpipe: rational
+/// overflow (64-bit numerator or denominator)` where times with t_move leave 64 bits, and `ctpipe: least_delay's replay
+/// rejected its own plan (a bug)`.
 inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<const rational> capacity, rational gamma = rational{1},
                                    rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}, int max_rounds = 0) {
   check_gamma(gamma);
@@ -693,15 +702,20 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) f += v.ops[k].kind() == op_kind::F || v.ops[k].kind() == op_kind::overlap_f_b;
     most_forwards = std::max(most_forwards, f);
   }
-  const int budget = max_rounds > 0 ? max_rounds : static_cast<int>(4 * most_forwards + 64);
+  // The default budget: 4 plannings per forward of the rank with the most, and 64, at
+  // most 2^22 ops re-simulated over all rounds (each round is linear and more).
+  const std::size_t by_work = std::max<std::size_t>(64, (std::size_t{1} << 22) / std::max<std::size_t>(n, 1));
+  const int budget = max_rounds > 0 ? max_rounds : static_cast<int>(std::min(4 * most_forwards + 64, by_work));
   // A run where every op waits for all ops before it lasts at most every op's length
   // plus t_c each: past that the greedy gives up.
   std::int64_t serial = 0;
   for (std::size_t k = 0; k < n; ++k) serial = rational::add(serial, rational::add(dur[k], latency));
+  rational::add(rational::add(serial, rational::mul(move, 4)), 1);  // every time below stays within 64 bits, with moves
   std::vector<std::size_t> held;  // ops held, in the order first held
+  std::vector<std::int64_t> ready;
   while (out.rounds < budget) {
     ++out.rounds;
-    const std::vector<std::int64_t> start = detail::held_starts(v, index, ranks, pair_b, latency, dur, hold);
+    const std::vector<std::int64_t> start = detail::held_starts(v, index, ranks, pair_b, latency, dur, hold, ready);
     simulation sim = base.delayed(v, tick, start);
     if (sim.makespan_ticks() > serial) {
       out.why_not = "the delay passed a serial run's length (every op's length and t_c, one after another)";
@@ -716,8 +730,8 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
       for (std::size_t r = 0; r < P; ++r) detail::require(replay.peak[r] <= cap[r], "ctpipe: least_delay's replay rejected its own plan (a bug)");
       out.peak_after = replay.peak, out.channel_busy = replay.channel_busy;
       out.makespan = sim.makespan(), out.delay = sim.makespan() - base.makespan();
-      for (const std::size_t k : held) {
-        if (start[k] == hold[k]) out.waits.push_back({v.ops[k], ranks[k], base.start(k), sim.start(k)});
+      for (const std::size_t k : held) {  // the holds that bind: the forward would start earlier without its own
+        if (hold[k] > ready[k]) out.waits.push_back({v.ops[k], ranks[k], base.start(k), sim.start(k)});
       }
       out.timeline = std::move(sim);
       return out;
@@ -726,6 +740,10 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
     const int r = mp.planner.stuck_rank;
     const std::int64_t t = mp.planner.stuck_at;
     out.stuck_rank = r, out.stuck_at = tick * rational{t};
+    if (P == 1) {  // a rank's own level at a forward's start is its order's, whenever it starts
+      out.why_not = "one rank: no other rank to take an activation, and waiting frees nothing";
+      return out;
+    }
     // Hold the stuck rank's latest allocation still live at t.
     std::size_t blamed = n;
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {

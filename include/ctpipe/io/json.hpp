@@ -112,7 +112,7 @@ inline nlohmann::ordered_json delay_json(const rebalance_delay& d) {
   json out = {{"found", d.found}};
   if (!d.found) {
     out["why_not"] = d.why_not != nullptr ? d.why_not : "";
-    out["stuck"] = {{"rank", d.stuck_rank}, {"time", to_string(d.stuck_at)}};
+    out["stuck"] = d.stuck_rank < 0 ? json(nullptr) : json{{"rank", d.stuck_rank}, {"time", to_string(d.stuck_at)}};
     out["rounds"] = d.rounds;
     return out;
   }

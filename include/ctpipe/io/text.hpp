@@ -551,13 +551,15 @@ namespace detail {
 /// or why no delayed plan was found.
 inline std::string render_delay(const rebalance_delay& d, rational makespan) {
   if (!d.found) {
-    return fmt::format("  with forwards waiting for room (least_delay): no delayed plan found: {} (last stuck at rank {}, time {})\n",
-                       d.why_not != nullptr ? d.why_not : "", d.stuck_rank, to_string(d.stuck_at));
+    return fmt::format("  with forwards waiting for room (least_delay): no delayed plan found: {}{}\n", d.why_not != nullptr ? d.why_not : "",
+                       d.stuck_rank < 0 ? std::string()
+                                        : fmt::format(" (last stuck at rank {}, time {})", d.stuck_rank, to_string(d.stuck_at)));
   }
   std::string waits;
   for (std::size_t k = 0; k < d.waits.size() && k < 8; ++k) {
     const delayed_op& w = d.waits[k];
-    waits += fmt::format("{}rank {} {}{}{} {} -> {}", k == 0 ? "" : ", ", w.rank, w.o.stage(), kind_name(w.o.kind()), w.o.microbatch(),
+    const bool pair = w.o.kind() == op_kind::overlap_f_b;  // the pair's forward waits
+    waits += fmt::format("{}rank {} {}F{}{} {} -> {}", k == 0 ? "" : ", ", w.rank, w.o.stage(), w.o.microbatch(), pair ? " (overlapped pair)" : "",
                          to_string(w.start), to_string(w.delayed_start));
   }
   if (d.waits.size() > 8) waits += fmt::format(", ... ({} more)", d.waits.size() - 8);
@@ -578,17 +580,19 @@ inline std::string render_rebalance(const readout& ro) {
   if (ro.rebalance == nullptr) return "";
   const rebalance_overlay& o = *ro.rebalance;
   const rebalance_plan& p = o.plan;
-  const auto verdict = [](const rebalance_plan& x) {
-    return x.feasible ? std::string("fits, no compute op delayed")
-                      : fmt::format("does not fit: rank {} cannot be relieved at time {} (moves too slow or no room)", x.stuck_rank,
-                                    to_string(x.stuck_at));
+  const auto verdict = [&](const rebalance_plan& x) {
+    if (x.feasible) return std::string("fits, no compute op delayed");
+    const char* why = ro.P == 1                                                      ? "no other rank to take an activation"
+                      : x.capacity[static_cast<std::size_t>(x.stuck_rank)] < rational{1} ? "a capacity under one chunk: a forward holds its own activation"
+                                                                                       : "moves too slow or no room";
+    return fmt::format("does not fit: rank {} cannot be relieved at time {} ({})", x.stuck_rank, to_string(x.stuck_at), why);
   };
   const bool uniform = std::all_of(p.capacity.begin(), p.capacity.end(), [&](rational x) { return x == p.capacity.front(); });
   std::string out = fmt::format("activation rebalancing: capacity {} per rank (chunks, gamma = {}{}), t_move = {}\n",
                                 uniform ? to_string(p.capacity.front()) : detail::spaced(p.capacity), to_string(ro.gamma),
                                 o.searched ? "; the least this planner reaches" : "", to_string(p.move_cost));
-  out += fmt::format("  live activations at most {} at once over {} ranks: no plan goes below {} per rank\n", to_string(p.bound.live),
-                     ro.P, to_string(p.bound.bound));
+  out += fmt::format("  live activations at most {} at once over {} rank{}: no plan goes below {} per rank\n", to_string(p.bound.live),
+                     ro.P, ro.P == 1 ? "" : "s", to_string(p.bound.bound));
   out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));
   out += fmt::format("  peak per rank after      {}  ({})\n", detail::spaced(p.peak_after), verdict(p));
   out += fmt::format("  moves {}; copy channels busy per rank {}\n", p.moves.size(), detail::spaced(p.channel_busy));
@@ -608,8 +612,10 @@ inline std::string render_rebalance(const readout& ro) {
                         : o.least == p.bound.level_bound ? " = the bound rounded up to a level (levels are multiples of 1/q)"
                                                          : " (the bound is not reached: moves too slow, or the planner's limit)";
   out += fmt::format("  least uniform capacity reached: {}{}\n", to_string(o.least), reached);
-  out += fmt::format("BPipe (rank x pairs with rank P-1-x) at the same capacity: peak after {}  ({}); moves {}; least capacity {}\n",
-                     detail::spaced(o.bpipe.peak_after), verdict(o.bpipe), o.bpipe.moves.size(), to_string(o.bpipe_least));
+  if (ro.P > 1) {  // one rank pairs with itself: nothing to show
+    out += fmt::format("BPipe (rank x pairs with rank P-1-x) at the same capacity: peak after {}  ({}); moves {}; least capacity {}\n",
+                       detail::spaced(o.bpipe.peak_after), verdict(o.bpipe), o.bpipe.moves.size(), to_string(o.bpipe_least));
+  }
   return out;
 }
 
