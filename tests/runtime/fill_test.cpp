@@ -407,6 +407,16 @@ TEST_CASE("rebalancing: the plan runs as activation copies, 1F1B P = 8, m = 32 a
   }
 }
 
+TEST_CASE("bubble filling: durations whose sum leaves 64 bits are an error, never a wrong value (a new user's case)", "[fill]") {
+  // Ten jobs of 999999999999999999 each: the sums of work and bound overflowed silently
+  // (undefined behaviour) before the error was raised.
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
+  std::vector<fill_job> jobs;
+  for (int k = 0; k < 10; ++k) jobs.push_back({"x", k, rational{999999999999999999}, any_rank, std::nullopt, std::nullopt, false, rational{0}});
+  CHECK_THROWS_WITH(fill_bubbles(s.view(), costs{}, jobs), "ctpipe: rational overflow (64-bit numerator or denominator)");
+  CHECK_THROWS_WITH(fill_bubbles_optimal(s.view(), costs{}, jobs), "ctpipe: rational overflow (64-bit numerator or denominator)");
+}
+
 TEST_CASE("least delay: 1F1B P = 8, m = 32, t_move = 4 fits capacity 6 with no longer makespan and capacity 5 with 9 more", "[rebalance][delay]") {
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
   costs c{};

@@ -698,13 +698,13 @@ constexpr fill_result finish_fill(schedule_view v, const fill_frame& f, std::spa
   for (std::size_t j = 0; j < J; ++j) {
     bool has_window = false;
     const std::int64_t room = window_idle(f, j, has_window);
-    bound += room < f.dur[j] ? room : f.dur[j];
+    bound = rational::add(bound, room < f.dur[j] ? room : f.dur[j]);  // overflow-checked: durations may be huge
     out.reason[j] = placed[j] == f.dur[j] ? fill_reason::placed
                     : !has_window         ? fill_reason::no_window
                     : room == 0           ? fill_reason::no_idle_time
                                           : fill_reason::no_room;
     out.placed[j] = f.tick * rational{placed[j]};
-    total += placed[j], work += f.dur[j];
+    total = rational::add(total, placed[j]), work = rational::add(work, f.dur[j]);
   }
   for (std::size_t r = 0; r < P; ++r) {
     const std::int64_t rank_idle = idle_within(f, static_cast<int>(r), 0, f.T);

@@ -276,7 +276,7 @@ struct exact_fill {
         window_part part[2] = {};
         const int n = job_allowed(f, j, r) ? job_window(f, j, r, part) : 0;
         if (n > 0 && part[n - 1].hi > from) {
-          w += f.dur[j];
+          w = rational::add(w, f.dur[j]);  // overflow-checked: durations may be huge
           break;
         }
       }
