@@ -15,39 +15,84 @@
 #include <vector>
 
 #include "ctpipe/analysis/fill.hpp"
+#include "ctpipe/core/error.hpp"
 
 namespace ctpipe {
 
+/// A job stretch_fill() left out although the schedule itself admits it: its release op
+/// does not depend on its deadline op in the schedule with the fill's pieces, but does
+/// once the remainders in `by` sit where the greedy inserted them.
+struct stretch_blocked {
+  std::uint32_t job = 0;            ///< the job (index into the jobs)
+  std::vector<std::uint32_t> by;    ///< the jobs whose inserted remainders lie on the path from its deadline op to its release op (sorted, at least one)
+  /// Proved: no stretch (keeping every rank's pipeline ops in their order) inserts it
+  /// beside all the remainders of stretch_result::placed: with their windows, its window
+  /// closes a cycle of the schedule's dependencies (the bound's relaxation; stretch_fill()
+  /// says). False: the greedy did not find a place, which does not mean there is none.
+  bool proved = false;
+};
+
 /// What stretch_fill() did. Times are exact, in time units of `t_f`, and are those of the
 /// stretched timeline unless said otherwise. Shapes: `placed` one entry per job with time
-/// left that could be placed, in job order; `impossible` job indices; `pieces` the fill's
-/// pieces in fill_result::pieces' order; `op_start`/`op_end` one entry per op of the
-/// schedule, flat order.
+/// left that was inserted, in job order; `impossible` job indices, ascending; `blocked`
+/// one entry per job left out by the greedy's own insertions, in job order; `pieces` the
+/// fill's pieces in fill_result::pieces' order; `op_start`/`op_end` one entry per op of
+/// the schedule, flat order. Every job with time left is in exactly one of `placed`,
+/// `impossible` and `blocked`.
 struct stretch_result {
   rational old_makespan{0};  ///< T, the schedule's makespan (the fill's, unchanged by it)
   rational makespan{0};      ///< T' of the stretched timeline: the end of its last op, piece or remainder
   rational stretch{0};       ///< T' - T (>= 0)
   /// A lower bound on T' for any stretch that keeps every rank's pipeline ops in their
-  /// order and the fill's pieces on their ranks, and places the same remainders
-  /// (stretch_fill() says how it is computed).
+  /// order and the fill's pieces on their ranks, and inserts the remainders of `placed`
+  /// (stretch_fill() says how it is computed). With `blocked` empty those are the
+  /// remainders of every job some order admits; else it bounds a smaller set than a
+  /// stretch taking all of them, and says nothing about that one.
   rational bound{0};
-  bool least = false;  ///< makespan == bound: no such stretch ends earlier
+  /// makespan == bound and `blocked` is empty: no stretch that inserts every job some
+  /// order admits ends earlier (jobs in `impossible` fit none).
+  bool least = false;
   /// The remainders: per job with time left, one piece {job, rank, start, end} of that
   /// length, after the job's placed pieces, within its window of the stretched timeline.
   std::vector<fill_piece> placed;
-  /// Jobs with time left that no order of the lists admits: their release op depends on
-  /// their deadline op (or is it), so it cannot end before that op starts. Not placed.
+  /// Jobs with time left that no order of the lists admits: in the schedule with the
+  /// fill's pieces (which stay), their release op depends on their deadline op (or is
+  /// it), so it cannot end before that op starts. Not placed.
   std::vector<std::uint32_t> impossible;
-  std::vector<fill_piece> pieces;          ///< the fill's placed pieces, moved with the timeline (same rank and order)
+  /// Jobs with time left that the schedule admits but the greedy could not insert, even
+  /// after retrying them earlier in its order (stretch_blocked). Not placed.
+  std::vector<stretch_blocked> blocked;
+  std::vector<fill_piece> pieces;          ///< the fill's pieces, moved with the timeline (same rank and order)
   std::vector<rational> op_start, op_end;  ///< every pipeline op's new start and end (a pair's B word: its pair's)
   const char* method = "greedy insertion";  ///< how the remainders were placed
+  int passes = 0;  ///< greedy passes run (orders tried): 1, more when a job was blocked (stretch_fill()); 0 with nothing left
 };
 
-/// Limits of stretch_fill(): `work` bounds remainders x ranks tried x 4 positions x
-/// (nodes + edges), the steps its re-simulations may take (about 2 s at the default on
-/// one core of a 2-core machine, measured).
+/// Limits of stretch_fill(). `work` bounds the steps of its re-simulations: one greedy
+/// pass takes about remainders x ranks tried x 4 positions x (nodes + edges) of them
+/// (about 2 s at the default on one core of a 2-core machine, measured); a first pass
+/// over it is refused (stretch_limit_error), and the retries stop before their total
+/// would pass it. `passes` bounds the greedy passes, the first one included (>= 1).
 struct stretch_limits {
   std::uint64_t work = 500'000'000;
+  int passes = 16;
+};
+
+/// What stretch_fill() raises when one greedy pass would take more than
+/// stretch_limits::work: a ctpipe::error (catch it as one; what() is `ctpipe:
+/// stretch_fill would take more work than stretch_limits::work allows (remainders x
+/// ranks x 4 positions x graph size)`) that also carries the numbers, so that a caller
+/// can say what to shrink.
+class stretch_limit_error : public error {
+ public:
+  stretch_limit_error(std::size_t remainders_, std::uint64_t work_, std::uint64_t limit_) noexcept
+      : error("ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 positions x graph size)"),
+        remainders(remainders_),
+        work(work_),
+        limit(limit_) {}
+  std::size_t remainders = 0;  ///< the jobs with time left (remainders to insert)
+  std::uint64_t work = 0;      ///< one pass's estimated steps
+  std::uint64_t limit = 0;     ///< stretch_limits::work
 };
 
 namespace detail {
@@ -206,47 +251,68 @@ inline buffer<tick_piece> stretch_input(schedule_view v, const fill_frame& f, st
 /// for it (plus t_c on another rank), so each remainder lies in its window of the
 /// stretched timeline, after its job's other pieces.
 ///
-/// Method (a heuristic, "greedy insertion"): the remainders one by one, by their
-/// deadline op's start (those without a deadline last, by their release op's end, then
-/// job index); for each rank the job may use, the positions next to its window in that
-/// rank's list as it stands: just after the last node that must precede its release op
-/// or its job's last piece (on the release op's rank: just after the release op; with
-/// no release: the rank's start), just before the first node that must follow its
-/// deadline op (on the deadline op's rank: just before it; with no deadline: the rank's
-/// end), and, between the two, the first idle interval that holds it whole and the
-/// longest one. Every position between those two is free of cycles, and no other is.
-/// Each is tried by a full re-simulation; the one with the least makespan is kept (then
-/// the least sum of the pipeline ops' starts, then the earliest end of the remainder,
-/// then the lower rank and position). It is not proved to give the least makespan.
+/// Method (a heuristic, "greedy insertion"): a pass takes the remainders one by one, at
+/// first by their deadline op's start (those without a deadline last, by their release
+/// op's end, then job index); for each rank the job may use, the positions next to its
+/// window in that rank's list as it stands: just after the last node that must precede
+/// its release op or its job's last piece (on the release op's rank: just after the
+/// release op; with no release: the rank's start), just before the first node that must
+/// follow its deadline op (on the deadline op's rank: just before it; with no deadline:
+/// the rank's end), and, between the two, the first idle interval that holds it whole
+/// and the longest one. Every position between those two is free of cycles, and no other
+/// is. Each is tried by a full re-simulation; the one with the least makespan is kept
+/// (then the least sum of the pipeline ops' starts, then the earliest end of the
+/// remainder, then the lower rank and position). It is not proved to give the least
+/// makespan.
+///
+/// Jobs left out. A job whose release op depends on its deadline op (or is it) in the
+/// schedule with the fill's pieces fits no order: `impossible`. A job whose release op
+/// depends on its deadline op only through remainders inserted before it in the pass is
+/// blocked, not impossible: the greedy runs another pass, from scratch and re-simulated
+/// exactly as the first, with that job moved just before the earliest of those
+/// remainders in the order, and keeps the pass that leaves out the least time (then the
+/// fewest jobs, then the least makespan). It tries each blocked job of the best pass so
+/// far in turn, each order once, and stops when a pass leaves nothing blocked, when no
+/// untried order is left, after `limits.passes` passes, or before the passes' work would
+/// pass `limits.work`. The jobs still blocked are reported in `blocked` with the jobs
+/// whose remainders block them.
 ///
 /// Bound: the larger of two. (1) The longest path of the schedule's ops (their
 /// dependencies with t_c, each rank's order) with each placed remainder as a node after
 /// its release op and before its deadline op (t_c charged only when the job cannot run
 /// on that op's rank), the fill's pieces and the ranks' sharing left out. (2) Per rank,
-/// its ops, its pieces and the remainders that can run nowhere else (pinned to it, or
-/// P = 1), one after another. Every stretch that keeps each rank's op order and the
-/// fill's pieces on their ranks, and places the same remainders, meets both, so none
-/// ends before the bound; `least` when the makespan reaches it.
+/// its ops, its pieces and the placed remainders that can run nowhere else (pinned to
+/// it, or P = 1), one after another. Every stretch that keeps each rank's op order and
+/// the fill's pieces on their ranks, and places the same remainders, meets both, so none
+/// ends before the bound; `least` when the makespan reaches it and no job is blocked. A
+/// blocked job is `proved` when (1) with its remainder added to the placed ones has a
+/// cycle: then no such stretch places it beside them.
 ///
 /// Cost: with N nodes (ops + pieces + remainders), E edges (at most 3 per op, piece or
-/// remainder, besides the ranks' orders) and R remainders: O(R x P x (N + E)) (at most
-/// 4 positions per rank, each one re-simulation), plus O(N + E) for the check of `fill`,
-/// the bound and the result. Memory O(N + E). Refused up front when R x (ranks the jobs
-/// may use) x 4 x (N + E + N) exceeds `limits.work`.
+/// remainder, besides the ranks' orders) and R remainders: O(R x P x (N + E)) a pass (at
+/// most 4 positions per rank, each one re-simulation), at most `limits.passes` passes
+/// within `limits.work`; plus O(N + E) for the check of `fill`, the bound, the result,
+/// and per job checked for impossibility or blocked. Memory O(N + E) per pass kept (two
+/// at once). A first pass whose R x (ranks the jobs may use) x 4 x (2N + E + 3R) exceeds
+/// `limits.work` is refused up front.
 ///
 /// Returns a stretch_result: the stretched makespan and the stretch, the bound, where
-/// each remainder went, the jobs no order admits, the new times of the fill's pieces and
-/// of every pipeline op. A fill with nothing left gives stretch 0.
+/// each remainder went, the jobs no order admits, the jobs blocked, the new times of the
+/// fill's pieces and of every pipeline op, the passes run. A fill with nothing left
+/// gives stretch 0.
 ///
 /// Errors: simulate()'s and check_jobs()' messages, rational overflow (the stretched
-/// times are checked once against the sum of every length and latency), and
+/// times are checked once against the sum of every length and latency),
 /// `ctpipe: stretch_fill takes a one-iteration fill of these jobs on this schedule
 /// (fill_bubbles() or fill_bubbles_optimal() without steady_state)` when `fill` is not
-/// one (stretch_input()), `ctpipe: stretch_fill would take more work than
-/// stretch_limits::work allows (remainders x ranks x 4 positions x graph size)`.
+/// one (stretch_input()), `ctpipe: stretch_limits::passes must be >= 1`, and
+/// stretch_limit_error (`ctpipe: stretch_fill would take more work than
+/// stretch_limits::work allows (remainders x ranks x 4 positions x graph size)`, with the
+/// numbers).
 inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& fill,
                                    const cost_scale& scale = {}, stretch_limits limits = {}) {
   using detail::no_node;
+  detail::require(limits.passes >= 1, "ctpipe: stretch_limits::passes must be >= 1");
   const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, false);
   const detail::buffer<detail::tick_piece> p = detail::stretch_input(v, f, jobs, fill);
   const std::size_t n_ops = v.size(), n_pieces = p.size(), J = jobs.size();
@@ -309,148 +375,243 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
   for (const std::uint32_t j : rems) longest = rational::add(longest, left[j]);
   rational::add(longest, rational::mul(f.c, static_cast<std::int64_t>(N) + 1));
 
+  // One pass's work (saturating), refused up front over the limit.
+  std::uint64_t pass_work = 0;
   {
-    std::uint64_t work = 0;
     const std::uint64_t size = 2 * static_cast<std::uint64_t>(N) + g.from.size() + 3 * rems.size();
+    constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
     for (const std::uint32_t j : rems) {
-      work += 4 * (jobs[j].rank == any_rank ? static_cast<std::uint64_t>(f.P) : 1) * size;
-      detail::require(work <= limits.work,
-                      "ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 positions x graph size)");
+      const std::uint64_t ranks = jobs[j].rank == any_rank ? static_cast<std::uint64_t>(f.P) : 1;
+      const std::uint64_t one = size > most / (4 * ranks) ? most : 4 * ranks * size;
+      pass_work = one > most - pass_work ? most : pass_work + one;
     }
+    if (pass_work > limits.work) throw stretch_limit_error(rems.size(), pass_work, limits.work);
   }
-  // The remainders in deadline order (no deadline last, by release), then greedy insertion.
+  // The remainders in deadline order (no deadline last, by release): the first pass's order.
   const auto deadline = [&](std::uint32_t j) {
     return jobs[j].before ? f.start[f.index.find(*jobs[j].before) - 1] : std::numeric_limits<std::int64_t>::max();
   };
   const auto release = [&](std::uint32_t j) { return jobs[j].after ? f.end[f.index.find(*jobs[j].after) - 1] : std::int64_t{-1}; };
-  std::vector<std::uint32_t> order = rems;
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+  std::vector<std::uint32_t> first_order = rems;
+  std::sort(first_order.begin(), first_order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return deadline(a) != deadline(b) ? deadline(a) < deadline(b) : release(a) != release(b) ? release(a) < release(b) : a < b;
   });
-  stretch_result out;
-  std::vector<std::int64_t> start, trial;
-  std::int64_t makespan = 0;
   g.build();
-  detail::require(g.run(g.next_on_rank(), start, makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
-  std::vector<char> is_impossible(J, 0);
-  for (const std::uint32_t j : order) {
-    const fill_job& job = jobs[j];
-    const std::uint32_t u = rem_node[j];
-    const std::uint32_t A = job.after ? node_of(*job.after) : no_node, D = job.before ? node_of(*job.before) : no_node;
-    const std::uint32_t L = last_piece[j];
-    const std::vector<std::uint32_t> next = g.next_on_rank();
-    std::vector<char> after_it(N, 0), before_it(N, 0);  // must follow D; must precede A or L
-    if (D != no_node) after_it = g.reach_from(std::span<const std::uint32_t>(&D, 1), true, next);
-    std::vector<std::uint32_t> seeds;
-    if (A != no_node) seeds.push_back(A);
-    if (L != no_node) seeds.push_back(L);
-    if (!seeds.empty()) before_it = g.reach_from(seeds, false, next);
-    if (A != no_node && after_it[A]) {  // its release op depends on its deadline op
-      is_impossible[j] = 1;
-      out.impossible.push_back(j);
-      continue;
-    }
-    if (A != no_node) g.add(A, u, true);
-    if (D != no_node) g.add(u, D, true);
-    if (L != no_node) g.add(L, u, false);
-    g.dur[u] = left[j];
-    g.build();
-    // Candidates on every rank the job may use; the least (makespan, end, rank, position).
-    std::int64_t best_T = std::numeric_limits<std::int64_t>::max(), best_delay = 0, best_end = 0;
-    int best_r = -1;
-    std::size_t best_p = 0;
-    for (int r = 0; r < f.P; ++r) {
-      if (job.rank != any_rank && job.rank != r) continue;
-      const std::vector<std::uint32_t>& list = g.lists[static_cast<std::size_t>(r)];
-      std::size_t lo = 0, hi = list.size();
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        if (before_it[list[i]]) lo = i + 1;
-      }
-      for (std::size_t i = list.size(); i-- > 0;) {
-        if (after_it[list[i]]) hi = i;
-      }
-      detail::require(lo <= hi, "ctpipe: stretch_fill found no place free of cycles (a bug)");
-      std::int64_t ready = L != no_node ? start[L] + g.dur[L] : 0;
-      if (A != no_node) ready = std::max(ready, start[A] + g.dur[A] + (r != g.rank[A] ? f.c : 0));
-      std::size_t positions[4] = {lo, hi, hi, hi};
-      std::int64_t longest_gap = 0;
-      bool whole = false;
-      for (std::size_t i = lo + 1; i < hi; ++i) {
-        const std::int64_t gap = start[list[i]] - std::max(start[list[i - 1]] + g.dur[list[i - 1]], ready);
-        if (gap > longest_gap) longest_gap = gap, positions[2] = i;
-        if (!whole && gap >= left[j]) whole = true, positions[3] = i;
-      }
-      std::sort(positions, positions + 4);
-      for (int k = 0; k < 4; ++k) {
-        if (k > 0 && positions[k] == positions[k - 1]) continue;
-        g.rank[u] = r;
-        std::int64_t T = 0;
-        detail::require(g.run(g.next_on_rank(u, r, positions[k]), trial, T), "ctpipe: stretch_fill's insertion made a cycle (a bug)");
-        const std::int64_t end = trial[u] + left[j];
-        std::int64_t delay = 0;  // the pipeline ops' starts summed (saturating: a tie-break only)
-        for (std::size_t q = 0; q < n_ops; ++q) delay = trial[q] > std::numeric_limits<std::int64_t>::max() - delay ? std::numeric_limits<std::int64_t>::max() : delay + trial[q];
-        const bool better = T != best_T ? T < best_T : delay != best_delay ? delay < best_delay : end < best_end;
-        if (better) best_T = T, best_delay = delay, best_end = end, best_r = r, best_p = positions[k];
-      }
-    }
-    g.rank[u] = best_r;
-    std::vector<std::uint32_t>& list = g.lists[static_cast<std::size_t>(best_r)];
-    list.insert(list.begin() + static_cast<std::ptrdiff_t>(best_p), u);
+  {
+    std::vector<std::int64_t> start;
+    std::int64_t makespan = 0;
     detail::require(g.run(g.next_on_rank(), start, makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
   }
+  // Whether job j's release op depends on its deadline op in the schedule with the
+  // fill's pieces (no remainder inserted): impossible in every order. Cached.
+  const std::vector<std::uint32_t> base_next = g.next_on_rank();
+  std::vector<signed char> base_depends(J, -1);
+  const auto impossible_job = [&](std::uint32_t j) {
+    if (base_depends[j] < 0) {
+      const std::uint32_t D = node_of(*jobs[j].before);
+      base_depends[j] = g.reach_from(std::span<const std::uint32_t>(&D, 1), true, base_next)[node_of(*jobs[j].after)] ? 1 : 0;
+    }
+    return base_depends[j] == 1;
+  };
+
+  // A greedy pass over the remainders in `order`, on a copy of the graph.
+  struct pass {
+    std::vector<std::uint32_t> order;
+    detail::stretch_graph g;
+    std::vector<std::int64_t> start;
+    std::int64_t makespan = 0;
+    std::vector<char> placed;  // per job
+    std::vector<std::uint32_t> impossible;
+    std::vector<stretch_blocked> blocked;  // in the order tried
+    std::int64_t left_out = 0;             // the blocked jobs' time left (ticks)
+  };
+  const auto run_pass = [&](std::vector<std::uint32_t> order) {
+    pass out;
+    out.order = std::move(order), out.g = g, out.placed.assign(J, 0);
+    detail::stretch_graph& h = out.g;
+    std::vector<std::int64_t>& start = out.start;
+    std::vector<std::int64_t> trial;
+    detail::require(h.run(h.next_on_rank(), start, out.makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
+    for (const std::uint32_t j : out.order) {
+      const fill_job& job = jobs[j];
+      const std::uint32_t u = rem_node[j];
+      const std::uint32_t A = job.after ? node_of(*job.after) : no_node, D = job.before ? node_of(*job.before) : no_node;
+      const std::uint32_t L = last_piece[j];
+      const std::vector<std::uint32_t> next = h.next_on_rank();
+      std::vector<char> after_it(N, 0), before_it(N, 0);  // must follow D; must precede A or L
+      if (D != no_node) after_it = h.reach_from(std::span<const std::uint32_t>(&D, 1), true, next);
+      std::vector<std::uint32_t> seeds;
+      if (A != no_node) seeds.push_back(A);
+      if (L != no_node) seeds.push_back(L);
+      if (!seeds.empty()) before_it = h.reach_from(seeds, false, next);
+      if (A != no_node && after_it[A]) {  // its release op depends on its deadline op
+        if (impossible_job(j)) {
+          out.impossible.push_back(j);
+          continue;
+        }
+        // Blocked: a path from D to A runs through remainders inserted before it.
+        const std::vector<char> to_A = h.reach_from(std::span<const std::uint32_t>(&A, 1), false, next);
+        stretch_blocked b{j, {}, false};
+        for (const std::uint32_t k : rems) {
+          if (out.placed[k] && after_it[rem_node[k]] && to_A[rem_node[k]]) b.by.push_back(k);
+        }
+        detail::require(!b.by.empty(), "ctpipe: stretch_fill found a job blocked by no remainder (a bug)");
+        out.left_out += left[j];
+        out.blocked.push_back(std::move(b));
+        continue;
+      }
+      if (A != no_node) h.add(A, u, true);
+      if (D != no_node) h.add(u, D, true);
+      if (L != no_node) h.add(L, u, false);
+      h.dur[u] = left[j];
+      h.build();
+      // Candidates on every rank the job may use; the least (makespan, delay, end, rank, position).
+      std::int64_t best_T = std::numeric_limits<std::int64_t>::max(), best_delay = 0, best_end = 0;
+      int best_r = -1;
+      std::size_t best_p = 0;
+      for (int r = 0; r < f.P; ++r) {
+        if (job.rank != any_rank && job.rank != r) continue;
+        const std::vector<std::uint32_t>& list = h.lists[static_cast<std::size_t>(r)];
+        std::size_t lo = 0, hi = list.size();
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          if (before_it[list[i]]) lo = i + 1;
+        }
+        for (std::size_t i = list.size(); i-- > 0;) {
+          if (after_it[list[i]]) hi = i;
+        }
+        detail::require(lo <= hi, "ctpipe: stretch_fill found no place free of cycles (a bug)");
+        std::int64_t ready = L != no_node ? start[L] + h.dur[L] : 0;
+        if (A != no_node) ready = std::max(ready, start[A] + h.dur[A] + (r != h.rank[A] ? f.c : 0));
+        std::size_t positions[4] = {lo, hi, hi, hi};
+        std::int64_t longest_gap = 0;
+        bool whole = false;
+        for (std::size_t i = lo + 1; i < hi; ++i) {
+          const std::int64_t gap = start[list[i]] - std::max(start[list[i - 1]] + h.dur[list[i - 1]], ready);
+          if (gap > longest_gap) longest_gap = gap, positions[2] = i;
+          if (!whole && gap >= left[j]) whole = true, positions[3] = i;
+        }
+        std::sort(positions, positions + 4);
+        for (int k = 0; k < 4; ++k) {
+          if (k > 0 && positions[k] == positions[k - 1]) continue;
+          h.rank[u] = r;
+          std::int64_t T = 0;
+          detail::require(h.run(h.next_on_rank(u, r, positions[k]), trial, T), "ctpipe: stretch_fill's insertion made a cycle (a bug)");
+          const std::int64_t end = trial[u] + left[j];
+          std::int64_t delay = 0;  // the pipeline ops' starts summed (saturating: a tie-break only)
+          for (std::size_t q = 0; q < n_ops; ++q) delay = trial[q] > std::numeric_limits<std::int64_t>::max() - delay ? std::numeric_limits<std::int64_t>::max() : delay + trial[q];
+          const bool better = T != best_T ? T < best_T : delay != best_delay ? delay < best_delay : end < best_end;
+          if (better) best_T = T, best_delay = delay, best_end = end, best_r = r, best_p = positions[k];
+        }
+      }
+      h.rank[u] = best_r;
+      std::vector<std::uint32_t>& list = h.lists[static_cast<std::size_t>(best_r)];
+      list.insert(list.begin() + static_cast<std::ptrdiff_t>(best_p), u);
+      detail::require(h.run(h.next_on_rank(), start, out.makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
+      out.placed[j] = 1;
+    }
+    return out;
+  };
+
+  // The first pass; while jobs are blocked, passes with one of them moved before its
+  // blockers, the best kept (least time left out, fewest jobs, least makespan).
+  pass best = run_pass(first_order);
+  int passes = 1;
+  std::uint64_t spent = pass_work;
+  std::vector<std::vector<std::uint32_t>> tried{best.order};
+  while (!best.blocked.empty() && passes < limits.passes && spent <= limits.work - pass_work) {
+    std::vector<std::uint32_t> retry;
+    std::vector<std::ptrdiff_t> at(J, 0);  // per job: its place in the best pass's order
+    for (std::size_t i = 0; i < best.order.size(); ++i) at[best.order[i]] = static_cast<std::ptrdiff_t>(i);
+    for (const stretch_blocked& b : best.blocked) {
+      std::ptrdiff_t first = at[b.job];
+      for (const std::uint32_t k : b.by) first = std::min(first, at[k]);
+      std::vector<std::uint32_t> order = best.order;
+      order.erase(order.begin() + at[b.job]);
+      order.insert(order.begin() + first, b.job);
+      if (std::find(tried.begin(), tried.end(), order) == tried.end()) {
+        retry = std::move(order);
+        break;
+      }
+    }
+    if (retry.empty()) break;
+    tried.push_back(retry);
+    pass next = run_pass(std::move(retry));
+    ++passes, spent += pass_work;
+    const bool better = next.left_out != best.left_out                 ? next.left_out < best.left_out
+                        : next.blocked.size() != best.blocked.size() ? next.blocked.size() < best.blocked.size()
+                                                                     : next.makespan < best.makespan;
+    if (better) best = std::move(next);
+  }
+  const detail::stretch_graph& h = best.g;
+  const std::vector<std::int64_t>& start = best.start;
+  const std::int64_t makespan = best.makespan;
 
   // The bound: ops and placed remainders only (the file comment's relaxation).
   detail::stretch_graph relaxed;
   relaxed.c = f.c;
-  relaxed.dur.assign(N, 0), relaxed.rank = g.rank;
-  for (std::size_t k = 0; k < n_ops; ++k) relaxed.dur[k] = g.dur[k];
-  for (std::size_t e = 0; e < g.from.size(); ++e) {
-    if (g.from[e] < n_ops && g.to[e] < n_ops) relaxed.add(g.from[e], g.to[e], true);
+  relaxed.dur.assign(N, 0), relaxed.rank = h.rank;
+  for (std::size_t k = 0; k < n_ops; ++k) relaxed.dur[k] = h.dur[k];
+  for (std::size_t e = 0; e < h.from.size(); ++e) {
+    if (h.from[e] < n_ops && h.to[e] < n_ops) relaxed.add(h.from[e], h.to[e], true);
   }
-  for (const std::uint32_t j : rems) {
-    if (is_impossible[j]) continue;
+  const auto add_relaxed = [&](detail::stretch_graph& x, std::uint32_t j) {
     const std::uint32_t u = rem_node[j];
     const bool pinned = jobs[j].rank != any_rank;
-    relaxed.dur[u] = left[j], relaxed.rank[u] = pinned ? jobs[j].rank : 0;
-    if (jobs[j].after) relaxed.add(node_of(*jobs[j].after), u, pinned);
-    if (jobs[j].before) relaxed.add(u, node_of(*jobs[j].before), pinned);
+    x.dur[u] = left[j], x.rank[u] = pinned ? jobs[j].rank : 0;
+    if (jobs[j].after) x.add(node_of(*jobs[j].after), u, pinned);
+    if (jobs[j].before) x.add(u, node_of(*jobs[j].before), pinned);
+  };
+  for (const std::uint32_t j : rems) {
+    if (best.placed[j]) add_relaxed(relaxed, j);
   }
   relaxed.lists.assign(static_cast<std::size_t>(f.P), {});
   for (std::size_t r = 0; r < relaxed.lists.size(); ++r) {
-    for (const std::uint32_t u : g.lists[r]) {
+    for (const std::uint32_t u : h.lists[r]) {
       if (u < n_ops) relaxed.lists[r].push_back(u);
     }
   }
-  relaxed.build();
+  // A blocked job is proved left out when its window closes a cycle with the placed ones'.
   std::vector<std::int64_t> relaxed_start;
   std::int64_t bound = 0;
+  for (stretch_blocked& b : best.blocked) {
+    detail::stretch_graph with = relaxed;
+    add_relaxed(with, b.job);
+    with.build();
+    b.proved = !with.run(with.next_on_rank(), relaxed_start, bound);
+  }
+  relaxed.build();
   detail::require(relaxed.run(relaxed.next_on_rank(), relaxed_start, bound), "ctpipe: stretch_fill's graph has a cycle (a bug)");
   std::vector<std::int64_t> load(static_cast<std::size_t>(f.P), 0);  // per rank: what must run on it
-  for (std::size_t u = 0; u < n_ops + n_pieces; ++u) load[static_cast<std::size_t>(g.rank[u])] += g.dur[u];
+  for (std::size_t u = 0; u < n_ops + n_pieces; ++u) load[static_cast<std::size_t>(h.rank[u])] += h.dur[u];
   for (const std::uint32_t j : rems) {
     const int only = f.P == 1 ? 0 : jobs[j].rank;
-    if (!is_impossible[j] && only != any_rank) load[static_cast<std::size_t>(only)] += left[j];
+    if (best.placed[j] && only != any_rank) load[static_cast<std::size_t>(only)] += left[j];
   }
   for (const std::int64_t x : load) bound = std::max(bound, x);
   detail::require(bound <= makespan && f.T <= makespan, "ctpipe: stretch_fill's bound exceeds its makespan (a bug)");
 
+  stretch_result out;
+  out.impossible = std::move(best.impossible);
   std::sort(out.impossible.begin(), out.impossible.end());
+  out.blocked = std::move(best.blocked);
+  std::sort(out.blocked.begin(), out.blocked.end(), [](const stretch_blocked& a, const stretch_blocked& b) { return a.job < b.job; });
+  out.passes = rems.empty() ? 0 : passes;
   const auto time = [&](std::int64_t t) { return f.tick * rational{t}; };
   out.old_makespan = time(f.T), out.makespan = time(makespan), out.stretch = time(makespan - f.T);
-  out.bound = time(bound), out.least = bound == makespan;
+  out.bound = time(bound), out.least = bound == makespan && out.blocked.empty();
   for (const std::uint32_t j : rems) {
     const std::uint32_t u = rem_node[j];
-    if (!is_impossible[j]) out.placed.push_back({j, g.rank[u], time(start[u]), time(start[u] + g.dur[u])});
+    if (best.placed[j]) out.placed.push_back({j, h.rank[u], time(start[u]), time(start[u] + h.dur[u])});
   }
   out.pieces.resize(n_pieces);
   for (std::size_t q = 0; q < n_pieces; ++q) {
     const std::size_t u = n_ops + q;
-    out.pieces[q] = {p[q].job, p[q].rank, time(start[u]), time(start[u] + g.dur[u])};
+    out.pieces[q] = {p[q].job, p[q].rank, time(start[u]), time(start[u] + h.dur[u])};
   }
   out.op_start.resize(n_ops), out.op_end.resize(n_ops);
   for (std::size_t k = 0; k < n_ops; ++k) {
     const std::size_t u = pair_b[k] ? k - 1 : k;
-    out.op_start[k] = time(start[u]), out.op_end[k] = time(start[u] + g.dur[u]);
+    out.op_start[k] = time(start[u]), out.op_end[k] = time(start[u] + h.dur[u]);
   }
   return out;
 }
