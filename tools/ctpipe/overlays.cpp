@@ -122,7 +122,13 @@ void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool 
   };
   o.result = run(false);
   if (steady) o.steady = run(true);
-  if (stretch) o.stretch = stretch_fill(rep.ops.view(), rep.cost, o.jobs, o.result, rep.scale());
+  if (stretch) {
+    try {
+      o.stretch = stretch_fill(rep.ops.view(), rep.cost, o.jobs, o.result, rep.scale());
+    } catch (const stretch_limit_error& e) {  // too large: the fill stands, the views say why there is no stretch
+      o.stretch_refused = io::stretch_refusal{e.remainders, e.work, e.limit};
+    }
+  }
   rep.fill = std::move(o);
 }
 

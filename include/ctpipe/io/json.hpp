@@ -74,29 +74,52 @@ inline nlohmann::ordered_json fill_result_json(const std::vector<fill_job>& jobs
 }
 
 /// The `fill.stretch` object (docs/json.md) of a stretch_fill() result of `jobs`: the
-/// stretched makespan, the stretch, the bound, whether it is reached, the method, each
-/// remainder inserted (`placed`) and the jobs no order admits (`impossible`).
+/// stretched makespan, the stretch, the bound, whether it is reached with nothing left
+/// out but the jobs no order admits (`least`), the method and the greedy passes, each
+/// remainder inserted (`placed`), the jobs no order admits (`impossible`) and the jobs
+/// blocked by the remainders inserted before them (`blocked`; per job the first 20 of
+/// those, by job index, and how many there are).
 inline nlohmann::ordered_json stretch_json(const std::vector<fill_job>& jobs, const stretch_result& s) {
   using json = nlohmann::ordered_json;
-  const auto microbatch = [](const fill_job& job) { return job.microbatch < 0 ? json(nullptr) : json(job.microbatch); };
-  json placed = json::array(), impossible = json::array();
+  const auto name = [&](std::uint32_t j) { return json{{"job", jobs[j].name}, {"microbatch", jobs[j].microbatch < 0 ? json(nullptr) : json(jobs[j].microbatch)}}; };
+  json placed = json::array(), impossible = json::array(), blocked = json::array();
   for (const fill_piece& x : s.placed) {
-    placed.push_back({{"job", jobs[x.job].name}, {"microbatch", microbatch(jobs[x.job])}, {"rank", x.rank}, {"start", to_string(x.start)},
-                      {"end", to_string(x.end)}});
+    json one = name(x.job);
+    one.update(json{{"rank", x.rank}, {"start", to_string(x.start)}, {"end", to_string(x.end)}});
+    placed.push_back(std::move(one));
   }
-  for (const std::uint32_t j : s.impossible) impossible.push_back({{"job", jobs[j].name}, {"microbatch", microbatch(jobs[j])}});
+  for (const std::uint32_t j : s.impossible) impossible.push_back(name(j));
+  for (const stretch_blocked& b : s.blocked) {
+    json one = name(b.job), by = json::array();
+    for (std::size_t q = 0; q < b.by.size() && q < 20; ++q) by.push_back(name(b.by[q]));  // the total beside: n x n entries could be huge
+    one["by"] = std::move(by);
+    one["by_total"] = b.by.size();
+    one["proved"] = b.proved;
+    blocked.push_back(std::move(one));
+  }
   return json{{"makespan", to_string(s.makespan)}, {"stretch", to_string(s.stretch)}, {"bound", to_string(s.bound)},
-              {"least", s.least},                  {"method", s.method},                 {"placed", std::move(placed)},
-              {"impossible", std::move(impossible)}};
+              {"least", s.least},                  {"method", s.method},                 {"passes", s.passes},
+              {"placed", std::move(placed)},       {"impossible", std::move(impossible)}, {"blocked", std::move(blocked)}};
+}
+
+/// The `fill.stretch_not_computed` object (docs/json.md): why --allow-stretch has no
+/// stretch (`"too large"`), the remainders it would insert, and how many times the work
+/// the tool allows one greedy pass would take (rounded up).
+inline nlohmann::ordered_json stretch_refusal_json(const stretch_refusal& r) {
+  const std::uint64_t times = r.limit == 0 ? 0 : r.work / r.limit + (r.work % r.limit != 0 ? 1 : 0);
+  return {{"reason", "too large"}, {"remainders", r.remainders}, {"over_limit", times}};
 }
 
 /// The `fill` object (docs/json.md): fill_result_json() of the one iteration, with the
-/// request, `stretch` (stretch_json() with --allow-stretch, else null) and `steady_state`
-/// (the same object as the one iteration's for back-to-back iterations, or null).
+/// request, `stretch` (stretch_json() with --allow-stretch, else null),
+/// `stretch_not_computed` (stretch_refusal_json() when --allow-stretch was refused, else
+/// null) and `steady_state` (the same object as the one iteration's for back-to-back
+/// iterations, or null).
 inline nlohmann::ordered_json fill_json(const fill_overlay& f) {
   nlohmann::ordered_json out = {{"request", f.request}};
   out.update(fill_result_json(f.jobs, f.result));
   out["stretch"] = f.stretch ? stretch_json(f.jobs, *f.stretch) : nlohmann::ordered_json(nullptr);
+  out["stretch_not_computed"] = f.stretch_refused ? stretch_refusal_json(*f.stretch_refused) : nlohmann::ordered_json(nullptr);
   out["steady_state"] = f.steady ? fill_result_json(f.jobs, *f.steady) : nlohmann::ordered_json(nullptr);
   return out;
 }

@@ -115,17 +115,26 @@ struct memory_budget {
   std::optional<rational> limit_bytes, limit_activations;
 };
 
+/// Why a fill shown with --allow-stretch has no stretch: stretch_fill() refused the work
+/// (stretch_limit_error's numbers).
+struct stretch_refusal {
+  std::size_t remainders = 0;  ///< the jobs with time left, whose remainders it would insert
+  std::uint64_t work = 0;      ///< one greedy pass's estimated steps
+  std::uint64_t limit = 0;     ///< the most it takes (stretch_limits::work)
+};
+
 /// A bubble fill shown with its schedule (`ctpipe fill`, docs/spec.md §8.1): the jobs
 /// asked for and where they went, and with --allow-stretch where the rest went when the
-/// pipeline may grow. `jobs` index `result`'s per-job vectors; their names view `names`
-/// (a deque: its strings never move).
+/// pipeline may grow (or why that was not computed). `jobs` index `result`'s per-job
+/// vectors; their names view `names` (a deque: its strings never move).
 struct fill_overlay {
   std::string request;                ///< what was asked, as given (`encoder:f=1/4,b=1/2; ...`), for the views
   std::deque<std::string> names;      ///< storage of the jobs' names
   std::vector<fill_job> jobs;         ///< the jobs, in the order asked
   fill_result result;                 ///< one iteration: what the timeline draws
   std::optional<fill_result> steady;  ///< with --steady-state: back-to-back iterations
-  std::optional<stretch_result> stretch;  ///< with --allow-stretch: stretch_fill() of `result`
+  std::optional<stretch_result> stretch;  ///< with --allow-stretch: stretch_fill() of `result` (empty when refused)
+  std::optional<stretch_refusal> stretch_refused;  ///< with --allow-stretch when stretch_fill() refused the work, else empty
 };
 
 /// A rebalancing shown with its schedule (`ctpipe rebalance`, docs/spec.md §8.2): the

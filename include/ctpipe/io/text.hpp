@@ -509,13 +509,24 @@ inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_resu
 
 namespace detail {
 /// A stretch_fill() result as text lines: the makespan before and after, the stretch,
-/// the bound and whether it is reached, the method; then where each remainder went and
-/// the jobs no order admits (the first 20 of each, then how many more).
+/// the bound and what it says, the method; then where each remainder went, the jobs no
+/// order admits and the jobs blocked by the remainders inserted before them (the first
+/// 20 of each, then how many more). `least` is never claimed while a job is left out:
+/// with jobs no order admits the bound is "reached" for the others; with jobs blocked it
+/// bounds the remainders inserted only.
 inline std::string stretch_lines(const std::vector<fill_job>& jobs, const stretch_result& s) {
-  const std::string verdict = s.least ? ": least" : fmt::format(" (gap {}: not proved least)", to_string(s.makespan - s.bound));
-  std::string out = fmt::format("stretched to take the rest (--allow-stretch): makespan {} -> {}, stretch {}; bound {}{}; method {}\n",
+  std::string verdict;
+  if (!s.blocked.empty()) {
+    verdict = fmt::format(" for the remainders inserted only, not for all: {} blocked below", s.blocked.size());
+  } else if (s.makespan != s.bound) {
+    verdict = fmt::format(" (gap {}: not proved least)", to_string(s.makespan - s.bound));
+  } else {
+    verdict = s.impossible.empty() ? ": least" : ": reached, no stretch of the jobs some order admits ends earlier";
+  }
+  const std::string passes = s.passes > 1 ? fmt::format(" ({} orders tried)", s.passes) : std::string();
+  std::string out = fmt::format("stretched to take the rest (--allow-stretch): makespan {} -> {}, stretch {}; bound {}{}; method {}{}\n",
                                 to_string(s.old_makespan), to_string(s.makespan), to_string(s.stretch), to_string(s.bound), verdict,
-                                s.method);
+                                s.method, passes);
   for (std::size_t k = 0; k < s.placed.size() && k < 20; ++k) {
     const fill_piece& x = s.placed[k];
     out += fmt::format("  inserted: {}, {} on rank {} at {} to {}\n", one_line(fill_job_label(jobs[x.job])), to_string(x.end - x.start),
@@ -526,12 +537,34 @@ inline std::string stretch_lines(const std::vector<fill_job>& jobs, const stretc
     out += fmt::format("  not placed even so: {}: its release op depends on its deadline op\n", one_line(fill_job_label(jobs[s.impossible[k]])));
   }
   if (s.impossible.size() > 20) out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", s.impossible.size() - 20);
+  for (std::size_t k = 0; k < s.blocked.size() && k < 20; ++k) {
+    const stretch_blocked& b = s.blocked[k];
+    std::string by;
+    for (std::size_t q = 0; q < b.by.size() && q < 4; ++q) by += (q == 0 ? "" : ", ") + one_line(fill_job_label(jobs[b.by[q]]));
+    if (b.by.size() > 4) by += fmt::format(", ... ({} more)", b.by.size() - 4);
+    out += fmt::format("  not placed even so: {}: blocked by the remainders inserted before it ({}): with them its release op depends on its "
+                       "deadline op; {}\n",
+                       one_line(fill_job_label(jobs[b.job])), by,
+                       b.proved ? "no stretch inserts it beside all those inserted (proved)" : "another order might insert it");
+  }
+  if (s.blocked.size() > 20) out += fmt::format("  ... and {} more blocked (--format json lists them all)\n", s.blocked.size() - 20);
   return out;
+}
+
+/// The line saying why --allow-stretch has no stretch (fill_overlay::stretch_refused), in
+/// the tool's terms: how many remainders, how far over the limit, what to shrink.
+inline std::string stretch_refused_line(const stretch_refusal& r) {
+  const std::uint64_t times = r.limit == 0 ? 0 : r.work / r.limit + (r.work % r.limit != 0 ? 1 : 0);
+  return fmt::format("stretch not computed (--allow-stretch): too large: inserting the {} remainder{} into this schedule would take about {} "
+                     "times the work the tool allows (a few seconds); ask for fewer jobs (fewer --fill requests or a smaller count=) or "
+                     "a smaller shape (fewer ranks, micro-batches or chunks)\n",
+                     r.remainders, r.remainders == 1 ? "" : "s", times);
 }
 }  // namespace detail
 
 /// The fill section (readout::fill): what was asked, then detail::fill_lines() for one
-/// iteration, with --allow-stretch detail::stretch_lines(), and with --steady-state
+/// iteration, with --allow-stretch detail::stretch_lines() (or, when it was refused,
+/// detail::stretch_refused_line()), and with --steady-state
 /// detail::fill_lines() for back-to-back iterations; empty without a fill.
 inline std::string render_fill(const readout& ro) {
   if (ro.fill == nullptr) return "";
@@ -540,6 +573,7 @@ inline std::string render_fill(const readout& ro) {
                                 detail::one_line(f.request), f.jobs.size(), f.jobs.size() == 1 ? "" : "s");
   out += detail::fill_lines(f.jobs, f.result, "one iteration");
   if (f.stretch) out += detail::stretch_lines(f.jobs, *f.stretch);
+  if (f.stretch_refused) out += detail::stretch_refused_line(*f.stretch_refused);
   if (f.steady) out += detail::fill_lines(f.jobs, *f.steady, "steady state (back-to-back iterations)");
   return out;
 }

@@ -3,7 +3,8 @@
 // shown in the timeline (filled idle time '▓') with a section saying how much fitted and
 // why the rest did not (and, with --allow-stretch, how long the pipeline gets when the
 // rest is inserted as ops: ctpipe/analysis/fill_stretch.hpp), or as JSON (the
-// schedule's plus `fill`), SVG or a trace.
+// schedule's plus `fill`), SVG or a trace (those two without --allow-stretch: they draw
+// the unstretched timeline only).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -41,7 +42,7 @@ class fill final : public command_with_options {
     app.add_flag("--allow-stretch", stretch_,
                  "let the pipeline get longer to take what one iteration's bubbles could not: each job's remainder is inserted "
                  "as an op into a rank's list (greedy insertion) and the schedule re-simulated; reports the new makespan, the "
-                 "stretch and where each remainder went (the timeline stays the unstretched one)");
+                 "stretch and where each remainder went (the timeline stays the unstretched one); --format text and json only");
     app.add_option("--fill-method", method_text_,
                    "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
                    "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
@@ -50,6 +51,10 @@ class fill final : public command_with_options {
   std::string run_checked() override {
     if (method_text_ != "best" && method_text_ != "greedy") {
       throw usage_error(fmt::format("ctpipe: --fill-method takes best or greedy, not '{}'", method_text_));
+    }
+    if (stretch_ && opts_.format != "text" && opts_.format != "json") {
+      throw usage_error(fmt::format("ctpipe: --allow-stretch shows in --format text and json only (--format {} draws the unstretched timeline)",
+                                    opts_.format));
     }
     const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
     check_spec(spec);
