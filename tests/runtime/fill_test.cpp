@@ -894,8 +894,9 @@ namespace {
 /// docs/spec.md §2 and §8.1: every pipeline op keeps its length and starts no earlier
 /// than each dependency (found by identity) ends, plus t_c across ranks; the fill's
 /// pieces keep their rank and length; every job with time left has one remainder of
-/// that length on a rank it may use, or is listed impossible (then its release op does
-/// not end before its deadline op starts); pieces and remainders start
+/// that length on a rank it may use, or is listed impossible or blocked (then its
+/// release op does not end before its deadline op starts; a blocked one's blockers are
+/// inserted, and it is never `least`); pieces and remainders start
 /// after their release op ends and end before their deadline op starts (t_c across
 /// ranks), a job's pieces never overlap and its remainder comes after them; no two
 /// nodes overlap on a rank; every node starts as soon as its rank and inputs allow (the
@@ -987,10 +988,20 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
     const std::string bad = job_node(x, after, "remainder");
     if (!bad.empty()) return bad;
   }
-  for (const std::uint32_t j : st.impossible) {  // its release op cannot end before its deadline op starts
+  const auto out_of_order = [&](std::uint32_t j) {  // its release op cannot end before its deadline op starts
+    return jobs[j].after && jobs[j].before && st.op_end[tests::find_op(v, *jobs[j].after)] >= st.op_start[tests::find_op(v, *jobs[j].before)];
+  };
+  for (const std::uint32_t j : st.impossible) {
     ++seen[j];
-    if (!jobs[j].after || !jobs[j].before) return "impossible without a release and a deadline";
-    if (st.op_end[tests::find_op(v, *jobs[j].after)] < st.op_start[tests::find_op(v, *jobs[j].before)]) return "impossible yet in order";
+    if (!out_of_order(j)) return "impossible yet in order";
+  }
+  for (const stretch_blocked& b : st.blocked) {
+    ++seen[b.job];
+    if (!out_of_order(b.job)) return "blocked yet in order";
+    if (b.by.empty()) return "blocked by nothing";
+    for (const std::uint32_t k : b.by) {
+      if (std::none_of(st.placed.begin(), st.placed.end(), [&](const fill_piece& x) { return x.job == k; })) return "blocked by a job not inserted";
+    }
   }
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (seen[j] != (fill.placed[j] < jobs[j].duration ? 1 : 0)) return "a remainder missing or twice";
@@ -1013,7 +1024,7 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
     if (a.start != max(prev, a.ready)) return std::string("a node could start earlier: ") + a.what;
   }
   if (st.makespan != last || st.stretch != st.makespan - st.old_makespan) return "makespan";
-  if (st.bound > st.makespan || st.bound < st.old_makespan || st.least != (st.bound == st.makespan)) return "bound";
+  if (st.bound > st.makespan || st.bound < st.old_makespan || st.least != (st.bound == st.makespan && st.blocked.empty())) return "bound";
   return "";
 }
 
@@ -1026,6 +1037,126 @@ stretch_result broken(stretch_result st, int what) {
   if (what == 2) st.pieces.front().rank = (st.pieces.front().rank + 1) % 4;
   if (what == 3) st.placed.pop_back();
   return st;
+}
+
+/// The least makespan of any stretch that inserts the remainders of `which` (jobs with
+/// time left), by exhaustive search apart from the library: every rank each may use and
+/// every position in that rank's list (the pipeline ops in their order, the fill's
+/// pieces among them by start), each arrangement run by docs/spec.md §2 and §8.1's
+/// rule (every node as soon as the node before it on its rank and its inputs allow, t_c
+/// across ranks; a piece or remainder after its release op and its job's earlier pieces,
+/// its deadline op after it); nullopt when every arrangement has a cycle. Exponential:
+/// a few remainders on tiny schedules only.
+std::optional<rational> least_stretch_brute_force(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& fill,
+                                                  const std::vector<std::uint32_t>& which) {
+  const simulation sim = simulate(v, c);
+  const std::size_t n = v.size(), none = n + 1;
+  struct edge { std::size_t from, to; bool latency; };
+  std::vector<rational> dur;
+  std::vector<int> rank;
+  std::vector<edge> edges;
+  std::vector<std::size_t> node_of_op(n);  // a pair's B word: its pair's node
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b) {
+      node_of_op[k] = node_of_op[k - 1];
+      continue;
+    }
+    node_of_op[k] = dur.size();
+    dur.push_back(sim.end(k) - sim.start(k)), rank.push_back(tests::rank_at(v, k));
+  }
+  const auto node = [&](op o) {
+    std::size_t d = tests::find_op(v, o);
+    if (d == n && o.kind() == op_kind::B) d = tests::find_op(v, op{op_kind::I, o.stage(), o.microbatch()});
+    return d == n ? none : node_of_op[d];
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b) continue;
+    const auto need = [&](op o) {
+      const std::size_t d = node(o);
+      if (d != none && d != node_of_op[k]) edges.push_back({d, node_of_op[k], true});
+    };
+    const auto deps = [&](op o) {
+      const int s = o.stage(), j = o.microbatch();
+      const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
+      if (kind == op_kind::F && s > v.shape.first_stage(j)) need(op{op_kind::F, s - 1, j});
+      if (kind == op_kind::B || kind == op_kind::I) {
+        need(op{op_kind::F, s, j});
+        if (s < v.shape.last_stage(j)) need(op{op_kind::B, s + 1, j});
+      }
+      if (kind == op_kind::W) need(op{op_kind::I, s, j});
+    };
+    deps(v.ops[k]);
+    if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+  }
+  // A piece or remainder of job j: its release and deadline ops' edges, after its job's latest.
+  std::vector<std::size_t> latest(jobs.size(), none);
+  const auto job_node = [&](std::uint32_t j, rational length, int on) {
+    const std::size_t u = dur.size();
+    dur.push_back(length), rank.push_back(on);
+    if (jobs[j].after) edges.push_back({node(*jobs[j].after), u, true});
+    if (jobs[j].before) edges.push_back({u, node(*jobs[j].before), true});
+    if (latest[j] != none) edges.push_back({latest[j], u, false});
+    latest[j] = u;
+    return u;
+  };
+  std::vector<std::size_t> by_time(fill.pieces.size()), piece_node(fill.pieces.size());
+  for (std::size_t q = 0; q < by_time.size(); ++q) by_time[q] = q;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return fill.pieces[a].start < fill.pieces[b].start; });
+  for (const std::size_t q : by_time) piece_node[q] = job_node(fill.pieces[q].job, fill.pieces[q].end - fill.pieces[q].start, fill.pieces[q].rank);
+  std::vector<std::vector<std::size_t>> lists(static_cast<std::size_t>(v.shape.P));
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::vector<std::pair<rational, std::size_t>> items;  // (start, node); ops before pieces at one start
+    for (std::size_t k = 0; k < n; ++k) {
+      if (tests::rank_at(v, k) == r && !(k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b)) items.push_back({sim.start(k), node_of_op[k]});
+    }
+    for (std::size_t q = 0; q < fill.pieces.size(); ++q) {
+      if (fill.pieces[q].rank == r) items.push_back({fill.pieces[q].start, piece_node[q]});
+    }
+    std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& x : items) lists[static_cast<std::size_t>(r)].push_back(x.second);
+  }
+  std::vector<std::size_t> rem;
+  for (const std::uint32_t j : which) rem.push_back(job_node(j, jobs[j].duration - fill.placed[j], 0));
+  const std::size_t N = dur.size();
+  std::optional<rational> best;
+  const auto run = [&] {  // Kahn's order over the edges and the ranks' lists
+    std::vector<std::vector<std::pair<std::size_t, rational>>> out(N);
+    std::vector<int> pending(N, 0);
+    for (const edge& e : edges) out[e.from].push_back({e.to, e.latency && rank[e.from] != rank[e.to] ? c.c : rational{0}}), ++pending[e.to];
+    for (const std::vector<std::size_t>& list : lists) {
+      for (std::size_t i = 0; i + 1 < list.size(); ++i) out[list[i]].push_back({list[i + 1], rational{0}}), ++pending[list[i + 1]];
+    }
+    std::vector<rational> start(N, rational{0});
+    std::vector<std::size_t> queue;
+    for (std::size_t u = 0; u < N; ++u) {
+      if (pending[u] == 0) queue.push_back(u);
+    }
+    rational T{0};
+    for (std::size_t h = 0; h < queue.size(); ++h) {
+      const std::size_t u = queue[h];
+      T = max(T, start[u] + dur[u]);
+      for (const auto& [w, latency] : out[u]) {
+        start[w] = max(start[w], start[u] + dur[u] + latency);
+        if (--pending[w] == 0) queue.push_back(w);
+      }
+    }
+    if (queue.size() == N && (!best || T < *best)) best = T;
+  };
+  const auto place = [&](const auto& self, std::size_t i) -> void {
+    if (i == which.size()) return run();
+    for (int r = 0; r < v.shape.P; ++r) {
+      if (jobs[which[i]].rank != any_rank && jobs[which[i]].rank != r) continue;
+      rank[rem[i]] = r;
+      std::vector<std::size_t>& list = lists[static_cast<std::size_t>(r)];
+      for (std::size_t at = 0; at <= list.size(); ++at) {
+        list.insert(list.begin() + static_cast<std::ptrdiff_t>(at), rem[i]);
+        self(self, i + 1);
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(at));
+      }
+    }
+  };
+  place(place, 0);
+  return best;
 }
 
 }  // namespace
@@ -1201,6 +1332,167 @@ TEST_CASE("stretching: a fill with nothing left stretches by 0, and the errors",
   CHECK_THROWS_WITH(stretch_fill(s.view(), costs{rational{1}, rational{3}}, small, fill), not_a_fill);  // other costs
   CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()), {}, stretch_limits{1000}),
                     "ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 positions x graph size)");
+  // The refusal is a stretch_limit_error with its numbers: 2 remainders (the first encoder
+  // forward and the last backward), each on 4 ranks.
+  try {
+    static_cast<void>(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()), {}, stretch_limits{1000}));
+    FAIL("no stretch_limit_error");
+  } catch (const stretch_limit_error& e) {
+    CHECK(e.remainders == 2);
+    CHECK(e.work > 1000);
+    CHECK(e.work % 32 == 0);  // 2 remainders x 4 ranks x 4 positions x the graph's size
+    CHECK(e.limit == 1000);
+  }
+}
+
+TEST_CASE("stretching: a job blocked by the greedy's own insertion is retried, not impossible (GPipe P = 3, m = 3)", "[fill][stretch]") {
+  // By hand (f = 1, b = 2, t_c = 0): T = (m+P-1)(t_f+t_b) = 15; GPipe runs stage s on rank
+  // s, every forward first. Job a (3, any rank) after F(2, 1) (rank 2, 3 to 4) and
+  // before F(1, 2) (rank 1, 3 to 4); job b (3, rank 1) after F(0, 2) (ends at 3) and
+  // before F(2, 0) (starts at 2): neither has a window, so the fill places nothing. In
+  // the schedule F(2, 1) does not depend on F(1, 2) (nor F(0, 2) on F(2, 0)), so neither
+  // is impossible. The first pass takes b first (its deadline is earlier) and puts it
+  // after F(1, 2) on rank 1; then F(1, 2) -> b -> F(2, 0) -> F(2, 1) makes a's release
+  // depend on its deadline: a is blocked by b (the tool used to call it impossible). The
+  // second pass takes a first and inserts both: makespan 23, which an exhaustive search
+  // over every rank and position confirms is the least, and the bound reaches.
+  const schedule s = generate(family_spec(schedule_family::gpipe, 3, 3));
+  const std::vector<fill_job> jobs{{"a", -1, rational{3}, any_rank, op{op_kind::F, 2, 1}, op{op_kind::F, 1, 2}},
+                                   {"b", -1, rational{3}, 1, op{op_kind::F, 0, 2}, op{op_kind::F, 2, 0}}};
+  const fill_result fill = fill_bubbles_optimal(s.view(), costs{}, jobs);
+  REQUIRE(fill.total == rational{0});
+  const stretch_result st = stretch_fill(s.view(), costs{}, jobs, fill);
+  CHECK(st.old_makespan == rational{15});
+  CHECK(st.makespan == rational{23});
+  CHECK(st.bound == rational{23});
+  CHECK(st.least);
+  CHECK(st.passes == 2);
+  CHECK(st.impossible.empty());
+  CHECK(st.blocked.empty());
+  REQUIRE(st.placed.size() == 2);
+  CHECK(st.placed[1].rank == 1);
+  CHECK(stretch_problem(s.view(), costs{}, jobs, fill, st).empty());
+  CHECK(least_stretch_brute_force(s.view(), costs{}, jobs, fill, {0, 1}) == rational{23});
+  // One pass only: a is reported blocked by b, not impossible, not proved (both fit),
+  // and the bound (of b alone) is not called least.
+  stretch_limits one;
+  one.passes = 1;
+  const stretch_result first = stretch_fill(s.view(), costs{}, jobs, fill, {}, one);
+  CHECK(first.passes == 1);
+  CHECK(first.impossible.empty());
+  REQUIRE(first.blocked.size() == 1);
+  CHECK(first.blocked[0].job == 0);
+  CHECK(first.blocked[0].by == std::vector<std::uint32_t>{1});
+  CHECK(!first.blocked[0].proved);
+  CHECK(first.makespan == rational{20});
+  CHECK(!first.least);
+  CHECK(stretch_problem(s.view(), costs{}, jobs, fill, first).empty());
+  stretch_limits zero;
+  zero.passes = 0;
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, jobs, fill, {}, zero), "ctpipe: stretch_limits::passes must be >= 1");
+}
+
+TEST_CASE("stretching: two jobs whose windows exclude each other: one inserted, the other blocked by it, proved", "[fill][stretch]") {
+  // 1F1B, P = 2, m = 2 (T = 9): a after B(0, 0), before F(1, 1); b after F(1, 1), before
+  // B(0, 0). In the schedule neither op depends on the other, so neither job is
+  // impossible; but both together close the cycle B(0, 0) -> a -> F(1, 1) -> b -> B(0, 0)
+  // whatever the lists: one is inserted and the other blocked by it, proved so (an
+  // exhaustive search finds no arrangement of both). The bound covers the one inserted
+  // only, so the result is never least.
+  const schedule s = generate(family_spec(schedule_family::one_f_one_b, 2, 2));
+  const std::vector<fill_job> jobs{{"a", -1, rational{1}, any_rank, op{op_kind::B, 0, 0}, op{op_kind::F, 1, 1}},
+                                   {"b", -1, rational{1}, any_rank, op{op_kind::F, 1, 1}, op{op_kind::B, 0, 0}}};
+  const fill_result fill = fill_bubbles_optimal(s.view(), costs{}, jobs);
+  REQUIRE(fill.total == rational{0});
+  const stretch_result st = stretch_fill(s.view(), costs{}, jobs, fill);
+  CHECK(st.impossible.empty());
+  REQUIRE(st.placed.size() == 1);
+  REQUIRE(st.blocked.size() == 1);
+  const std::uint32_t in = st.placed[0].job, out = st.blocked[0].job;
+  CHECK(in != out);
+  CHECK(st.blocked[0].by == std::vector<std::uint32_t>{in});
+  CHECK(st.blocked[0].proved);
+  CHECK(st.makespan == rational{10});
+  CHECK(st.bound == rational{10});
+  CHECK(!st.least);
+  CHECK(stretch_problem(s.view(), costs{}, jobs, fill, st).empty());
+  CHECK(!least_stretch_brute_force(s.view(), costs{}, jobs, fill, {0, 1}));
+  CHECK(least_stretch_brute_force(s.view(), costs{}, jobs, fill, {0}));
+  CHECK(least_stretch_brute_force(s.view(), costs{}, jobs, fill, {1}));
+}
+
+TEST_CASE("stretching against an exhaustive search: tiny schedules, jobs with narrow or no windows", "[fill][stretch]") {
+  // Per case, apart from the library: a job called impossible fits no arrangement even
+  // alone; a blocked job called proved fits none beside the inserted ones; no
+  // arrangement of the inserted remainders ends before the bound, the greedy's makespan
+  // is one of them (>= the least), `least` means it is the least; and a job is left
+  // blocked only where no arrangement takes every job that is not impossible.
+  std::mt19937 rng(8);
+  int runs = 0, impossible = 0, blocked = 0, proved = 0, retried = 0, least = 0, two_jobs_conflict = 0;
+  for (const schedule_family family : {schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::zb_h1}) {
+    for (int P : {2, 3}) {
+      for (int m : {2, 3}) {
+        const schedule_spec spec = family_spec(family, P, m);
+        if (spec_error(spec) != nullptr) continue;
+        const schedule s = generate(spec);
+        const schedule_view v = s.view();
+        for (int round = 0; round < 40; ++round) {
+          costs c{};
+          c.c = rational{round % 2, 2};
+          const simulation sim = simulate(v, c);
+          std::vector<fill_job> jobs;
+          const int count = 2 + static_cast<int>(rng() % 2);
+          for (int j = 0; j < count; ++j) {
+            fill_job job{"x", j, rational{1 + static_cast<std::int64_t>(rng() % 4)}};
+            if (rng() % 3 == 0) job.rank = static_cast<int>(rng() % static_cast<unsigned>(P));
+            for (int tries = 0; tries < 50; ++tries) {  // a release and a deadline close together: little or no window
+              const std::size_t a = rng() % v.size(), b = rng() % v.size();
+              if (sim.start(a) < sim.end(b) && sim.start(b) <= sim.end(a) + rational{2} && sim.end(a) <= sim.start(b) + rational{4}) {
+                job.after = v.ops[a], job.before = v.ops[b];
+                break;
+              }
+            }
+            if (rng() % 6 == 0) job.after.reset();
+            if (rng() % 6 == 0) job.before.reset();
+            jobs.push_back(job);
+          }
+          const fill_result fill = fill_bubbles_optimal(v, c, jobs);
+          const stretch_result st = stretch_fill(v, c, jobs, fill);
+          const std::string problem = stretch_problem(v, c, jobs, fill, st);
+          CAPTURE(family_name(family), P, m, round, problem);
+          CHECK(problem.empty());
+          std::vector<std::uint32_t> inserted, possible;
+          for (const fill_piece& x : st.placed) inserted.push_back(x.job);
+          for (std::uint32_t j = 0; j < jobs.size(); ++j) {
+            if (fill.placed[j] < jobs[j].duration && std::find(st.impossible.begin(), st.impossible.end(), j) == st.impossible.end()) {
+              possible.push_back(j);
+            }
+          }
+          for (const std::uint32_t j : st.impossible) CHECK(!least_stretch_brute_force(v, c, jobs, fill, {j}));
+          const std::optional<rational> best = least_stretch_brute_force(v, c, jobs, fill, inserted);
+          REQUIRE(best);
+          CHECK(st.bound <= *best);
+          CHECK(*best <= st.makespan);
+          if (st.least) CHECK(*best == st.makespan);
+          if (!st.blocked.empty()) CHECK(!least_stretch_brute_force(v, c, jobs, fill, possible));
+          for (const stretch_blocked& b : st.blocked) {
+            std::vector<std::uint32_t> beside = inserted;
+            beside.push_back(b.job);
+            if (b.proved) CHECK(!least_stretch_brute_force(v, c, jobs, fill, beside));
+            proved += b.proved ? 1 : 0;
+          }
+          ++runs, impossible += static_cast<int>(st.impossible.size()), blocked += static_cast<int>(st.blocked.size());
+          retried += st.passes > 1 ? 1 : 0, least += st.least ? 1 : 0, two_jobs_conflict += !st.blocked.empty() ? 1 : 0;
+        }
+      }
+    }
+  }
+  CHECK(runs > 300);
+  CHECK(impossible > 0);
+  CHECK(blocked > 0);
+  CHECK(proved > 0);
+  CHECK(retried > 0);
+  CHECK(least > 0);
 }
 
 TEST_CASE("ctpipe fill --allow-stretch: text and JSON", "[tool][fill][stretch]") {
@@ -1226,7 +1518,90 @@ TEST_CASE("ctpipe fill --allow-stretch: text and JSON", "[tool][fill][stretch]")
   const auto pinned = run_tool("fill -P 4 -m 8 --costs c=1/2 --fill job:t=1/4,name=early,rank=1,before=0F0 --fill "
                                "job:t=1,name=never,after=0B0,before=0F0 --allow-stretch");
   REQUIRE(pinned.exit_code == 0);
-  CHECK(pinned.out.find("makespan 41 -> 167/4, stretch 3/4; bound 167/4: least") != std::string::npos);
+  CHECK(pinned.out.find("makespan 41 -> 167/4, stretch 3/4; bound 167/4: reached, no stretch of the jobs some order admits ends earlier; "
+                        "method greedy insertion\n") != std::string::npos);
   CHECK(pinned.out.find("  inserted: early, 1/4 on rank 1 at 0 to 1/4\n  not placed even so: never: its release op depends on its deadline op\n") !=
         std::string::npos);
+}
+
+TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible; never least while one is left out", "[tool][fill][stretch]") {
+  // The GPipe case above: both inserted on the second pass (it used to call a impossible).
+  const std::string both = "fill -s gpipe -P 3 -m 3 --fill job:t=3,name=a,after=2F1,before=1F2 --fill job:t=3,name=b,rank=1,after=0F2,before=2F0 "
+                           "--allow-stretch";
+  const auto text = run_tool(both);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("stretched to take the rest (--allow-stretch): makespan 15 -> 23, stretch 8; bound 23: least; method greedy insertion (2 "
+                      "orders tried)\n") != std::string::npos);
+  CHECK(text.out.find("not placed even so") == std::string::npos);
+  const nlohmann::json st = nlohmann::json::parse(run_tool(both + " --format json").out)["fill"]["stretch"];
+  CHECK(st["makespan"] == "23");
+  CHECK(st["least"] == true);
+  CHECK(st["passes"] == 2);
+  CHECK(st["placed"].size() == 2);
+  CHECK(st["impossible"].empty());
+  CHECK(st["blocked"].empty());
+  // Two jobs that exclude each other: one inserted, the other blocked by it (proved), and
+  // the bound is for the one inserted only.
+  const std::string pair = "fill -P 2 -m 2 --fill job:t=1,name=a,after=0B0,before=1F1 --fill job:t=1,name=b,after=1F1,before=0B0 --allow-stretch";
+  const auto conflict = run_tool(pair);
+  REQUIRE(conflict.exit_code == 0);
+  const std::string line = conflict.out.substr(conflict.out.find("stretched to take the rest"));
+  CHECK(line.substr(0, line.find('\n')) ==
+        "stretched to take the rest (--allow-stretch): makespan 9 -> 10, stretch 1; bound 10 for the remainders inserted only, not for all: 1 "
+        "blocked below; method greedy insertion (2 orders tried)");
+  CHECK(conflict.out.find("its release op depends on its deadline op\n") == std::string::npos);
+  CHECK(conflict.out.find(": blocked by the remainders inserted before it (") != std::string::npos);
+  CHECK(conflict.out.find("no stretch inserts it beside all those inserted (proved)\n") != std::string::npos);
+  const nlohmann::json pj = nlohmann::json::parse(run_tool(pair + " --format json").out)["fill"]["stretch"];
+  CHECK(pj["least"] == false);
+  CHECK(pj["impossible"].empty());
+  REQUIRE(pj["placed"].size() == 1);
+  REQUIRE(pj["blocked"].size() == 1);
+  CHECK(pj["blocked"][0]["by"] == nlohmann::json::array({{{"job", pj["placed"][0]["job"]}, {"microbatch", nullptr}}}));
+  CHECK(pj["blocked"][0]["by_total"] == 1);
+  CHECK(pj["blocked"][0]["proved"] == true);
+  CHECK(pj["blocked"][0]["job"] != pj["placed"][0]["job"]);
+  // 30 copies of each: the JSON lists 20 blockers per blocked job and says how many.
+  const nlohmann::json many = nlohmann::json::parse(run_tool("fill -P 2 -m 2 --fill job:t=1,name=a,after=0B0,before=1F1,count=30 --fill "
+                                                             "job:t=1,name=b,after=1F1,before=0B0,count=30 --allow-stretch --format json")
+                                                        .out)["fill"]["stretch"];
+  REQUIRE(many["blocked"].size() == 30);
+  CHECK(many["placed"].size() == 30);
+  CHECK(many["least"] == false);
+  CHECK(many["passes"].get<int>() > 1);
+  CHECK(many["blocked"][0]["by"].size() == 20);
+  CHECK(many["blocked"][0]["by_total"] == 30);
+  CHECK(many["blocked"][0]["proved"] == true);
+}
+
+TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill; svg and trace refuse it", "[tool][fill][stretch]") {
+  for (const char* shape : {"-s zbv -P 32 -m 128", "-s interleaved-1f1b -V 4 -P 32 -m 128", "-s dualpipev -P 32 -m 128", "-s looped-bfs -V 8 -P 32 -m 128"}) {
+    CAPTURE(shape);
+    const std::string args = std::string("fill ") + shape + " --fill encoder:f=2,b=4 --allow-stretch";
+    const auto text = run_tool(args);
+    CHECK(text.exit_code == 0);
+    CHECK(text.err.empty());
+    CHECK(text.out.find("one iteration: filled ") != std::string::npos);
+    CHECK(text.out.find("stretch not computed (--allow-stretch): too large: inserting the ") != std::string::npos);
+    CHECK(text.out.find("ask for fewer jobs (fewer --fill requests or a smaller count=) or a smaller shape (fewer ranks, micro-batches or "
+                        "chunks)\n") != std::string::npos);
+    CHECK(text.out.find("stretch_limits") == std::string::npos);
+    const auto json_run = run_tool(args + " --format json");
+    REQUIRE(json_run.exit_code == 0);
+    const nlohmann::json fill = nlohmann::json::parse(json_run.out)["fill"];
+    CHECK(fill["stretch"].is_null());
+    CHECK(fill["stretch_not_computed"]["reason"] == "too large");
+    CHECK(fill["stretch_not_computed"]["remainders"].get<int>() > 0);
+    CHECK(fill["stretch_not_computed"]["over_limit"].get<int>() > 1);
+    CHECK(!fill["placed"].empty());
+  }
+  CHECK(nlohmann::json::parse(run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format json").out)["fill"]["stretch_not_computed"]
+            .is_null());
+  for (const char* format : {"svg", "trace"}) {
+    const auto r = run_tool(std::string("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format ") + format);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == std::string("ctpipe: --allow-stretch shows in --format text and json only (--format ") + format +
+                       " draws the unstretched timeline)\n");
+  }
 }
