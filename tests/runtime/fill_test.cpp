@@ -564,6 +564,11 @@ TEST_CASE("ctpipe rebalance reports the least delay where no plan fits without o
   CHECK(d["peak_in_flight"].size() == 8);
   for (const auto& p : d["peak_in_flight"]) CHECK(rational{std::stoll(p.get<std::string>())} <= rational{5});
   CHECK(d["moves"].size() > 0);
+  // Delay 0 with a forward that waits in idle time: the least possible (a new user read
+  // the former "none" beside the waits as a contradiction).
+  const auto six = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 6 --costs f=1,b=2,move=4");
+  CHECK(six.out.find("fits with makespan 117 -> 117 (delay 0, the least possible: the forwards below wait in idle time)\n    1 forward "
+                     "waits: rank 0 0F7 7 -> 10\n") != std::string::npos);
   // A plan that fits: no delay object.
   CHECK(nlohmann::json::parse(run_tool("rebalance -P 8 -m 32 --capacity 5 --costs move=1/8 --format json").out)["rebalance"]["delay"].is_null());
   // None found: the reason.

@@ -599,7 +599,8 @@ inline std::string render_delay(const rebalance_delay& d, rational makespan) {
   if (d.waits.size() > 8) waits += fmt::format(", ... ({} more)", d.waits.size() - 8);
   std::string out = fmt::format("  with forwards waiting for room (least_delay): fits with makespan {} -> {} (delay {}{})\n", to_string(makespan),
                                 to_string(d.makespan), to_string(d.delay),
-                                d.delay == rational{0} ? ": none" : "; the least this greedy reaches, not proved least");
+                                d.delay == rational{0} ? ", the least possible: the forwards below wait in idle time"
+                                                       : "; the least this greedy reaches, not proved least");
   out += fmt::format("    {} forward{} wait{}: {}\n", d.waits.size(), d.waits.size() == 1 ? "" : "s", d.waits.size() == 1 ? "s" : "", waits);
   out += fmt::format("    peak per rank {}; moves {}; copy channels busy per rank {}\n", spaced(d.peak_after), d.moves.size(),
                      spaced(d.channel_busy));
