@@ -73,12 +73,32 @@ std::vector<rational> peaks_brute_force(schedule_view v, const costs& c, const r
   return peaks_brute_force(v, simulate(v, c), c.move, plan.moves);
 }
 
+/// Calls need(o) for each input of op k of `v` by docs/spec.md §2, restated here apart
+/// from the library's tables: F(s, j) needs F(s-1, j) past its first stage; a B or I
+/// (s, j) needs F(s, j) and, below its last stage, the backward of (s+1, j), passed as a
+/// B (a caller falls back to the I where the schedule splits backwards); a W needs its
+/// I; an overlapped pair's word needs the inputs of its F half and of its B half (the
+/// word after it).
+template <class Need>
+void for_each_input(schedule_view v, std::size_t k, Need need) {
+  const auto deps = [&](op o) {
+    const int s = o.stage(), j = o.microbatch();
+    const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
+    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(op{op_kind::F, s - 1, j});
+    if (kind == op_kind::B || kind == op_kind::I) {
+      need(op{op_kind::F, s, j});
+      if (s < v.shape.last_stage(j)) need(op{op_kind::B, s + 1, j});
+    }
+    if (kind == op_kind::W) need(op{op_kind::I, s, j});
+  };
+  deps(v.ops[k]);
+  if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+}
+
 /// When op k of `v` may start in timeline `d` by docs/spec.md §2, restated here apart from
-/// the library's graph: after the op ahead of it on its rank and after its inputs (F(s, j)
-/// after F(s-1, j); B or I (s, j) after F(s, j) and after B or I (s+1, j); W after its
-/// I), t_c added across ranks; nullopt when an input is missing.
+/// the library's graph: after the op ahead of it on its rank and after its inputs
+/// (for_each_input()), t_c added across ranks; nullopt when an input is missing.
 std::optional<rational> ready_in(schedule_view v, const costs& c, const simulation& d, std::size_t k) {
-  const auto at = [&](op_kind kind, int s, int j) { return tests::find_op(v, op{kind, s, j}); };  // an F: a pair's word too
   const auto rank_of = [&](std::size_t q) {
     int r = 0;
     while (v.offsets[r + 1] <= q) ++r;
@@ -89,20 +109,11 @@ std::optional<rational> ready_in(schedule_view v, const costs& c, const simulati
   if (pair_b) return d.start(k - 1);  // a pair's B word runs with its word
   rational ready{0};
   if (k > v.offsets[r]) ready = d.end(k - 1);
-  const op o = v.ops[k];
-  const int s = o.stage(), j = o.microbatch();
   std::vector<std::size_t> inputs;
-  const auto backward_inputs = [&](int stage, int mb) {  // a B or I: its F, and the backward of the stage above
-    inputs.push_back(at(op_kind::F, stage, mb));
-    if (stage < v.shape.last_stage(mb)) {
-      const std::size_t b = at(op_kind::B, stage + 1, mb);
-      inputs.push_back(b != v.size() ? b : at(op_kind::I, stage + 1, mb));
-    }
-  };
-  if ((o.kind() == op_kind::F || o.kind() == op_kind::overlap_f_b) && s > v.shape.first_stage(j)) inputs.push_back(at(op_kind::F, s - 1, j));
-  if (o.kind() == op_kind::B || o.kind() == op_kind::I) backward_inputs(s, j);
-  if (o.kind() == op_kind::overlap_f_b) backward_inputs(v.ops[k + 1].stage(), v.ops[k + 1].microbatch());  // the pair's B half
-  if (o.kind() == op_kind::W) inputs.push_back(at(op_kind::I, s, j));
+  for_each_input(v, k, [&](op o) {
+    const std::size_t q = tests::find_op(v, o);
+    inputs.push_back(q == v.size() && o.kind() == op_kind::B ? tests::find_op(v, op{op_kind::I, o.stage(), o.microbatch()}) : q);
+  });
   for (const std::size_t in : inputs) {
     if (in == v.size()) return std::nullopt;
     if (in == k) continue;  // a pair's B half needs its own F half: the pair itself
@@ -935,18 +946,7 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
       if (d == n) return;
       ready = max(ready, st.op_end[d] + lat(rank_of(d), rank_of(k)));
     };
-    const auto deps = [&](op o) {
-      const int s = o.stage(), j = o.microbatch();
-      const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
-      if (kind == op_kind::F && s > v.shape.first_stage(j)) need(op{op_kind::F, s - 1, j});
-      if (kind == op_kind::B || kind == op_kind::I) {
-        need(op{op_kind::F, s, j});
-        if (s < v.shape.last_stage(j)) need(op{op_kind::B, s + 1, j});
-      }
-      if (kind == op_kind::W) need(op{op_kind::I, s, j});
-    };
-    deps(v.ops[k]);
-    if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+    for_each_input(v, k, need);
     if (st.op_start[k] < ready) return "op before its input";
     nodes.push_back({rank_of(k), st.op_start[k], st.op_end[k], ready, "op", n});
     op_node[k] = nodes.size() - 1;
@@ -1080,18 +1080,7 @@ std::optional<rational> least_stretch_brute_force(schedule_view v, const costs& 
       const std::size_t d = node(o);
       if (d != none && d != node_of_op[k]) edges.push_back({d, node_of_op[k], true});
     };
-    const auto deps = [&](op o) {
-      const int s = o.stage(), j = o.microbatch();
-      const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
-      if (kind == op_kind::F && s > v.shape.first_stage(j)) need(op{op_kind::F, s - 1, j});
-      if (kind == op_kind::B || kind == op_kind::I) {
-        need(op{op_kind::F, s, j});
-        if (s < v.shape.last_stage(j)) need(op{op_kind::B, s + 1, j});
-      }
-      if (kind == op_kind::W) need(op{op_kind::I, s, j});
-    };
-    deps(v.ops[k]);
-    if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+    for_each_input(v, k, need);
   }
   // A piece or remainder of job j: its release and deadline ops' edges, after its job's latest.
   std::vector<std::size_t> latest(jobs.size(), none);
