@@ -638,8 +638,8 @@ inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& in
 /// or before t (and is still live at t) to the next instant after its start at which
 /// room can appear (the end of a compute op of any rank, or one t_move after it: when a
 /// copy can start or arrive), re-simulate with that hold, and plan again; stop at the
-/// first timeline the planner fits. Each step is the least hold that changes what the
-/// planner can do, so the delay is the least this greedy reaches; it is not proved least
+/// first timeline the planner fits. Each step is the smallest, to the next instant room
+/// can appear at, so the delay is the least this greedy reaches; it is not proved least
 /// over every plan and timeline (the planner itself is not proved optimal), except a
 /// delay of 0. With no hold at all it is rebalance()'s plan: `waits` is empty exactly
 /// when rebalance() fits (a delay of 0 with waits is a forward waiting in idle time).
