@@ -1518,7 +1518,7 @@ TEST_CASE("ctpipe fill --allow-stretch: text and JSON", "[tool][fill][stretch]")
         std::string::npos);
 }
 
-TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible; never least while one is left out", "[tool][fill][stretch]") {
+TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible, and never least while one is left out", "[tool][fill][stretch]") {
   // The GPipe case above: both inserted on the second pass (it used to call a impossible).
   const std::string both = "fill -s gpipe -P 3 -m 3 --fill job:t=3,name=a,after=2F1,before=1F2 --fill job:t=3,name=b,rank=1,after=0F2,before=2F0 "
                            "--allow-stretch";
@@ -1568,7 +1568,7 @@ TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible; never leas
   CHECK(many["blocked"][0]["proved"] == true);
 }
 
-TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill; svg and trace refuse it", "[tool][fill][stretch]") {
+TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill, and svg and trace refuse it", "[tool][fill][stretch]") {
   for (const char* shape : {"-s zbv -P 32 -m 128", "-s interleaved-1f1b -V 4 -P 32 -m 128", "-s dualpipev -P 32 -m 128", "-s looped-bfs -V 8 -P 32 -m 128"}) {
     CAPTURE(shape);
     const std::string args = std::string("fill ") + shape + " --fill encoder:f=2,b=4 --allow-stretch";
