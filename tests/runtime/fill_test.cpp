@@ -438,6 +438,7 @@ TEST_CASE("least delay: 1F1B P = 8, m = 32, t_move = 4 fits capacity 6 with no l
     const rebalance_delay d = least_delay(s.view(), c, std::span<const rational>(&cap, 1));
     check_delay(s.view(), c, d, cap);
     CHECK(d.delay == delay);  // the greedy's value (docs/bubbles.md), not proved least
+    CHECK(d.stuck_rank == -1);  // found: no stuck place
     CHECK_FALSE(d.waits.empty());
     CHECK(d.waits.front().rank == 0);
   }

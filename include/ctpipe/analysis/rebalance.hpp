@@ -723,7 +723,7 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
     }
     const detail::move_planning mp = detail::plan_moves(v, sim, c.move, cap, gamma, pairing);
     if (mp.done) {
-      out.found = true;
+      out.found = true, out.stuck_rank = -1, out.stuck_at = rational{0};  // stuck places of earlier rounds are moot
       out.moves = mp.moves();
       const rebalance_check replay = check_rebalance(v, sim, c.move, out.moves, gamma);
       detail::require(replay.problem == nullptr, "ctpipe: least_delay's replay rejected its own plan (a bug)");
