@@ -1590,6 +1590,10 @@ TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill, and
     CHECK(fill["stretch_not_computed"]["over_limit"].get<int>() > 1);
     CHECK(!fill["placed"].empty());
   }
+  // the one rounding both views print: work over limit, rounded up
+  CHECK(ctpipe::io::stretch_refusal{3, 10, 4}.over_limit() == 3);
+  CHECK(ctpipe::io::stretch_refusal{3, 8, 4}.over_limit() == 2);
+  CHECK(ctpipe::io::stretch_refusal{3, 8, 0}.over_limit() == 0);
   CHECK(nlohmann::json::parse(run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format json").out)["fill"]["stretch_not_computed"]
             .is_null());
   for (const char* format : {"svg", "trace"}) {

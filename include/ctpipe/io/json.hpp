@@ -106,8 +106,7 @@ inline nlohmann::ordered_json stretch_json(const std::vector<fill_job>& jobs, co
 /// stretch (`"too large"`), the remainders it would insert, and how many times the work
 /// the tool allows one greedy pass would take (rounded up).
 inline nlohmann::ordered_json stretch_refusal_json(const stretch_refusal& r) {
-  const std::uint64_t times = r.limit == 0 ? 0 : r.work / r.limit + (r.work % r.limit != 0 ? 1 : 0);
-  return {{"reason", "too large"}, {"remainders", r.remainders}, {"over_limit", times}};
+  return {{"reason", "too large"}, {"remainders", r.remainders}, {"over_limit", r.over_limit()}};
 }
 
 /// The `fill` object (docs/json.md): fill_result_json() of the one iteration, with the

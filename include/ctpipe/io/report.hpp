@@ -121,6 +121,9 @@ struct stretch_refusal {
   std::size_t remainders = 0;  ///< the jobs with time left, whose remainders it would insert
   std::uint64_t work = 0;      ///< one greedy pass's estimated steps
   std::uint64_t limit = 0;     ///< the most it takes (stretch_limits::work)
+
+  /// How many times the limit the work is, rounded up (0 when the limit is 0).
+  std::uint64_t over_limit() const { return limit == 0 ? 0 : work / limit + (work % limit != 0 ? 1 : 0); }
 };
 
 /// A bubble fill shown with its schedule (`ctpipe fill`, docs/spec.md §8.1): the jobs

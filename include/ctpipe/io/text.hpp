@@ -554,11 +554,10 @@ inline std::string stretch_lines(const std::vector<fill_job>& jobs, const stretc
 /// The line saying why --allow-stretch has no stretch (fill_overlay::stretch_refused), in
 /// the tool's terms: how many remainders, how far over the limit, what to shrink.
 inline std::string stretch_refused_line(const stretch_refusal& r) {
-  const std::uint64_t times = r.limit == 0 ? 0 : r.work / r.limit + (r.work % r.limit != 0 ? 1 : 0);
   return fmt::format("stretch not computed (--allow-stretch): too large: inserting the {} remainder{} into this schedule would take about {} "
                      "times the work the tool allows (a few seconds); ask for fewer jobs (fewer --fill requests or a smaller count=) or "
                      "a smaller shape (fewer ranks, micro-batches or chunks)\n",
-                     r.remainders, r.remainders == 1 ? "" : "s", times);
+                     r.remainders, r.remainders == 1 ? "" : "s", r.over_limit());
 }
 }  // namespace detail
 
