@@ -402,8 +402,8 @@ TEST_CASE("tool: ctpipe search --method", "[search][tool]") {
 }
 
 TEST_CASE("searched_v: the compile-time form equals search() without local repair", "[search][static]") {
-  for (const search_spec& spec : {ctpipe::tests::searched_small, ctpipe::tests::searched_authors, ctpipe::tests::searched_v_small,
-                                  ctpipe::tests::searched_v_authors}) {
+  for (const search_spec& spec : {ctpipe::tests::searched_small, ctpipe::tests::searched_authors, ctpipe::tests::searched_moderate,
+                                  ctpipe::tests::searched_v_small, ctpipe::tests::searched_v_authors, ctpipe::tests::searched_v_moderate}) {
     CAPTURE(spec.shape.P, spec.shape.m, spec.shape.V, spec.authors_only);
     search_problem p;
     p.shape = spec.shape, p.cost = spec.cost, p.gamma = spec.gamma, p.memory_limit = {spec.memory_limit};
@@ -432,6 +432,20 @@ TEST_CASE("searched_v: the compile-time form equals search() without local repai
   const auto& v_authors = searched_v<ctpipe::tests::searched_v_authors>;
   CHECK(simulate(v_authors.view(), ctpipe::tests::searched_v_authors.cost).largest_span() == rational{2585621});
   CHECK(in_flight(v_authors.view(), rational{16, 37}).largest_peak() <= rational{16});
+  // every construction at P = 8, m = 32 (each in its own constant evaluation), beside the
+  // authors' alone at the same limits
+  for (const search_spec& spec : {ctpipe::tests::searched_moderate, ctpipe::tests::searched_v_moderate}) {
+    search_problem q;
+    q.shape = spec.shape, q.cost = spec.cost, q.gamma = spec.gamma, q.memory_limit = {spec.memory_limit};
+    const schedule_view frozen = spec.shape.V == 1 ? searched_v<ctpipe::tests::searched_moderate>.view() : searched_v<ctpipe::tests::searched_v_moderate>.view();
+    const search_result run = search(q, {false, false});
+    CHECK(std::equal(run.ops.view().ops.begin(), run.ops.view().ops.end(), frozen.ops.begin()));
+    CHECK(validate(frozen).ok());
+    CHECK(in_flight(frozen, spec.gamma).largest_peak() <= spec.memory_limit * rational{spec.shape.V});
+    const rational span = simulate(frozen, spec.cost).largest_span();
+    CHECK(span == (spec.shape.V == 1 ? rational{2480628} : rational{32} * (spec.cost.f + spec.cost.i + spec.cost.w)));
+    CHECK(span < search(q, {true, false}).report.span);  // the authors' 8 (loop) or 4 (V-shape)
+  }
 }
 
 TEST_CASE("search: low limits, the fixed orders and the memory-over-time bound (docs/search.md)", "[search]") {

@@ -15,6 +15,7 @@
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::int64_t
 #include <span>
+#include <utility>    // std::index_sequence
 #include <vector>
 
 #include "ctpipe/analysis/memory.hpp"
@@ -419,15 +420,6 @@ constexpr void take_ranks(const Construction& g, std::size_t P, std::size_t per,
   }
 }
 
-/// After the rule sets: the CSR offsets (r * per), and their best copied to `rules_best`
-/// when asked for.
-constexpr void close_rule_sets(std::size_t P, std::size_t per, const op* ops, std::uint32_t* offsets, op* rules_best) {
-  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
-  if (rules_best != nullptr) {
-    for (std::size_t x = 0; x < P * per; ++x) rules_best[x] = ops[x];
-  }
-}
-
 /// The number of V-shape rule sets search() tries, of them the authors' (the first), and
 /// the most rounds of the authors' refinement per rule set (each round re-runs the
 /// construction with the last round's per-rank bubbles as `approved`, kept while the span
@@ -449,172 +441,200 @@ constexpr v_greedy_rules v_rule_set(int k) {
   return {(x & 2) == 0, (x & 1) == 0, offsets[variant], reserves[variant]};
 }
 
-/// The V-shape part of greedy_best() (same contract; 6m ops a rank): the first
-/// `rule_sets` V rule sets, each up to v_rounds constructions of O(P m); then, unless only
-/// the authors' are asked for, ctpipe's fixed orders: every rank in groups of g = floor(the
-/// least limit) micro-batches (their chunk-0 Fs, chunk-1 Fs, then I and W of chunk 1, then
-/// of chunk 0: a level that peaks at g; it always fits, as a limit is at least 1), four
-/// memory-aware list schedules (v_list_scheduler, O(ops log P) each), and the library's
-/// ZB-V, V-Half and V-Min (fill_schedule(); V-Half and V-Min only for P <=
-/// 2m, where their generator's grid stays within a few slots an op: docs/compile-time.md)
-/// where they stay within the limits; each validated, memory-checked and simulated.
-constexpr greedy_outcome greedy_best_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
-                                       op* ops, std::uint32_t* offsets, op* rules_best) {
-  greedy_outcome out;
-  // in chunks: each op costs t/2 (t_c whole), each limit is twice its full activations
+/// What one construction of greedy_best() gave: its span in ticks (-1 when it does not
+/// fit or is not a schedule) and whether it counts as tried (V-Half and V-Min are skipped
+/// for P > 2m, as is a library family whose spec fails).
+struct unit_outcome {
+  std::int64_t span = -1;
+  bool tried = true;
+};
+
+/// The number of constructions greedy_best() runs with `rule_sets` rule sets: those, then
+/// (unless only the authors' are asked for) the fixed orders: 2 on the loop placement
+/// (groups, capped 1F1B), 8 on the V-shape (groups, 4 list schedules, ZB-V, V-Half, V-Min).
+constexpr int unit_count(const pipeline_shape& s, int rule_sets) {
+  if (s.layout == placement::v_shape) return rule_sets + (rule_sets > v_authors_rule_set_count ? 8 : 0);
+  return rule_sets + (rule_sets > authors_rule_set_count ? 2 : 0);
+}
+
+/// The integer units of the constructions: on the V-shape in chunks (each op costs t/2,
+/// t_c whole, each limit twice its full activations). Raises rational's overflow message
+/// when a time or level of `ops` ops could leave 64 bits (every time lies within ops x (the
+/// largest cost + t_c), every level within ops x unit).
+constexpr integer_units construction_units(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits) {
+  costs unit_costs = c;
+  buffer<rational> unit_limits(limits.size());
+  const rational scale{s.layout == placement::v_shape ? 2 : 1};
+  unit_costs.f = c.f / scale, unit_costs.i = c.i / scale, unit_costs.w = c.w / scale;
+  for (std::size_t r = 0; r < limits.size(); ++r) unit_limits[r] = limits[r] * scale;
+  integer_units u = integer_units_of(unit_costs, gamma, unit_limits.span(), s.P);
+  const std::int64_t n = 3 * static_cast<std::int64_t>(s.V) * s.P * s.m;
+  rational::mul(n + 1, rational::add(rational::add(u.ticks(unit_costs.f) + u.ticks(unit_costs.i), u.ticks(unit_costs.w)), u.ticks(c.c)) + 1);
+  rational::mul(n + 1, u.unit);
+  return u;
+}
+
+/// Construction k (0 <= k < unit_count(s, rule_sets)) of greedy_best() on the V-shape,
+/// written into `ops` (6m a rank, CSR) with `offsets` (r 6m). Rule set k < rule_sets: up to
+/// v_rounds constructions of O(P m), re-run with the last round's per-rank bubbles as
+/// "approved" while the span drops (its schedule: the last round kept). Then the fixed
+/// orders: every rank in groups of g = floor(the least limit) micro-batches (their chunk-0
+/// Fs, chunk-1 Fs, then I and W of chunk 1, then of chunk 0: a level that peaks at g; it
+/// always fits, as a limit is at least 1), four memory-aware list schedules
+/// (v_list_scheduler, O(ops log P) each), and the library's ZB-V, V-Half and V-Min
+/// (fill_schedule(); V-Half and V-Min only for P <= 2m, where their generator's grid stays
+/// within a few slots an op: docs/compile-time.md), each validated, memory-checked and
+/// simulated.
+constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
+                                     int k, op* ops, std::uint32_t* offsets) {
+  const integer_units u = construction_units(s, c, gamma, limits);
   costs chunk = c;
   chunk.f = c.f / rational{2}, chunk.i = c.i / rational{2}, chunk.w = c.w / rational{2};
-  buffer<rational> chunk_limits(limits.size());
-  for (std::size_t r = 0; r < limits.size(); ++r) chunk_limits[r] = limits[r] * rational{2};
-  const integer_units u = integer_units_of(chunk, gamma, chunk_limits.span(), s.P);
-  out.den = u.den;
   const std::size_t P = static_cast<std::size_t>(s.P), per = 6 * static_cast<std::size_t>(s.m);
-  const std::int64_t n = static_cast<std::int64_t>(P * per);
-  rational::mul(n + 1, rational::add(rational::add(u.ticks(chunk.f) + u.ticks(chunk.i), u.ticks(chunk.w)), u.ticks(c.c)) + 1);
-  rational::mul(n + 1, u.unit);
-  buffer<std::int64_t> approved(P);
-  for (int k = 0; k < rule_sets; ++k) {
-    ++out.tried;
-    std::int64_t chain = -1;  // this rule set's best span so far
+  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
+  unit_outcome out;
+  if (k < rule_sets) {
+    buffer<std::int64_t> approved(P);
     for (int round = 0; round < v_rounds; ++round) {
       zbv_greedy g(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
                    v_rule_set(k), round == 0 ? nullptr : approved.data());
-      if (!g.run() || (chain >= 0 && g.span() >= chain)) break;
-      if (chain < 0) ++out.fitting;
-      chain = g.span();
+      if (!g.run() || (out.span >= 0 && g.span() >= out.span)) break;
+      out.span = g.span();
       for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
-      if (out.span >= 0 && chain >= out.span) continue;
-      out.span = chain;
       take_ranks(g, P, per, ops);
     }
+    return out;
   }
-  close_rule_sets(P, per, ops, offsets, rules_best);
-  if (rule_sets <= v_authors_rule_set_count) return out;
-  buffer<op> trial(P * per);
-  const schedule_view v{s, trial.span(), std::span<const std::uint32_t>(offsets, P + 1)};
+  const schedule_view v{s, std::span<const op>(ops, P * per), std::span<const std::uint32_t>(offsets, P + 1)};
   const auto consider = [&] {
-    ++out.tried;
     if (!validate(v).ok()) return;
     const in_flight_profile memory = in_flight(v, gamma);
     for (std::size_t r = 0; r < P; ++r) {
       if (memory.peak_activations(static_cast<int>(r)) > limits[limits.size() == 1 ? 0 : r]) return;
     }
-    ++out.fitting;
-    const rational t = simulate(v, c).largest_span() * rational{u.den};
-    if (out.span >= 0 && t.num >= out.span) return;
-    out.span = t.num;
-    for (std::size_t x = 0; x < P * per; ++x) ops[x] = trial[x];
+    out.span = (simulate(v, c).largest_span() * rational{u.den}).num;
   };
-  int g = s.m;  // one group size for every rank (groups that differ between ranks deadlock)
-  for (const rational x : limits) g = x.num / x.den < g ? static_cast<int>(x.num / x.den) : g;
-  for (std::size_t r = 0; r < P; ++r) {
-    const int c0 = static_cast<int>(r), c1 = 2 * s.P - 1 - static_cast<int>(r);
-    std::size_t k = r * per;
-    for (int first = 0; first < s.m; first += g) {
-      const int last = first + g < s.m ? first + g : s.m;
-      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::F, c0, j);
-      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::F, c1, j);
-      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::I, c1, j), trial[k++] = make_op(op_kind::W, c1, j);
-      for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::I, c0, j), trial[k++] = make_op(op_kind::W, c0, j);
+  const int fixed = k - rule_sets;
+  if (fixed == 0) {
+    int g = s.m;  // one group size for every rank (groups that differ between ranks deadlock)
+    for (const rational x : limits) g = x.num / x.den < g ? static_cast<int>(x.num / x.den) : g;
+    for (std::size_t r = 0; r < P; ++r) {
+      const int c0 = static_cast<int>(r), c1 = 2 * s.P - 1 - static_cast<int>(r);
+      std::size_t x = r * per;
+      for (int first = 0; first < s.m; first += g) {
+        const int last = first + g < s.m ? first + g : s.m;
+        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::F, c0, j);
+        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::F, c1, j);
+        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::I, c1, j), ops[x++] = make_op(op_kind::W, c1, j);
+        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::I, c0, j), ops[x++] = make_op(op_kind::W, c0, j);
+      }
     }
-  }
-  consider();
-  // ctpipe's list scheduling: (priority, wait for the input before a W) as v_list_scheduler
-  // numbers them; the four of eight tried (four priority orders, each with and without the
-  // wait) that changed a result on a sweep of limits (P = 4 to 24, k = 1/4 to 3)
-  constexpr int lists[4][2] = {{0, 1}, {1, 0}, {1, 1}, {2, 1}};
-  for (const auto& variant : lists) {
-    v_list_scheduler list(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
-                          variant[0], variant[1] == 1);
-    if (!list.run()) {
-      ++out.tried;
-      continue;
-    }
-    take_ranks(list, P, per, trial.data());
     consider();
-  }
-  const schedule_family families[] = {schedule_family::zbv, schedule_family::v_half, schedule_family::v_min};
-  for (const schedule_family f : families) {
+  } else if (fixed <= 4) {
+    // ctpipe's list scheduling: (priority, wait for the input before a W) as
+    // v_list_scheduler numbers them; the four of eight tried (four priority orders, each
+    // with and without the wait) that changed a result on a sweep of limits (P = 4 to 24,
+    // k = 1/4 to 3)
+    constexpr int lists[4][2] = {{0, 1}, {1, 0}, {1, 1}, {2, 1}};
+    v_list_scheduler list(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
+                          lists[fixed - 1][0], lists[fixed - 1][1] == 1);
+    if (!list.run()) return out;
+    take_ranks(list, P, per, ops);
+    consider();
+  } else {
+    const schedule_family families[] = {schedule_family::zbv, schedule_family::v_half, schedule_family::v_min};
+    const schedule_family f = families[fixed - 5];
     const schedule_spec spec{f, s};
     // V-Half and V-Min come from their generator's grid of P (8m + 6P + 2) slots
     // (docs/compile-time.md): taken where it stays within a few slots an op, P <= 2m
-    if (f != schedule_family::zbv && s.P > 2 * s.m) continue;
-    if (spec_error(spec) != nullptr || total_ops(spec) != P * per) continue;
-    fill_schedule(spec, trial.data(), offsets);  // 6m ops a rank: the offsets stay r * 6m
+    if ((f != schedule_family::zbv && s.P > 2 * s.m) || spec_error(spec) != nullptr || total_ops(spec) != P * per) return {-1, false};
+    fill_schedule(spec, ops, offsets);  // 6m ops a rank: the offsets stay r * 6m
     consider();
   }
   return out;
 }
 
-/// The greedy part of search() and searched(): the first `rule_sets` rule sets on
-/// (shape, c, gamma, limits: one or P entries), each construction O(P m), then (unless
-/// only the authors' are asked for) two fixed orders for low limits, each validated and
-/// simulated (O(P m)); the one with the least span (ties: the first) is written into
-/// `ops` (3 P m, CSR, rank r's 3m ops at 3 m r) and `offsets` (P + 1); with `rules_best`,
-/// the best of the rule sets alone too (3 P m; not a schedule when none fitted). On the
-/// V-shape greedy_best_v() (6m ops a rank). The same code at run time and in a
-/// constant expression, so searched_v equals search() without local repair. Raises
-/// rational's overflow message when a time or level leaves 64 bits.
-constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
-                                     op* ops, std::uint32_t* offsets, op* rules_best = nullptr) {
-  if (s.layout == placement::v_shape) return greedy_best_v(s, c, gamma, limits, rule_sets, ops, offsets, rules_best);
-  greedy_outcome out;
-  const integer_units u = integer_units_of(c, gamma, limits, s.P);
-  out.den = u.den;
+/// Construction k (0 <= k < unit_count(s, rule_sets)) of greedy_best(), written into `ops`
+/// (3 V P m, CSR, rank r's ops at r 3 V m) with `offsets` (P + 1). Loop placement: rule set
+/// k < rule_sets (detail::rule_set(), one O(P m) construction), then two fixed orders for
+/// low limits, where the rules run far from the optimum: each rank in groups of g =
+/// floor(its limit) micro-batches (their Fs, then I, W per micro-batch: its level peaks at
+/// g), and 1F1B with min(g - 1, P - 1 - r) warmup forwards and each W right after its I
+/// (peak: the warmup + 1), each validated and simulated. V-shape: greedy_unit_v(). The
+/// same code at run time and in a constant expression (searched_v runs each construction
+/// in its own). Raises rational's overflow message when a time or level leaves 64 bits.
+constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets, int k,
+                                   op* ops, std::uint32_t* offsets) {
+  if (s.layout == placement::v_shape) return greedy_unit_v(s, c, gamma, limits, rule_sets, k, ops, offsets);
+  const integer_units u = construction_units(s, c, gamma, limits);
   const std::size_t P = static_cast<std::size_t>(s.P), per = 3 * static_cast<std::size_t>(s.m);
-  // every time lies within (ops) x (the largest cost + t_c), every level within ops x unit
-  const std::int64_t n = static_cast<std::int64_t>(P * per);
-  rational::mul(n + 1, rational::add(rational::add(u.ticks(c.f) + u.ticks(c.i), u.ticks(c.w)), u.ticks(c.c)) + 1);
-  rational::mul(n + 1, u.unit);
-  for (int k = 0; k < rule_sets; ++k) {
+  for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
+  unit_outcome out;
+  if (k < rule_sets) {
     zb_greedy g(s.P, s.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(), rule_set(k));
-    ++out.tried;
-    if (!g.run()) continue;
-    ++out.fitting;
-    if (out.span >= 0 && g.span() >= out.span) continue;
-    out.span = g.span();
+    if (!g.run()) return out;
     take_ranks(g, P, per, ops);
+    out.span = g.span();
+    return out;
   }
-  close_rule_sets(P, per, ops, offsets, rules_best);
-  if (rule_sets > authors_rule_set_count) {
-    // two fixed orders for low limits, where the rules above run far from the optimum:
-    // each rank in groups of g = floor(its limit) micro-batches (their Fs, then I, W per
-    // micro-batch: its level peaks at g), and 1F1B with min(g - 1, P - 1 - r) warmup
-    // forwards and each W right after its I (peak: the warmup + 1); kept when shorter
-    buffer<op> trial(P * per);
-    for (int family = 0; family < 2; ++family) {
-      for (std::size_t r = 0; r < P; ++r) {
-        const rational x = limits[limits.size() == 1 ? 0 : r];
-        const int g = x.num / x.den < s.m ? static_cast<int>(x.num / x.den) : s.m;
-        const int stage = static_cast<int>(r);
-        std::size_t k = r * per;
-        if (family == 0) {
-          for (int first = 0; first < s.m; first += g) {
-            const int last = first + g < s.m ? first + g : s.m;
-            for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::F, stage, j);
-            for (int j = first; j < last; ++j) trial[k++] = make_op(op_kind::I, stage, j), trial[k++] = make_op(op_kind::W, stage, j);
-          }
-        } else {
-          int warmup = g - 1 < s.P - 1 - stage ? g - 1 : s.P - 1 - stage;
-          warmup = warmup < s.m - 1 ? warmup : s.m - 1;
-          int f = 0;
-          for (; f < warmup; ++f) trial[k++] = make_op(op_kind::F, stage, f);
-          for (int j = 0; j < s.m; ++j) {
-            if (f < s.m) trial[k++] = make_op(op_kind::F, stage, f++);
-            trial[k++] = make_op(op_kind::I, stage, j), trial[k++] = make_op(op_kind::W, stage, j);
-          }
-        }
+  const int family = k - rule_sets;
+  for (std::size_t r = 0; r < P; ++r) {
+    const rational x = limits[limits.size() == 1 ? 0 : r];
+    const int g = x.num / x.den < s.m ? static_cast<int>(x.num / x.den) : s.m;
+    const int stage = static_cast<int>(r);
+    std::size_t at = r * per;
+    if (family == 0) {
+      for (int first = 0; first < s.m; first += g) {
+        const int last = first + g < s.m ? first + g : s.m;
+        for (int j = first; j < last; ++j) ops[at++] = make_op(op_kind::F, stage, j);
+        for (int j = first; j < last; ++j) ops[at++] = make_op(op_kind::I, stage, j), ops[at++] = make_op(op_kind::W, stage, j);
       }
-      ++out.tried;
-      const schedule_view v{s, trial.span(), std::span<const std::uint32_t>(offsets, P + 1)};
-      if (!validate(v).ok()) continue;
-      ++out.fitting;
-      const rational t = simulate(v, c).largest_span() * rational{u.den};
-      if (out.span >= 0 && t.num >= out.span) continue;
-      out.span = t.num;
-      for (std::size_t x = 0; x < P * per; ++x) ops[x] = trial[x];
+    } else {
+      int warmup = g - 1 < s.P - 1 - stage ? g - 1 : s.P - 1 - stage;
+      warmup = warmup < s.m - 1 ? warmup : s.m - 1;
+      int f = 0;
+      for (; f < warmup; ++f) ops[at++] = make_op(op_kind::F, stage, f);
+      for (int j = 0; j < s.m; ++j) {
+        if (f < s.m) ops[at++] = make_op(op_kind::F, stage, f++);
+        ops[at++] = make_op(op_kind::I, stage, j), ops[at++] = make_op(op_kind::W, stage, j);
+      }
     }
   }
+  const schedule_view v{s, std::span<const op>(ops, P * per), std::span<const std::uint32_t>(offsets, P + 1)};
+  if (validate(v).ok()) out.span = (simulate(v, c).largest_span() * rational{u.den}).num;
+  return out;
+}
+
+/// The greedy part of search() and searched(): every construction of greedy_unit() for
+/// (shape, c, gamma, limits: one or P entries) with the first `rule_sets` rule sets, the
+/// one with the least span (ties: the first) written into `ops` (3 V P m, CSR, rank r's
+/// ops at 3 V m r) and `offsets` (P + 1); with `rules_best`, the best of the rule sets
+/// alone too (3 V P m; not a schedule when none fitted). The same code at run time and in
+/// a constant expression, so searched() and searched_v equal search() without local
+/// repair. Raises rational's overflow message when a time or level leaves 64 bits.
+constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
+                                     op* ops, std::uint32_t* offsets, op* rules_best = nullptr) {
+  greedy_outcome out;
+  out.den = construction_units(s, c, gamma, limits).den;
+  const std::size_t n = 3 * static_cast<std::size_t>(s.V) * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m);
+  buffer<op> trial(n);
+  const int units = unit_count(s, rule_sets);
+  for (int k = 0; k < units; ++k) {
+    if (k == rule_sets && rules_best != nullptr) {
+      for (std::size_t x = 0; x < n; ++x) rules_best[x] = ops[x];
+    }
+    const unit_outcome g = greedy_unit(s, c, gamma, limits, rule_sets, k, trial.data(), offsets);
+    out.tried += g.tried ? 1 : 0;
+    if (g.span < 0) continue;
+    ++out.fitting;
+    if (out.span >= 0 && g.span >= out.span) continue;
+    out.span = g.span;
+    for (std::size_t x = 0; x < n; ++x) ops[x] = trial[x];
+  }
+  if (units == rule_sets && rules_best != nullptr) {
+    for (std::size_t x = 0; x < n; ++x) rules_best[x] = ops[x];
+  }
+  for (std::size_t r = 0; r <= static_cast<std::size_t>(s.P); ++r) offsets[r] = static_cast<std::uint32_t>(r * (n / static_cast<std::size_t>(s.P)));
   return out;
 }
 
@@ -768,8 +788,8 @@ inline search_result search(const search_problem& p, const search_options& optio
 
 /// A search problem as a structural type, for searched_v: one memory limit for every rank
 /// (full activations, gamma-weighted), otherwise as search_problem. `authors_only`: the
-/// authors' 8 rule sets alone (as search_options::authors_only), a ninth of the work, for
-/// shapes the 72 would take past a compiler's limits.
+/// authors' 8 rule sets alone (as search_options::authors_only; on the V-shape their 4),
+/// about a ninth of the compile time.
 struct search_spec {
   pipeline_shape shape{};
   costs cost{};
@@ -800,7 +820,8 @@ constexpr void check_search_spec(const search_spec& p) {
 /// Loop placement: 74 constructions (8 with authors_only); V-shape: 28 rule sets of up to
 /// v_rounds constructions and 8 fixed orders (4 rule sets with authors_only); each a
 /// linear pass over the 3 V P m ops (O(P m)); usable in a constant expression (transient
-/// storage). Errors: check_search_problem()'s messages, search()'s authors_only message,
+/// storage; one evaluation holds every construction, so the compilers' limits bound their
+/// sum: searched_v evaluates them one by one). Errors: check_search_problem()'s messages, search()'s authors_only message,
 /// and `ctpipe: search's schedule failed its own check (a bug)`.
 constexpr schedule searched(const search_spec& p) {
   detail::check_search_spec(p);
@@ -813,26 +834,56 @@ constexpr schedule searched(const search_spec& p) {
 }
 
 namespace detail {
+/// Construction k of searched(S)'s greedy_best(), evaluated in a constant expression of
+/// its own (so each construction, not their sum, meets the compilers' per-evaluation
+/// limits): its span in ticks, -1 when it does not fit.
+template <search_spec S, int K>
+inline constexpr std::int64_t searched_unit_span = [] {
+  check_search_spec(S);
+  const std::size_t n = 3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m);
+  buffer<op> ops(n);
+  buffer<std::uint32_t> offsets(static_cast<std::size_t>(S.shape.P) + 1);
+  return greedy_unit(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1), rule_sets_of(S.shape, S.authors_only), K, ops.data(),
+                     offsets.data())
+      .span;
+}();
+
+/// The construction greedy_best() keeps for S: the first of the least span, -1 when none
+/// fits.
+template <search_spec S, std::size_t... K>
+constexpr int searched_best_unit(std::index_sequence<K...>) {
+  const std::int64_t spans[] = {searched_unit_span<S, static_cast<int>(K)>...};
+  int best = -1;
+  for (std::size_t k = 0; k < sizeof...(K); ++k) {
+    if (spans[k] >= 0 && (best < 0 || spans[k] < spans[static_cast<std::size_t>(best)])) best = static_cast<int>(k);
+  }
+  return best;
+}
+
 template <search_spec S>
 constexpr auto freeze_searched() {
   check_search_spec(S);
+  constexpr int best = searched_best_unit<S>(std::make_index_sequence<static_cast<std::size_t>(unit_count(S.shape, rule_sets_of(S.shape, S.authors_only)))>{});
   frozen_schedule<3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m),
                   static_cast<std::size_t>(S.shape.P)>
       f{};
   f.shape = S.shape;
-  const greedy_outcome g =
-      greedy_best(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1), rule_sets_of(S.shape, S.authors_only), f.ops, f.offsets);
-  require(g.span >= 0 || !S.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
-  require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");
+  require(best >= 0 || !S.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
+  require(best >= 0, "ctpipe: search's schedule failed its own check (a bug)");
+  greedy_unit(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1), rule_sets_of(S.shape, S.authors_only), best, f.ops, f.offsets);
   return f;
 }
 }  // namespace detail
 
-/// searched(S) frozen at compile time: a frozen_schedule of 3 P m ops in static storage,
+/// searched(S) frozen at compile time: a frozen_schedule of 3 V P m ops in static storage,
 /// to be proved (static_assert on simulate(), in_flight(), validate() of its view()) and
-/// dispatched like schedule_v. A bad S is a compile error with check_search_problem()'s
-/// message. The largest shapes GCC and Clang take at their default limits:
-/// bench/RESULTS.md.
+/// dispatched like schedule_v. Each construction runs in a constant evaluation of its own
+/// (detail::searched_unit_span), the first of the least span is run once more into the
+/// frozen storage: the same schedule as searched(S), but the compilers' per-evaluation
+/// limits (Clang's -fconstexpr-steps, GCC's -fconstexpr-ops-limit) bound one construction,
+/// not the 74 (V-shape: 36) together. A bad S is a compile error with
+/// check_search_problem()'s message. The largest shapes GCC and Clang take at their default
+/// limits: bench/RESULTS.md (P = 8, m = 32 with every construction on both).
 template <search_spec S>
 inline constexpr auto searched_v = detail::freeze_searched<S>();
 
