@@ -528,6 +528,64 @@ TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced to the time 
   CHECK(simulate(generate(schedule_spec{schedule_family::zbv, v24.shape}).view(), v24.cost).largest_span() == best.report.span);
 }
 
+TEST_CASE("search (loop): the authors' manual_order reproduced at 30 random problems", "[search]") {
+  // P, m, t_f, t_i, t_w, t_c, gamma = num/den, limit k8 P / 8 activations, and the bubble
+  // (span - work) of the best of their 8 rule sets: their zb.py (39f2c186, `Graph.
+  // build_graph(P, m, config)` and `initial_solution`, its torch and pulp imports stubbed,
+  // as neither runs in the heuristic) with mem_f = den, mem_b = num - den, mem_w = -num,
+  // max_mem = k8 P den / 8 and these costs, run for this table on 300 random problems (P
+  // from 2 to 24, m from 1 to 4P), of which these are every tenth; ctpipe's authors_only
+  // gave their span at all 300 (and at 460 more with m >= P), and its search never more
+  struct row {
+    int P, m;
+    std::int64_t f, i, w, c, num, den, k8, bubble;
+  };
+  const row rows[] = {
+    {9, 35, 9, 24, 59, 9, 1, 1, 10, 318},
+    {24, 42, 35, 58, 37, 9, 1, 2, 14, 1118},
+    {11, 28, 17, 34, 20, 8, 1, 3, 8, 630},
+    {12, 48, 42, 14, 57, 9, 1, 1, 16, 0},
+    {7, 17, 20, 16, 43, 0, 2, 5, 21, 0},
+    {6, 18, 1, 46, 47, 6, 1, 2, 13, 287},
+    {12, 8, 2, 55, 8, 10, 1, 1, 17, 833},
+    {6, 9, 49, 13, 10, 9, 2, 5, 18, 320},
+    {10, 19, 3, 23, 29, 9, 3, 4, 18, 342},
+    {19, 39, 42, 12, 30, 7, 1, 3, 13, 318},
+    {22, 64, 34, 44, 46, 4, 3, 4, 23, 18},
+    {17, 61, 45, 5, 35, 6, 16, 37, 23, 0},
+    {13, 8, 39, 4, 52, 11, 1, 3, 16, 507},
+    {9, 29, 50, 45, 31, 5, 1, 3, 13, 223},
+    {5, 7, 58, 17, 6, 1, 1, 1, 20, 272},
+    {11, 2, 12, 58, 7, 0, 3, 4, 12, 693},
+    {13, 36, 3, 32, 12, 3, 1, 2, 16, 417},
+    {18, 20, 37, 21, 9, 8, 1, 2, 21, 1087},
+    {16, 35, 19, 35, 36, 0, 16, 37, 15, 259},
+    {19, 59, 54, 25, 13, 12, 2, 5, 17, 1100},
+    {18, 57, 40, 4, 5, 6, 1, 1, 17, 767},
+    {7, 20, 57, 6, 28, 0, 1, 3, 20, 0},
+    {21, 67, 23, 21, 50, 9, 3, 4, 24, 0},
+    {21, 23, 41, 20, 29, 5, 1, 2, 10, 782},
+    {20, 24, 16, 19, 45, 3, 2, 5, 20, 411},
+    {16, 43, 8, 21, 54, 12, 16, 37, 13, 595},
+    {19, 57, 17, 12, 45, 0, 1, 2, 17, 0},
+    {16, 17, 20, 34, 11, 3, 1, 3, 24, 724},
+    {12, 39, 2, 21, 20, 7, 3, 4, 16, 361},
+    {17, 51, 4, 42, 36, 11, 16, 37, 8, 1024},
+  };
+  for (const row& x : rows) {
+    CAPTURE(x.P, x.m, x.f, x.i, x.w, x.c, x.num, x.den, x.k8);
+    search_problem p;
+    p.shape = pipeline_shape{x.P, x.m, 1, placement::loop};
+    p.cost.f = rational{x.f}, p.cost.i = rational{x.i}, p.cost.w = rational{x.w}, p.cost.c = rational{x.c};
+    p.gamma = rational{x.num, x.den};
+    p.memory_limit = {rational{x.k8 * x.P, 8}};
+    const rational work = rational{x.m} * rational{x.f + x.i + x.w};
+    const search_report theirs = search(p, {true, false}).report;
+    CHECK(theirs.span - work == rational{x.bubble});
+    CHECK(search(p).report.span <= theirs.span);
+  }
+}
+
 TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced at 30 random problems", "[search]") {
   // P, m, t_f, t_i, t_w, t_c (full-stage costs, even: the authors' chunk costs are half),
   // gamma = num/den, limit k8 P / 8 full activations, and the largest bubble (span - work)
