@@ -697,7 +697,7 @@ TEST_CASE("search (V-shape): the lower bound and the optimality claim against ex
   costs cs[3];
   cs[1].f = rational{28814}, cs[1].i = rational{28760}, cs[1].w = rational{19352}, cs[1].c = rational{1610};
   cs[2].f = rational{1}, cs[2].i = rational{2}, cs[2].w = rational{1, 2}, cs[2].c = rational{1, 4};
-  int cases = 0, proved = 0, matched = 0;
+  int cases = 0, proved = 0, matched = 0, exact_proved = 0;
   for (const auto& [P, m] : {std::pair{1, 1}, std::pair{1, 2}, std::pair{2, 1}, std::pair{3, 1}}) {
     for (const costs& c : cs) {
       for (const rational g : {rational{1}, rational{16, 37}, rational{0}}) {
@@ -714,6 +714,13 @@ TEST_CASE("search (V-shape): the lower bound and the optimality claim against ex
           CHECK(r.report.span >= best);
           if (r.report.optimal) CHECK(r.report.span == best);
           ++cases, proved += r.report.optimal, matched += r.report.span == best;
+          // the exact method (CBC on detail::v_search_program) certifies every one
+          const search_result x = search_exact(p);
+          CHECK(validate(x.ops.view()).ok());
+          CHECK(x.report.span == best);
+          CHECK(x.report.lower_bound == best);
+          CHECK(x.report.optimal);
+          exact_proved += x.report.optimal && !r.report.optimal;
         }
       }
     }
@@ -721,6 +728,43 @@ TEST_CASE("search (V-shape): the lower bound and the optimality claim against ex
   CHECK(cases == 90);
   CHECK(matched == cases);
   CHECK(proved == 54);
+  CHECK(exact_proved == 36);  // the rest: where the bound alone did not prove the greedy
+}
+
+TEST_CASE("search_exact (V-shape): CBC finds and certifies what the greedy misses (docs/search.md)", "[search][exact]") {
+  // P = 2, m = 2, the article's costs: limit 3/2, the greedy 8, the optimum 15/2 (a new
+  // user's exhaustive search found it); gamma 16/37, limit 5/4: the greedy 17/2, the
+  // optimum 8; P = 2, m = 3, limit 3/2: 21/2 and 10; P = 4, m = 2 with t_f = 1, t_i = 2,
+  // t_w = 1/2, t_c = 1/4, limit 3/2: 101/4 and 23
+  struct row {
+    int P, m;
+    costs c;
+    rational gamma, limit, greedy, optimum;
+  };
+  costs heavy;
+  heavy.f = rational{1}, heavy.i = rational{2}, heavy.w = rational{1, 2}, heavy.c = rational{1, 4};
+  const row rows[] = {
+      {2, 2, costs{}, rational{1}, rational{3, 2}, rational{8}, rational{15, 2}},
+      {2, 2, costs{}, rational{16, 37}, rational{5, 4}, rational{17, 2}, rational{8}},
+      {2, 3, costs{}, rational{16, 37}, rational{3, 2}, rational{21, 2}, rational{10}},
+      {4, 2, heavy, rational{16, 37}, rational{3, 2}, rational{101, 4}, rational{23}},
+  };
+  for (const row& x : rows) {
+    CAPTURE(x.P, x.m, x.limit);
+    search_problem p;
+    p.shape = pipeline_shape{x.P, x.m, 2, placement::v_shape};
+    p.cost = x.c, p.gamma = x.gamma, p.memory_limit = {x.limit};
+    CHECK(search(p).report.span == x.greedy);
+    const search_result r = search_exact(p);
+    CHECK(r.report.method == search_method::exact);
+    CHECK(r.report.span == x.optimum);
+    CHECK(r.report.optimal);
+    const schedule_view v = r.ops.view();
+    CHECK(validate(v).ok());
+    CHECK(simulate(v, p.cost).largest_span() == x.optimum);
+    const in_flight_profile mem = in_flight(v, p.gamma);
+    for (int q = 0; q < x.P; ++q) CHECK(mem.peak_activations(q) <= x.limit);
+  }
 }
 
 TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
@@ -765,10 +809,18 @@ TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
     for (const auto& over : parsed["memory"]["over_bytes"]) CHECK(over == "0");
   }
 
-  const auto exact = run_tool("search -P 2 -m 4 --placement v --method exact");
-  CHECK(exact.exit_code == 2);
-  CHECK(exact.err.find("ctpipe: --method exact takes --placement loop") == 0);
-  const auto note = run_tool("search -P 4 -m 8 --placement v --memory-limit 2 --color never");
-  REQUIRE(note.exit_code == 0);
-  CHECK(note.out.find("the exact method was not run: it takes the loop placement only") != std::string::npos);
+  // the exact method on the V-shape: P = 2, m = 2, limit 3/2, where the greedy gives 8
+  const auto exact = run_tool("search -P 2 -m 2 --placement v --memory-limit 3/2 --method exact --format json");
+  REQUIRE(exact.exit_code == 0);
+  const nlohmann::json x = nlohmann::json::parse(exact.out);
+  CHECK(x["search"]["method"] == "exact");
+  CHECK(x["search"]["span"] == "15/2");
+  CHECK(x["search"]["lower_bound"] == "15/2");
+  CHECK(x["search"]["optimal"] == true);
+  const auto large = run_tool("search -P 4 -m 8 --placement v --method exact");
+  CHECK(large.exit_code == 2);
+  CHECK(large.err == "ctpipe: --method exact takes P*m <= 8 on the V-shape (here 32); the greedy runs at any size\n");
+  const auto greedy = run_tool("search -P 4 -m 8 --placement v --memory-limit 2 --format json");  // auto: the greedy above P m = 8
+  REQUIRE(greedy.exit_code == 0);
+  CHECK(nlohmann::json::parse(greedy.out)["search"]["method"] != "exact");
 }

@@ -28,6 +28,7 @@ namespace ctpipe {
 struct exact_options {
   double seconds = 60;
   int max_pairs = 32;  ///< P = 4, m = 8: 96 ops
+  int max_v_pairs = 8;  ///< the V-shape: P = 2, m = 4 or P = 4, m = 2: 48 ops
 };
 
 namespace detail {
@@ -253,31 +254,243 @@ class search_program {
   std::vector<std::int64_t> early_, late_;  // per op (column order): its window of ends
 };
 
+/// The mixed-integer program of a V-shape search_problem (docs/search.md "The exact
+/// method"), in integer ticks and memory units of chunks (each op costs t/2, an F adds one
+/// chunk): the same variables and rows as search_program, written for any op graph (rank r
+/// runs stage r, chunk 0, and stage 2P-1-r, chunk 1; each (chunk, kind) in micro-batch
+/// order). Each op's window comes from the longest paths of its precedences (its inputs,
+/// with t_c between ranks, and the op before it of its own chunk and kind) from s_r, rank
+/// r's first start, and to s_r + upper; a binary orders every pair of one rank's ops that
+/// no precedence path orders (a side the windows rule out fixes it); the memory level
+/// after each F starts counts the ops the paths put before it and the binaries of the
+/// rest; Z >= each chunk's last W end - s_r.
+class v_search_program {
+ public:
+  v_search_program(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t unit, std::int64_t fi,
+                   std::int64_t fw, const std::int64_t* cap, std::int64_t lower, std::int64_t upper)
+      : P_(P), m_(m), d_{tf, ti, tw}, model_(Cbc_newModel(), &Cbc_deleteModel) {
+    Cbc_setLogLevel(model_.get(), 0);
+    const int n = 6 * P * m;
+    // precedences: (predecessor, lag between its end and this op's start)
+    std::vector<std::vector<std::pair<int, std::int64_t>>> pred(static_cast<std::size_t>(n));
+    for (int r = 0; r < P; ++r) {
+      for (int c = 0; c < 2; ++c) {
+        for (int j = 0; j < m; ++j) {
+          auto& in = pred[idx(id(r, c, 0, j))];
+          for (int k = 0; k < 3; ++k) {
+            if (j > 0) pred[idx(id(r, c, k, j))].push_back({id(r, c, k, j - 1), 0});
+          }
+          // F: the stage before (chunk 0 from rank r-1; chunk 1 from rank r+1, or the turn at P-1)
+          if (c == 0 && r > 0) in.push_back({id(r - 1, 0, 0, j), tc});
+          if (c == 1) in.push_back(r == P - 1 ? std::pair{id(r, 0, 0, j), std::int64_t{0}} : std::pair{id(r + 1, 1, 0, j), tc});
+          // I: its own F and the stage after (chunk 1 from rank r-1 but the last stage;
+          // chunk 0 from rank r+1, or the turn at P-1)
+          auto& back = pred[idx(id(r, c, 1, j))];
+          back.push_back({id(r, c, 0, j), 0});
+          if (c == 1 && r > 0) back.push_back({id(r - 1, 1, 1, j), tc});
+          if (c == 0) back.push_back(r == P - 1 ? std::pair{id(r, 1, 1, j), std::int64_t{0}} : std::pair{id(r + 1, 0, 1, j), tc});
+          pred[idx(id(r, c, 2, j))].push_back({id(r, c, 1, j), 0});
+        }
+      }
+    }
+    // a topological order (Kahn), then the windows and the paths between one rank's ops
+    std::vector<int> order, count(static_cast<std::size_t>(n), 0);
+    std::vector<std::vector<int>> succ(static_cast<std::size_t>(n));
+    for (int o = 0; o < n; ++o) {
+      for (const auto& [q, lag] : pred[idx(o)]) succ[idx(q)].push_back(o), ++count[idx(o)];
+    }
+    for (int o = 0; o < n; ++o) {
+      if (count[idx(o)] == 0) order.push_back(o);
+    }
+    for (std::size_t x = 0; x < order.size(); ++x) {
+      for (const int o : succ[idx(order[x])]) {
+        if (--count[idx(o)] == 0) order.push_back(o);
+      }
+    }
+    early_.assign(idx(n), 0), late_.assign(idx(n), 0);
+    for (const int o : order) {
+      std::int64_t start = start_of(rank_of(o), tf, tc);
+      for (const auto& [q, lag] : pred[idx(o)]) start = std::max(start, early_[idx(q)] + lag);
+      early_[idx(o)] = start + d_[kind_of(o)];
+    }
+    for (auto x = order.rbegin(); x != order.rend(); ++x) {
+      const int o = *x;
+      std::int64_t end = start_of(rank_of(o), tf, tc) + upper;
+      for (const int q : succ[idx(o)]) {
+        for (const auto& [p, lag] : pred[idx(q)]) {
+          if (p == o) end = std::min(end, late_[idx(q)] - d_[kind_of(q)] - lag);
+        }
+      }
+      late_[idx(o)] = end;
+    }
+    for (int r = 0; r < P; ++r) late_[idx(id(r, 0, 0, 0))] = early_[idx(id(r, 0, 0, 0))];  // the first F starts at s_r
+    std::vector<std::vector<bool>> before(static_cast<std::size_t>(n), std::vector<bool>(static_cast<std::size_t>(n), false));  // a path a -> b
+    for (const int o : order) {
+      for (const auto& [q, lag] : pred[idx(o)]) {
+        before[idx(q)][idx(o)] = true;
+        for (int a = 0; a < n; ++a) {
+          if (before[idx(a)][idx(q)]) before[idx(a)][idx(o)] = true;
+        }
+      }
+    }
+    for (int o = 0; o < n; ++o) {
+      Cbc_addCol(model_.get(), "", static_cast<double>(early_[idx(o)]), static_cast<double>(late_[idx(o)]), 0, 0, 0, nullptr, nullptr);
+    }
+    z_ = Cbc_getNumCols(model_.get());
+    Cbc_addCol(model_.get(), "Z", static_cast<double>(lower), static_cast<double>(upper), 1, 0, 0, nullptr, nullptr);
+    const auto row = [&](const std::vector<std::pair<int, double>>& terms, double lo) {
+      std::vector<int> cols;
+      std::vector<double> coef;
+      for (const auto& [c, v] : terms) cols.push_back(c), coef.push_back(v);
+      Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coef.data(), 'G', lo);
+    };
+    for (int o = 0; o < n; ++o) {
+      for (const auto& [q, lag] : pred[idx(o)]) row({{o, 1}, {q, -1}}, static_cast<double>(lag + d_[kind_of(o)]));
+    }
+    // pair_[a * n + b] (a < b, one rank, unordered by paths): the binary, 1 when a runs first
+    pair_.assign(idx(n) * idx(n), -1);
+    for (int r = 0; r < P; ++r) {
+      const int first = id(r, 0, 0, 0), last = first + 6 * m;
+      for (int a = first; a < last; ++a) {
+        for (int b = a + 1; b < last; ++b) {
+          if (before[idx(a)][idx(b)] || before[idx(b)][idx(a)]) continue;
+          const std::int64_t da = d_[kind_of(a)], db = d_[kind_of(b)];
+          const std::int64_t a_first_ok = late_[idx(b)] - db - early_[idx(a)], b_first_ok = late_[idx(a)] - da - early_[idx(b)];
+          const int x = Cbc_getNumCols(model_.get());
+          Cbc_addCol(model_.get(), "", b_first_ok < 0 ? 1 : 0, a_first_ok < 0 ? 0 : 1, 0, 1, 0, nullptr, nullptr);
+          pair_[idx(a) * idx(n) + idx(b)] = x;
+          const double m1 = static_cast<double>(late_[idx(a)] - early_[idx(b)] + db);  // e_a - e_b + d_b at most
+          const double m0 = static_cast<double>(late_[idx(b)] - early_[idx(a)] + da);
+          if (m1 > 0) row({{b, 1}, {a, -1}, {x, -m1}}, static_cast<double>(db) - m1);
+          if (m0 > 0) row({{a, 1}, {b, -1}, {x, m0}}, static_cast<double>(da));
+        }
+      }
+      // the level after each F starts: unit for each F up to it, less fi, fw for each I, W
+      // before it: sum over the open pairs of coef [b before F] <= cap - the fixed part
+      const std::int64_t gain[3] = {unit, -fi, -fw};
+      for (int f = first; f < last; ++f) {
+        if (kind_of(f) != 0) continue;
+        std::vector<std::pair<int, double>> terms;
+        double fixed = static_cast<double>(unit);
+        for (int b = first; b < last; ++b) {
+          if (b == f || before[idx(f)][idx(b)]) continue;
+          const double g = static_cast<double>(gain[kind_of(b)]);
+          if (before[idx(b)][idx(f)]) {
+            fixed += g;
+          } else if (b < f) {  // x = 1: b first
+            terms.push_back({pair_[idx(b) * idx(n) + idx(f)], -g});
+          } else {  // x = 1: f first, so b before it is 1 - x
+            fixed += g;
+            terms.push_back({pair_[idx(f) * idx(n) + idx(b)], g});
+          }
+        }
+        row(terms, fixed - static_cast<double>(cap[r]));
+      }
+      for (int c = 0; c < 2; ++c) row({{z_, 1}, {id(r, c, 2, m - 1), -1}}, -static_cast<double>(start_of(r, tf, tc)));
+    }
+  }
+
+  /// Starts CBC from a schedule's orders and ends (per rank its ops, ends in ticks).
+  void start_from(const std::vector<std::vector<std::pair<op, std::int64_t>>>& ranks, std::int64_t span) {
+    const int n = 6 * P_ * m_;
+    std::vector<int> cols;
+    std::vector<double> values;
+    std::vector<int> position(idx(n), 0);
+    for (int r = 0; r < P_; ++r) {
+      int at = 0;
+      for (const auto& [o, end] : ranks[idx(r)]) {
+        const int c = column_of(r, o);
+        require(early_[idx(c)] <= end && end <= late_[idx(c)], "ctpipe: search_exact's windows exclude the greedy's schedule (a bug)");
+        cols.push_back(c), values.push_back(static_cast<double>(end));
+        position[idx(c)] = at++;
+      }
+    }
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b) {
+        const int x = pair_[idx(a) * idx(n) + idx(b)];
+        if (x >= 0) cols.push_back(x), values.push_back(position[idx(a)] < position[idx(b)] ? 1 : 0);
+      }
+    }
+    cols.push_back(z_), values.push_back(static_cast<double>(span));
+    Cbc_setMIPStartI(model_.get(), static_cast<int>(cols.size()), cols.data(), values.data());
+  }
+
+  /// As search_program's.
+  bool solve(double seconds) {
+    Cbc_setParameter(model_.get(), "timeMode", "elapsed");
+    Cbc_setMaximumSeconds(model_.get(), seconds);
+    Cbc_setParameter(model_.get(), "threads", "1");
+    Cbc_solve(model_.get());
+    const double* x = Cbc_getColSolution(model_.get());
+    return x != nullptr && !Cbc_isProvenInfeasible(model_.get());
+  }
+  double bound() { return Cbc_getBestPossibleObjValue(model_.get()); }
+
+  /// The solution's orders: each rank's ops sorted by their ends.
+  std::vector<std::vector<op>> orders() {
+    const double* x = Cbc_getColSolution(model_.get());
+    std::vector<std::vector<op>> out(idx(P_));
+    for (int r = 0; r < P_; ++r) {
+      std::vector<std::pair<double, op>> ends;
+      for (int o = id(r, 0, 0, 0); o < id(r, 0, 0, 0) + 6 * m_; ++o) ends.push_back({x[o], op_of(o)});
+      std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [t, o] : ends) out[idx(r)].push_back(o);
+    }
+    return out;
+  }
+
+ private:
+  static std::size_t idx(int c) { return static_cast<std::size_t>(c); }
+  int id(int r, int c, int k, int j) const { return ((r * 2 + c) * 3 + k) * m_ + j; }
+  int rank_of(int o) const { return o / (6 * m_); }
+  int kind_of(int o) const { return (o / m_) % 3; }
+  std::int64_t start_of(int r, std::int64_t tf, std::int64_t tc) const { return r * (tf + tc); }
+  op op_of(int o) const {
+    const int r = rank_of(o), c = (o / (3 * m_)) % 2, k = kind_of(o), j = o % m_;
+    return op{k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, c == 0 ? r : 2 * P_ - 1 - r, j};
+  }
+  int column_of(int r, op o) const {
+    const int c = o.stage() == r ? 0 : 1;
+    const int k = o.kind() == op_kind::F ? 0 : o.kind() == op_kind::I ? 1 : 2;
+    return id(r, c, k, o.microbatch());
+  }
+
+  int P_, m_;
+  std::int64_t d_[3];
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> model_;
+  int z_ = 0;
+  std::vector<int> pair_;
+  std::vector<std::int64_t> early_, late_;
+};
+
 }  // namespace detail
 
 /// search() (docs/search.md), then, when its schedule is not proved optimal and the shape
-/// is small enough (exact_options::max_pairs), the exact method: the mixed-integer program
-/// of detail::search_program solved by CBC within `exact.seconds`, started from search()'s
-/// schedule. CBC's schedule replaces search()'s when its exact simulation has a smaller
-/// span; the lower bound becomes the larger of search_lower_bound() and CBC's best bound
-/// b, as ceil(b - 1/2) ticks (every span is a whole number of ticks; the half tick absorbs
-/// CBC's floating-point error either way). `method` is
-/// search_method::exact when CBC ran; `optimal` when the span meets the bound (CBC proved
-/// it, or it did not finish and the bounds still meet). CBC computes in floating point;
-/// the schedule it returns is checked exactly like search()'s (validate(), the limit,
-/// the exact simulation). Needs t_i > 0 and t_w > 0 (every op lasts: the orders are read
-/// from the ends) and the loop placement (the program is written for one stage per rank),
-/// else it returns search()'s result. Errors: search()'s.
+/// is small enough (loop: P m <= exact_options::max_pairs; V-shape: P m <=
+/// exact_options::max_v_pairs), the exact method: the mixed-integer program of
+/// detail::search_program (loop) or detail::v_search_program (V-shape) solved by CBC within
+/// `exact.seconds`, started from search()'s schedule. CBC's schedule replaces search()'s
+/// when its exact simulation has a smaller span; the lower bound becomes the larger of
+/// search_lower_bound() and CBC's best bound b, as ceil(b - 1/2) ticks (every span is a
+/// whole number of ticks; the half tick absorbs CBC's floating-point error either way).
+/// `method` is search_method::exact when CBC ran; `optimal` when the span meets the bound
+/// (CBC proved it, or it did not finish and the bounds still meet). CBC computes in
+/// floating point; the schedule it returns is checked exactly like search()'s (validate(),
+/// the limit, the exact simulation). Needs t_i > 0 and t_w > 0 (every op lasts: the orders
+/// are read from the ends), else it returns search()'s result. Errors: search()'s.
 inline search_result search_exact(const search_problem& p, const exact_options& exact = {}, const search_options& options = {}) {
   const auto started = std::chrono::steady_clock::now();
   search_result out = search(p, options);
   search_report& rep = out.report;
-  if (rep.optimal || p.shape.layout != placement::loop || p.shape.P * p.shape.m > exact.max_pairs || p.cost.i <= rational{0} ||
+  const bool v_shape = p.shape.layout == placement::v_shape;
+  if (rep.optimal || p.shape.P * p.shape.m > (v_shape ? exact.max_v_pairs : exact.max_pairs) || p.cost.i <= rational{0} ||
       p.cost.w <= rational{0}) {
     return out;
   }
   const costs& c = p.cost;
-  const detail::integer_units u = detail::integer_units_of(c, p.gamma, p.memory_limit, p.shape.P);
+  // in ticks and memory units of the constructions (on the V-shape: chunks, each op t/2)
+  const detail::integer_units u = detail::construction_units(p.shape, c, p.gamma, p.memory_limit);
+  const rational scale{v_shape ? 2 : 1};
   const std::int64_t den = u.den;
   const auto in_ticks = [den](rational x) {
     const rational t = x * rational{den};
@@ -286,27 +499,39 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
   // the integer ceiling of the bound in ticks
   const rational lower = rep.lower_bound * rational{den};
   const std::int64_t lower_ticks = (lower.num + lower.den - 1) / lower.den;
-  detail::search_program program(p.shape.P, p.shape.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, u.fi, u.fw,
-                                 u.cap.data(), lower_ticks, in_ticks(rep.span));
+  std::vector<std::vector<std::pair<op, std::int64_t>>> ranks(static_cast<std::size_t>(p.shape.P));
   {
     const schedule_view v = out.ops.view();
     const simulation sim = simulate(v, c);
-    std::vector<std::vector<std::pair<op, std::int64_t>>> ranks(static_cast<std::size_t>(p.shape.P));
     for (int r = 0; r < p.shape.P; ++r) {
       for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) ranks[static_cast<std::size_t>(r)].push_back({v.ops[k], in_ticks(sim.end(k))});
     }
+  }
+  const auto run = [&](auto& program) {
     program.start_from(ranks, in_ticks(rep.span));
+    const bool solved = program.solve(exact.seconds);
+    return std::pair{solved ? program.orders() : std::vector<std::vector<op>>{}, program.bound()};
+  };
+  const std::int64_t tf = u.ticks(c.f / scale), ti = u.ticks(c.i / scale), tw = u.ticks(c.w / scale), tc = u.ticks(c.c);
+  std::pair<std::vector<std::vector<op>>, double> solved;
+  if (v_shape) {
+    detail::v_search_program program(p.shape.P, p.shape.m, tf, ti, tw, tc, u.unit, u.fi, u.fw, u.cap.data(), lower_ticks, in_ticks(rep.span));
+    solved = run(program);
+  } else {
+    detail::search_program program(p.shape.P, p.shape.m, tf, ti, tw, tc, u.unit, u.fi, u.fw, u.cap.data(), lower_ticks, in_ticks(rep.span));
+    solved = run(program);
   }
   rep.method = search_method::exact;
-  if (program.solve(exact.seconds)) {
-    schedule found = detail::schedule_of(p.shape, program.orders());
+  if (!solved.first.empty()) {
+    schedule found = detail::schedule_of(p.shape, solved.first);
     const schedule_view v = found.view();
     if (validate(v).ok()) {
       const simulation sim = simulate(v, c);
       const in_flight_profile memory = in_flight(v, p.gamma);
-      const rational span = sim.largest_span(), peak = memory.largest_peak();
+      const rational span = sim.largest_span();
+      rational peak{0};
       bool within = true;
-      for (int r = 0; r < p.shape.P; ++r) within = within && memory.peak(r) <= p.limit(r);
+      for (int r = 0; r < p.shape.P; ++r) within = within && memory.peak_activations(r) <= p.limit(r), peak = max(peak, memory.peak_activations(r));
       if (within && span < rep.span) {
         out.ops = std::move(found);
         rep.span = span, rep.peak = peak, rep.makespan = sim.makespan();
@@ -314,7 +539,7 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
       }
     }
   }
-  const double b = program.bound();  // CBC's best possible objective: its optimum when proven
+  const double b = solved.second;  // CBC's best possible objective: its optimum when proven
   // every span is a whole number of ticks: a bound b proves ceil(b); half a tick off
   // absorbs CBC's floating-point error either way
   const std::int64_t cbc_ticks = static_cast<std::int64_t>(std::ceil(b - 0.5));

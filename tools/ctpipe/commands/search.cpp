@@ -57,9 +57,9 @@ class search_command final : public command_with_options {
  private:
   void declare_own(CLI::App& app) override {
     app.add_option("--method", method_text_,
-                   "auto (default: exact for P*m <= 32, i.e. up to 96 ops, when the greedy is not already proved optimal; "
-                   "else greedy), greedy (the best of the greedy rule sets, then local repair) or exact (also CBC on "
-                   "the mixed-integer program, P*m <= 32)");
+                   "auto (default: exact for P*m <= 32, i.e. up to 96 ops, on the V-shape P*m <= 8, when the greedy is not "
+                   "already proved optimal; else greedy), greedy (the best of the greedy rule sets, then local repair) or exact "
+                   "(also CBC on the mixed-integer program, the same sizes)");
     app.add_option("--time-limit", seconds_text_, "wall-clock seconds CBC may take in the exact method (default 10)");
   }
 
@@ -99,13 +99,11 @@ class search_command final : public command_with_options {
     const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
     const memory_limit given = parse_memory_limit(limit_text);
     p.memory_limit = limits_in_activations(p.shape, p.gamma, given);
-    if (method_text_ == "exact" && v_shape) {
-      throw usage_error("ctpipe: --method exact takes --placement loop (its program is written for one stage per rank); "
-                        "the V-shape is searched by the greedy");
-    }
-    const bool small = p.shape.P * p.shape.m <= exact.max_pairs && !v_shape;
+    const int most = v_shape ? exact.max_v_pairs : exact.max_pairs;  // the V-shape's program has 6 P m ops and more pairs
+    const bool small = p.shape.P * p.shape.m <= most;
     if (method_text_ == "exact" && !small) {
-      throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {} (here {}); the greedy runs at any size", exact.max_pairs,
+      throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {}{} (here {}); the greedy runs at any size", most,
+                                    v_shape ? " on the V-shape" : "",
                                     p.shape.P * p.shape.m));
     }
     const bool lasting = p.cost.i > rational{0} && p.cost.w > rational{0};
@@ -134,9 +132,6 @@ class search_command final : public command_with_options {
     if (opts_.format == "text") {
       out += search_text(p, given, found, authors);
       if (method_text_ == "auto" && small && !lasting && !found.optimal) out += "  the exact method was not run: it needs t_i > 0 and t_w > 0\n";
-      if (method_text_ == "auto" && v_shape && !found.optimal && p.shape.P * p.shape.m <= exact.max_pairs) {
-        out += "  the exact method was not run: it takes the loop placement only\n";
-      }
       if (found.method == search_method::exact && !found.optimal) out += "  CBC stopped at its time limit (--time-limit) without closing the gap\n";
       if (opts_.model_given) out += "  costs from --costs: --model gives the memory only (bytes per rank)\n";
     }
