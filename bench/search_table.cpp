@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 using namespace ctpipe;
 
@@ -98,5 +99,21 @@ int main(int argc, char** argv) {
                     r.optimal ? "yes" : "no", r.seconds);
       }
     }
+  }
+  std::printf("\nExact method on the V-shape (CBC, %g s limit, detail::v_search_program), P m <= 8, gamma 16/37, limit 3/2:\n\n",
+              exact_seconds);
+  std::printf("| P | m | costs f, i, w, c | greedy span | after local repair | exact span | lower bound | proved | seconds |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  const std::tuple<int, int, const char*, costs> v_cases[] = {
+      {2, 2, "1, 1, 1, 0", article}, {2, 3, "1, 1, 1, 0", article}, {2, 4, "1, 1, 1, 0", article}, {4, 2, "1, 2, 1/2, 1/4", heavy}};
+  for (const auto& [P, m, name, c] : v_cases) {
+    const search_problem p = problem(P, m, c, rational{16, 37}, rational{3, 2}, true);
+    const search_report greedy = search(p, {false, false}).report;
+    const search_report local = search(p).report;
+    exact_options o;
+    o.seconds = exact_seconds;
+    const search_report r = search_exact(p, o).report;
+    std::printf("| %d | %d | %s | %s | %s | %s | %s | %s | %.2f |\n", P, m, name, exact(greedy.span).c_str(), exact(local.span).c_str(),
+                exact(r.span).c_str(), exact(r.lower_bound).c_str(), r.optimal ? "yes" : "no", r.seconds);
   }
 }
