@@ -384,7 +384,7 @@ class v_search_program {
             terms.push_back({pair_[idx(f) * idx(n) + idx(b)], g});
           }
         }
-        row(terms, fixed - static_cast<double>(cap[r]));
+        if (!terms.empty()) row(terms, fixed - static_cast<double>(cap[r]));  // else fixed <= cap: the greedy's schedule fits
       }
       for (int c = 0; c < 2; ++c) row({{z_, 1}, {id(r, c, 2, m - 1), -1}}, -static_cast<double>(start_of(r, tf, tc)));
     }
