@@ -528,6 +528,49 @@ TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced to the time 
   CHECK(simulate(generate(schedule_spec{schedule_family::zbv, v24.shape}).view(), v24.cost).largest_span() == best.report.span);
 }
 
+TEST_CASE("search: per-rank limits that differ (the rules' lists are checked; one group size for every rank)", "[search]") {
+  // a new user's case (2026-12-03): P = 3, m = 2, limits 1, 2, 2 failed with "schedule
+  // deadlocks": the authors' rules left rank 0 an I before its F, and groups of 1, 2, 2
+  // deadlock; 95 of the 900 problems below failed so
+  search_problem p;
+  p.shape = pipeline_shape{3, 2, 1, placement::loop};
+  p.memory_limit = {rational{1}, rational{2}, rational{2}};
+  CHECK(search(p).report.span == rational{14});
+  const rational levels[] = {rational{1}, rational{3, 2}, rational{2}, rational{5, 2}, rational{3}, rational{4}};
+  int runs = 0, next = 7;
+  for (int V = 1; V <= 2; ++V) {
+    for (int P = 2; P <= 4; ++P) {
+      for (const int m : {1, 2, 3, 5, 8}) {
+        for (const rational g : {rational{1}, rational{16, 37}, rational{0}}) {
+          for (int t = 0; t < 3; ++t) {
+            search_problem q;
+            q.shape = pipeline_shape{P, m, V, V == 1 ? placement::loop : placement::v_shape};
+            q.gamma = g;
+            q.memory_limit.clear();
+            for (int r = 0; r < P; ++r) q.memory_limit.push_back(levels[(next = (next * 37 + 11) % 101) % 6]);
+            CAPTURE(V, P, m, g, q.memory_limit);
+            const search_result res = search(q);
+            const schedule_view v = res.ops.view();
+            CHECK(validate(v).ok());
+            const in_flight_profile mem = in_flight(v, g);
+            for (int r = 0; r < P; ++r) CHECK(mem.peak_activations(r) <= q.memory_limit[static_cast<std::size_t>(r)]);
+            CHECK(simulate(v, q.cost).largest_span() == res.report.span);
+            CHECK(res.report.lower_bound <= res.report.span);
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  CHECK(runs == 270);
+  // the tool: a byte limit gives per-rank limits (here 1, 2, 2, 1)
+  const auto bytes = run_tool("search --model llama2-7b --memory-limit 78GiB -P 4 -m 8 --format json");
+  REQUIRE(bytes.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(bytes.out);
+  CHECK(j["search"]["memory_limit_activations"] == nlohmann::json::array({"1", "2", "2", "1"}));
+  for (const auto& over : j["memory"]["over_bytes"]) CHECK(over == "0");
+}
+
 TEST_CASE("search (loop): the authors' manual_order reproduced at 30 random problems", "[search]") {
   // P, m, t_f, t_i, t_w, t_c, gamma = num/den, limit k8 P / 8 activations, and the bubble
   // (span - work) of the best of their 8 rule sets: their zb.py (39f2c186, `Graph.

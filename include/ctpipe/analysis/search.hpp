@@ -474,6 +474,29 @@ constexpr integer_units construction_units(const pipeline_shape& s, const costs&
   return u;
 }
 
+/// Whether every rank has the same limit (the rule sets' constructions are checked only
+/// when they differ: with one limit they are valid and within it by construction).
+constexpr bool uniform_limits(std::span<const rational> limits) {
+  for (const rational x : limits) {
+    if (x != limits[0]) return false;
+  }
+  return true;
+}
+
+/// The span in ticks of 1/den of the schedule (ops, offsets) when it is valid and every
+/// rank's peak is within its limit, else -1.
+constexpr std::int64_t checked_ticks(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, std::int64_t den,
+                                     const op* ops, const std::uint32_t* offsets) {
+  const std::size_t P = static_cast<std::size_t>(s.P);
+  const schedule_view v{s, std::span<const op>(ops, offsets[P]), std::span<const std::uint32_t>(offsets, P + 1)};
+  if (!validate(v).ok()) return -1;
+  const in_flight_profile memory = in_flight(v, gamma);
+  for (std::size_t r = 0; r < P; ++r) {
+    if (memory.peak_activations(static_cast<int>(r)) > limits[limits.size() == 1 ? 0 : r]) return -1;
+  }
+  return (simulate(v, c).largest_span() * rational{den}).num;
+}
+
 /// Construction k (0 <= k < unit_count(s, rule_sets)) of greedy_best() on the V-shape,
 /// written into `ops` (6m a rank, CSR) with `offsets` (r 6m). Rule set k < rule_sets: up to
 /// v_rounds constructions of O(P m), re-run with the last round's per-rank bubbles as
@@ -484,7 +507,7 @@ constexpr integer_units construction_units(const pipeline_shape& s, const costs&
 /// (v_list_scheduler, O(ops log P) each), and the library's ZB-V, V-Half and V-Min
 /// (fill_schedule(); V-Half and V-Min only for P <= 2m, where their generator's grid stays
 /// within a few slots an op: docs/compile-time.md), each validated, memory-checked and
-/// simulated.
+/// simulated; a rule set's schedule too when the per-rank limits differ.
 constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
                                      int k, op* ops, std::uint32_t* offsets) {
   const integer_units u = construction_units(s, c, gamma, limits);
@@ -503,17 +526,11 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
       for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
       take_ranks(g, P, per, ops);
     }
+    // per-rank limits that differ can leave the authors' rules an invalid list: checked
+    if (out.span >= 0 && !uniform_limits(limits)) out.span = checked_ticks(s, c, gamma, limits, u.den, ops, offsets);
     return out;
   }
-  const schedule_view v{s, std::span<const op>(ops, P * per), std::span<const std::uint32_t>(offsets, P + 1)};
-  const auto consider = [&] {
-    if (!validate(v).ok()) return;
-    const in_flight_profile memory = in_flight(v, gamma);
-    for (std::size_t r = 0; r < P; ++r) {
-      if (memory.peak_activations(static_cast<int>(r)) > limits[limits.size() == 1 ? 0 : r]) return;
-    }
-    out.span = (simulate(v, c).largest_span() * rational{u.den}).num;
-  };
+  const auto consider = [&] { out.span = checked_ticks(s, c, gamma, limits, u.den, ops, offsets); };
   const int fixed = k - rule_sets;
   if (fixed == 0) {
     int g = s.m;  // one group size for every rank (groups that differ between ranks deadlock)
@@ -558,9 +575,12 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
 /// (3 V P m, CSR, rank r's ops at r 3 V m) with `offsets` (P + 1). Loop placement: rule set
 /// k < rule_sets (detail::rule_set(), one O(P m) construction), then two fixed orders for
 /// low limits, where the rules run far from the optimum: each rank in groups of g =
-/// floor(its limit) micro-batches (their Fs, then I, W per micro-batch: its level peaks at
-/// g), and 1F1B with min(g - 1, P - 1 - r) warmup forwards and each W right after its I
-/// (peak: the warmup + 1), each validated and simulated. V-shape: greedy_unit_v(). The
+/// floor(the least limit) micro-batches (their Fs, then I, W per micro-batch: a level that
+/// peaks at g, so a limit of 1 always fits), and 1F1B with min(g_r - 1, P - 1 - r) warmup
+/// forwards (g_r = floor(rank r's limit)) and each W right after its I (peak: the warmup +
+/// 1), each validated and simulated. With per-rank limits that differ, a rule set's lists
+/// are checked too (validate(), the peaks, the simulation): the rules can leave an
+/// invalid list there. V-shape: greedy_unit_v(). The
 /// same code at run time and in a constant expression (searched_v runs each construction
 /// in its own). Raises rational's overflow message when a time or level leaves 64 bits.
 constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets, int k,
@@ -574,13 +594,17 @@ constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rati
     zb_greedy g(s.P, s.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(), rule_set(k));
     if (!g.run()) return out;
     take_ranks(g, P, per, ops);
-    out.span = g.span();
+    // per-rank limits that differ can leave the authors' rules an invalid list: checked
+    out.span = uniform_limits(limits) ? g.span() : checked_ticks(s, c, gamma, limits, u.den, ops, offsets);
     return out;
   }
   const int family = k - rule_sets;
+  int least = s.m;  // the groups: one size for every rank (sizes that differ between ranks deadlock)
+  for (const rational x : limits) least = x.num / x.den < least ? static_cast<int>(x.num / x.den) : least;
   for (std::size_t r = 0; r < P; ++r) {
     const rational x = limits[limits.size() == 1 ? 0 : r];
-    const int g = x.num / x.den < s.m ? static_cast<int>(x.num / x.den) : s.m;
+    const int own = x.num / x.den < s.m ? static_cast<int>(x.num / x.den) : s.m;
+    const int g = family == 0 ? least : own;
     const int stage = static_cast<int>(r);
     std::size_t at = r * per;
     if (family == 0) {
