@@ -528,7 +528,7 @@ TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced to the time 
   CHECK(simulate(generate(schedule_spec{schedule_family::zbv, v24.shape}).view(), v24.cost).largest_span() == best.report.span);
 }
 
-TEST_CASE("search: per-rank limits that differ (the rules' lists are checked; one group size for every rank)", "[search]") {
+TEST_CASE("search: per-rank limits that differ (the rules' lists are checked, one group size for every rank)", "[search]") {
   // a new user's case (2026-12-03): P = 3, m = 2, limits 1, 2, 2 failed with "schedule
   // deadlocks": the authors' rules left rank 0 an I before its F, and groups of 1, 2, 2
   // deadlock; 95 of the 900 problems below failed so

@@ -884,10 +884,29 @@ constexpr int searched_best_unit(std::index_sequence<K...>) {
   return best;
 }
 
+/// Whether check_search_spec(p) passes (without raising: searched_v evaluates the
+/// constructions only then, so a bad spec gives its message once, not once for each).
+constexpr bool search_spec_fine(const search_spec& p) {
+  const costs& c = p.cost;
+  return shape_error(p.shape) == nullptr && c.f > rational{0} && c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} &&
+         c.c >= rational{0} && c.move >= rational{0} && (c.fb >= rational{0} || c.fb == rational{-1}) && p.gamma >= rational{0} &&
+         p.gamma <= rational{1} && searchable(p.shape) && p.memory_limit >= rational{1};
+}
+
+/// searched_best_unit() over S's constructions when S is fine, else -1 (none evaluated).
+template <search_spec S>
+constexpr int searched_best() {
+  if constexpr (search_spec_fine(S)) {
+    return searched_best_unit<S>(std::make_index_sequence<static_cast<std::size_t>(unit_count(S.shape, rule_sets_of(S.shape, S.authors_only)))>{});
+  } else {
+    return -1;
+  }
+}
+
 template <search_spec S>
 constexpr auto freeze_searched() {
-  check_search_spec(S);
-  constexpr int best = searched_best_unit<S>(std::make_index_sequence<static_cast<std::size_t>(unit_count(S.shape, rule_sets_of(S.shape, S.authors_only)))>{});
+  check_search_spec(S);  // a bad spec stops here, with the library's message
+  constexpr int best = searched_best<S>();
   frozen_schedule<3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m),
                   static_cast<std::size_t>(S.shape.P)>
       f{};

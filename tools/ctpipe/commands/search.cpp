@@ -68,6 +68,9 @@ class search_command final : public command_with_options {
     app.get_option("--memory-limit")
         ->description("the limit per rank the schedule must stay within: full activations, gamma-weighted (a plain number, "
                       "default P, 1F1B's rank 0), or bytes with a unit (80GiB; needs --model)");
+    app.get_option("--model")
+        ->description("a dense transformer, for the memory in bytes per rank (the costs still come from --costs): a preset "
+                      "(gpt3-175b, llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
     app.remove_option(app.get_option("--device-flops"));  // search takes its costs from --costs
     app.remove_option(app.get_option("--link-bandwidth"));
   }
