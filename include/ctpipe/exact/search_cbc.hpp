@@ -33,6 +33,17 @@ struct exact_options {
 
 namespace detail {
 
+/// Runs CBC on `model` within `seconds` of wall-clock time, one thread; true when it
+/// returned a solution (not proved infeasible). Both programs below solve through it.
+inline bool solve_cbc(Cbc_Model* model, double seconds) {
+  Cbc_setParameter(model, "timeMode", "elapsed");  // wall-clock seconds, not CPU
+  Cbc_setMaximumSeconds(model, seconds);
+  Cbc_setParameter(model, "threads", "1");
+  Cbc_solve(model);
+  const double* x = Cbc_getColSolution(model);
+  return x != nullptr && !Cbc_isProvenInfeasible(model);
+}
+
 /// The mixed-integer program of a search_problem, in integer ticks and memory units
 /// (docs/search.md "The exact method"): per op its end e (continuous, within its window:
 /// windows()),
@@ -155,14 +166,7 @@ class search_program {
   }
 
   /// Solves within `seconds`; true when CBC returned a solution.
-  bool solve(double seconds) {
-    Cbc_setParameter(model_.get(), "timeMode", "elapsed");  // wall-clock seconds, not CPU
-    Cbc_setMaximumSeconds(model_.get(), seconds);
-    Cbc_setParameter(model_.get(), "threads", "1");
-    Cbc_solve(model_.get());
-    const double* x = Cbc_getColSolution(model_.get());
-    return x != nullptr && !Cbc_isProvenInfeasible(model_.get());
-  }
+  bool solve(double seconds) { return solve_cbc(model_.get(), seconds); }
   double bound() { return Cbc_getBestPossibleObjValue(model_.get()); }
 
   /// The solution's orders: each rank's ops sorted by their ends (distinct, as every op
@@ -415,15 +419,8 @@ class v_search_program {
     Cbc_setMIPStartI(model_.get(), static_cast<int>(cols.size()), cols.data(), values.data());
   }
 
-  /// As search_program's.
-  bool solve(double seconds) {
-    Cbc_setParameter(model_.get(), "timeMode", "elapsed");
-    Cbc_setMaximumSeconds(model_.get(), seconds);
-    Cbc_setParameter(model_.get(), "threads", "1");
-    Cbc_solve(model_.get());
-    const double* x = Cbc_getColSolution(model_.get());
-    return x != nullptr && !Cbc_isProvenInfeasible(model_.get());
-  }
+  /// Solves within `seconds`; true when CBC returned a solution.
+  bool solve(double seconds) { return solve_cbc(model_.get(), seconds); }
   double bound() { return Cbc_getBestPossibleObjValue(model_.get()); }
 
   /// The solution's orders: each rank's ops sorted by their ends.
