@@ -8,6 +8,7 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/format.hpp>
+#include <ctpipe/io/torch_passes.hpp>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -704,4 +705,51 @@ TEST_CASE("parse_csv: the shape comes from the compute ops, so a stray transfer 
           validation_issue{fault::out_of_shape, 0, 2, op{op_kind::send_f, 0, 5}, op{op_kind::send_f, 0, 5}});
   // A file of transfers only takes its shape from them.
   REQUIRE(io::parse_csv("0SEND_F0\n1RECV_F0\n").shape() == pipeline_shape{2, 1});
+}
+
+// --- PyTorch's passes: UNSHARD, RESHARD, REDUCE_GRAD (io/torch_passes.hpp) ----------------
+
+TEST_CASE("torch_annotations() places UNSHARD, RESHARD and REDUCE_GRAD as PyTorch's own passes do", "[csv][torch]") {
+  // Expected rows: PyTorch 2.13.0's `_add_send_recv(_add_reduce_grad(_add_unshard_reshard(row), m))`
+  // on the compute rows of `ctpipe -s 1f1b -P 2 -m 2 --format csv` (run on 2026-12-03);
+  // ctpipe's own lowering places the same sends and receives here.
+  const schedule s = generate({schedule_family::one_f_one_b, {2, 2}});
+  CHECK(io::to_torch_csv(lower(s.view()).view()) ==
+        "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\n"
+        "1UNSHARD,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD,1RESHARD\n");
+  // The compute-only rows of interleaved 1F1B P = 2, m = 4, V = 2 with PyTorch's passes (the
+  // same run, its SEND/RECV left out): two stages per rank, both unsharded at the start.
+  const schedule il = generate({schedule_family::interleaved_1f1b, {2, 4, 2}});
+  CHECK(io::to_torch_csv(il.view()) ==
+        "0UNSHARD,2UNSHARD,0F0,0F1,2F0,2F1,0F2,2B0,0F3,2B1,2F2,0B0,2F3,0B1,2B2,2B3,2REDUCE_GRAD,2RESHARD,0B2,0B3,"
+        "0REDUCE_GRAD,0RESHARD\n"
+        "1UNSHARD,3UNSHARD,1F0,1F1,3F0,3B0,3F1,3B1,1F2,1B0,1F3,1B1,3F2,3B2,3F3,3B3,3REDUCE_GRAD,3RESHARD,1B2,1B3,"
+        "1REDUCE_GRAD,1RESHARD\n");
+  // A window of 1: each stage change reshards the one before.
+  CHECK(io::to_torch_csv(il.view(), {true, true, 1}).starts_with("0UNSHARD,0F0,0F1,0RESHARD,2UNSHARD,2F0,2F1,2RESHARD,0UNSHARD,0F2,"));
+  // REDUCE_GRAD only; none at all.
+  CHECK(io::to_torch_csv(s.view(), {false, true, 3}) == "0F0,0F1,0B0,0B1,0REDUCE_GRAD\n1F0,1B0,1F1,1B1,1REDUCE_GRAD\n");
+  CHECK(io::to_torch_csv(s.view(), {false, false, 3}) == io::to_csv(s.view()));
+  // Split backwards: the m-th W of a stage, not its I, reduces; an overlapped pair counts its B.
+  const schedule zb = generate({schedule_family::zb_h1, {2, 2}});
+  const std::string zb_csv = io::to_torch_csv(zb.view(), {false, true, 3});
+  CHECK(zb_csv.find("1W1,1REDUCE_GRAD") != std::string::npos);
+  const schedule dv = generate({schedule_family::dualpipev, {2, 4, 2, placement::v_shape}});
+  const io::csv_schedule back = io::parse_csv(io::to_torch_csv(dv.view()));
+  CHECK(same(back.view(), dv.view()));  // the annotations read back beside the same ops
+  std::size_t reduces = 0;
+  for (const io::csv_annotation& a : back.annotations) reduces += a.text.ends_with("REDUCE_GRAD") ? 1 : 0;
+  CHECK(reduces == 4);  // one per stage
+  CHECK_THROWS_WITH(io::torch_annotations(s.view(), {true, true, 0}), "ctpipe: --max-active-stages must be >= 1");
+}
+
+TEST_CASE("rows ending in \\r\\n (Python's csv writer, PyTorch's _dump_csv) read as rows ending in \\n", "[csv][torch]") {
+  const std::string lf = io::to_torch_csv(lower(generate({schedule_family::zbv, {3, 6, 2, placement::v_shape}}).view()).view());
+  std::string crlf;
+  for (const char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  const io::csv_schedule a = io::parse_csv(lf);
+  const io::csv_schedule b = io::parse_csv(crlf);
+  CHECK(same(a.view(), b.view()));
+  CHECK(a.annotations == b.annotations);
+  CHECK(io::to_csv(b) == lf);
 }

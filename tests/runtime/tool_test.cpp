@@ -1,6 +1,7 @@
 // The `ctpipe` tool as a user runs it: the default view, JSON fields, bad input.
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
+#include <ctpipe/io/torch_passes.hpp>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -459,7 +460,7 @@ TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and jso
     INFO(args);
     const auto csv = run_tool(std::string(args) + " --lowering deepseek --format csv-comms");
     REQUIRE(csv.exit_code == 0);
-    REQUIRE(csv.out == ctpipe::io::to_csv(ctpipe::lower_deepseek(spec).view()));
+    REQUIRE(csv.out == ctpipe::io::to_torch_csv(ctpipe::lower_deepseek(spec).view()));
     REQUIRE(csv.out != run_tool(std::string(args) + " --format csv-comms --runtime batched").out);
     const auto json = nlohmann::json::parse(run_tool(std::string(args) + " --lowering deepseek --format json").out);
     const std::string makespan = json.at("makespan").get<std::string>();
@@ -486,5 +487,49 @@ TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and jso
     REQUIRE(run.exit_code == 2);
     REQUIRE(run.out.empty());
     REQUIRE(run.err == c.message);
+  }
+}
+
+TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD; --torch-passes and --max-active-stages", "[tool][torch]") {
+  const auto all = run_tool("-s 1f1b -P 2 -m 2 --format csv-comms");
+  REQUIRE(all.exit_code == 0);
+  CHECK(all.out == "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\n"
+                   "1UNSHARD,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD,1RESHARD\n");
+  CHECK(run_tool("-s 1f1b -P 2 -m 2 --format csv-comms --torch-passes reduce-grad").out ==
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+        "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n");
+  CHECK(run_tool("-s 1f1b -P 2 -m 2 --format csv-comms --torch-passes none").out ==
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const auto window = run_tool("-s interleaved-1f1b -P 2 -m 4 --format csv-comms --max-active-stages 1");
+  CHECK(window.out.starts_with("0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RESHARD,2UNSHARD,"));
+  // The compute-only file stays compute-only: PyTorch's compute_only route adds them itself.
+  CHECK(run_tool("-s 1f1b -P 2 -m 2 --format csv").out == "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n");
+  const struct {
+    const char* args;
+    const char* err;
+  } rejected[] = {
+      {"--format csv-comms --torch-passes fsdp", "ctpipe: --torch-passes takes all, reduce-grad or none, not 'fsdp'\n"},
+      {"--format csv-comms --max-active-stages 0", "ctpipe: --max-active-stages must be >= 1\n"},
+      {"--format csv-comms --max-active-stages x", "ctpipe: --max-active-stages takes a whole number, not 'x'\n"},
+      {"--format csv --torch-passes none", "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
+      {"--max-active-stages 2", "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
+  };
+  for (const auto& r : rejected) {
+    INFO(r.args);
+    const auto run = run_tool(r.args);
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());
+    CHECK(run.err == r.err);
+  }
+}
+
+TEST_CASE("dualpipe's CSV: written for ctpipe validate, with a note that PyTorch's one-copy format cannot run it", "[tool][torch]") {
+  for (const char* format : {"csv", "csv-comms"}) {
+    INFO(format);
+    const auto run = run_tool(std::string("-s dualpipe -P 2 -m 4 --format ") + format);
+    CHECK(run.exit_code == 0);
+    CHECK(!run.out.empty());
+    CHECK(run.err.starts_with("ctpipe: note: dualpipe's two model copies share their stage indices"));
+    CHECK(run_tool(std::string("-s dualpipev -P 2 -m 4 --format ") + format).err.empty());
   }
 }

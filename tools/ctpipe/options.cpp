@@ -162,6 +162,14 @@ void options::declare(CLI::App& app, const option_set& set) {
                    "--runtime model) or deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same "
                    "lists for every model)")
         ->capture_default_str();
+    app.add_option("--torch-passes", torch_passes_text,
+                   "the actions of PyTorch's lowering passes csv-comms carries (docs/pytorch.md): all (UNSHARD, "
+                   "RESHARD and REDUCE_GRAD, as _add_unshard_reshard and _add_reduce_grad place them), reduce-grad "
+                   "(REDUCE_GRAD only: no FSDP) or none")
+        ->capture_default_str();
+    app.add_option("--max-active-stages", max_active_stages_text,
+                   "csv-comms with --torch-passes all: the stages kept unsharded at once (PyTorch's window)")
+        ->capture_default_str();
   }
 }
 
@@ -310,6 +318,14 @@ void options::check(const CLI::App& app, const option_set& set) {
     }
     deepseek_lowering = lowering_text == "deepseek";
     lowering_given = given("--lowering");
+    if (torch_passes_text != "all" && torch_passes_text != "reduce-grad" && torch_passes_text != "none") {
+      throw usage_error(fmt::format("ctpipe: --torch-passes takes all, reduce-grad or none, not '{}'", torch_passes_text));
+    }
+    passes.unshard_reshard = torch_passes_text == "all";
+    passes.reduce_grad = torch_passes_text != "none";
+    passes.max_active_stages = parse_whole(max_active_stages_text, "--max-active-stages");
+    if (passes.max_active_stages < 1) throw usage_error("ctpipe: --max-active-stages must be >= 1");
+    torch_passes_given = given("--torch-passes") || given("--max-active-stages");
   }
   if ((set.bits & opt_runtime) && given("--runtime")) {
     runtime_given = true;

@@ -12,6 +12,7 @@
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
+#include "ctpipe/io/torch_passes.hpp"
 #include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/schedules/family.hpp"
 
@@ -84,7 +85,7 @@ enum option_bits : unsigned {
   opt_width = 1U << 7,        ///< --width
   opt_color = 1U << 8,        ///< --color
   opt_runtime = 1U << 9,      ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
-  opt_lowering = 1U << 10,    ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp)
+  opt_lowering = 1U << 10,    ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp), --torch-passes, --max-active-stages
   opt_scale = 1U << 11,       ///< --stage-scale, --microbatch-scale (cost_scale)
   opt_model = 1U << 12,       ///< --model, --memory-limit, --layers (model.hpp)
 };
@@ -126,6 +127,8 @@ struct options {
   std::string runtime_text;            ///< --runtime; empty: the command's default
   std::string pair_model_text = "fused";  ///< --pair-model
   std::string lowering_text = "own";   ///< --lowering
+  std::string torch_passes_text = "all";  ///< --torch-passes
+  std::string max_active_stages_text = "3";  ///< --max-active-stages
   std::string stage_scale_text;        ///< --stage-scale
   std::string microbatch_scale_text;   ///< --microbatch-scale
   std::string model_text;              ///< --model: a preset or a JSON file
@@ -158,6 +161,8 @@ struct options {
   runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
   bool lowering_given = false;            ///< --lowering given
   bool deepseek_lowering = false;         ///< --lowering deepseek (dualpipev, dualpipe)
+  io::torch_passes passes{};              ///< --torch-passes, --max-active-stages (csv-comms)
+  bool torch_passes_given = false;        ///< either given
   std::vector<rational> stage_scale;      ///< --stage-scale: one factor per stage (S = P*V), or empty
   std::vector<rational> microbatch_scale; ///< --microbatch-scale: one per micro-batch (m), or empty
   bool model_given = false;               ///< --model given

@@ -7,6 +7,7 @@
 #include "ctpipe/io/svg.hpp"
 #include "ctpipe/io/text.hpp"
 #include "ctpipe/io/trace.hpp"
+#include "invoke.hpp"
 #include "options.hpp"
 
 namespace ctpipe::tool {
@@ -42,14 +43,11 @@ int finish(const std::string& out) {
 }
 
 void print_error(std::string_view message) noexcept {
-  std::string line;
-  for (char ch : message) {
-    if (ch == '\n') line += "\\n";
-    else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) line += '?';
-    else line += ch;
+  try {
+    std::fputs(error_line(message).c_str(), stderr);
+  } catch (...) {
+    std::fputs("ctpipe: internal error\n", stderr);
   }
-  line += '\n';
-  std::fputs(line.c_str(), stderr);
 }
 
 }  // namespace ctpipe::tool

@@ -7,12 +7,15 @@
 
 #include "command.hpp"
 #include "ctpipe/io/csv.hpp"
+#include "ctpipe/io/torch_passes.hpp"
 #include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "../executed.hpp"
+#include "../invoke.hpp"
 #include "../model.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
+#include "../request.hpp"
 
 namespace ctpipe::tool {
 namespace {
@@ -33,18 +36,16 @@ void check_lowering(const schedule_spec& spec, const options& o) {
   }
 }
 
+/// What the tool says on standard error (exit code 0) when it writes DualPipe's file.
+constexpr const char* dualpipe_note =
+    "ctpipe: note: dualpipe's two model copies share their stage indices (each stage runs m/2 micro-batches of "
+    "each copy), which PyTorch's one-copy format cannot express: `ctpipe validate` reads this file, PyTorch's "
+    "runtime refuses it (it expects m forwards per stage); dualpipev runs there";
+
 /// The default view (see the file comment).
 class show final : public command_with_options {
  public:
-  show()
-      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
-                                  opt_width | opt_color | opt_runtime | opt_lowering | opt_scale | opt_model,
-                              {"text", "json", "svg", "trace", "csv", "csv-comms"},
-                              "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event JSON "
-                              "for Perfetto), csv (PyTorch's CSV schedule, compute ops) or csv-comms (with the "
-                              "SEND/RECV ops of lower() for --runtime, under --costs)",
-                              "",
-                              chunks_scope::every_family}) {}
+  show() : command_with_options(show_option_set()) {}
 
  private:
   std::string run_checked() override {
@@ -60,18 +61,21 @@ class show final : public command_with_options {
                         "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
+    if (opts_.torch_passes_given && opts_.format != "csv-comms") {
+      throw usage_error("ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only");
+    }
     if (!opts_.memory_limit_text.empty() && opts_.format != "text" && opts_.format != "json" && opts_.format != "svg") {
       throw usage_error("ctpipe: --memory-limit shows in --format text, json and svg only");
     }
-    const run_costs run = costs_for(opts_, spec);  // --costs, --stage-scale, or the model's
-    check_scale_lengths(run.stage_scale, opts_.microbatch_scale, spec.shape);
-    const cost_scale scale{run.stage_scale, opts_.microbatch_scale};
-    check_scale(scale, spec.shape);
+    const request req = checked_request(opts_);  // --costs, --stage-scale, or the model's
+    const run_costs run{req.cost, req.stage_scale};
+    const cost_scale scale = req.scale();
     if (opts_.format == "csv" || opts_.format == "csv-comms") {
       const schedule s = generate(spec);
+      if (spec.shape.layout == placement::bidirectional) note(dualpipe_note);
       if (opts_.format == "csv") return io::to_csv(s.view());
-      if (opts_.deepseek_lowering) return io::to_csv(lower_deepseek(spec).view());
-      return io::to_csv(lower(s.view(), run.cost, opts_.runtime, scale).view());
+      if (opts_.deepseek_lowering) return io::to_torch_csv(lower_deepseek(spec).view(), opts_.passes);
+      return io::to_torch_csv(lower(s.view(), run.cost, opts_.runtime, scale).view(), opts_.passes);
     }
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
     apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
