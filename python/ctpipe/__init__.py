@@ -1,0 +1,390 @@
+"""ctpipe: pipeline-parallel training schedules, exact, from Python.
+
+A thin layer over the C++ library and its ``ctpipe`` tool (the extension ``ctpipe._core``):
+a request is the tool's options given as keywords, parsed by the tool's own parser; every
+readout is the tool's (``Schedule.readout()`` is ``ctpipe --format json``, field for field);
+every exact number is a :class:`fractions.Fraction`. ``import ctpipe`` never imports torch:
+:mod:`ctpipe.torch` runs ctpipe's schedules in PyTorch's own pipeline runtime.
+
+    >>> import ctpipe
+    >>> s = ctpipe.Schedule("1f1b", P=4, m=8)
+    >>> s.simulate().bubble_fraction
+    Fraction(3, 11)
+    >>> s.actions()[3][:4]
+    ['3F0', '3B0', '3F1', '3B1']
+
+Errors: every rejected request, schedule or file raises :class:`ctpipe.Error` (a
+``ValueError``) whose message is the library's or the tool's ``ctpipe:`` line.
+Reference: docs/python.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from . import _core
+
+__all__ = [
+    "Error",
+    "FAMILIES",
+    "RUNTIMES",
+    "Schedule",
+    "Simulation",
+    "compare",
+    "fill",
+    "fraction",
+    "options_to_args",
+    "rebalance",
+    "run_tool",
+    "search",
+    "split",
+    "validate",
+]
+
+__version__ = "0.1.0"
+
+#: Raised for every rejected request, schedule or file; ``str(e)`` is the ``ctpipe:`` message.
+Error = _core.Error
+
+#: The schedule families, as the tool names them (``ctpipe --help``).
+FAMILIES = (
+    "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv",
+    "interleaved-zb", "dualpipev", "dualpipe", "v-half", "v-min",
+)
+
+#: The runtime models of lowering and execution (docs/runtimes.md).
+RUNTIMES = ("blocking", "rendezvous", "posted", "batched")
+
+
+def fraction(text: str | int | Fraction) -> Fraction:
+    """An exact number of a readout (``"3/11"``, ``"4"``) as a :class:`~fractions.Fraction`."""
+    return Fraction(text)
+
+
+def _value(name: str, value: Any) -> str:
+    """One option's value as the tool's text: exact numbers stay exact."""
+    if isinstance(value, bool):
+        raise Error(f"ctpipe: {name} takes a value, not {value!r}")
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    if isinstance(value, (int, str, Decimal)):
+        return str(value)
+    if isinstance(value, float):
+        # A float is read as its shortest repr (0.1 means 1/10), the number the user typed.
+        return repr(value)
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={_value(name, v)}" for k, v in value.items())
+    if isinstance(value, Sequence):
+        return ",".join(_value(name, v) for v in value)
+    raise Error(f"ctpipe: {name} takes a number, a string, a list or a mapping, not {type(value).__name__}")
+
+
+def options_to_args(options: Mapping[str, Any]) -> list[str]:
+    """The tool's command-line arguments for keyword options.
+
+    ``P=4`` gives ``-P 4``; ``warmup_factor=1`` gives ``--warmup-factor 1``; ``True`` a flag
+    (``structural_minimum=True``), ``False`` or ``None`` nothing; a mapping ``k=v,...``
+    (``costs={"f": 1, "b": Fraction(5, 2)}``); a sequence comma-separated
+    (``stage_scale=[1, 1, Fraction(5, 4), 1]``). Raises :class:`Error` for a value of
+    another type or one holding a NUL character.
+    """
+    args: list[str] = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        if not isinstance(key, str) or not key:
+            raise Error(f"ctpipe: an option name must be a non-empty string, not {key!r}")
+        flag = f"-{key}" if key in ("P", "m", "V") else "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+            continue
+        text = _value(flag, value)
+        if "\0" in text or "\0" in key:
+            raise Error(f"ctpipe: {flag} holds a NUL character")
+        args += [flag, text]
+    return args
+
+
+def run_tool(args: Sequence[str]) -> str:
+    """Runs the ``ctpipe`` tool on ``args`` in this process and returns its standard output.
+
+    Raises :class:`Error` with the tool's ``ctpipe:`` line(s) where the tool exits with 2
+    (or 1: an internal error). Notes the tool prints on success are dropped.
+    """
+    args = [str(a) for a in args]
+    if any("\0" in a for a in args):
+        raise Error("ctpipe: an argument holds a NUL character")
+    code, out, err = _core.invoke(args)
+    if code != 0:
+        raise Error(err.rstrip("\n"))
+    return out.decode("utf-8", errors="replace")
+
+
+def _json(args: Sequence[str]) -> dict[str, Any]:
+    return json.loads(run_tool(list(args) + ["--format", "json"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Simulation:
+    """The exact simulation of a schedule under its costs (docs/spec.md §2-3).
+
+    ``makespan``: the step's length in the costs' time unit; ``idle``: per rank, the time it
+    does not compute within the makespan; ``bubble_fraction``: total idle over P times the
+    makespan. All :class:`~fractions.Fraction`.
+    """
+
+    makespan: Fraction
+    bubble_fraction: Fraction
+    idle: tuple[Fraction, ...]
+
+
+class Schedule:
+    """One generated schedule: a family and a shape, with any of the tool's options.
+
+    ``Schedule(family="1f1b", P=4, m=8, V=None, **options)``: ``family`` is one of
+    :data:`FAMILIES`; ``P`` pipeline ranks, ``m`` micro-batches, ``V`` model chunks per
+    rank (default: the family's own, 2 for the chunked families, else 1). Every other
+    option of the tool's default view is a keyword (``ctpipe --help``; ``-`` becomes ``_``):
+    ``placement``, ``variant``, ``group``, ``warmup_factor``, ``structural_minimum``,
+    ``pair_model``, ``costs``, ``gamma``, ``stage_scale``, ``microbatch_scale``, ``model``,
+    ``memory_limit``, ``layers``, ``device_flops``, ``link_bandwidth``, ``runtime``,
+    ``lowering``, ``torch_passes``, ``max_active_stages`` (see :func:`options_to_args` for
+    the values). The request is parsed and checked by the tool's parser and the schedule
+    generated at once; a bad one raises :class:`Error` with the tool's message, e.g.
+    ``ctpipe: interleaved 1F1B needs m % group == 0 or m % group >= P``.
+    """
+
+    def __init__(self, family: str = "1f1b", P: int = 4, m: int = 8, V: int | None = None, **options: Any):
+        opts: dict[str, Any] = {"schedule": family, "P": P, "m": m, "V": V}
+        opts.update(options)
+        for reserved in ("format", "help", "version"):
+            if reserved in opts:
+                raise Error(f"ctpipe: --{reserved} is not a Schedule option (use readout(), csv() or render())")
+        self._options = opts
+        self._args = options_to_args(opts)
+        self._core = _core.Request(self._args)
+
+    def __repr__(self) -> str:
+        return f"ctpipe.Schedule({self.family!r}, P={self.P}, m={self.m}, V={self.V})"
+
+    # --- the request ------------------------------------------------------------------
+    @property
+    def family(self) -> str:
+        """The family's name, as the tool prints it."""
+        return self._core.family
+
+    @property
+    def P(self) -> int:  # noqa: N802 (the field's name)
+        """Pipeline ranks."""
+        return self._core.P
+
+    @property
+    def m(self) -> int:
+        """Micro-batches per training step."""
+        return self._core.m
+
+    @property
+    def V(self) -> int:  # noqa: N802
+        """Model chunks (stages) per rank."""
+        return self._core.V
+
+    @property
+    def placement(self) -> str:
+        """The stage placement: ``loop``, ``v`` or ``bidirectional`` (dualpipe)."""
+        return self._core.placement
+
+    @property
+    def num_stages(self) -> int:
+        """Stages of the model: ``P * V`` (PyTorch's ``num_stages``)."""
+        return self._core.num_stages
+
+    @property
+    def args(self) -> list[str]:
+        """The tool's command-line arguments of this request (without ``--format``)."""
+        return list(self._args)
+
+    def with_options(self, **options: Any) -> Schedule:
+        """The same request with some options changed (``None`` removes one)."""
+        opts = dict(self._options)
+        opts.update(options)
+        family, P, m, V = opts.pop("schedule"), opts.pop("P"), opts.pop("m"), opts.pop("V")
+        return Schedule(family, P, m, V, **opts)
+
+    def stages_of(self, rank: int) -> list[int]:
+        """The stage indices ``rank`` holds, in its chunk order (loop: ``r, r + P, ...``;
+        V-shape: ``r, 2P - 1 - r``). Raises :class:`Error` for a rank outside ``[0, P)``."""
+        if not isinstance(rank, int) or isinstance(rank, bool):
+            raise Error(f"ctpipe: stages_of(rank): rank must be an int, not {type(rank).__name__}")
+        if not 0 <= rank < self.P:
+            raise Error("ctpipe: stages_of(rank): rank must be in [0, P)")
+        return self._core.stages_of(rank)
+
+    # --- op lists -----------------------------------------------------------------------
+    def _lowered(self, comms: bool, overrides: dict[str, Any]) -> Schedule:
+        if not overrides:
+            return self
+        if not comms:
+            raise Error("ctpipe: runtime, lowering, torch_passes, max_active_stages and fsdp apply with comms=True only")
+        return self.with_options(**overrides)
+
+    @staticmethod
+    def _overrides(runtime, lowering, torch_passes, max_active_stages, fsdp) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if runtime is not None:
+            out["runtime"] = runtime
+        if lowering is not None:
+            out["lowering"] = lowering
+        if fsdp is not None:
+            if torch_passes is not None:
+                raise Error("ctpipe: give fsdp or torch_passes, not both")
+            torch_passes = "all" if fsdp else "reduce-grad"
+        if torch_passes is not None:
+            out["torch_passes"] = torch_passes
+        if max_active_stages is not None:
+            out["max_active_stages"] = max_active_stages
+        return out
+
+    def actions(self, comms: bool = False, *, runtime: str | None = None, lowering: str | None = None,
+                torch_passes: str | None = None, max_active_stages: int | None = None,
+                fsdp: bool | None = None) -> list[list[str]]:
+        """Per rank (a list of P lists), PyTorch's action strings in execution order.
+
+        ``comms=False``: the compute-only schedule (``0F3``, ``1B2``, ``2I0``, ``2W0``,
+        ``(0F3;3B1)OVERLAP_F_B``), what ``--format csv`` writes. ``comms=True``: ctpipe's
+        lowering for ``runtime`` (``SEND_F``/``RECV_F``/``SEND_B``/``RECV_B``) with PyTorch's
+        ``UNSHARD``/``RESHARD``/``REDUCE_GRAD`` placed as its ``_add_unshard_reshard`` and
+        ``_add_reduce_grad`` place them (``torch_passes``: ``all``, ``reduce-grad``, ``none``;
+        ``fsdp=False`` is ``reduce-grad``), what ``--format csv-comms`` writes.
+        """
+        s = self._lowered(comms, self._overrides(runtime, lowering, torch_passes, max_active_stages, fsdp))
+        return s._core.actions(comms)
+
+    def arrays(self, comms: bool = False) -> dict[str, memoryview]:
+        """The ops as flat arrays, without a Python object per op (CSR layout).
+
+        ``kind`` (uint8: 0 F, 1 B, 2 I, 3 W, 4 SEND_F, 5 RECV_F, 6 SEND_B, 7 RECV_B,
+        8 OVERLAP_F_B word, the pair's B following it), ``stage`` and ``microbatch`` (int32),
+        one entry per op, rank 0's first; ``offsets`` (int64, P + 1): rank r's ops are
+        ``offsets[r]:offsets[r + 1]``. Read-only memoryviews: ``numpy.asarray(a["stage"])``
+        or ``torch.frombuffer(...)`` take them without a copy per op.
+        """
+        kinds, stages, microbatches, offsets = self._core.arrays(comms)
+        return {
+            "kind": memoryview(kinds).cast("B"),
+            "stage": memoryview(stages).cast("i"),
+            "microbatch": memoryview(microbatches).cast("i"),
+            "offsets": memoryview(offsets).cast("q"),
+        }
+
+    # --- readouts -----------------------------------------------------------------------
+    def simulate(self) -> Simulation:
+        """The exact simulation (makespan, bubble fraction, idle per rank) under the
+        request's costs and scales: the library's ``simulate()``, no readout in between."""
+        r = self._core.simulate()
+        return Simulation(
+            makespan=Fraction(*r["makespan"]),
+            bubble_fraction=Fraction(*r["bubble_fraction"]),
+            idle=tuple(Fraction(*x) for x in r["idle"]),
+        )
+
+    def readout(self, **options: Any) -> dict[str, Any]:
+        """The tool's ``--format json`` of this request (with ``options`` added, e.g.
+        ``costs="f=1,b=2"``, ``runtime="posted"``): a dict equal to the tool's JSON, field
+        for field; exact numbers are strings such as ``"3/11"`` (:func:`fraction`).
+        Fields: docs/json.md."""
+        return _json(self._with(options))
+
+    def execute(self, runtime: str | None = None) -> dict[str, Any]:
+        """The lowered lists executed under a runtime model (``runtime``, default every
+        model): the readout's ``executed`` entry (makespan, stalls, deadlock per model)."""
+        return self.readout(runtime=runtime)["executed"]
+
+    def peak_in_flight(self) -> list[Fraction]:
+        """Per rank, the peak in-flight activations (in chunks, weighted by gamma)."""
+        return [Fraction(x) for x in self.readout()["peak_in_flight"]]
+
+    def csv(self, comms: bool = False, **options: Any) -> str:
+        """The text of ``--format csv`` (``comms=True``: ``csv-comms``; ``options`` such as
+        ``runtime="posted"`` or ``torch_passes="none"`` added)."""
+        return run_tool(self._with(options) + ["--format", "csv-comms" if comms else "csv"])
+
+    def render(self, format: str = "text", **options: Any) -> str:  # noqa: A002 (the tool's name)
+        """The tool's view in ``format``: ``text`` (the timeline), ``svg``, ``trace`` (Chrome
+        trace-event JSON) or ``json`` (text)."""
+        return run_tool(self._with(options) + ["--format", str(format)])
+
+    def _with(self, options: Mapping[str, Any]) -> list[str]:
+        if not options:
+            return list(self._args)
+        merged = dict(self._options)
+        merged.update(options)
+        return options_to_args(merged)
+
+
+def _command(name: str, options: Mapping[str, Any], *positional: str) -> dict[str, Any]:
+    return _json([name, *positional, *options_to_args(options)])
+
+
+def validate(source: str | os.PathLike[str] | Sequence[Sequence[str]], **options: Any) -> dict[str, Any]:
+    """Checks and simulates a schedule in PyTorch's CSV format: ``ctpipe validate``'s JSON.
+
+    ``source``: CSV text (rows of action strings, ``\\n`` or ``\\r\\n`` line ends), a path
+    (:class:`os.PathLike`), or per-rank lists of action strings. ``options``: the command's
+    (``costs``, ``gamma``, ``runtime``, ...). Raises :class:`Error` with the reader's message
+    (row, cell and action named) for a bad file and the validator's for an invalid schedule.
+    """
+    if isinstance(source, os.PathLike):
+        return _command("validate", options, os.fspath(source))
+    if isinstance(source, str):
+        text = source
+    else:
+        try:
+            text = "\n".join(",".join(str(a) for a in row) for row in source) + "\n"
+        except TypeError as e:
+            raise Error(f"ctpipe: validate() takes CSV text, a path or per-rank lists of action strings ({e})") from None
+    if "\0" in text:
+        raise Error("ctpipe: the CSV text holds a NUL character")
+    with tempfile.TemporaryDirectory(prefix="ctpipe-") as folder:
+        path = os.path.join(folder, "schedule.csv")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        try:
+            return _command("validate", options, path)
+        except Error as e:
+            raise Error(str(e).replace(path, "<csv>")) from None
+
+
+def compare(**options: Any) -> dict[str, Any]:
+    """Several schedules on one time axis: ``ctpipe compare``'s JSON (``schedules=[...]``)."""
+    return _command("compare", options)
+
+
+def fill(**options: Any) -> dict[str, Any]:
+    """Independent work put into a schedule's bubbles: ``ctpipe fill``'s JSON
+    (``fill="encoder:f=1/4,b=1/2"``, ``allow_stretch=True``, ...)."""
+    return _command("fill", options)
+
+
+def rebalance(**options: Any) -> dict[str, Any]:
+    """Saved activations moved to idle ranks: ``ctpipe rebalance``'s JSON (``capacity``,
+    ``costs={"move": Fraction(1, 4)}``, ...)."""
+    return _command("rebalance", options)
+
+
+def search(**options: Any) -> dict[str, Any]:
+    """The split-backward schedule with the least bubble under a memory limit:
+    ``ctpipe search``'s JSON (``memory_limit``, ``method``, ``placement``, ...)."""
+    return _command("search", options)
+
+
+def split(**options: Any) -> dict[str, Any]:
+    """The model's layers split over the stages to minimise the makespan: ``ctpipe split``'s
+    JSON (``model="llama2-7b"``, ``memory_limit``, ...)."""
+    return _command("split", options)
