@@ -743,7 +743,7 @@ TEST_CASE("torch_annotations() places UNSHARD, RESHARD and REDUCE_GRAD as PyTorc
   CHECK_THROWS_WITH(io::torch_annotations(s.view(), {true, true, 0}), "ctpipe: --max-active-stages must be >= 1");
 }
 
-TEST_CASE("rows ending in \\r\\n (Python's csv writer, PyTorch's _dump_csv) read as rows ending in \\n", "[csv][torch]") {
+TEST_CASE("rows ending in CR LF (Python's csv writer, PyTorch's _dump_csv) read as rows ending in LF", "[csv][torch]") {
   const std::string lf = io::to_torch_csv(lower(generate({schedule_family::zbv, {3, 6, 2, placement::v_shape}}).view()).view());
   std::string crlf;
   for (const char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);

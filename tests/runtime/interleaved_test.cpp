@@ -1,6 +1,7 @@
 // Interleaved 1F1B and looped BFS at run time: the grid proofs of tests/static with
 // validation and for every rule, the issue's cases, and the tool.
 #include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/csv.hpp>
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -58,10 +59,25 @@ TEST_CASE("looped BFS: valid - bubble (P-1)/(mV+P-1) for m >= P, peak mV", "[int
   }
 }
 
-TEST_CASE("interleaved with V = 1 is 1F1B for P in [1, 6], m in [1, 12]", "[interleaved]") {
+TEST_CASE("interleaved with V = 1 is 1F1B (megatron rules) and PyTorch's rule (torch) for P in [1, 6], m in [1, 18]", "[interleaved]") {
   for (int P = 1; P <= 6; ++P) {
     for (int m = 1; m <= 12; ++m) REQUIRE(ctpipe::tests::interleaved_v1_is_1f1b(P, m));
+    for (int m = 1; m <= 18; ++m) REQUIRE(ctpipe::tests::interleaved_torch_v1_is_pytorchs(P, m));
   }
+  // PyTorch 2.13.0's ScheduleInterleaved1F1B with one stage per rank (its pipeline_order,
+  // run here on 2026-12-03): P = 2, m = 3, and P = 4, m = 6.
+  const auto rows = [](int P, int m) {
+    return io::to_csv(generate({schedule_family::interleaved_1f1b, {P, m, 1}, interleaved_variant::torch}).view());
+  };
+  CHECK(rows(2, 3) == "0F0,0F1,0F2,0B0,0B1,0B2\n1F0,1B0,1F1,1B1,1F2,1B2\n");
+  CHECK(rows(4, 6) == "0F0,0F1,0F2,0F3,0F4,0F5,0B0,0B1,0B2,0B3,0B4,0B5\n"
+                      "1F0,1F1,1F2,1F3,1F4,1B0,1F5,1B1,1B2,1B3,1B4,1B5\n"
+                      "2F0,2F1,2F2,2B0,2F3,2B1,2F4,2B2,2F5,2B3,2B4,2B5\n"
+                      "3F0,3B0,3F1,3B1,3F2,3B2,3F3,3B3,3F4,3B4,3F5,3B5\n");
+  // PyTorch: "Interleaved 1F1B requires the number of microbatches to be a multiple of the
+  // number of rounds (5), but got 16."
+  CHECK(std::string(spec_error({schedule_family::interleaved_1f1b, {3, 16, 1}, interleaved_variant::torch})) ==
+        "ctpipe: interleaved-1f1b (torch) needs m % max(1, m / P) == 0");
 }
 
 TEST_CASE("interleaved warmups, peaks and messages of the issue's cases", "[interleaved]") {

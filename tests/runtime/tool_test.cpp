@@ -340,7 +340,7 @@ TEST_CASE("V: the families with several chunks default to V = 2, as in ctpipe co
 TEST_CASE("V = 1: --group and --warmup-factor are rejected where they do nothing, in every command", "[tool]") {
   const char* message =
       "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 (interleaved-1f1b at V = 1 "
-      "is plain 1F1B)\n";
+      "is plain 1F1B, or PyTorch's own rule with --variant torch)\n";
   for (const char* args : {"-s interleaved-1f1b -V 1 -g 4", "-s interleaved-1f1b -V 1 --group 0",
                            "-s interleaved-1f1b -V 1 --warmup-factor 1", "-s interleaved-1f1b -V 1 --warmup-factor 2",
                            "compare -V 1 -g 4", "compare -V 1 --warmup-factor 1",
@@ -490,7 +490,7 @@ TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and jso
   }
 }
 
-TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD; --torch-passes and --max-active-stages", "[tool][torch]") {
+TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --torch-passes and --max-active-stages", "[tool][torch]") {
   const auto all = run_tool("-s 1f1b -P 2 -m 2 --format csv-comms");
   REQUIRE(all.exit_code == 0);
   CHECK(all.out == "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\n"

@@ -113,13 +113,41 @@ constexpr bool prove_interleaved_point(const schedule_spec& spec, bool with_vali
 constexpr bool interleaved_v1_is_1f1b(int P, int m) {
   const schedule plain = generate({schedule_family::one_f_one_b, {P, m}});
   const op* expected = plain.view().ops.data();
-  for (interleaved_variant variant :
-       {interleaved_variant::megatron, interleaved_variant::megatron_legacy, interleaved_variant::torch}) {
+  for (interleaved_variant variant : {interleaved_variant::megatron, interleaved_variant::megatron_legacy}) {
     const schedule chunked = generate({schedule_family::interleaved_1f1b, {P, m, 1}, variant});
     const op* got = chunked.view().ops.data();
     for (std::size_t k = 0; k < plain.size(); ++k) {
       if (got[k] != expected[k]) return false;
     }
+  }
+  return true;
+}
+
+/// The torch rule at V = 1 is PyTorch's ScheduleInterleaved1F1B with one stage per rank:
+/// accepted exactly when the rounds, max(1, m / P), divide m; then rank r runs
+/// w = min(2(P-1-r), m) forwards, pairs F(w+k) B(k), then the remaining backwards
+/// (PyTorch 2.13's order at P = 2, m = 3 and P = 4, m = 6 is in tests/runtime/interleaved_test.cpp).
+constexpr bool interleaved_torch_v1_is_pytorchs(int P, int m) {
+  const schedule_spec spec{schedule_family::interleaved_1f1b, {P, m, 1}, interleaved_variant::torch};
+  const int rounds = m / P > 1 ? m / P : 1;
+  if ((spec_error(spec) == nullptr) != (m % rounds == 0)) return false;
+  if (m % rounds != 0) return true;
+  const schedule s = generate(spec);
+  for (int r = 0; r < P; ++r) {
+    const int w = 2 * (P - 1 - r) < m ? 2 * (P - 1 - r) : m;
+    const auto ops = s.view().rank(r);
+    std::size_t k = 0;
+    auto next = [&](op_kind kind, int j) { return k < ops.size() && ops[k++] == op{kind, r, j}; };
+    for (int j = 0; j < w; ++j) {
+      if (!next(op_kind::F, j)) return false;
+    }
+    for (int j = 0; w + j < m; ++j) {
+      if (!next(op_kind::F, w + j) || !next(op_kind::B, j)) return false;
+    }
+    for (int j = m - w; j < m; ++j) {
+      if (!next(op_kind::B, j)) return false;
+    }
+    if (k != ops.size()) return false;
   }
   return true;
 }

@@ -120,7 +120,7 @@ static_assert(spec_error(interleaved(4, 9, 2, interleaved_variant::torch)) != nu
 static_assert(spec_error(interleaved(4, 14, 2, interleaved_variant::torch)) != nullptr);
 // PyTorch's rule with m < P: no steady state, the bubble is 2/5, not the formula's 1/3.
 static_assert(!bubble_fraction_formula(interleaved(4, 3, 2, interleaved_variant::torch), costs{}).holds);
-// V = 1 is 1F1B for every variant.
+// V = 1 is 1F1B for megatron and megatron-legacy; PyTorch's own rule for torch.
 static_assert([] {
   for (int P = 1; P <= 6; ++P) {
     for (int m = 1; m <= 12; ++m) {
@@ -128,5 +128,13 @@ static_assert([] {
     }
   }
   return true;
-}(), "interleaved 1F1B with V = 1 is 1F1B");
+}(), "interleaved 1F1B with V = 1 is 1F1B (megatron, megatron-legacy)");
+static_assert([] {
+  for (int P = 1; P <= 6; ++P) {
+    for (int m = 1; m <= 18; ++m) {
+      if (!ctpipe::tests::interleaved_torch_v1_is_pytorchs(P, m)) return false;
+    }
+  }
+  return true;
+}(), "interleaved 1F1B (torch) with V = 1 is PyTorch's rule");
 }  // namespace interleaved_facts

@@ -243,11 +243,13 @@ void options::check_interleaved_names(const CLI::App& app) {
 void options::check_interleaved_numbers(const option_set& set) {
   group = parse_whole(group_text, "--group");
   warmup_factor = parse_whole(warmup_text, "--warmup-factor");
-  // At V = 1 interleaved-1f1b is plain 1F1B: a group or warmup factor would do nothing.
+  // At V = 1 interleaved-1f1b is plain 1F1B (megatron, megatron-legacy) or PyTorch's rounds
+  // with its own group and warmup (torch): a group or warmup factor would do nothing or
+  // leave PyTorch's rule.
   if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b, set.scope).shape.V == 1) {
     throw usage_error(
         "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 "
-        "(interleaved-1f1b at V = 1 is plain 1F1B)");
+        "(interleaved-1f1b at V = 1 is plain 1F1B, or PyTorch's own rule with --variant torch)");
   }
 }
 

@@ -144,8 +144,9 @@ constexpr bool interleaved_zb_rule(const schedule_spec& s, rule_report report) {
   report("ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0");
   return false;
 }
-/// interleaved-1f1b's group rules per variant (V > 1 only: with V = 1 every variant is
-/// plain 1F1B and the group plays no part).
+/// interleaved-1f1b's group rules per variant (V > 1, and the torch variant at V = 1 too:
+/// PyTorch's ScheduleInterleaved1F1B keeps its rounds and its warmup with one stage per
+/// rank; megatron and megatron-legacy at V = 1 are plain 1F1B and the group plays no part).
 constexpr bool interleaved_group_rule(const schedule_spec& s, rule_report report) {
   const int P = s.shape.P, m = s.shape.m, g = group_size(s);
   switch (s.variant) {
@@ -178,7 +179,7 @@ constexpr bool interleaved_rule(const schedule_spec& s, rule_report report) {
   if (!loop_rule(s, report)) return false;
   if (s.warmup_factor != 1 && s.warmup_factor != 2) { report("ctpipe: the warmup factor must be 1 or 2"); return false; }
   if (s.group < 0) { report("ctpipe: the group size must be >= 0 (0 = the variant's default)"); return false; }
-  return s.shape.V == 1 || interleaved_group_rule(s, report);
+  return (s.shape.V == 1 && s.variant != interleaved_variant::torch) || interleaved_group_rule(s, report);
 }
 
 // Warmup forwards of each family (see warmup_forwards()).
@@ -188,7 +189,7 @@ constexpr int zb_h2_warmup(const schedule_spec& s, int r) { return min_int(2 * (
 constexpr int zbv_warmup(const schedule_spec& s, int r) { return min_int(2 * (s.shape.P - r) - 1, s.shape.m); }
 constexpr int interleaved_warmup(const schedule_spec& s, int r) {
   const int P = s.shape.P, m = s.shape.m, V = s.shape.V;
-  if (V == 1) return one_f_one_b_warmup(s, r);
+  if (V == 1 && s.variant != interleaved_variant::torch) return one_f_one_b_warmup(s, r);
   if (s.variant == interleaved_variant::megatron_legacy && m == P) return m * V;
   return min_int((V - 1) * group_size(s) + s.warmup_factor * (P - 1 - r), m * V);
 }
@@ -447,8 +448,8 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: interleaved-1f1b (megatron-legacy) groups P micro-batches (group must be 0 or P)`
 /// - `ctpipe: interleaved-1f1b (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: interleaved-1f1b (torch) sets the group to m / max(1, m / P) (group must be 0)`
-/// The group rules apply for V > 1 only: with V = 1 every variant is plain 1F1B and the
-/// group is ignored.
+/// The group rules apply for V > 1, and at V = 1 for the torch variant (PyTorch's rounds);
+/// with V = 1 megatron and megatron-legacy are plain 1F1B and the group is ignored.
 constexpr void check_spec(const schedule_spec& s) { detail::spec_rules(s, detail::raise); }
 
 /// The message check_spec() would raise for `s`, or nullptr when `s` is valid: lets a

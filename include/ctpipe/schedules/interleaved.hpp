@@ -127,13 +127,14 @@ constexpr closed_form chunked_span_bubble(const schedule_spec& s, const costs& c
 }
 
 /// Interleaved 1F1B's peak in-flight chunks of rank r: its warmup plus one,
-/// `min(mV, k(P-1-r) + (V-1)g + 1)` with warmup factor k; `mV` for megatron-legacy with
-/// m = P; 1F1B's `min(m, P-r)` with V = 1.
+/// `min(mV, k(P-1-r) + (V-1)g + 1)` with warmup factor k (the torch variant at V = 1 too:
+/// PyTorch keeps its 2(P-1-r) warmup with one stage per rank); `mV` for megatron-legacy
+/// with m = P; 1F1B's `min(m, P-r)` with V = 1 under megatron and megatron-legacy.
 constexpr closed_form interleaved_peak_in_flight(const schedule_spec& s, rational gamma, int r) {
   const int P = s.shape.P;
   const int m = s.shape.m;
   const int V = s.shape.V;
-  if (V == 1) {
+  if (V == 1 && s.variant != interleaved_variant::torch) {
     closed_form plain = one_f_one_b_peak_in_flight(s, gamma, r);
     plain.condition = "V = 1 (plain 1F1B)";
     return plain;
