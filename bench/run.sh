@@ -11,6 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 ctpipe_install_missing $CTPIPE_TOOL_PACKAGES $CTPIPE_CLANG_PACKAGES libbenchmark-dev valgrind
+ctpipe_install_clang_runtime
 ctpipe_install_missing $CTPIPE_WEB_TEST_PACKAGES
 ctpipe_install_node
 cmake --preset bench >/dev/null

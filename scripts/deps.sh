@@ -22,7 +22,15 @@ CTPIPE_TOOL_PACKAGES="cmake make g++ libboost-dev libfmt-dev nlohmann-json3-dev 
 # Open MPI (mpirun and the headers) and Eigen for examples/mpi_pipeline, which a test runs on 4 and on 2
 # processes.
 CTPIPE_TEST_PACKAGES="$CTPIPE_TOOL_PACKAGES catch2 chromium imagemagick openmpi-bin libopenmpi-dev libeigen3-dev"
-CTPIPE_CLANG_PACKAGES="clang libclang-rt-14-dev"
+CTPIPE_CLANG_PACKAGES="clang"
+
+# Clang's sanitizer runtime, named after its major version (Debian 12: clang 14,
+# libclang-rt-14-dev; Debian 13: clang 19, libclang-rt-19-dev): installed once clang is.
+ctpipe_install_clang_runtime() {
+  major=$(clang --version | sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' | head -n 1)
+  [ -n "$major" ] || { echo "ctpipe: cannot read clang's version" >&2; return 1; }
+  ctpipe_install_missing "libclang-rt-$major-dev"
+}
 
 # What the page (preset web, docs/web.md) needs: Debian's emscripten (3.1.6, on clang 14)
 # to build it and python3 to serve it (scripts/web.sh); its test (tests/web/page_test.mjs)

@@ -35,6 +35,7 @@ __all__ = [
     "Error",
     "FAMILIES",
     "RUNTIMES",
+    "SCHEDULE_OPTIONS",
     "Schedule",
     "Simulation",
     "compare",
@@ -57,6 +58,14 @@ Error = _core.Error
 FAMILIES = (
     "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv",
     "interleaved-zb", "dualpipev", "dualpipe", "v-half", "v-min",
+)
+
+#: The keywords of :class:`Schedule` beside ``family``, ``P``, ``m`` and ``V``: the tool's
+#: default-view options (``ctpipe --help``), ``-`` as ``_``.
+SCHEDULE_OPTIONS = (
+    "placement", "variant", "group", "warmup_factor", "structural_minimum", "pair_model", "costs", "gamma",
+    "stage_scale", "microbatch_scale", "model", "memory_limit", "layers", "device_flops", "link_bandwidth",
+    "runtime", "lowering", "torch_passes", "max_active_stages", "width", "color",
 )
 
 #: The runtime models of lowering and execution (docs/runtimes.md).
@@ -167,6 +176,9 @@ class Schedule:
         for reserved in ("format", "help", "version"):
             if reserved in opts:
                 raise Error(f"ctpipe: --{reserved} is not a Schedule option (use readout(), csv() or render())")
+        for key in options:
+            if key not in SCHEDULE_OPTIONS:
+                raise Error(f"ctpipe: unknown option {key!r} (known: {', '.join(SCHEDULE_OPTIONS)})")
         self._options = opts
         self._args = options_to_args(opts)
         self._core = _core.Request(self._args)
@@ -204,6 +216,11 @@ class Schedule:
     def num_stages(self) -> int:
         """Stages of the model: ``P * V`` (PyTorch's ``num_stages``)."""
         return self._core.num_stages
+
+    @property
+    def num_ops(self) -> int:
+        """Compute ops over all ranks (an overlapped pair counts as its two words)."""
+        return self._core.num_ops
 
     @property
     def args(self) -> list[str]:
@@ -336,7 +353,8 @@ def validate(source: str | os.PathLike[str] | Sequence[Sequence[str]], **options
     """Checks and simulates a schedule in PyTorch's CSV format: ``ctpipe validate``'s JSON.
 
     ``source``: CSV text (rows of action strings, ``\\n`` or ``\\r\\n`` line ends), a path
-    (:class:`os.PathLike`), or per-rank lists of action strings. ``options``: the command's
+    (:class:`os.PathLike`), or per-rank lists of action strings (text and lists read as a
+    file named ``<csv>``: the JSON's ``schedule`` field). ``options``: the command's
     (``costs``, ``gamma``, ``runtime``, ...). Raises :class:`Error` with the reader's message
     (row, cell and action named) for a bad file and the validator's for an invalid schedule.
     """
@@ -356,7 +374,10 @@ def validate(source: str | os.PathLike[str] | Sequence[Sequence[str]], **options
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         try:
-            return _command("validate", options, path)
+            out = _command("validate", options, path)
+            if out.get("schedule") == path:
+                out["schedule"] = "<csv>"  # the file's name: text has none
+            return out
         except Error as e:
             raise Error(str(e).replace(path, "<csv>")) from None
 

@@ -1,0 +1,218 @@
+"""The Python package against the tool and the library: readouts, CSV, actions, arrays,
+exact simulation, errors, and hostile arguments (no torch needed).
+
+CTPIPE_TOOL names a built `ctpipe` executable (./scripts/test.sh sets it): the package's
+readouts must equal what that process prints, field for field."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+from fractions import Fraction
+
+import pytest
+
+import ctpipe
+
+TOOL = os.environ.get("CTPIPE_TOOL")
+
+# Every family at shapes it accepts: (family, options). P = 1, m < P and odd P included.
+GRID = [
+    ("gpipe", dict(P=1, m=1)), ("gpipe", dict(P=3, m=2)), ("gpipe", dict(P=4, m=8)),
+    ("1f1b", dict(P=1, m=3)), ("1f1b", dict(P=4, m=3)), ("1f1b", dict(P=5, m=7, costs="f=1,b=2,c=1/2")),
+    ("interleaved-1f1b", dict(P=4, m=8, V=2)), ("interleaved-1f1b", dict(P=3, m=6, V=3, variant="megatron-legacy")),
+    ("interleaved-1f1b", dict(P=2, m=3, V=1, variant="torch")), ("interleaved-1f1b", dict(P=4, m=8, V=2, variant="torch")),
+    ("looped-bfs", dict(P=2, m=4, V=2)), ("looped-bfs", dict(P=3, m=2, V=3)),
+    ("zb-h1", dict(P=4, m=8)), ("zb-h1", dict(P=3, m=2, costs="f=1,i=1,w=1")), ("zb-h2", dict(P=4, m=8)),
+    ("zbv", dict(P=4, m=8)), ("zbv", dict(P=3, m=3)), ("interleaved-zb", dict(P=2, m=4, V=2)),
+    ("dualpipev", dict(P=4, m=8)), ("dualpipev", dict(P=3, m=5, structural_minimum=True, pair_model="split")),
+    ("dualpipe", dict(P=4, m=8)), ("v-half", dict(P=4, m=8)), ("v-min", dict(P=4, m=8)),
+    ("1f1b", dict(P=4, m=4, stage_scale=[1, 1, 1, Fraction(5, 4)], microbatch_scale=[1, 2, 1, 3])),
+    ("1f1b", dict(P=4, m=8, model="llama2-7b")),
+]
+
+
+def tool(args):
+    if not TOOL:
+        pytest.fail("CTPIPE_TOOL must name a built ctpipe executable (./scripts/test.sh sets it)")
+    return subprocess.run([TOOL, *args], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("family,opts", GRID, ids=[f"{f}-{i}" for i, (f, _) in enumerate(GRID)])
+def test_readout_csv_and_actions_equal_the_tools(family, opts):
+    s = ctpipe.Schedule(family, **opts)
+    args = s.args
+    run = tool(args + ["--format", "json"])
+    assert run.returncode == 0, run.stderr
+    assert s.readout() == json.loads(run.stdout)
+    for comms, fmt in ((False, "csv"), (True, "csv-comms")):
+        run = tool(args + ["--format", fmt])
+        assert run.returncode == 0
+        assert s.csv(comms=comms) == run.stdout
+        rows = [r.split(",") if r else [] for r in run.stdout.rstrip("\n").split("\n")]
+        assert s.actions(comms=comms) == rows
+    # The exact simulation is the readout's numbers.
+    sim = s.simulate()
+    r = s.readout()
+    assert sim.makespan == Fraction(r["makespan"])
+    assert sim.bubble_fraction == Fraction(r["bubble_fraction"])
+    assert list(sim.idle) == [Fraction(x) for x in r["idle"]]
+    assert s.peak_in_flight() == [Fraction(x) for x in r["peak_in_flight"]]
+    # Stages per rank, in the placement's order; every stage on exactly one rank.
+    held = [st for rank in range(s.P) for st in s.stages_of(rank)]
+    assert len(held) == s.num_stages
+    if s.placement != "bidirectional":
+        assert sorted(held) == list(range(s.num_stages))
+
+
+def test_arrays_are_the_ops_of_the_action_lists():
+    s = ctpipe.Schedule("dualpipev", P=4, m=8)
+    a = s.arrays()
+    assert a["offsets"][0] == 0 and a["offsets"][s.P] == len(a["kind"]) == len(a["stage"]) == len(a["microbatch"])
+    kinds = {0: "F", 1: "B", 2: "I", 3: "W"}
+    for rank, actions in enumerate(s.actions()):
+        lo, hi = a["offsets"][rank], a["offsets"][rank + 1]
+        words = []
+        k = lo
+        while k < hi:
+            if a["kind"][k] == 8:  # an overlapped pair: its word carries the F, its B follows
+                words.append(f"({a['stage'][k]}F{a['microbatch'][k]};{a['stage'][k + 1]}B{a['microbatch'][k + 1]})OVERLAP_F_B")
+                k += 2
+            else:
+                words.append(f"{a['stage'][k]}{kinds[a['kind'][k]]}{a['microbatch'][k]}")
+                k += 1
+        assert words == actions
+    lowered = s.arrays(comms=True)
+    assert len(lowered["kind"]) > len(a["kind"]) and set(lowered["kind"]) >= {4, 5, 6, 7}
+
+
+def test_the_articles_default_and_exact_fractions():
+    s = ctpipe.Schedule()
+    assert (s.family, s.P, s.m, s.V, s.num_stages) == ("1f1b", 4, 8, 1, 4)
+    sim = s.simulate()
+    assert sim.makespan == 33 and sim.bubble_fraction == Fraction(3, 11) and sim.idle == (9, 9, 9, 9)
+    latency = ctpipe.Schedule("1f1b", P=4, m=8, costs={"f": 1, "b": 2, "c": Fraction(1, 2)})
+    assert isinstance(latency.simulate().makespan, Fraction)
+    assert ctpipe.Schedule("1f1b", costs={"f": 0.1}).readout()["costs"]["f"] == "1/10"  # a float as typed
+
+
+def test_torch_passes_in_the_lowered_actions():
+    s = ctpipe.Schedule("1f1b", P=2, m=2)
+    assert s.actions(comms=True)[0] == ["0UNSHARD", "0F0", "0SEND_F0", "0F1", "0SEND_F1", "0RECV_B0", "0B0",
+                                        "0RECV_B1", "0B1", "0REDUCE_GRAD", "0RESHARD"]
+    assert "0UNSHARD" not in s.actions(comms=True, fsdp=False)[0]
+    assert "0REDUCE_GRAD" not in s.actions(comms=True, torch_passes="none")[0]
+    with pytest.raises(ctpipe.Error, match="apply with comms=True only"):
+        s.actions(runtime="posted")
+
+
+def test_validate_csv_text_rows_paths_and_both_line_ends(tmp_path):
+    s = ctpipe.Schedule("zbv", P=3, m=6)
+    text = s.csv(comms=True)
+    lf = ctpipe.validate(text)
+    crlf = ctpipe.validate(text.replace("\n", "\r\n"))
+    assert lf == crlf
+    assert lf["makespan"] == s.readout()["makespan"]
+    assert ctpipe.validate(s.actions())["makespan"] == lf["makespan"]
+    path = tmp_path / "s.csv"
+    path.write_text(s.csv())
+    assert ctpipe.validate(path)["makespan"] == lf["makespan"]
+    with pytest.raises(ctpipe.Error, match=r'^ctpipe: <csv>: CSV row 1 \(rank 0\), cell 2 "0X1": unknown action kind "X"'):
+        ctpipe.validate("0F0,0X1\n")
+
+
+def test_subcommands_return_the_tools_json():
+    assert ctpipe.compare(schedules=["gpipe", "1f1b"], P=4, m=8) == json.loads(tool(
+        ["compare", "--schedules", "gpipe,1f1b", "-P", "4", "-m", "8", "--format", "json"]).stdout)
+    fill = ctpipe.fill(fill="encoder:f=1/4,b=1/2")
+    assert fill == json.loads(tool(["fill", "--fill", "encoder:f=1/4,b=1/2", "--format", "json"]).stdout)
+    assert "rebalance" in ctpipe.rebalance(costs={"move": Fraction(1, 4)})
+    assert ctpipe.search(P=2, m=2, memory_limit=2)["search"] is not None
+    assert ctpipe.split(model="llama2-7b", P=4, m=8) == json.loads(tool(
+        ["split", "--model", "llama2-7b", "-P", "4", "-m", "8", "--format", "json"]).stdout)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(family="nope"), "ctpipe: unknown schedule 'nope'"),
+    (dict(P=0), "ctpipe: P (pipeline ranks) must be >= 1"),
+    (dict(P="x"), "ctpipe: -P takes a whole number, not 'x'"),
+    (dict(family="interleaved-1f1b", P=3, m=16, V=1, variant="torch"), "ctpipe: interleaved-1f1b (torch) needs m % max(1, m / P) == 0"),
+    (dict(family="dualpipev", P=4, m=4), "ctpipe: dualpipev needs m >= 2P"),
+    (dict(costs="f=-1"), "ctpipe: t_f (forward cost) must be > 0"),
+    (dict(costs={"q": 1}), "ctpipe: --costs takes key=value pairs"),
+    (dict(P="4\0"), "NUL"),
+    (dict(format="json"), "--format is not a Schedule option"),
+    (dict(bogus=3), "ctpipe: unknown option 'bogus' (known: "),
+    (dict(gamma=object()), "takes a number, a string, a list or a mapping"),
+])
+def test_bad_requests_raise_ctpipe_error_with_the_tools_message(kwargs, message):
+    family = kwargs.pop("family", "1f1b")
+    with pytest.raises(ctpipe.Error) as e:
+        ctpipe.Schedule(family, **kwargs)
+    assert message in str(e.value)
+    assert str(e.value).startswith("ctpipe:")
+    assert isinstance(e.value, ValueError)
+
+
+def test_stages_of_rejects_ranks_outside_the_pipeline():
+    s = ctpipe.Schedule("zbv", P=4, m=8)
+    assert [s.stages_of(r) for r in range(4)] == [[0, 7], [1, 6], [2, 5], [3, 4]]
+    for bad in (-1, 4, 2**40, True, "0", 1.0):
+        with pytest.raises(ctpipe.Error):
+            s.stages_of(bad)
+
+
+HOSTILE = [None, True, False, 0, -1, 1, 2, 3, 7, 2**31, 2**63, -(2**70), 1e308, float("nan"), float("inf"), -0.0,
+           "", " ", "1/0", "0x10", "1e5", "\n", "\x00", "é", "∞", "1,2", [], [1, -1], [Fraction(1, 3)] * 100, {},
+           {"f": "x"}, {"f": None}, Fraction(-1, 2), b"4", object(), ("a", 1), 10**6]
+KEYS = ["P", "m", "V", "placement", "variant", "group", "warmup_factor", "costs", "gamma", "stage_scale",
+        "microbatch_scale", "model", "memory_limit", "layers", "runtime", "lowering", "torch_passes",
+        "max_active_stages", "pair_model", "structural_minimum", "device_flops", "link_bandwidth", "width", "color"]
+
+
+def test_hostile_arguments_give_a_schedule_or_ctpipe_error_never_a_crash():
+    rng = random.Random(20261203)
+    outcomes = {"ok": 0, "error": 0}
+    for _ in range(600):
+        family = rng.choice(list(ctpipe.FAMILIES) + ["", "GPIPE", "1f1b ", None, 3])
+        opts = {rng.choice(KEYS): rng.choice(HOSTILE) for _ in range(rng.randint(0, 4))}
+        try:
+            s = ctpipe.Schedule(family, **opts) if family is not None else ctpipe.Schedule(**opts)
+            if s.num_ops <= 200000:
+                assert len(s.actions()) == s.P
+            outcomes["ok"] += 1
+        except ctpipe.Error as e:
+            assert str(e).startswith("ctpipe:"), str(e)
+            outcomes["error"] += 1
+    assert outcomes["ok"] > 20 and outcomes["error"] > 300
+
+
+def test_hostile_csv_text_is_refused_with_the_readers_message():
+    rng = random.Random(7)
+    good = ctpipe.Schedule("interleaved-1f1b", P=2, m=4, V=2).csv(comms=True)
+    alphabet = "0123456789FBIWSEND_RCV(;)OVERLAP,\n\r \"x"
+    refused = 0
+    for _ in range(400):
+        chars = list(good)
+        for _ in range(rng.randint(1, 6)):
+            chars[rng.randrange(len(chars))] = rng.choice(alphabet)
+        try:
+            ctpipe.validate("".join(chars))
+        except ctpipe.Error as e:
+            assert str(e).startswith("ctpipe:")
+            assert "<csv>" in str(e) or "CSV" in str(e) or "ctpipe:" in str(e)
+            refused += 1
+    assert refused > 300
+    for junk in ("", "\n\n", "\x00", "0F0" * 10**5, "(", "0OVERLAP_F_B0\n"):
+        with pytest.raises(ctpipe.Error):
+            ctpipe.validate(junk)
+    with pytest.raises(ctpipe.Error):
+        ctpipe.validate([[1, 2], None])  # not rows of strings
+
+
+def test_import_does_not_import_torch():
+    code = "import sys, ctpipe; ctpipe.Schedule().simulate(); print('torch' in sys.modules)"
+    out = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -1,0 +1,28 @@
+# Sourced by scripts/test.sh: the Python step. Makes the virtual environment build/venv
+# (Python 3.11: the interpreter CTPIPE_PYTHON names, else python3.11, else python3), puts
+# PyTorch 2.13.0 (pinned: an unpinned torch fetches a CUDA build of several GB), pytest
+# and the package (pip install ., which builds ctpipe._core from the headers through
+# scikit-build-core, cached in build/python) into it, then runs pytest on python/tests.
+# The tool those tests compare the package with is $1 (a built `ctpipe`).
+ctpipe_python_tests() {
+  tool=$1
+  python=${CTPIPE_PYTHON:-}
+  [ -n "$python" ] || python=$(command -v python3.11 || command -v python3 || true)
+  if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    ctpipe_install_missing python3 python3-venv python3-dev
+    python=${python:-python3}
+  fi
+  if [ ! -x build/venv/bin/python ]; then
+    echo "== ctpipe: making the virtual environment build/venv with $python"
+    "$python" -m venv build/venv
+  fi
+  venv_python=build/venv/bin/python
+  if ! $venv_python -c 'import torch, pytest; assert torch.__version__.startswith("2.13.0")' >/dev/null 2>&1; then
+    echo "== ctpipe: installing torch==2.13.0 (CPU) and pytest into build/venv"
+    $venv_python -m pip install -q --disable-pip-version-check "torch==2.13.0" "pytest>=8"
+  fi
+  echo "== ctpipe: building and installing the Python package (pip install .)"
+  $venv_python -m pip install -q --disable-pip-version-check .
+  echo "== ctpipe: pytest (python/tests)"
+  CTPIPE_TOOL="$tool" $venv_python -m pytest -q -p no:cacheprovider python/tests
+}
