@@ -32,6 +32,7 @@
 #include <cstddef>    // std::size_t
 #include <span>       // a rank's ops
 #include <string>     // action texts
+#include <utility>    // std::pair, std::move
 #include <vector>     // annotations, the window
 
 #include "ctpipe/core/error.hpp"
