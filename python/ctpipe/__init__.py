@@ -73,8 +73,12 @@ RUNTIMES = ("blocking", "rendezvous", "posted", "batched")
 
 
 def fraction(text: str | int | Fraction) -> Fraction:
-    """An exact number of a readout (``"3/11"``, ``"4"``) as a :class:`~fractions.Fraction`."""
-    return Fraction(text)
+    """An exact number of a readout (``"3/11"``, ``"4"``) as a :class:`~fractions.Fraction`;
+    raises :class:`Error` for anything else."""
+    try:
+        return Fraction(text)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise Error(f"ctpipe: not an exact number: {text!r}") from None
 
 
 def _value(name: str, value: Any) -> str:
@@ -82,17 +86,27 @@ def _value(name: str, value: Any) -> str:
     if isinstance(value, bool):
         raise Error(f"ctpipe: {name} takes a value, not {value!r}")
     if isinstance(value, Fraction):
-        return f"{value.numerator}/{value.denominator}"
-    if isinstance(value, (int, str, Decimal)):
+        return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    if isinstance(value, (int, str)):
         return str(value)
     if isinstance(value, float):
-        # A float is read as its shortest repr (0.1 means 1/10), the number the user typed.
-        return repr(value)
+        # A float is read as its shortest repr (0.1 means 1/10, 1e-05 1/100000), the number typed.
+        value = Decimal(repr(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise Error(f"ctpipe: {name} takes a finite number, not {value}")
+        return format(value, "f")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise Error(f"ctpipe: {name} takes a number or a string, not {type(value).__name__}")
     if isinstance(value, Mapping):
         return ",".join(f"{k}={_value(name, v)}" for k, v in value.items())
     if isinstance(value, Sequence):
         return ",".join(_value(name, v) for v in value)
     raise Error(f"ctpipe: {name} takes a number, a string, a list or a mapping, not {type(value).__name__}")
+
+
+# Options the tool takes once per item: a list gives the option once per item.
+_REPEATED = ("fill",)
 
 
 def options_to_args(options: Mapping[str, Any]) -> list[str]:
@@ -101,18 +115,30 @@ def options_to_args(options: Mapping[str, Any]) -> list[str]:
     ``P=4`` gives ``-P 4``; ``warmup_factor=1`` gives ``--warmup-factor 1``; ``True`` a flag
     (``structural_minimum=True``), ``False`` or ``None`` nothing; a mapping ``k=v,...``
     (``costs={"f": 1, "b": Fraction(5, 2)}``); a sequence comma-separated
-    (``stage_scale=[1, 1, Fraction(5, 4), 1]``). Raises :class:`Error` for a value of
-    another type or one holding a NUL character.
+    (``stage_scale=[1, 1, Fraction(5, 4), 1]``), except ``fill``, whose list gives one
+    ``--fill`` per job. Raises :class:`Error` for a value of another type (bytes, a bool for
+    P, m or V), ``help`` or ``version``, or a value holding a NUL character.
     """
     args: list[str] = []
     for key, value in options.items():
-        if value is None or value is False:
-            continue
         if not isinstance(key, str) or not key:
             raise Error(f"ctpipe: an option name must be a non-empty string, not {key!r}")
+        if key in ("help", "version"):
+            raise Error(f"ctpipe: --{key} is the tool's, not a request's (see docs/python.md)")
+        if key in ("P", "m", "V") and isinstance(value, bool):
+            raise Error(f"ctpipe: -{key} takes a whole number, not {value!r}")
+        if value is None or value is False:
+            continue
         flag = f"-{key}" if key in ("P", "m", "V") else "--" + key.replace("_", "-")
         if value is True:
             args.append(flag)
+            continue
+        if key in _REPEATED and isinstance(value, (list, tuple)):
+            for item in value:  # --fill a --fill b: one job each
+                text = _value(flag, item)
+                if "\0" in text:
+                    raise Error(f"ctpipe: {flag} holds a NUL character")
+                args += [flag, text]
             continue
         text = _value(flag, value)
         if "\0" in text or "\0" in key:
@@ -127,6 +153,8 @@ def run_tool(args: Sequence[str]) -> str:
     Raises :class:`Error` with the tool's ``ctpipe:`` line(s) where the tool exits with 2
     (or 1: an internal error). Notes the tool prints on success are dropped.
     """
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise Error("ctpipe: run_tool() takes a list of arguments, e.g. ['-s', 'gpipe']")
     args = [str(a) for a in args]
     if any("\0" in a for a in args):
         raise Error("ctpipe: an argument holds a NUL character")
@@ -138,6 +166,25 @@ def run_tool(args: Sequence[str]) -> str:
 
 def _json(args: Sequence[str]) -> dict[str, Any]:
     return json.loads(run_tool(list(args) + ["--format", "json"]))
+
+
+# Options of the request that one view alone takes: left out of the others (Schedule._with).
+_FORMAT_ONLY = {
+    "runtime": ("json", "csv-comms"),
+    "lowering": ("json", "csv-comms"),
+    "torch_passes": ("csv-comms",),
+    "max_active_stages": ("csv-comms",),
+    "width": ("text",),
+    "color": ("text",),
+}
+
+# actions() makes a Python string per action: at most the tool's JSON limit of ops.
+_MAX_ACTION_OPS = 1 << 21
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise Error(f"ctpipe: {name} must be True or False, not {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,7 +214,11 @@ class Schedule:
     ``lowering``, ``torch_passes``, ``max_active_stages`` (see :func:`options_to_args` for
     the values). The request is parsed and checked by the tool's parser and the schedule
     generated at once; a bad one raises :class:`Error` with the tool's message, e.g.
-    ``ctpipe: interleaved 1F1B needs m % group == 0 or m % group >= P``.
+    ``ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or m % group >= P``. Options
+    one view alone takes (``runtime``, ``lowering``: the lowered lists and the readout;
+    ``torch_passes``, ``max_active_stages``: the lowered lists; ``width``, ``color``: the
+    text view) are left out of the others. Requests over 2^24 ops (the tool's largest
+    view) are refused.
     """
 
     def __init__(self, family: str = "1f1b", P: int = 4, m: int = 8, V: int | None = None, **options: Any):
@@ -280,7 +331,11 @@ class Schedule:
         ``_add_reduce_grad`` place them (``torch_passes``: ``all``, ``reduce-grad``, ``none``;
         ``fsdp=False`` is ``reduce-grad``), what ``--format csv-comms`` writes.
         """
+        _check_bool("comms", comms)
         s = self._lowered(comms, self._overrides(runtime, lowering, torch_passes, max_active_stages, fsdp))
+        if s.num_ops > _MAX_ACTION_OPS:
+            raise Error(f"ctpipe: {s.num_ops} ops are too many for actions() (at most {_MAX_ACTION_OPS}, as the "
+                        "tool's JSON): arrays() gives any size without a Python object per op")
         return s._core.actions(comms)
 
     def arrays(self, comms: bool = False) -> dict[str, memoryview]:
@@ -292,6 +347,7 @@ class Schedule:
         ``offsets[r]:offsets[r + 1]``. Read-only memoryviews: ``numpy.asarray(a["stage"])``
         or ``torch.frombuffer(...)`` take them without a copy per op.
         """
+        _check_bool("comms", comms)
         kinds, stages, microbatches, offsets = self._core.arrays(comms)
         return {
             "kind": memoryview(kinds).cast("B"),
@@ -316,7 +372,7 @@ class Schedule:
         ``costs="f=1,b=2"``, ``runtime="posted"``): a dict equal to the tool's JSON, field
         for field; exact numbers are strings such as ``"3/11"`` (:func:`fraction`).
         Fields: docs/json.md."""
-        return _json(self._with(options))
+        return json.loads(run_tool(self._with(options, "json")))
 
     def execute(self, runtime: str | None = None) -> dict[str, Any]:
         """The lowered lists executed under a runtime model (``runtime``, default every
@@ -330,19 +386,24 @@ class Schedule:
     def csv(self, comms: bool = False, **options: Any) -> str:
         """The text of ``--format csv`` (``comms=True``: ``csv-comms``; ``options`` such as
         ``runtime="posted"`` or ``torch_passes="none"`` added)."""
-        return run_tool(self._with(options) + ["--format", "csv-comms" if comms else "csv"])
+        _check_bool("comms", comms)
+        return run_tool(self._with(options, "csv-comms" if comms else "csv"))
 
     def render(self, format: str = "text", **options: Any) -> str:  # noqa: A002 (the tool's name)
         """The tool's view in ``format``: ``text`` (the timeline), ``svg``, ``trace`` (Chrome
         trace-event JSON) or ``json`` (text)."""
-        return run_tool(self._with(options) + ["--format", str(format)])
+        return run_tool(self._with(options, str(format)))
 
-    def _with(self, options: Mapping[str, Any]) -> list[str]:
-        if not options:
-            return list(self._args)
+    def _with(self, options: Mapping[str, Any], fmt: str) -> list[str]:
+        """The tool's arguments for ``fmt`` with ``options`` added. The request's own options
+        that only one view takes (_FORMAT_ONLY) are left out of the others, so that
+        ``Schedule(..., runtime="posted").csv()`` is the compute-only file."""
         merged = dict(self._options)
+        for key, formats in _FORMAT_ONLY.items():
+            if fmt not in formats:
+                merged.pop(key, None)
         merged.update(options)
-        return options_to_args(merged)
+        return options_to_args(merged) + ["--format", fmt]
 
 
 def _command(name: str, options: Mapping[str, Any], *positional: str) -> dict[str, Any]:
@@ -369,10 +430,14 @@ def validate(source: str | os.PathLike[str] | Sequence[Sequence[str]], **options
             raise Error(f"ctpipe: validate() takes CSV text, a path or per-rank lists of action strings ({e})") from None
     if "\0" in text:
         raise Error("ctpipe: the CSV text holds a NUL character")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise Error(f"ctpipe: the CSV text is not valid Unicode ({e.reason} at character {e.start})") from None
     with tempfile.TemporaryDirectory(prefix="ctpipe-") as folder:
         path = os.path.join(folder, "schedule.csv")
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with open(path, "wb") as f:
+            f.write(data)
         try:
             out = _command("validate", options, path)
             if out.get("schedule") == path:

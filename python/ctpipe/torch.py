@@ -138,7 +138,17 @@ def _stage_list(stages: Any) -> list[Any]:
         out = [stages]
     if not out:
         raise _error("no stages given: a rank holds at least one stage")
+    for stage in out:
+        for attr in ("stage_index", "num_stages", "group_size", "group_rank"):
+            if not hasattr(stage, attr):
+                raise _error(f"a stage must be a torch.distributed.pipelining stage (PipelineStage), "
+                             f"not {type(stage).__name__}")
     return out
+
+
+def _check_schedule(schedule: Any) -> None:
+    if not isinstance(schedule, ctpipe.Schedule):
+        raise _error(f"the schedule must be a ctpipe.Schedule, not {type(schedule).__name__}")
 
 
 def check_stages(stages: Any, schedule: Any) -> int:
@@ -290,6 +300,8 @@ def _check_transfers(actions: dict[int, list[_Action]], owner: dict[int, int], s
                 msg = _message(action)
                 src, d, j = msg
                 dst_stage = src + 1 if d == "F" else src - 1
+                if not 0 <= src < S:
+                    raise _error(f"{where}: its message comes from stage {src}, outside [0, {S})")
                 if not 0 <= dst_stage < S:
                     raise _error(f"{where}: stage {src} has no {'next' if d == 'F' else 'previous'} stage")
                 if owner[src] == owner[dst_stage]:
@@ -399,6 +411,7 @@ def pipeline_schedule(
     refuses the list, with PyTorch's message.
     """
     _check_route(route)
+    _check_schedule(schedule)
     _refuse_family(schedule)
     stage_list = _stage_list(stages)
     check_stages(stage_list, schedule)
@@ -507,6 +520,8 @@ def automodel_options(schedule: Any, csv_path: str | os.PathLike[str], *,
     dualpipe and for a V-shape with V != 2.
     """
     kind = _check_projects(schedule)
+    if isinstance(microbatch_size, bool) or not isinstance(microbatch_size, int) or microbatch_size < 1:
+        raise _error(f"automodel_options(): microbatch_size must be an int >= 1, not {microbatch_size!r}")
     return {
         "distributed.pp_size": schedule.P,
         "distributed.pipeline.pp_schedule": _AUTOMODEL_CLASS[kind],

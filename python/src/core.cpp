@@ -23,6 +23,7 @@
 #include "ctpipe/schedules/generate.hpp"
 #include "invoke.hpp"
 #include "options.hpp"
+#include "output.hpp"
 #include "request.hpp"
 
 namespace nb = nanobind;
@@ -57,12 +58,27 @@ auto guarded(F&& f) {
 /// An exact number as Python's (numerator, denominator).
 nb::tuple fraction(ctpipe::rational x) { return nb::make_tuple(x.num, x.den); }
 
+/// The largest schedule the package generates: the tool's largest view (--format text),
+/// 2^24 ops, about 64 MiB of ops and a simulation of some hundreds of MiB.
+constexpr long long max_ops = ctpipe::tool::max_text_ops;
+
+/// generate(), or ctpipe.Error when the request has more than max_ops ops.
+ctpipe::schedule generate_within_limit(const request& req) {
+  return guarded([&] {
+    const long long ops = static_cast<long long>(ctpipe::total_ops(req.spec));
+    if (ops > max_ops) {
+      throw ctpipe::tool::usage_error("ctpipe: " + std::to_string(ops) + " ops are too many for the Python package (at most " +
+                                      std::to_string(max_ops) + ", as the tool's text view)");
+    }
+    return ctpipe::generate(req.spec);
+  });
+}
+
 /// One request with its generated schedule (ctpipe.Schedule holds one).
 class schedule_request {
  public:
   explicit schedule_request(const std::vector<std::string>& args)
-      : req_(guarded([&] { return ctpipe::tool::parse_request(args); })),
-        sched_(guarded([&] { return ctpipe::generate(req_.spec); })) {}
+      : req_(guarded([&] { return ctpipe::tool::parse_request(args); })), sched_(generate_within_limit(req_)) {}
 
   const request& req() const { return req_; }
   ctpipe::schedule_view view() const { return sched_.view(); }
@@ -128,6 +144,9 @@ nb::tuple op_arrays(ctpipe::schedule_view v) {
 
 NB_MODULE(_core, m) {
   m.doc() = "ctpipe's C++ core (nanobind); use the ctpipe package, not this module.";
+  // A Schedule held by a global at exit (a training script's) is freed after nanobind's
+  // check for leaks runs when torch is loaded too; the report would be noise.
+  nb::set_leak_warnings(false);
   error_type = nb::borrow(PyErr_NewExceptionWithDoc(
       "ctpipe.Error",
       "A rejected request, schedule or file: the message is the library's or the tool's `ctpipe:` line.",
@@ -177,9 +196,11 @@ NB_MODULE(_core, m) {
           nb::arg("comms") = false)
       .def(
           "arrays", [](const schedule_request& s, bool comms) {
-            if (!comms) return op_arrays(s.view());
-            const ctpipe::schedule lowered = s.lowered();
-            return op_arrays(lowered.view());
+            return guarded([&] {
+              if (!comms) return op_arrays(s.view());
+              const ctpipe::schedule lowered = s.lowered();
+              return op_arrays(lowered.view());
+            });
           },
           nb::arg("comms") = false)
       .def("simulate", [](const schedule_request& s) {

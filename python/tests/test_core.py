@@ -146,6 +146,10 @@ def test_subcommands_return_the_tools_json():
     (dict(format="json"), "--format is not a Schedule option"),
     (dict(bogus=3), "ctpipe: unknown option 'bogus' (known: "),
     (dict(gamma=object()), "takes a number, a string, a list or a mapping"),
+    (dict(P=b"4"), "ctpipe: -P takes a number or a string, not bytes"),
+    (dict(P=False), "ctpipe: -P takes a whole number, not False"),
+    (dict(gamma=float("nan")), "ctpipe: --gamma takes a finite number, not NaN"),
+    (dict(family="gpipe", P=4096, m=65536), "ops are too many for the Python package (at most 16777216"),
 ])
 def test_bad_requests_raise_ctpipe_error_with_the_tools_message(kwargs, message):
     family = kwargs.pop("family", "1f1b")
@@ -154,6 +158,26 @@ def test_bad_requests_raise_ctpipe_error_with_the_tools_message(kwargs, message)
     assert message in str(e.value)
     assert str(e.value).startswith("ctpipe:")
     assert isinstance(e.value, ValueError)
+
+
+def test_options_of_one_view_stay_out_of_the_others_and_odd_calls_are_errors():
+    s = ctpipe.Schedule("1f1b", P=2, m=2, runtime="posted", torch_passes="none", width=50)
+    assert s.csv() == "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n"
+    assert "UNSHARD" not in s.csv(comms=True)
+    assert ctpipe.Schedule("1f1b", costs={"c": 1e-5}).readout()["costs"]["c"] == "1/100000"
+    for call in (lambda: s.readout(help=True), lambda: ctpipe.compare(version=True),
+                 lambda: s.actions(comms="yes"), lambda: s.arrays(comms=None), lambda: ctpipe.fraction("abc"),
+                 lambda: ctpipe.run_tool("-P 4"), lambda: ctpipe.validate("\udcff0F0")):
+        with pytest.raises(ctpipe.Error, match="^ctpipe: "):
+            call()
+    big = ctpipe.Schedule("1f1b", P=64, m=16385)
+    with pytest.raises(ctpipe.Error, match="too many for actions"):
+        big.actions()
+    assert len(big.arrays()["kind"]) == 64 * 16385 * 2
+    # Several fill jobs: one --fill each.
+    two = ctpipe.fill(P=4, m=8, fill=["encoder:f=1/4,b=1/2", "job:t=1"])
+    one = ctpipe.fill(P=4, m=8, fill="encoder:f=1/4,b=1/2")
+    assert two != one
 
 
 def test_stages_of_rejects_ranks_outside_the_pipeline():

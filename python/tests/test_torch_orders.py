@@ -62,3 +62,26 @@ def test_pytorchs_own_order_is_ctpipes(cls, family, opts, Vs, v_shape):
                 assert ours == theirs, (family, P, m, V)
                 equal += 1
     assert equal > 40
+
+
+@pytest.mark.parametrize("rows,family,message", [
+    ([["3RECV_B0"], ["1F0"]], "zbv", "its message comes from stage 4, outside [0, 4)"),
+    ([["0RECV_F0", "0F0"], ["1F0"]], "1f1b", "its message comes from stage -1, outside [0, 2)"),
+])
+def test_a_receive_from_no_stage_is_refused(rows, family, message):
+    import ctpipe.torch as ct
+
+    with pytest.raises(ctpipe.Error) as e:
+        ct.parse_actions(rows, ctpipe.Schedule(family, P=2, m=4), route="compute_comms")
+    assert message in str(e.value)
+
+
+def test_pipeline_schedule_refuses_what_is_no_schedule_or_stage():
+    import ctpipe.torch as ct
+
+    with pytest.raises(ctpipe.Error, match="the schedule must be a ctpipe.Schedule, not str"):
+        ct.pipeline_schedule([object()], "zbv")
+    with pytest.raises(ctpipe.Error, match="a stage must be a torch.distributed.pipelining stage"):
+        ct.pipeline_schedule(None, ctpipe.Schedule("zbv", P=2, m=4))
+    with pytest.raises(ctpipe.Error, match="microbatch_size must be an int >= 1"):
+        ct.automodel_options(ctpipe.Schedule("1f1b", P=2, m=4), "s.csv", microbatch_size="2")
