@@ -196,15 +196,21 @@ def _compare(held, blocks, losses, all_ref_losses, ref_grads, num_stages, replic
     return loss_err, grad_err
 
 
-def run_train_case(case, rank, world):
-    import ctpipe.torch as ct
-
+def _setup(case, rank):
+    """A case's schedule, stage count, seed, model blocks, the stages this rank holds and
+    their PipelineStages."""
     schedule = _schedule(case)
     S = schedule.num_stages
     seed = case.get("seed", 1)
     blocks = make_blocks(S, seed)
     held = schedule.stages_of(rank)
-    stages = _stages_for(blocks, held, S)
+    return schedule, S, seed, blocks, held, _stages_for(blocks, held, S)
+
+
+def run_train_case(case, rank, world):
+    import ctpipe.torch as ct
+
+    schedule, S, seed, blocks, held, stages = _setup(case, rank)
     route = case.get("route", "compute_only")
     runtime = case.get("runtime", "posted")
     fsdp = case.get("fsdp", True)
@@ -237,12 +243,7 @@ def run_raw_case(case, rank, world):
     ctpipe's checks, and trains one step: what PyTorch itself does with such a list."""
     from torch.distributed.pipelining.schedules import _Action, _PipelineScheduleRuntime
 
-    schedule = _schedule(case)
-    S = schedule.num_stages
-    seed = case.get("seed", 1)
-    blocks = make_blocks(S, seed)
-    held = schedule.stages_of(rank)
-    stages = _stages_for(blocks, held, S)
+    schedule, S, seed, blocks, held, stages = _setup(case, rank)
     sched = _PipelineScheduleRuntime(stages, n_microbatches=schedule.m, loss_fn=loss_fn)
     rows = case["rows"]
     sched._prepare_schedule_with_comms({r: [_Action.from_str(a) for a in row] for r, row in enumerate(rows)},
@@ -265,12 +266,7 @@ def run_csv_case(case, rank, world):
 
     import ctpipe.torch as ct
 
-    schedule = _schedule(case)
-    S = schedule.num_stages
-    seed = case.get("seed", 1)
-    blocks = make_blocks(S, seed)
-    held = schedule.stages_of(rank)
-    stages = _stages_for(blocks, held, S)
+    schedule, S, seed, blocks, held, stages = _setup(case, rank)
     comms = case.get("route", "compute_only") == "compute_comms"
     runtime = case.get("runtime", "posted")
     with tempfile.TemporaryDirectory() as tmp:
