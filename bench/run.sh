@@ -10,10 +10,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
+. scripts/python.sh
 ctpipe_install_missing $CTPIPE_TOOL_PACKAGES $CTPIPE_CLANG_PACKAGES libbenchmark-dev valgrind
 ctpipe_install_clang_runtime
 ctpipe_install_missing $CTPIPE_WEB_TEST_PACKAGES
 ctpipe_install_node
+ctpipe_python_venv >&2  # build/venv with the package, for bench/python_speed.py and bench/torch_predicted.py
 cmake --preset bench >/dev/null
 cmake --build --preset bench >/dev/null
 cmake --preset web >/dev/null  # the page and puppeteer-core, for bench/web_redraw.mjs
@@ -57,6 +59,16 @@ count() {  # instructions callgrind counts for `dispatch_bench --count MODE 1000
   echo
   echo '```'
   "$bin/runtime_bench" --benchmark_min_time=0.5 2>/dev/null | grep -E '^(BM_|Benchmark)'
+  echo '```'
+  echo
+  echo "## The same from Python (\`bench/python_speed.py\`)"
+  echo
+  echo "\`ctpipe.Schedule(\"interleaved-1f1b\", P=64, m=1024, V=4)\` plus \`.simulate()\` (the package built"
+  echo "by \`pip install .\`, Release, nanobind's module without -Os) beside the C++ benchmark above, both"
+  echo "timed in one run of the script; the Python issue asks for a ratio of at most 1.5:"
+  echo
+  echo '```'
+  build/venv/bin/python bench/python_speed.py "$bin/runtime_bench"
   echo '```'
   echo
   echo "## Bytes per op of a frozen schedule (\`bench/bytes_per_op.cpp\`)"

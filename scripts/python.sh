@@ -4,8 +4,8 @@
 # and the package (pip install ., which builds ctpipe._core from the headers through
 # scikit-build-core, cached in build/python) into it, then runs pytest on python/tests.
 # The tool those tests compare the package with is $1 (a built `ctpipe`).
-ctpipe_python_tests() {
-  tool=$1
+# ctpipe_python_venv alone makes the environment and installs the package (bench/run.sh).
+ctpipe_python_venv() {
   python=${CTPIPE_PYTHON:-}
   [ -n "$python" ] || python=$(command -v python3.11 || command -v python3 || true)
   if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
@@ -23,6 +23,12 @@ ctpipe_python_tests() {
   fi
   echo "== ctpipe: building and installing the Python package (pip install .)"
   $venv_python -m pip install -q --disable-pip-version-check .
+}
+
+ctpipe_python_tests() {
+  tool=$1
+  ctpipe_python_venv
+  venv_python=build/venv/bin/python
   echo "== ctpipe: pytest (python/tests)"
   CTPIPE_TOOL="$tool" $venv_python -m pytest -q -p no:cacheprovider python/tests
 }
