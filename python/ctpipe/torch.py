@@ -360,9 +360,9 @@ def _check_transfers(actions: dict[int, list[_Action]], owner: dict[int, int], s
                 f"message {k} is {_message_text(sm)} (rank {a}, position {out[k][1]}), rank "
                 f"{b}'s receive {k} is for {_message_text(rm)} (position {inn[k][1]}); "
                 f"PyTorch matches one pair of ranks' messages in posting order (tag 0), so "
-                f"this list would train on the wrong tensors (ctpipe's lists for runtime "
-                f"'rendezvous' or 'batched' keep one order per pair of ranks; route "
-                f"'compute_only' lets PyTorch place the transfers)")
+                f"this list would train on the wrong tensors (ctpipe's lists for every "
+                f"runtime but 'blocking' keep the order; route 'compute_only' lets PyTorch "
+                f"place the transfers)")
 
 
 def pipeline_schedule(

@@ -332,6 +332,39 @@ TEST_CASE("peer order: the adjacent order matches messages by key, not first in 
   REQUIRE(execute(lower(g.view(), costs{}, runtime_model::batched).view(), costs{}, runtime_model::batched).completed());
 }
 
+TEST_CASE("directed order: posted lists receive each peer's messages in the order it sends them, on ZB-V", "[lower]") {
+  // ZB-V P = 2, m = 3: rank 0 sends rank 1 activations of stage 0 and gradients of stage
+  // 3 as it produces them; in the adjacent (blocking) order rank 1 receives them as it
+  // consumes them, in another order. PyTorch's runtime over gloo pairs them in posting
+  // order: the posted lists move those receives earlier into the send order, at no cost.
+  const costs uneven{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}};
+  const schedule g = generate({schedule_family::zbv, {2, 3, 2, placement::v_shape}});
+  const schedule adjacent = lower(g.view(), uneven, runtime_model::blocking);
+  const schedule posted = lower(g.view(), uneven, runtime_model::posted);
+  REQUIRE_FALSE(directed_order_consistent(adjacent.view()));
+  REQUIRE(directed_order_consistent(posted.view()));
+  REQUIRE_FALSE(peer_order_consistent(posted.view()));  // the two directions still interleave differently
+  REQUIRE(validate_lowered(posted.view(), send_semantics::buffered).ok());
+  REQUIRE(execute(posted.view(), uneven, runtime_model::posted).makespan() == simulate(g.view(), uneven).makespan());
+  // Only receives moved: the same ops on each rank, the sends and compute ops in place.
+  for (int r = 0; r < 2; ++r) {
+    std::vector<op> a, b;
+    for (const op o : adjacent.view().rank(r)) if (is_send(o.kind()) || !is_transfer(o.kind())) a.push_back(o);
+    for (const op o : posted.view().rank(r)) if (is_send(o.kind()) || !is_transfer(o.kind())) b.push_back(o);
+    REQUIRE(a == b);
+    REQUIRE(adjacent.view().rank(r).size() == posted.view().rank(r).size());
+  }
+  // Rank 1's first receive from rank 0 on each edge, exchanged: no longer in send order.
+  const std::size_t x = position_of(posted.view(), 1, op{op_kind::recv_f, 1, 0});
+  const std::size_t y = position_of(posted.view(), 1, op{op_kind::recv_f, 1, 1});
+  REQUIRE_FALSE(directed_order_consistent(swapped(posted.view(), 1, x, y).view()));
+  // The key order keeps one order for both directions, so each direction's too.
+  REQUIRE(directed_order_consistent(lower(g.view(), uneven, runtime_model::rendezvous).view()));
+  const pipeline_shape v_shape{2, 1, 2, placement::v_shape};
+  const schedule stray = from_lists(v_shape, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 3, 0}}, {op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}}});
+  REQUIRE_FALSE(directed_order_consistent(stray.view()));
+}
+
 TEST_CASE("peer order: transfers without a partner stage give false, never an out-of-bounds access", "[lower]") {
   // On the V-shape with P = 2 the last stage is 3: a SEND_F or RECV_B there has no
   // partner (the fresh-user review's crash input, `0F0,3SEND_F0 / 1F0,2F0`).

@@ -50,6 +50,7 @@ constexpr bool prove_executed(schedule_view v, const costs& c, runtime_model mod
   const schedule lowered = lower(v, c, model);
   const execution run = execute(lowered.view(), c, model);
   if (!run.completed() || !execution_consistent(run, lowered.view())) return false;
+  if (model != runtime_model::blocking && !directed_order_consistent(lowered.view())) return false;
   const bool equal_costs = c.c == rational{0} && c.b == c.f && c.i == c.f && c.w == c.f;
   const bool zero_loss = model == runtime_model::blocking || model == runtime_model::posted ||
                          (model == runtime_model::rendezvous && equal_costs);
@@ -108,6 +109,7 @@ constexpr bool prove_lowering(const schedule_spec& spec, const costs& c = costs{
   if (!validate_lowered(l, send_semantics::buffered).ok()) return false;
   const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;
   if (keyed && (!validate_lowered(l, send_semantics::rendezvous).ok() || !peer_order_consistent(l))) return false;
+  if (model != runtime_model::blocking && !directed_order_consistent(l)) return false;
   return prove_executed(compute.view(), c, model);
 }
 

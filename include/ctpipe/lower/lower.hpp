@@ -3,7 +3,7 @@
 //
 // Two orders (docs/spec.md §7.2 argues each):
 //
-// - Adjacent order, for `blocking` and `posted`: each rank's own compute ops in their
+// - Adjacent order, for `blocking` (and the first step of `posted`'s): each rank's own compute ops in their
 //   order, the RECV of each input from another rank right before the op that consumes
 //   it, the SEND of each output that crosses ranks right after the op that produces it.
 //   A SEND is posted at its producer's end, so its message is at the receiver at that
@@ -11,6 +11,16 @@
 //   later than its consumer's simulated start and returns by then. So every compute op
 //   runs at its simulated time, for every cost set: zero loss. The order does not depend
 //   on the costs. Under `rendezvous` it can deadlock (two ranks each sending first).
+//
+// - Posted order, for `posted`: the adjacent order, then each rank's RECVs from one peer
+//   moved earlier where needed into the order in which that peer sends them (each as
+//   late as that allows). PyTorch's runtime posts an irecv at a RECV and gloo (like
+//   NCCL) pairs a rank pair's messages in posting order, with no tag: where a rank holds
+//   several chunks (ZB-V, interleaved, the V-shapes) the adjacent order can receive one
+//   peer's messages in another order than it sends them, and each would land in another
+//   micro-batch's buffer. Under `posted` a RECV only posts, so the move changes no time:
+//   zero loss as the adjacent order, and the messages between two ranks come in one
+//   order on both sides.
 //
 // - Key order, for `rendezvous` and `batched`: simulate the schedule under the given
 //   costs; each compute op is an event at its start tick, each message one event (its
@@ -130,6 +140,71 @@ constexpr schedule lower_adjacent(schedule_view v, std::size_t pairs) {
   }
   if (pairs != 0) keep_pairs_whole(out);
   return out;
+}
+
+/// The posted order's last step (file comment): in adjacent-order lists `out`, each
+/// rank's RECVs from one peer move earlier where needed, into the order in which that
+/// peer sends them, each as late as that order allows (right before the next receive
+/// from the same peer that stays in place). Nothing else moves, and a moved RECV lands
+/// before another RECV, never inside an overlapped pair. Linear in the ops plus
+/// 2 * P*V * m (a table indexed by message_tag()).
+constexpr void receive_in_send_order(schedule& out) {
+  const schedule_view v = out.view();
+  const pipeline_shape& shape = v.shape;
+  const std::size_t n = v.size(), P = static_cast<std::size_t>(shape.P);
+  const std::span<const std::uint32_t> off = v.offsets;
+  buffer<std::uint32_t> recv_at(2 * static_cast<std::size_t>(shape.stages()) * static_cast<std::size_t>(shape.m));
+  buffer<std::uint32_t> first(P + 1);  // receiver r's bucket: [first[r], first[r + 1]) of `incoming`
+  for (std::size_t r = 0; r < P; ++r) {
+    for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+      if (is_transfer(v.ops[k].kind()) && !is_send(v.ops[k].kind())) {
+        recv_at[static_cast<std::size_t>(message_tag(shape, v.ops[k]))] = k, ++first[r + 1];
+      }
+    }
+    first[r + 1] += first[r];
+  }
+  // Every receiver's RECV positions, by sender (ascending) and in each sender's order.
+  buffer<std::uint32_t> incoming(first[P]), fill(P);
+  for (std::size_t r = 0; r < P; ++r) fill[r] = first[r];
+  for (std::uint32_t k = 0; k < n; ++k) {
+    if (is_send(v.ops[k].kind())) {
+      incoming[fill[static_cast<std::size_t>(peer_rank(shape, v.ops[k]))]++] = recv_at[static_cast<std::size_t>(message_tag(shape, v.ops[k]))];
+    }
+  }
+  // Per sender's run, from its last receive back: a RECV stays when it comes before every
+  // later one of the run that stays, else it moves; a RECV that stays takes the moved
+  // ones of its run since the previous one that stays ([from[k], self[k]) of `incoming`).
+  buffer<std::uint8_t> moved(n);
+  buffer<std::uint32_t> from(n), self(n);
+  for (std::size_t r = 0; r < P; ++r) {
+    for (std::uint32_t end = first[r + 1], begin = end; end > first[r]; end = begin) {
+      const int sender = peer_rank(shape, v.ops[incoming[end - 1]]);
+      while (begin > first[r] && peer_rank(shape, v.ops[incoming[begin - 1]]) == sender) --begin;
+      std::uint32_t slot = static_cast<std::uint32_t>(n);
+      for (std::uint32_t t = end; t-- > begin;) {
+        if (incoming[t] < slot) {
+          slot = incoming[t];
+        } else {
+          moved[incoming[t]] = 1;
+        }
+      }
+      for (std::uint32_t t = begin, run = begin; t < end; ++t) {
+        if (moved[incoming[t]] == 0) from[incoming[t]] = run, self[incoming[t]] = t, run = t + 1;
+      }
+    }
+  }
+  buffer<op> result(n);
+  std::size_t w = 0;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const op o = v.ops[k];
+    if (is_transfer(o.kind()) && !is_send(o.kind())) {
+      if (moved[k] != 0) continue;
+      for (std::uint32_t t = from[k]; t < self[k]; ++t) result[w++] = v.ops[incoming[t]];
+    }
+    result[w++] = o;
+  }
+  const std::span<op> ops = out.ops();
+  for (std::size_t k = 0; k < n; ++k) ops[k] = result[k];
 }
 
 /// One event of the key order with its sort key: bucket (2 * tick, + 1 for compute ops
@@ -288,7 +363,9 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
 /// and docs/spec.md §7.2 say:
 /// - `blocking`, `posted`: execute(lower(v, c, model), c, model) has the makespan and
 ///   every op time of simulate(v, c), for every cost set (zero loss); the order does not
-///   depend on `c`.
+///   depend on `c`. Under `posted` the messages between two ranks also come in the same
+///   order on both (peer_order_consistent(): runtimes that post receives and pair them
+///   in order, PyTorch's with gloo or NCCL).
 /// - `rendezvous`, `batched`: never deadlocks under its model, and the messages between
 ///   two ranks come in the same order on both; zero loss under `rendezvous` with equal op
 ///   costs and t_c = 0.
@@ -306,7 +383,12 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model) {
   const std::size_t pairs = detail::check_lowerable(v);
   check_costs(c);
   check_runtime_model(model);
-  if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v, pairs);
+  if (model == runtime_model::blocking) return detail::lower_adjacent(v, pairs);
+  if (model == runtime_model::posted) {
+    schedule out = detail::lower_adjacent(v, pairs);
+    detail::receive_in_send_order(out);
+    return out;
+  }
   return detail::lower_by_key(v, c, pairs, cost_scale{});
 }
 
@@ -320,7 +402,12 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model, c
   check_scale(scale, v.shape);
   check_costs(c);
   check_runtime_model(model);
-  if (model == runtime_model::blocking || model == runtime_model::posted) return detail::lower_adjacent(v, pairs);
+  if (model == runtime_model::blocking) return detail::lower_adjacent(v, pairs);
+  if (model == runtime_model::posted) {
+    schedule out = detail::lower_adjacent(v, pairs);
+    detail::receive_in_send_order(out);
+    return out;
+  }
   return detail::lower_by_key(v, c, pairs, scale);
 }
 

@@ -530,4 +530,43 @@ constexpr bool peer_order_consistent(schedule_view v) {
   return true;
 }
 
+/// Whether every rank receives each peer's messages in the order that peer sends them:
+/// for each directed pair of ranks (a, b), the k-th SEND in a's list whose peer is b and
+/// the k-th RECV in b's list whose peer is a belong to the same message. Runtimes that
+/// post receives and pair each direction's messages in posting order, without tags, need
+/// this: PyTorch's `_PipelineScheduleRuntime` (an irecv per RECV) over gloo or NCCL.
+/// lower() guarantees it for `posted`; peer_order_consistent() (one order for both
+/// directions together) implies it. Meant for a view that passes validate_lowered(); on
+/// any other view the answer may be either, but a transfer without a partner stage or
+/// outside the shape gives false, and nothing is read or written out of bounds. Time and
+/// memory linear in the number of ops plus P*V*m.
+constexpr bool directed_order_consistent(schedule_view v) {
+  check_view(v);
+  const pipeline_shape& shape = v.shape;
+  const std::size_t slots = 2 * static_cast<std::size_t>(shape.stages()) * static_cast<std::size_t>(shape.m);
+  detail::buffer<std::uint32_t> sender_index(slots), receiver_index(slots);
+  // Per peer: this rank's sends to it (even entries) and receives from it (odd ones).
+  detail::buffer<std::uint32_t> counter(2 * static_cast<std::size_t>(shape.P));
+  for (int r = 0; r < shape.P; ++r) {
+    const std::span<const op> ops = v.rank(r);
+    for (const op o : ops) {
+      if (!is_transfer(o.kind())) continue;
+      const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
+      if (o.stage() >= shape.stages() || partner < 0 || partner >= shape.stages() || o.microbatch() >= shape.m) {
+        return false;
+      }
+      const std::size_t slot = static_cast<std::size_t>(message_tag(shape, o));
+      const std::size_t side = 2 * static_cast<std::size_t>(peer_rank(shape, o)) + (is_send(o.kind()) ? 0 : 1);
+      (is_send(o.kind()) ? sender_index : receiver_index)[slot] = ++counter[side];
+    }
+    for (const op o : ops) {  // every transfer of this rank passed the checks above
+      if (is_transfer(o.kind())) counter[2 * static_cast<std::size_t>(peer_rank(shape, o)) + (is_send(o.kind()) ? 0 : 1)] = 0;
+    }
+  }
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    if (sender_index[slot] != receiver_index[slot]) return false;
+  }
+  return true;
+}
+
 }  // namespace ctpipe
