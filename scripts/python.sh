@@ -22,7 +22,10 @@ ctpipe_python_venv() {
     $venv_python -m pip install -q --disable-pip-version-check "torch==2.13.0" "pytest>=8"
   fi
   echo "== ctpipe: building and installing the Python package (pip install .)"
-  $venv_python -m pip install -q --disable-pip-version-check .
+  # Warnings as errors: this Release (-O3) build of the tool's code (ctpipe_cli) is also
+  # the test that the README's first command, a Release build of the tool, builds (GCC
+  # 12 warns about some things at -O3 only).
+  $venv_python -m pip install -q --disable-pip-version-check -C cmake.define.CTPIPE_WARNINGS_AS_ERRORS=ON .
 }
 
 ctpipe_python_tests() {
