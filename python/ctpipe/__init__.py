@@ -77,7 +77,7 @@ def fraction(text: str | int | Fraction) -> Fraction:
     raises :class:`Error` for anything else."""
     try:
         return Fraction(text)
-    except (TypeError, ValueError, ZeroDivisionError):
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
         raise Error(f"ctpipe: not an exact number: {text!r}") from None
 
 
@@ -99,6 +99,10 @@ def _value(name: str, value: Any) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
         raise Error(f"ctpipe: {name} takes a number or a string, not {type(value).__name__}")
     if isinstance(value, Mapping):
+        for k in value:
+            if not isinstance(k, str) or not k or any(c in k for c in ",=: \t\r\n"):
+                raise Error(f"ctpipe: {name}: a key is a name such as 'f' (no ',', '=', ':' or "
+                            f"space), not {k!r}")
         return ",".join(f"{k}={_value(name, v)}" for k, v in value.items())
     if isinstance(value, Sequence):
         return ",".join(_value(name, v) for v in value)
@@ -222,6 +226,11 @@ class Schedule:
     """
 
     def __init__(self, family: str = "1f1b", P: int = 4, m: int = 8, V: int | None = None, **options: Any):
+        if not isinstance(family, str):
+            raise Error(f"ctpipe: the family is a name such as '1f1b', not {family!r}")
+        for name, value in (("P", P), ("m", m)):
+            if value is None:
+                raise Error(f"ctpipe: {name} takes a number, not None")
         opts: dict[str, Any] = {"schedule": family, "P": P, "m": m, "V": V}
         opts.update(options)
         for reserved in ("format", "help", "version"):
@@ -420,7 +429,11 @@ def validate(source: str | os.PathLike[str] | Sequence[Sequence[str]], **options
     (row, cell and action named) for a bad file and the validator's for an invalid schedule.
     """
     if isinstance(source, os.PathLike):
-        return _command("validate", options, os.fspath(source))
+        path = os.fspath(source)
+        if not isinstance(path, str):
+            raise Error(f"ctpipe: validate() takes a path as str, not {type(path).__name__}")
+        # A path the tool would read as an option or as standard input ("-") is a file here.
+        return _command("validate", options, path if not path.startswith("-") else os.path.join(".", path))
     if isinstance(source, str):
         text = source
     else:

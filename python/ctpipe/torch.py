@@ -51,6 +51,8 @@ __all__ = [
 #: The two ways to hand a ctpipe order to ``_PipelineScheduleRuntime`` (the ``format`` of its
 #: ``_prepare_schedule_with_comms``).
 ROUTES = ("compute_only", "compute_comms")
+#: The runtime models ctpipe's compute_comms lists are ordered for (docs/runtimes.md).
+RUNTIMES = ("blocking", "rendezvous", "posted", "batched")
 
 # PyTorch's one-copy format: every stage runs every micro-batch on one rank. DualPipe keeps two
 # copies of the model (see _refuse_family).
@@ -87,6 +89,7 @@ def stage_to_rank(schedule: Any) -> dict[int, int]:
 
     Raises ``ctpipe.Error`` if a stage is placed on two ranks or on none.
     """
+    _check_schedule(schedule)
     owner: dict[int, int] = {}
     for rank in range(schedule.P):
         for s in schedule.stages_of(rank):
@@ -106,9 +109,20 @@ def route_actions(schedule: Any, route: str = "compute_only", *, runtime: str = 
     ``"compute_comms"``. A list of P lists of str (``"0F3"``, ``"1SEND_B2"``,
     ``"(0F3;3B1)OVERLAP_F_B"``). Raises ``ctpipe.Error`` for another route."""
     _check_route(route)
+    _check_schedule(schedule)
+    _check_runtime_fsdp(runtime, fsdp)
     if route == "compute_only":
         return schedule.actions()
     return schedule.actions(comms=True, runtime=runtime, fsdp=fsdp)
+
+
+def _check_runtime_fsdp(runtime: Any, fsdp: Any) -> None:
+    """``runtime`` one of the tool's runtime models, ``fsdp`` a bool, whatever the route
+    (a value the route does not use is still refused, not ignored)."""
+    if not isinstance(runtime, str) or runtime not in RUNTIMES:
+        raise _error(f"runtime {runtime!r} is not one of {', '.join(repr(r) for r in RUNTIMES)}")
+    if not isinstance(fsdp, bool):
+        raise _error(f"fsdp must be True or False, not {fsdp!r}")
 
 
 def _check_route(route: str) -> None:
@@ -117,6 +131,7 @@ def _check_route(route: str) -> None:
 
 
 def _refuse_family(schedule: Any) -> None:
+    _check_schedule(schedule)
     if schedule.family in _TWO_COPY_FAMILIES:
         P = schedule.P
         raise _error(
@@ -201,19 +216,31 @@ def parse_actions(rows: Sequence[Sequence[str]], schedule: Any, *,
     ``ctpipe.Error`` naming the action, its rank and position when: a string is not an
     action; the row count is not ``schedule.P``; a compute action has no micro-batch or one
     outside ``[0, m)``; an action's stage is not held by its row's rank
-    (``schedule.stages_of``); route "compute_only" holds a transfer or FSDP action; or, for
-    route "compute_comms", the transfers do not pair up (see ``_check_transfers``).
+    (``schedule.stages_of``); a compute action appears twice; route "compute_only" holds a
+    transfer or FSDP action; or, for route "compute_comms", the transfers do not pair up
+    (see ``_check_transfers``) or a stage's ``REDUCE_GRAD`` is missing, repeated or before
+    one of its backwards (``_check_reduce_grad``). Also when ``rows`` is not a list of lists
+    of str, or ``schedule`` not a ``ctpipe.Schedule``.
     """
     _check_route(route)
+    _check_schedule(schedule)
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or any(
+            isinstance(r, (str, bytes)) or not isinstance(r, Sequence) for r in rows):
+        raise _error(f"actions must be a list of rows (one list of action strings per rank), "
+                     f"not {type(rows).__name__}" + ("" if not isinstance(rows, Sequence) else " of "
+                     + ", ".join(sorted({type(r).__name__ for r in rows}))))
     if len(rows) != schedule.P:
         raise _error(f"the action list has {len(rows)} rows, the schedule has P = {schedule.P}")
     owner = stage_to_rank(schedule)
     out: dict[int, list[_Action]] = {}
+    seen: dict[str, tuple[int, int]] = {}   # compute leaf -> (rank, position) of its first use
     for rank, row in enumerate(rows):
         actions: list[_Action] = []
         for pos, text in enumerate(row):
             where = f"rank {rank}, position {pos}"
-            text = str(text).strip()
+            if not isinstance(text, str):
+                raise _error(f"{where}: an action is a str such as '0F3', not {type(text).__name__}")
+            text = text.strip()
             if not text:
                 raise _error(f"{where}: an empty action (PyTorch's runtime takes no idle cells)")
             try:
@@ -247,11 +274,56 @@ def parse_actions(rows: Sequence[Sequence[str]], schedule: Any, *,
                 if route == "compute_only" and kind not in _COMPUTE:
                     raise _error(f"{where}: action {text!r} is not a compute action, and route "
                                  f"'compute_only' lets PyTorch add the {kind} actions itself")
+                if kind in _COMPUTE:
+                    name = str(leaf)
+                    if name in seen:
+                        r0, p0 = seen[name]
+                        raise _error(f"{where}: action {text!r} runs {name} a second time (first at "
+                                     f"rank {r0}, position {p0}); each compute action runs once")
+                    seen[name] = (rank, pos)
             actions.append(action)
         out[rank] = actions
     if route == "compute_comms":
         _check_transfers(out, owner, schedule)
+        _check_reduce_grad(out, schedule)
     return out
+
+
+def _check_reduce_grad(actions: dict[int, list[_Action]], schedule: Any) -> None:
+    """Each stage's ``REDUCE_GRAD`` in a compute_comms list: once, on its rank, after the
+    stage's every B and W (where ``_add_reduce_grad`` puts it). PyTorch's runtime reduces
+    the gradients across data-parallel ranks and divides them by m (``scale_grads=True``)
+    only there, so a list without it trains with gradients m times too large, one with it
+    twice divides them by m twice, and one with it early scales only part of them; each is
+    refused, naming the stage."""
+    for rank, row in actions.items():
+        last_backward: dict[int, int] = {}
+        reduce_at: dict[int, int] = {}
+        for pos, action in enumerate(row):
+            kind = action.computation_type.value
+            if kind == "REDUCE_GRAD":
+                s = action.stage_index
+                if s in reduce_at:
+                    raise _error(f"rank {rank}, position {pos}: {s}REDUCE_GRAD a second time (first at "
+                                 f"position {reduce_at[s]}): PyTorch's runtime would divide stage {s}'s "
+                                 f"gradients by m twice")
+                reduce_at[s] = pos
+                continue
+            leaves = action.sub_actions if action.sub_actions is not None else (action,)
+            for leaf in leaves:
+                if leaf.computation_type.value in ("B", "W"):
+                    last_backward[leaf.stage_index] = pos
+        for s in sorted(last_backward):
+            if s not in reduce_at:
+                raise _error(f"rank {rank}: stage {s} has no {s}REDUCE_GRAD after its last backward: "
+                             f"PyTorch's runtime reduces and scales a stage's gradients only at that "
+                             f"action, so they would be m = {schedule.m} times too large (ctpipe's "
+                             f"lists carry it unless torch_passes='none')")
+            if reduce_at[s] < last_backward[s]:
+                raise _error(f"rank {rank}, position {reduce_at[s]}: {s}REDUCE_GRAD comes before "
+                             f"{row[last_backward[s]]} (position {last_backward[s]}), a backward of "
+                             f"stage {s}: the gradients computed after it would not be reduced or "
+                             f"scaled")
 
 
 def _message(action: _Action) -> tuple[int, str, int]:
@@ -403,7 +475,8 @@ def pipeline_schedule(
     (``args_chunk_spec``, ``kwargs_chunk_spec``, ``output_merge_spec``,
     ``backward_requires_autograd``, ``defer_pp_recv``).
 
-    Raises ``ctpipe.Error`` before anything is built: a route other than the two; a family
+    Raises ``ctpipe.Error`` before anything is built: a route other than the two, a
+    ``runtime`` not in ``RUNTIMES`` or an ``fsdp`` not a bool (whatever the route); a family
     PyTorch's one-copy format cannot run (dualpipe); the stages' group size not
     ``schedule.P``, their ``num_stages`` not ``schedule.num_stages``, or their stage indices
     not ``schedule.stages_of(rank)`` (``check_stages``); an action list that does not parse
@@ -413,6 +486,7 @@ def pipeline_schedule(
     _check_route(route)
     _check_schedule(schedule)
     _refuse_family(schedule)
+    _check_runtime_fsdp(runtime, fsdp)
     stage_list = _stage_list(stages)
     check_stages(stage_list, schedule)
     rows = route_actions(schedule, route, runtime=runtime, fsdp=fsdp) if actions is None else actions
@@ -453,14 +527,20 @@ def write_schedule_csv(schedule: Any, path: str | os.PathLike[str], *, comms: bo
     fsdp=fsdp)``, for ``_load_csv(path, format="compute_comms")``. The lists are checked
     as ``pipeline_schedule`` checks them (``ctpipe.Error``) before the file is written.
     """
+    _check_schedule(schedule)
     _refuse_family(schedule)
+    if not isinstance(comms, bool):
+        raise _error(f"comms must be True or False, not {comms!r}")
     route = "compute_comms" if comms else "compute_only"
     rows = route_actions(schedule, route, runtime=runtime, fsdp=fsdp)
     parse_actions(rows, schedule, route=route)
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
-    with open(path, "w", newline="") as f:
-        f.write(buf.getvalue())
+    try:
+        with open(path, "w", newline="") as f:
+            f.write(buf.getvalue())
+    except (OSError, TypeError) as exc:
+        raise _error(f"cannot write the schedule to {path!r}: {exc}") from None
     return os.fspath(path)
 
 

@@ -7,6 +7,7 @@ readouts must equal what that process prints, field for field."""
 from __future__ import annotations
 
 import json
+import pathlib
 import os
 import random
 import subprocess
@@ -167,9 +168,16 @@ def test_options_of_one_view_stay_out_of_the_others_and_odd_calls_are_errors():
     assert ctpipe.Schedule("1f1b", costs={"c": 1e-5}).readout()["costs"]["c"] == "1/100000"
     for call in (lambda: s.readout(help=True), lambda: ctpipe.compare(version=True),
                  lambda: s.actions(comms="yes"), lambda: s.arrays(comms=None), lambda: ctpipe.fraction("abc"),
-                 lambda: ctpipe.run_tool("-P 4"), lambda: ctpipe.validate("\udcff0F0")):
+                 lambda: ctpipe.run_tool("-P 4"), lambda: ctpipe.validate("\udcff0F0"),
+                 lambda: ctpipe.fraction(float("inf")), lambda: ctpipe.Schedule(None, P=2, m=4),
+                 lambda: ctpipe.Schedule(False, P=2, m=4), lambda: ctpipe.Schedule("1f1b", P=None, m=4),
+                 lambda: ctpipe.Schedule("1f1b", P=2, m=None), lambda: s.with_options(P=None),
+                 lambda: ctpipe.Schedule("1f1b", costs={"f=1,b": 2}), lambda: ctpipe.Schedule("1f1b", costs={1: 2})):
         with pytest.raises(ctpipe.Error, match="^ctpipe: "):
             call()
+    # A path named "-" is a file, not standard input (which would wait for the caller's stdin).
+    with pytest.raises(ctpipe.Error, match=r"^ctpipe: cannot read '\./-'"):
+        ctpipe.validate(pathlib.Path("-"))
     big = ctpipe.Schedule("1f1b", P=64, m=16385)
     with pytest.raises(ctpipe.Error, match="too many for actions"):
         big.actions()

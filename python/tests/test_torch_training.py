@@ -330,6 +330,48 @@ def test_checks_without_processes():
             ct.parse_actions(broken, s)
     with pytest.raises(ctpipe.Error, match="3 rows"):
         ct.parse_actions(rows + [rows[0]], s)
+    # A compute action twice, by either route (PyTorch's own check counts too few, not too many).
+    with pytest.raises(ctpipe.Error, match=re.escape("runs 0F0 a second time (first at rank 0, position 0)")):
+        ct.parse_actions([rows[0] + ["0F0"], rows[1]], s)
+    good = s.actions(comms=True, runtime="posted")
+    twice = [list(r) for r in good]
+    twice[0].insert(twice[0].index("0F0") + 1, "0F0")
+    with pytest.raises(ctpipe.Error, match="runs 0F0 a second time"):
+        ct.parse_actions(twice, s, route="compute_comms")
+    # REDUCE_GRAD: missing (gradients m times too large), twice (divided by m twice), early.
+    assert ct.parse_actions(good, s, route="compute_comms")
+    with pytest.raises(ctpipe.Error, match=r"stage 0 has no 0REDUCE_GRAD .* m = 4 times too large"):
+        ct.parse_actions(s.actions(comms=True, runtime="posted", torch_passes="none"), s, route="compute_comms")
+    with pytest.raises(ctpipe.Error, match=r"0REDUCE_GRAD a second time .* by m twice"):
+        ct.parse_actions([good[0] + ["0REDUCE_GRAD"], good[1]], s, route="compute_comms")
+    early = [list(r) for r in good]
+    early[0].remove("0REDUCE_GRAD")
+    early[0].insert(0, "0REDUCE_GRAD")
+    with pytest.raises(ctpipe.Error, match=r"position 0: 0REDUCE_GRAD comes before 0W3"):
+        ct.parse_actions(early, s, route="compute_comms")
+    # Arguments of the wrong type: ctpipe.Error naming them, never TypeError or AttributeError.
+    for bad, text in ((None, "not NoneType"), (5, "not int"), ({0: rows[0], 1: rows[1]}, "not dict"),
+                      ([None, rows[1]], "NoneType"), ("0F0", "not str")):
+        with pytest.raises(ctpipe.Error, match=re.escape(text)):
+            ct.parse_actions(bad, s)
+    with pytest.raises(ctpipe.Error, match="an action is a str"):
+        ct.parse_actions([[0], rows[1]], s)
+    for call in (lambda: ct.parse_actions(rows, "zbv"), lambda: ct.stage_to_rank("zbv"),
+                 lambda: ct.torchtitan_options("zbv", "x.csv"), lambda: ct.automodel_options("zbv", "x.csv"),
+                 lambda: ct.write_schedule_csv("zbv", "x.csv")):
+        with pytest.raises(ctpipe.Error, match="must be a ctpipe.Schedule, not str"):
+            call()
+    for runtime in (None, "bogus", 3):
+        for route in ("compute_only", "compute_comms"):
+            with pytest.raises(ctpipe.Error, match=re.escape(f"runtime {runtime!r} is not one of")):
+                ct.route_actions(s, route, runtime=runtime)
+            with pytest.raises(ctpipe.Error, match=re.escape(f"runtime {runtime!r} is not one of")):
+                ct.pipeline_schedule([_Stage(0, 4, 0, 2), _Stage(3, 4, 0, 2)], s, route=route, runtime=runtime)
+    for fsdp in ("no", 0, None):
+        with pytest.raises(ctpipe.Error, match=re.escape(f"fsdp must be True or False, not {fsdp!r}")):
+            ct.route_actions(s, "compute_comms", fsdp=fsdp)
+    with pytest.raises(ctpipe.Error, match="comms must be True or False"):
+        ct.write_schedule_csv(s, "x.csv", comms="yes")
 
 
 def test_import_ctpipe_does_not_import_torch():
@@ -350,3 +392,5 @@ def test_write_schedule_csv(tmp_path):
     assert open(path).read() == "".join(",".join(r) + "\n" for r in s.actions(comms=True, runtime="rendezvous"))
     with pytest.raises(ctpipe.Error, match="two copies"):
         ct.write_schedule_csv(ctpipe.Schedule("dualpipe", P=2, m=4), tmp_path / "c.csv")
+    with pytest.raises(ctpipe.Error, match=r"cannot write the schedule to .*no-such-folder"):
+        ct.write_schedule_csv(s, tmp_path / "no-such-folder" / "d.csv")
