@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 tu=$(mktemp -d)
 trap 'rm -rf "$tu"' EXIT
 cat >"$tu/probe.cpp" <<'CPP'
-#include <ctpipe/analysis/search.hpp>
+#include <ctpipe/plan/search.hpp>
 constexpr ctpipe::search_spec spec{ctpipe::pipeline_shape{PP, MM, VV, ctpipe::placement::LAYOUT}, ctpipe::costs{},
                                    ctpipe::rational{16, 37}, ctpipe::rational{PP}, AO};
 static_assert(ctpipe::searched_v<spec>.size() == 3 * VV * PP * MM);

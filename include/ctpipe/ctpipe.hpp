@@ -1,4 +1,4 @@
-// ctpipe/ctpipe.hpp: the whole library (core, schedules, analysis, lower). Defines nothing.
+// ctpipe/ctpipe.hpp: the whole library (core, schedules, analysis, lower, plan). Defines nothing.
 // Run-time I/O (text timeline, JSON) is opt-in under ctpipe/io/.
 #pragma once
 
@@ -20,22 +20,22 @@
 #include "ctpipe/schedules/spec.hpp"
 #include "ctpipe/schedules/zero_bubble.hpp"
 #include "ctpipe/analysis/communication.hpp"
-#include "ctpipe/analysis/fill.hpp"
-#include "ctpipe/analysis/fill_optimal.hpp"
-#include "ctpipe/analysis/fill_stretch.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/model.hpp"
-#include "ctpipe/analysis/rebalance.hpp"
-#include "ctpipe/analysis/search.hpp"
 #include "ctpipe/analysis/simulate.hpp"
-#include "ctpipe/analysis/split.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
-#include "ctpipe/lower/moves.hpp"
 #include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/lower/transfer.hpp"
 #include "ctpipe/lower/validate.hpp"
+#include "ctpipe/plan/fill.hpp"
+#include "ctpipe/plan/fill_optimal.hpp"
+#include "ctpipe/plan/fill_stretch.hpp"
+#include "ctpipe/plan/moves.hpp"
+#include "ctpipe/plan/rebalance.hpp"
+#include "ctpipe/plan/search.hpp"
+#include "ctpipe/plan/split.hpp"

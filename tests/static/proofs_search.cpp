@@ -1,4 +1,4 @@
-// Compile-time proofs of searched_v (ctpipe/analysis/search.hpp): the frozen schedules,
+// Compile-time proofs of searched_v (ctpipe/plan/search.hpp): the frozen schedules,
 // on the loop placement and the V-shape, are valid, within their memory limit, and have
 // the span search() finds without local repair (tests/runtime/search_test.cpp compares
 // them op for op).

@@ -5,8 +5,8 @@
 
 #include <string_view>
 
-#include "ctpipe/analysis/fill_optimal.hpp"
-#include "ctpipe/analysis/fill_stretch.hpp"
+#include "ctpipe/plan/fill_optimal.hpp"
+#include "ctpipe/plan/fill_stretch.hpp"
 #include "ctpipe/io/format.hpp"
 #include "options.hpp"
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "ctpipe/analysis/search.hpp"
+#include "ctpipe/plan/search.hpp"
 
 namespace ctpipe {
 

@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "ctpipe/analysis/communication.hpp"
-#include "ctpipe/analysis/fill.hpp"
-#include "ctpipe/analysis/fill_stretch.hpp"
-#include "ctpipe/analysis/rebalance.hpp"
 #include "ctpipe/analysis/formulas.hpp"
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/lower/execute.hpp"
-#include "ctpipe/lower/moves.hpp"
+#include "ctpipe/plan/fill.hpp"
+#include "ctpipe/plan/fill_stretch.hpp"
+#include "ctpipe/plan/moves.hpp"
+#include "ctpipe/plan/rebalance.hpp"
 #include "ctpipe/schedules/generate.hpp"
 
 namespace ctpipe::io {

@@ -1,8 +1,8 @@
 // `ctpipe fill`: independent work put into a schedule's bubbles (docs/spec.md §8.1,
-// ctpipe/analysis/fill.hpp): the article's vision-encoder preset or jobs of one's own,
+// ctpipe/plan/fill.hpp): the article's vision-encoder preset or jobs of one's own,
 // shown in the timeline (filled idle time '▓') with a section saying how much fitted and
 // why the rest did not (and, with --allow-stretch, how long the pipeline gets when the
-// rest is inserted as ops: ctpipe/analysis/fill_stretch.hpp), or as JSON (the
+// rest is inserted as ops: ctpipe/plan/fill_stretch.hpp), or as JSON (the
 // schedule's plus `fill`), SVG or a trace (those two without --allow-stretch: they draw
 // the unstretched timeline only).
 #include <CLI/CLI.hpp>

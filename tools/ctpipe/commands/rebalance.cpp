@@ -1,5 +1,5 @@
 // `ctpipe rebalance`: moves of saved activations from the crowded ranks into the memory
-// of the idle ones (docs/spec.md §8.2, ctpipe/analysis/rebalance.hpp), at a capacity per
+// of the idle ones (docs/spec.md §8.2, ctpipe/plan/rebalance.hpp), at a capacity per
 // rank or at the least one the planner reaches, beside BPipe's pairing and the bound no
 // plan goes below; the in-flight view shows the peaks after it next to the staircase.
 #include <CLI/CLI.hpp>

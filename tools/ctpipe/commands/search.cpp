@@ -1,5 +1,5 @@
 // `ctpipe search`: the split-backward schedule with the least bubble under a memory limit
-// per rank (ctpipe/analysis/search.hpp, docs/search.md), shown like any schedule (text,
+// per rank (ctpipe/plan/search.hpp, docs/search.md), shown like any schedule (text,
 // JSON, SVG, trace, PyTorch's CSV) with a section on how it was found: the method, the
 // lower bound and whether it is proved optimal, and the Zero Bubble authors' heuristic
 // on the same problem (their manual_order on the loop placement, their automatic ZB-V
@@ -12,7 +12,7 @@
 
 #include "command.hpp"
 #include "ctpipe/analysis/model.hpp"
-#include "ctpipe/analysis/search.hpp"
+#include "ctpipe/plan/search.hpp"
 #include "ctpipe/exact/search_cbc.hpp"
 #include "ctpipe/io/csv.hpp"
 #include "ctpipe/io/format.hpp"

@@ -1,4 +1,4 @@
-// `ctpipe split`: the layer split of a model for one schedule (ctpipe/analysis/split.hpp,
+// `ctpipe split`: the layer split of a model for one schedule (ctpipe/plan/split.hpp,
 // docs/memory.md): the split found, its simulated makespan, and the gain over the even
 // split and over the Zero Bubble authors' advice for Megatron-LM (the first and last stage
 // one layer fewer, L = kS - 2), as text or JSON.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "ctpipe/analysis/split.hpp"
+#include "ctpipe/plan/split.hpp"
 #include "ctpipe/io/format.hpp"
 #include "../model.hpp"
 #include "../options.hpp"

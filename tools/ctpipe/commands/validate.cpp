@@ -17,7 +17,7 @@
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/readout.hpp"  // io::detail::spaced
 #include "ctpipe/lower/lower.hpp"
-#include "ctpipe/lower/moves.hpp"
+#include "ctpipe/plan/moves.hpp"
 #include "ctpipe/lower/validate.hpp"
 #include "../executed.hpp"
 #include "../options.hpp"

@@ -1,4 +1,4 @@
-// ctpipe/analysis/search_v.hpp: the greedy construction of search() on the V-shape
+// ctpipe/plan/search_v.hpp: the greedy construction of search() on the V-shape
 // placement (two chunks per rank; docs/search.md, "The V-shape"): the Zero Bubble
 // authors' automatic ZB-V scheduler, re-expressed in ctpipe's own terms, with ctpipe's
 // rule-set additions.

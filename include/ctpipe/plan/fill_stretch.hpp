@@ -1,4 +1,4 @@
-// ctpipe/analysis/fill_stretch.hpp: letting the pipeline grow to take what its bubbles
+// ctpipe/plan/fill_stretch.hpp: letting the pipeline grow to take what its bubbles
 // could not (docs/spec.md §8.1, docs/bubbles.md "Stretching the pipeline"). After a fill
 // of one iteration (fill_bubbles() or fill_bubbles_optimal()), every job's remainder (its
 // duration less the time placed) becomes one more op in a rank's list, the pieces already
@@ -14,8 +14,8 @@
 #include <span>
 #include <vector>
 
-#include "ctpipe/analysis/fill.hpp"
 #include "ctpipe/core/error.hpp"
+#include "ctpipe/plan/fill.hpp"
 
 namespace ctpipe {
 

@@ -1,4 +1,4 @@
-// ctpipe/analysis/split.hpp (run time): how a model's L layers go to the stages of a
+// ctpipe/plan/split.hpp (run time): how a model's L layers go to the stages of a
 // schedule, contiguous, to minimise the simulated makespan (docs/memory.md, "The layer
 // split").
 //

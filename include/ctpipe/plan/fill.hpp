@@ -1,4 +1,4 @@
-// ctpipe/analysis/fill.hpp: bubble filling (docs/spec.md §8.1). Work that does not
+// ctpipe/plan/fill.hpp: bubble filling (docs/spec.md §8.1). Work that does not
 // depend on the pipeline order (a vision encoder's passes, K-FAC updates, side jobs) goes
 // into the idle intervals of the simulated timeline; no pipeline op moves, and the
 // function proves it by re-simulating the schedule with the pieces inserted as ops.
@@ -742,7 +742,7 @@ namespace ctpipe {
 /// Returns a fill_result: pieces, per job placed time and reason, per rank filled and
 /// remaining idle, the total, and a bound (fill_result::bound) on what any placement
 /// fills; `optimal` when the total reaches it. For a better placement at run time see
-/// fill_bubbles_optimal() (ctpipe/analysis/fill_optimal.hpp).
+/// fill_bubbles_optimal() (ctpipe/plan/fill_optimal.hpp).
 ///
 /// Errors: simulate()'s messages, check_jobs()' (detail), rational overflow.
 constexpr fill_result fill_bubbles(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options = {},

@@ -1,4 +1,4 @@
-// ctpipe/analysis/search.hpp: the best split-backward schedule under a memory limit
+// ctpipe/plan/search.hpp: the best split-backward schedule under a memory limit
 // (docs/search.md): the problem of the Zero Bubble paper's automatic scheduler (Qi et
 // al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3 and appendix), searched at run
 // time and judged by the exact simulator.
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "ctpipe/analysis/memory.hpp"
-#include "ctpipe/analysis/search_v.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/core/buffer.hpp"
@@ -29,6 +28,7 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/plan/search_v.hpp"
 #include "ctpipe/schedules/generate.hpp"
 
 namespace ctpipe {

@@ -1,4 +1,4 @@
-// ctpipe/analysis/rebalance.hpp: activation rebalancing (docs/spec.md §8.2). In-flight
+// ctpipe/plan/rebalance.hpp: activation rebalancing (docs/spec.md §8.2). In-flight
 // activations form a staircase (1F1B: rank 0 holds P, the last rank 1). Moving saved
 // activations from crowded ranks into the memory of idle ones, over copy channels apart
 // from compute, flattens it; this header says how flat it can get (live_bound(), at
@@ -12,13 +12,13 @@
 #include <span>
 #include <vector>
 
-#include "ctpipe/analysis/fill.hpp"  // detail::op_index
 #include "ctpipe/analysis/memory.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
+#include "ctpipe/plan/fill.hpp"  // detail::op_index
 
 namespace ctpipe {
 

@@ -1,4 +1,4 @@
-// ctpipe/analysis/fill_optimal.hpp: the exact bubble fills, at run time only
+// ctpipe/plan/fill_optimal.hpp: the exact bubble fills, at run time only
 // (docs/spec.md §8.1).
 // - Divisible jobs: a maximum flow over time slots (Horn's construction for preemptive
 //   jobs with release times and deadlines on parallel machines), then, inside each slot,
@@ -18,7 +18,7 @@
 #include <span>
 #include <vector>
 
-#include "ctpipe/analysis/fill.hpp"
+#include "ctpipe/plan/fill.hpp"
 
 namespace ctpipe {
 

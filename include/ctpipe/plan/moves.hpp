@@ -1,4 +1,4 @@
-// ctpipe/lower/moves.hpp: a rebalancing plan (ctpipe/analysis/rebalance.hpp) written
+// ctpipe/plan/moves.hpp: a rebalancing plan (ctpipe/plan/rebalance.hpp) written
 // into lowered lists as activation copies, SEND_ACT and RECV_ACT (docs/spec.md §8.3), so
 // that execute() runs the moves on the copy channels as a runtime would; and the moves
 // read back from such a run, to be replayed by check_rebalance().
@@ -18,8 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include "ctpipe/analysis/fill.hpp"  // detail::op_index
-#include "ctpipe/analysis/rebalance.hpp"
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/error.hpp"
@@ -28,6 +26,8 @@
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/transfer.hpp"
+#include "ctpipe/plan/fill.hpp"  // detail::op_index
+#include "ctpipe/plan/rebalance.hpp"
 
 namespace ctpipe {
 
