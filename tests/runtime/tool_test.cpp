@@ -18,6 +18,41 @@
 using ctpipe::tests::run_tool;
 using ctpipe::tests::temp_file;
 
+// Most tool tests run the tool in this process (tool_runner.hpp's run_tool()); this one
+// checks that the executable, main() around the same invoke(), gives the same exit
+// code, output and errors for each kind of result: the default view, every format,
+// a subcommand, a note on standard error with success, a rejection, --help, --version.
+TEST_CASE("the ctpipe executable gives what invoke() gives", "[tool]") {
+  for (const char* args : {"", "--format json -s zbv -P 3 -m 5", "--format svg -s gpipe -P 2 -m 2",
+                           "--format trace", "--format csv-comms -s interleaved-1f1b -P 2 -m 4 -V 2",
+                           "compare -P 2 -m 4", "--format csv -s dualpipe -P 2 -m 4", "-P 0",
+                           "--schedule nope", "--help", "--version", "validate --help"}) {
+    INFO(args);
+    const auto in_process = run_tool(args);
+    const auto process = ctpipe::tests::run_tool_process(args);
+    REQUIRE(ctpipe::tests::plain_words(args).has_value());
+    REQUIRE(process.exit_code == in_process.exit_code);
+    REQUIRE(process.out == in_process.out);
+    REQUIRE(process.err == in_process.err);
+  }
+  REQUIRE(run_tool("-P 0").exit_code == 2);
+  REQUIRE_FALSE(run_tool("--format csv -s dualpipe -P 2 -m 4").err.empty());
+}
+
+// The words run_tool() hands invoke(): the shell's, or none when the shell must read the line.
+TEST_CASE("run_tool splits a plain command line as the shell does", "[tool]") {
+  using ctpipe::tests::plain_words;
+  using words = std::vector<std::string>;
+  REQUIRE(plain_words("") == words{});
+  REQUIRE(plain_words("  -P 4   -m 8 ") == words{"-P", "4", "-m", "8"});
+  REQUIRE(plain_words("-P ' 4' -m \"\"") == words{"-P", " 4", "-m", ""});
+  REQUIRE(plain_words("--costs f='1'/2") == words{"--costs", "f=1/2"});
+  for (const char* shell : {"-s \"$(printf x)\"", "> /dev/full", "validate - < x", "-P '4", "a | b", "-s \\x"}) {
+    INFO(shell);
+    REQUIRE_FALSE(plain_words(shell).has_value());
+  }
+}
+
 TEST_CASE("ctpipe with no arguments shows the article's 1F1B P=4 m=8", "[tool]") {
   const auto run = run_tool("");
   REQUIRE(run.exit_code == 0);
