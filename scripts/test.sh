@@ -4,8 +4,8 @@
 # WebAssembly page built by emscripten and tested in headless Chromium, docs/web.md) and
 # `python` (not a preset: the Python package in a virtual environment with PyTorch, its
 # pytest suite, PyTorch's runtime training with ctpipe's schedules; scripts/python.sh).
-# `.ci/run` adds `ci` (Clang, every header compiled on its own) and `asan` (Clang with
-# AddressSanitizer and UndefinedBehaviorSanitizer).
+# `.ci/run` adds `ci` (Clang with AddressSanitizer and UndefinedBehaviorSanitizer at -O1,
+# the compile-time proofs, every header compiled on its own).
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
