@@ -166,8 +166,9 @@ inline void torch_rank_annotations(std::span<const op> ops, int rank, int microb
 }  // namespace detail
 
 /// PyTorch's UNSHARD, RESHARD and REDUCE_GRAD actions for `v` (compute-only or lowered),
-/// by the rules of the file comment, as annotations to write with to_csv(v, annotations)
-/// (detail::write_csv). For a compute-only view they are, action for action, what
+/// by the rules of the file comment, as the annotations to_torch_csv() writes in place
+/// (or a csv_schedule's `annotations`, which to_csv() writes). For a compute-only view
+/// they are, action for action, what
 /// `_add_reduce_grad(_add_unshard_reshard(actions, max_active_stages), m)` gives on each
 /// rank (up to the order of resharding several stages at one point). Raises check_view()'s
 /// messages, `ctpipe: --max-active-stages must be >= 1` and to_csv()'s pair message.
