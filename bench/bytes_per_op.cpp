@@ -8,7 +8,8 @@ using namespace ctpipe;
 
 template <const auto& S>
 void row(const char* name) {
-  std::printf("| %s | %zu | %zu | %.3f |\n", name, S.size(), sizeof(S), static_cast<double>(sizeof(S)) / static_cast<double>(S.size()));
+  std::printf("| %s | %zu | %zu | %.3f |\n", name, S.size(), sizeof(S),
+              static_cast<double>(sizeof(S)) / static_cast<double>(S.size()));
 }
 
 constexpr auto& a = schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 8}}>;

@@ -34,10 +34,22 @@ unsigned long long state = 0;
 
 void hand() {
   // Rank 0 of 1F1B P = 4, m = 8 (Megatron-LM's order): F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7.
-  launch(0, 0, 0); launch(0, 0, 1); launch(0, 0, 2); launch(0, 0, 3);
-  launch(1, 0, 0); launch(0, 0, 4); launch(1, 0, 1); launch(0, 0, 5);
-  launch(1, 0, 2); launch(0, 0, 6); launch(1, 0, 3); launch(0, 0, 7);
-  launch(1, 0, 4); launch(1, 0, 5); launch(1, 0, 6); launch(1, 0, 7);
+  launch(0, 0, 0);
+  launch(0, 0, 1);
+  launch(0, 0, 2);
+  launch(0, 0, 3);
+  launch(1, 0, 0);
+  launch(0, 0, 4);
+  launch(1, 0, 1);
+  launch(0, 0, 5);
+  launch(1, 0, 2);
+  launch(0, 0, 6);
+  launch(1, 0, 3);
+  launch(0, 0, 7);
+  launch(1, 0, 4);
+  launch(1, 0, 5);
+  launch(1, 0, 6);
+  launch(1, 0, 7);
 }
 
 void visitor() {
@@ -65,10 +77,18 @@ void loop() {
 
 void none() {}
 
-void BM_hand(benchmark::State& s) { for (auto _ : s) hand(); }
-void BM_visitor(benchmark::State& s) { for (auto _ : s) visitor(); }
-void BM_table(benchmark::State& s) { for (auto _ : s) table(); }
-void BM_loop(benchmark::State& s) { for (auto _ : s) loop(); }
+void BM_hand(benchmark::State& s) {
+  for (auto _ : s) hand();
+}
+void BM_visitor(benchmark::State& s) {
+  for (auto _ : s) visitor();
+}
+void BM_table(benchmark::State& s) {
+  for (auto _ : s) table();
+}
+void BM_loop(benchmark::State& s) {
+  for (auto _ : s) loop();
+}
 BENCHMARK(BM_hand);
 BENCHMARK(BM_visitor);
 BENCHMARK(BM_table);

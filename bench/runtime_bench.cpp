@@ -26,13 +26,16 @@ void generate_and_simulate(benchmark::State& s, ctpipe::schedule_spec spec) {
     ops = sched.size();
   }
   s.counters["ops"] = static_cast<double>(ops);
-  s.counters["ops_per_second"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
+  s.counters["ops_per_second"] =
+      benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_interleaved_P64_m1024_V4(benchmark::State& s) {
   generate_and_simulate(s, {ctpipe::schedule_family::interleaved_1f1b, {64, 1024, 4}});
 }
-void BM_1f1b_P64_m1024(benchmark::State& s) { generate_and_simulate(s, {ctpipe::schedule_family::one_f_one_b, {64, 1024}}); }
+void BM_1f1b_P64_m1024(benchmark::State& s) {
+  generate_and_simulate(s, {ctpipe::schedule_family::one_f_one_b, {64, 1024}});
+}
 void BM_zbv_P64_m1024(benchmark::State& s) {
   generate_and_simulate(s, {ctpipe::schedule_family::zbv, {64, 1024, 2, ctpipe::placement::v_shape}});
 }
@@ -50,8 +53,8 @@ void BM_simulate_interleaved_P64_m1024_V4(benchmark::State& s) {
   for (auto _ : s) benchmark::DoNotOptimize(ctpipe::simulate(g.view(), ctpipe::costs{}).makespan_ticks());
   s.counters["compute_ops"] = static_cast<double>(g.size());
   s.counters["ns_per_compute_op"] =
-      benchmark::Counter(static_cast<double>(g.size()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                                                    benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(g.size()) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void execute_model(benchmark::State& s, ctpipe::runtime_model model) {
@@ -60,13 +63,21 @@ void execute_model(benchmark::State& s, ctpipe::runtime_model model) {
   for (auto _ : s) benchmark::DoNotOptimize(ctpipe::execute(lowered.view(), ctpipe::costs{}, model).makespan_ticks());
   s.counters["lowered_ops"] = static_cast<double>(lowered.size());
   s.counters["ns_per_compute_op"] =
-      benchmark::Counter(static_cast<double>(g.size()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                                                    benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(g.size()) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-void BM_execute_blocking_interleaved_P64_m1024_V4(benchmark::State& s) { execute_model(s, ctpipe::runtime_model::blocking); }
-void BM_execute_rendezvous_interleaved_P64_m1024_V4(benchmark::State& s) { execute_model(s, ctpipe::runtime_model::rendezvous); }
-void BM_execute_posted_interleaved_P64_m1024_V4(benchmark::State& s) { execute_model(s, ctpipe::runtime_model::posted); }
-void BM_execute_batched_interleaved_P64_m1024_V4(benchmark::State& s) { execute_model(s, ctpipe::runtime_model::batched); }
+void BM_execute_blocking_interleaved_P64_m1024_V4(benchmark::State& s) {
+  execute_model(s, ctpipe::runtime_model::blocking);
+}
+void BM_execute_rendezvous_interleaved_P64_m1024_V4(benchmark::State& s) {
+  execute_model(s, ctpipe::runtime_model::rendezvous);
+}
+void BM_execute_posted_interleaved_P64_m1024_V4(benchmark::State& s) {
+  execute_model(s, ctpipe::runtime_model::posted);
+}
+void BM_execute_batched_interleaved_P64_m1024_V4(benchmark::State& s) {
+  execute_model(s, ctpipe::runtime_model::batched);
+}
 
 BENCHMARK(BM_interleaved_P64_m1024_V4)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_simulate_interleaved_P64_m1024_V4)->Unit(benchmark::kMillisecond);

@@ -34,13 +34,14 @@ int main() {
         const rational sim = simulate(g.view(), set.c).makespan();
         std::string row = fmt::format("| {} | {} | {} | {} | {} | {}", family_name(f), P, 2 * P, spec.shape.V, set.name,
                                       io::to_string(sim));
-        for (const runtime_model model : {runtime_model::blocking, runtime_model::posted, runtime_model::rendezvous,
-                                          runtime_model::batched}) {
+        for (const runtime_model model :
+             {runtime_model::blocking, runtime_model::posted, runtime_model::rendezvous, runtime_model::batched}) {
           const execution e = execute(lower(g.view(), set.c, model).view(), set.c, model);
           const rational loss = e.makespan() - sim;
           const double percent = 100.0 * (static_cast<double>(loss.num) / static_cast<double>(loss.den)) /
                                  (static_cast<double>(sim.num) / static_cast<double>(sim.den));
-          row += loss == rational{0} ? std::string(" | 0") : fmt::format(" | +{} ({:.0f}%)", io::to_string(loss), percent);
+          row +=
+              loss == rational{0} ? std::string(" | 0") : fmt::format(" | +{} ({:.0f}%)", io::to_string(loss), percent);
         }
         std::printf("%s |\n", row.c_str());
       }

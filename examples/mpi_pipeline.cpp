@@ -103,19 +103,19 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/lower/lower.hpp>
 
-#include <algorithm>  // std::fill, std::sort (medians)
-#include <array>      // the table of schedules per world size
-#include <cmath>      // std::sin, std::cos, std::sqrt, std::fmax, std::llround
-#include <cstddef>    // std::size_t
-#include <cstdint>    // std::uint32_t, std::int64_t
-#include <charconv>   // std::from_chars: the steps argument
-#include <cstdio>     // std::printf, std::snprintf
-#include <limits>     // quiet NaN
-#include <span>       // rank op lists
-#include <string_view>  // the arguments
+#include <algorithm>     // std::fill, std::sort (medians)
+#include <array>         // the table of schedules per world size
+#include <cmath>         // std::sin, std::cos, std::sqrt, std::fmax, std::llround
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint32_t, std::int64_t
+#include <charconv>      // std::from_chars: the steps argument
+#include <cstdio>        // std::printf, std::snprintf
+#include <limits>        // quiet NaN
+#include <span>          // rank op lists
+#include <string_view>   // the arguments
 #include <system_error>  // std::errc
-#include <utility>    // std::index_sequence
-#include <vector>     // buffers, allocated once per schedule before the steps
+#include <utility>       // std::index_sequence
+#include <vector>        // buffers, allocated once per schedule before the steps
 
 using namespace ctpipe;
 
@@ -142,19 +142,27 @@ struct step_state {
   pipeline_shape shape;  // which stages a micro-batch runs through (first_stage, last_stage)
   int S = 0;
   int m = 0;
-  std::vector<weight_matrix> weight;   // S: W_s
-  std::vector<bias_vector> bias;       // S: b_s
-  std::vector<weight_matrix> d_weight; // S: dL/dW_s, summed over micro-batches
-  std::vector<bias_vector> d_bias;     // S: dL/db_s
-  std::vector<block> activation;       // (S+1)*m: [s*m + j] is stage s's input for micro-batch j;
-                                       // [S*m + j] the model's output
-  std::vector<block> gradient;         // (S+1)*m: dL/d activation, same indices
+  std::vector<weight_matrix> weight;           // S: W_s
+  std::vector<bias_vector> bias;               // S: b_s
+  std::vector<weight_matrix> d_weight;         // S: dL/dW_s, summed over micro-batches
+  std::vector<bias_vector> d_bias;             // S: dL/db_s
+  std::vector<block> activation;               // (S+1)*m: [s*m + j] is stage s's input for micro-batch j;
+                                               // [S*m + j] the model's output
+  std::vector<block> gradient;                 // (S+1)*m: dL/d activation, same indices
   std::vector<block> pre_activation_gradient;  // S*m: dz of stage s, stashed by I for W
-  std::vector<block> target;           // m
+  std::vector<block> target;                   // m
 
   explicit step_state(const pipeline_shape& pipeline)
-      : shape(pipeline), S(pipeline.stages()), m(pipeline.m), weight(sz(S)), bias(sz(S)), d_weight(sz(S)), d_bias(sz(S)),
-        activation(sz((S + 1) * m)), gradient(sz((S + 1) * m)), pre_activation_gradient(sz(S * m)),
+      : shape(pipeline),
+        S(pipeline.stages()),
+        m(pipeline.m),
+        weight(sz(S)),
+        bias(sz(S)),
+        d_weight(sz(S)),
+        d_bias(sz(S)),
+        activation(sz((S + 1) * m)),
+        gradient(sz((S + 1) * m)),
+        pre_activation_gradient(sz(S * m)),
         target(sz(m)) {}
 
   static std::size_t sz(int n) { return static_cast<std::size_t>(n); }
@@ -315,9 +323,9 @@ constexpr int message_size = rows * width;  // doubles per message: one block
 
 // --- measuring the machine -------------------------------------------------------------
 
-constexpr int kernel_samples = 51;    // timings per compute kind and rank
-constexpr int pingpong_samples = 51;  // round trips of the latency measurement
-constexpr int warmup_samples = 5;     // untimed rounds before either
+constexpr int kernel_samples = 51;               // timings per compute kind and rank
+constexpr int pingpong_samples = 51;             // round trips of the latency measurement
+constexpr int warmup_samples = 5;                // untimed rounds before either
 constexpr std::int64_t cost_denominator = 1000;  // costs are multiples of 1/1000
 
 /// The median of `v` (reordered); v is not empty.
@@ -396,14 +404,16 @@ machine_times measure_machine(int rank, int P) {
 
 /// `x` rounded to the nearest multiple of 1/cost_denominator, exactly.
 rational to_exact(double x) {
-  return rational{static_cast<std::int64_t>(std::llround(x * static_cast<double>(cost_denominator))),
-                  cost_denominator};
+  return rational{static_cast<std::int64_t>(std::llround(x * static_cast<double>(cost_denominator))), cost_denominator};
 }
 
 /// The measured times as exact costs for a shape with V chunks per rank, in units of a
 /// rank's forward V * tau_F: a chunk op then costs its measured kernel (file comment).
 costs exact_costs(const machine_times& t, int V) {
-  return {.f = rational{1}, .b = to_exact(t.b / t.f), .i = to_exact(t.i / t.f), .w = to_exact(t.w / t.f),
+  return {.f = rational{1},
+          .b = to_exact(t.b / t.f),
+          .i = to_exact(t.i / t.f),
+          .w = to_exact(t.w / t.f),
           .c = to_exact(t.c / (V * t.f))};
 }
 
@@ -639,23 +649,25 @@ int main(int argc, char** argv) {
 
   const machine_times t = measure_machine(rank, P);
   if (rank == 0) {
-    std::printf("P = %d ranks; tanh MLP with P*V stages of width %d, %d rows per micro-batch; %d steps each; "
-                "gradients checked to relative %.0e\n",
-                P, width, rows, steps, tolerance);
-    std::printf("measured: one stage's F %.1f us, B %.1f us, I %.1f us, W %.1f us (median of %d, max over ranks); "
-                "t_c %.1f us (half the median round trip of %d, %zu KiB messages)\n",
-                1e6 * t.f, 1e6 * t.b, 1e6 * t.i, 1e6 * t.w, kernel_samples, 1e6 * t.c, pingpong_samples,
-                sizeof(block) / 1024);
+    std::printf(
+        "P = %d ranks; tanh MLP with P*V stages of width %d, %d rows per micro-batch; %d steps each; "
+        "gradients checked to relative %.0e\n",
+        P, width, rows, steps, tolerance);
+    std::printf(
+        "measured: one stage's F %.1f us, B %.1f us, I %.1f us, W %.1f us (median of %d, max over ranks); "
+        "t_c %.1f us (half the median round trip of %d, %zu KiB messages)\n",
+        1e6 * t.f, 1e6 * t.b, 1e6 * t.i, 1e6 * t.w, kernel_samples, 1e6 * t.c, pingpong_samples, sizeof(block) / 1024);
     for (int V : {1, 2}) {
       const costs c = exact_costs(t, V);
       char b[48], i[48], w[48], l[48];
       std::printf("costs at V=%d, unit a rank's forward V*F = %.1f us: f=1 b=%s i=%s w=%s c=%s\n", V, 1e6 * V * t.f,
                   rational_text(c.b, b), rational_text(c.i, i), rational_text(c.w, w), rational_text(c.c, l));
     }
-    std::printf("%s; predicted = execute(lists, costs, model).makespan() * V*F, error = (predicted - measured) / "
-                "measured; models: rendezvous -> rendezvous, buffered -> blocking, batched -> batched\n",
-                frozen ? "lists frozen at compile time for the default costs (--frozen)"
-                       : "lists lowered at run time for these costs");
+    std::printf(
+        "%s; predicted = execute(lists, costs, model).makespan() * V*F, error = (predicted - measured) / "
+        "measured; models: rendezvous -> rendezvous, buffered -> blocking, batched -> batched\n",
+        frozen ? "lists frozen at compile time for the default costs (--frozen)"
+               : "lists lowered at run time for these costs");
   }
 
   int failures = 0;
@@ -685,11 +697,12 @@ int main(int argc, char** argv) {
       const double predicted_seconds = predicted.makespan().to_double() * shape.cost_chunks() * t.f;
       const double error = 100.0 * (predicted_seconds - r.step_seconds) / r.step_seconds;
       errors[index].add(error);
-      std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted %6.3f ms %+6.1f%%"
-                  "  bubble %5.1f%% predicted %5.1f%%\n",
-                  family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
-                  ok ? "OK" : "FAIL", 1e3 * r.step_seconds, 1e3 * predicted_seconds, error,
-                  100.0 * r.measured_bubble, 100.0 * predicted.bubble_fraction().to_double());
+      std::printf(
+          "%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted %6.3f ms %+6.1f%%"
+          "  bubble %5.1f%% predicted %5.1f%%\n",
+          family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
+          ok ? "OK" : "FAIL", 1e3 * r.step_seconds, 1e3 * predicted_seconds, error, 100.0 * r.measured_bubble,
+          100.0 * predicted.bubble_fraction().to_double());
     }
   }
   if (rank == 0) {

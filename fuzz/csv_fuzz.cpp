@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // The validators' memory grows with S*m: keep each input cheap.
     if (static_cast<long long>(a.shape.stages()) * a.shape.m <= (1 << 16)) {
-      const bool transfers = std::any_of(a.ops.begin(), a.ops.end(), [](ctpipe::op o) { return ctpipe::is_transfer(o.kind()); });
+      const bool transfers =
+          std::any_of(a.ops.begin(), a.ops.end(), [](ctpipe::op o) { return ctpipe::is_transfer(o.kind()); });
       if (transfers) {
         (void)ctpipe::validate_lowered(a, ctpipe::send_semantics::rendezvous);
         (void)ctpipe::validate_lowered(a, ctpipe::send_semantics::buffered);

@@ -296,8 +296,9 @@ val write_result(const ctpipe::io::report& rep, const std::string& model) {
   out.set("V", shape.V);
   out.set("placement", std::string(ctpipe::placement_name(shape.layout)));
   val costs = val::object();  // as the library read them, in lowest terms
-  for (const auto& [key, value] : {std::pair{"f", rep.cost.f}, std::pair{"b", rep.cost.b}, std::pair{"i", rep.cost.i},
-                                   std::pair{"w", rep.cost.w}, std::pair{"c", rep.cost.c}, std::pair{"fb", rep.cost.pair()}}) {
+  for (const auto& [key, value] :
+       {std::pair{"f", rep.cost.f}, std::pair{"b", rep.cost.b}, std::pair{"i", rep.cost.i}, std::pair{"w", rep.cost.w},
+        std::pair{"c", rep.cost.c}, std::pair{"fb", rep.cost.pair()}}) {
     costs.set(key, text(value));
   }
   out.set("costs", costs);
@@ -348,7 +349,8 @@ val analyze(val config) {
                                                        factors(config, "microbatch_scale", "micro-batch scale"));
     return write_result(rep, config["runtime"].as<std::string>());
   } catch (const std::bad_alloc&) {
-    return failure("ctpipe: out of memory: the page has at most 2 GiB (WebAssembly); try a smaller shape, or the ctpipe tool");
+    return failure(
+        "ctpipe: out of memory: the page has at most 2 GiB (WebAssembly); try a smaller shape, or the ctpipe tool");
   } catch (const std::exception& e) {
     return failure(e.what());
   }
@@ -370,7 +372,8 @@ val families() {
 
 val runtime_models() {
   val out = val::array();
-  for (const ctpipe::runtime_model m : ctpipe::all_runtime_models) out.call<void>("push", std::string(ctpipe::runtime_model_name(m)));
+  for (const ctpipe::runtime_model m : ctpipe::all_runtime_models)
+    out.call<void>("push", std::string(ctpipe::runtime_model_name(m)));
   return out;
 }
 

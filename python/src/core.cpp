@@ -67,8 +67,9 @@ ctpipe::schedule generate_within_limit(const request& req) {
   return guarded([&] {
     const long long ops = static_cast<long long>(ctpipe::total_ops(req.spec));
     if (ops > max_ops) {
-      throw ctpipe::tool::usage_error("ctpipe: " + std::to_string(ops) + " ops are too many for the Python package (at most " +
-                                      std::to_string(max_ops) + ", as the tool's text view)");
+      throw ctpipe::tool::usage_error("ctpipe: " + std::to_string(ops) +
+                                      " ops are too many for the Python package (at most " + std::to_string(max_ops) +
+                                      ", as the tool's text view)");
     }
     return ctpipe::generate(req.spec);
   });
@@ -108,7 +109,8 @@ std::vector<std::vector<std::string>> action_rows(ctpipe::schedule_view v, const
     const auto ops = v.rank(r);
     auto& row = rows[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i <= ops.size(); ++i) {
-      for (; next < notes.size() && notes[next].rank == r && notes[next].position == i; ++next) row.push_back(notes[next].text);
+      for (; next < notes.size() && notes[next].rank == r && notes[next].position == i; ++next)
+        row.push_back(notes[next].text);
       if (i == ops.size()) break;
       if (ops[i].kind() == ctpipe::op_kind::overlap_f_b && i + 1 < ops.size()) {
         row.push_back(ctpipe::io::pair_action(ops[i], ops[i + 1]));
@@ -137,7 +139,8 @@ nb::tuple op_arrays(ctpipe::schedule_view v) {
   auto bytes_of = [](const auto& vec) {
     return nb::bytes(reinterpret_cast<const char*>(vec.data()), vec.size() * sizeof(vec[0]));
   };
-  return nb::make_tuple(nb::bytes(kinds.data(), kinds.size()), bytes_of(stages), bytes_of(microbatches), bytes_of(offsets));
+  return nb::make_tuple(nb::bytes(kinds.data(), kinds.size()), bytes_of(stages), bytes_of(microbatches),
+                        bytes_of(offsets));
 }
 
 }  // namespace
@@ -165,11 +168,14 @@ NB_MODULE(_core, m) {
   nb::class_<schedule_request>(m, "Request", "One checked request and its generated schedule.")
       .def(nb::init<const std::vector<std::string>&>(), nb::arg("args"),
            "Parses the tool's options `args` (without --format); raises ctpipe.Error with the tool's message.")
-      .def_prop_ro("family", [](const schedule_request& s) { return std::string(ctpipe::family_name(s.req().spec.family)); })
+      .def_prop_ro("family",
+                   [](const schedule_request& s) { return std::string(ctpipe::family_name(s.req().spec.family)); })
       .def_prop_ro("P", [](const schedule_request& s) { return s.req().spec.shape.P; })
       .def_prop_ro("m", [](const schedule_request& s) { return s.req().spec.shape.m; })
       .def_prop_ro("V", [](const schedule_request& s) { return s.req().spec.shape.V; })
-      .def_prop_ro("placement", [](const schedule_request& s) { return std::string(ctpipe::placement_name(s.req().spec.shape.layout)); })
+      .def_prop_ro(
+          "placement",
+          [](const schedule_request& s) { return std::string(ctpipe::placement_name(s.req().spec.shape.layout)); })
       .def_prop_ro("num_stages", [](const schedule_request& s) { return s.req().spec.shape.stages(); })
       .def_prop_ro("num_ops", [](const schedule_request& s) { return s.view().ops.size(); })
       .def(
@@ -195,7 +201,8 @@ NB_MODULE(_core, m) {
           },
           nb::arg("comms") = false)
       .def(
-          "arrays", [](const schedule_request& s, bool comms) {
+          "arrays",
+          [](const schedule_request& s, bool comms) {
             return guarded([&] {
               if (!comms) return op_arrays(s.view());
               const ctpipe::schedule lowered = s.lowered();

@@ -9,8 +9,8 @@ constexpr ctpipe::rational fb{5, 2};
 constexpr ctpipe::rational fb{-1, 2};
 #endif
 
-constexpr ctpipe::costs pair_costs{ctpipe::rational{1}, ctpipe::rational{2}, ctpipe::rational{1}, ctpipe::rational{1},
-                                   ctpipe::rational{0}, fb};
+constexpr ctpipe::costs pair_costs{ctpipe::rational{1}, ctpipe::rational{2}, ctpipe::rational{1},
+                                   ctpipe::rational{1}, ctpipe::rational{0}, fb};
 constexpr auto& dualpipev = ctpipe::schedule_v<ctpipe::schedule_spec{ctpipe::schedule_family::dualpipev,
                                                                      {2, 4, 2, ctpipe::placement::v_shape}}>;
 static_assert(ctpipe::simulate(dualpipev.view(), pair_costs).makespan() > ctpipe::rational{0});

@@ -9,5 +9,6 @@ constexpr ctpipe::rational limit{1};
 constexpr ctpipe::rational limit{1, 2};
 #endif
 
-constexpr ctpipe::search_spec spec{ctpipe::pipeline_shape{3, 4, 1, ctpipe::placement::loop}, ctpipe::costs{}, ctpipe::rational{1}, limit};
+constexpr ctpipe::search_spec spec{ctpipe::pipeline_shape{3, 4, 1, ctpipe::placement::loop}, ctpipe::costs{},
+                                   ctpipe::rational{1}, limit};
 static_assert(ctpipe::searched_v<spec>.size() == 36);

@@ -84,9 +84,9 @@ TEST_CASE("in-flight levels follow list order - gamma only matters for split bac
   REQUIRE(mem.peak(0) == rational{2});
   REQUIRE(mem.peak_activations(0) == rational{2});
   // A hand-made split-backward list: F +1, I frees 1 - gamma, W frees gamma.
-  const schedule split = ctpipe::tests::from_lists(
-      {1, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::I, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::I, 0, 1},
-                op{op_kind::W, 0, 0}, op{op_kind::W, 0, 1}}});
+  const schedule split =
+      ctpipe::tests::from_lists({1, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::I, 0, 0}, op{op_kind::F, 0, 1},
+                                          op{op_kind::I, 0, 1}, op{op_kind::W, 0, 0}, op{op_kind::W, 0, 1}}});
   REQUIRE(validate(split.view()).ok());
   const in_flight_profile finer = in_flight(split.view(), rational{43, 100});
   REQUIRE(finer.level_after(1) == rational{43, 100});
@@ -150,23 +150,29 @@ TEST_CASE("validator: a cross-rank deadlock names each stuck rank's first op", "
 TEST_CASE("validator: wrong rank, out of shape, send/recv, mixed backward, bad offsets", "[analysis][validate]") {
   using ctpipe::tests::from_lists;
   // Stage 1 on rank 0.
-  auto wrong = from_lists({2, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::F, 1, 0}, op{op_kind::B, 1, 0}, op{op_kind::B, 0, 0}}, {}});
-  REQUIRE(validate(wrong.view()).first == validation_issue{fault::wrong_rank, 0, 1, op{op_kind::F, 1, 0}, op{op_kind::F, 1, 0}});
+  auto wrong = from_lists(
+      {2, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::F, 1, 0}, op{op_kind::B, 1, 0}, op{op_kind::B, 0, 0}}, {}});
+  REQUIRE(validate(wrong.view()).first ==
+          validation_issue{fault::wrong_rank, 0, 1, op{op_kind::F, 1, 0}, op{op_kind::F, 1, 0}});
   auto outside = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 1}}});
   REQUIRE(validate(outside.view()).first.what == fault::out_of_shape);
   REQUIRE_THROWS_WITH(simulate(outside.view(), costs{}),
-                      "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
+                      "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) "
+                      "with stage < P*V and micro-batch < m");
   auto transfer = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::B, 0, 0}}});
-  REQUIRE(validate(transfer.view()).first == validation_issue{fault::not_compute, 0, 1, op{op_kind::send_f, 0, 0}, op{op_kind::send_f, 0, 0}});
+  REQUIRE(validate(transfer.view()).first ==
+          validation_issue{fault::not_compute, 0, 1, op{op_kind::send_f, 0, 0}, op{op_kind::send_f, 0, 0}});
   auto mixed = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::W, 0, 0}}});
   REQUIRE(validate(mixed.view()).first.what == fault::mixed_backward);
   auto w_first = from_lists({1, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::W, 0, 0}, op{op_kind::I, 0, 0}}});
-  REQUIRE(validate(w_first.view()).first == validation_issue{fault::out_of_order, 0, 1, op{op_kind::W, 0, 0}, op{op_kind::I, 0, 0}});
+  REQUIRE(validate(w_first.view()).first ==
+          validation_issue{fault::out_of_order, 0, 1, op{op_kind::W, 0, 0}, op{op_kind::I, 0, 0}});
   const op ops[] = {op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}};
   const std::uint32_t offsets[] = {0, 3};
   REQUIRE(validate(schedule_view{{1, 1}, ops, offsets}).first.what == fault::bad_offsets);
   // Every fault has a description.
-  for (int f = 0; f <= static_cast<int>(fault::wrong_pairing); ++f) REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
+  for (int f = 0; f <= static_cast<int>(fault::wrong_pairing); ++f)
+    REQUIRE(fault_description(static_cast<fault>(f))[0] != '\0');
 }
 
 TEST_CASE("malformed views are errors, never out-of-bounds reads or writes", "[analysis][validate]") {
@@ -187,8 +193,9 @@ TEST_CASE("malformed views are errors, never out-of-bounds reads or writes", "[a
     REQUIRE(validate(v).first.what == fault::bad_offsets);
   }
   // Invalid shapes.
-  for (const pipeline_shape shape : {pipeline_shape{-1, 1}, pipeline_shape{0, 1}, pipeline_shape{1, 0},
-                                     pipeline_shape{1, 1, 0}, pipeline_shape{1, -1}, pipeline_shape{2, 1, 1, placement::v_shape}}) {
+  for (const pipeline_shape shape :
+       {pipeline_shape{-1, 1}, pipeline_shape{0, 1}, pipeline_shape{1, 0}, pipeline_shape{1, 1, 0},
+        pipeline_shape{1, -1}, pipeline_shape{2, 1, 1, placement::v_shape}}) {
     const schedule_view v{shape, {}, {}};
     REQUIRE(validate(v).first.what == fault::bad_shape);
     REQUIRE_THROWS_AS(simulate(v, costs{}), ctpipe::error);
@@ -247,8 +254,9 @@ TEST_CASE("overlapped pairs: fused timing, split reading, memory and messages", 
   REQUIRE(in_flight(s.view()).level_after(2) == rational{1});
   // Across ranks: the pair waits for both inputs. Rank 1 runs F(1,0), then (F(1,1);
   // B(1,0)): its forward's input comes from rank 0 at 2 + t_c, its backward's is local.
-  const schedule two = from_lists({2, 2}, {{f00, op{op_kind::F, 0, 1}, b00, b01},
-                                           {op{op_kind::F, 1, 0}, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+  const schedule two = from_lists(
+      {2, 2}, {{f00, op{op_kind::F, 0, 1}, b00, b01},
+               {op{op_kind::F, 1, 0}, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
   REQUIRE(validate(two.view()).ok());
   costs late{};
   late.c = rational{3};
@@ -267,15 +275,18 @@ TEST_CASE("overlapped pairs: a broken pair and a deadlock through a pair are nam
   const schedule at_end = from_lists({1, 2}, {{f00, b00, pair01}});
   REQUIRE(validate(at_end.view()).first == validation_issue{fault::broken_pair, 0, 2, pair01, pair01});
   REQUIRE_THROWS_WITH(simulate(at_end.view(), costs{}),
-                      "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
+                      "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) "
+                      "with stage < P*V and micro-batch < m");
   const schedule before_i = from_lists({1, 2}, {{f00, pair01, op{op_kind::I, 0, 0}, op{op_kind::W, 0, 0}, b01}});
   REQUIRE(validate(before_i.view()).first == validation_issue{fault::broken_pair, 0, 1, pair01, pair01});
-  REQUIRE(std::string(fault_description(fault::broken_pair)) == "overlapped pair (OVERLAP_F_B) not followed on its rank by a B, its backward half");
+  REQUIRE(std::string(fault_description(fault::broken_pair)) ==
+          "overlapped pair (OVERLAP_F_B) not followed on its rank by a B, its backward half");
   const schedule outside = from_lists({1, 2}, {{f00, op{op_kind::overlap_f_b, 0, 2}, b00, b01}});
   REQUIRE(validate(outside.view()).first.what == fault::out_of_shape);
   // Rank 0 waits at B(0,0) for the pair's B(1,0); the pair waits for F(0,1), after B(0,0).
-  const schedule stuck = from_lists({2, 2}, {{f00, b00, op{op_kind::F, 0, 1}, b01},
-                                             {op{op_kind::F, 1, 0}, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+  const schedule stuck = from_lists(
+      {2, 2}, {{f00, b00, op{op_kind::F, 0, 1}, b01},
+               {op{op_kind::F, 1, 0}, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
   std::vector<validation_issue> issues;
   validate(stuck.view(), [&](const validation_issue& i) { issues.push_back(i); });
   REQUIRE(issues.size() == 2);
@@ -283,20 +294,24 @@ TEST_CASE("overlapped pairs: a broken pair and a deadlock through a pair are nam
   REQUIRE(issues[1] == validation_issue{fault::deadlock, 1, 1, op{op_kind::overlap_f_b, 1, 1}, op{op_kind::F, 0, 1}});
   // A pair's word is its forward: with an F of the same stage and micro-batch it is a
   // duplicate.
-  const schedule waits_b = from_lists({2, 2}, {{f00, op{op_kind::F, 0, 1}, pair01, b00, b01},
-                                              {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+  const schedule waits_b =
+      from_lists({2, 2}, {{f00, op{op_kind::F, 0, 1}, pair01, b00, b01},
+                          {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
   REQUIRE(validate(waits_b.view()).first.what == fault::duplicate);
 }
 
-TEST_CASE("overlapped pairs: the split reading claims no DeepSeek formula, a broken pair no out-of-order", "[analysis][pairs]") {
+TEST_CASE("overlapped pairs: the split reading claims no DeepSeek formula, a broken pair no out-of-order",
+          "[analysis][pairs]") {
   schedule_spec split{schedule_family::dualpipev, {4, 8, 2, placement::v_shape}};
   split.pairs = pair_model::split;
   REQUIRE_FALSE(makespan_formula(split, costs{}).holds);
-  REQUIRE(std::string(makespan_formula(split, costs{}).condition) == "the pairs are read split: DeepSeek's idle is for fused pairs");
+  REQUIRE(std::string(makespan_formula(split, costs{}).condition) ==
+          "the pairs are read split: DeepSeek's idle is for fused pairs");
   REQUIRE(simulate(generate(split).view(), costs{}).makespan() == rational{51, 2});
   using ctpipe::tests::from_lists;
   const op pair01{op_kind::overlap_f_b, 0, 1};
-  const schedule before_w = from_lists({1, 2}, {{op{op_kind::F, 0, 0}, pair01, op{op_kind::W, 0, 0}, op{op_kind::B, 0, 1}, op{op_kind::B, 0, 0}}});
+  const schedule before_w = from_lists(
+      {1, 2}, {{op{op_kind::F, 0, 0}, pair01, op{op_kind::W, 0, 0}, op{op_kind::B, 0, 1}, op{op_kind::B, 0, 0}}});
   std::vector<validation_issue> issues;
   validate(before_w.view(), [&](const validation_issue& i) { issues.push_back(i); });
   // The broken pair, the W before any I, and B(0,0) beside that W; nothing about B(0,1),
@@ -316,14 +331,15 @@ TEST_CASE("the bidirectional placement with an odd m: micro-batches j with 2j < 
   REQUIRE(shape.first_stage(2) == 2);
   REQUIRE(shape.stage_of(0, 1, 0) == -1);
   REQUIRE(shape.stage_of(0, 1, 2) == 3);
-  const schedule s = from_lists(shape, {{op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::F, 3, 2}, op{op_kind::B, 3, 2},
-                                         op{op_kind::B, 0, 0}, op{op_kind::B, 0, 1}},
-                                        {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::F, 2, 2}, op{op_kind::B, 1, 0},
-                                         op{op_kind::B, 1, 1}, op{op_kind::B, 2, 2}}});
+  const schedule s = from_lists(shape, {{op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::F, 3, 2},
+                                         op{op_kind::B, 3, 2}, op{op_kind::B, 0, 0}, op{op_kind::B, 0, 1}},
+                                        {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::F, 2, 2},
+                                         op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}, op{op_kind::B, 2, 2}}});
   REQUIRE(validate(s.view()).ok());
   REQUIRE(messages(s.view()) == 6);
   REQUIRE(simulate(s.view(), costs{}).busy(0) == rational{9});  // a chunk is a whole stage: 3 x (1 + 2)
   // An op outside its micro-batch's pipeline is out of shape.
   const schedule wrong = from_lists(shape, {{op{op_kind::F, 0, 2}}, {}});
-  REQUIRE(validate(wrong.view()).first == validation_issue{fault::out_of_shape, 0, 0, op{op_kind::F, 0, 2}, op{op_kind::F, 0, 2}});
+  REQUIRE(validate(wrong.view()).first ==
+          validation_issue{fault::out_of_shape, 0, 0, op{op_kind::F, 0, 2}, op{op_kind::F, 0, 2}});
 }

@@ -68,8 +68,10 @@ TEST_CASE("an op packs kind, stage and micro-batch into 4 bytes", "[core]") {
   REQUIRE(o.microbatch() == 65535);
   REQUIRE(io::action(op{op_kind::F, 0, 3}) == "0F3");
   REQUIRE(io::action(op{op_kind::send_b, 1, 2}) == "1SEND_B2");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
-  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}), "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 4096, 0}),
+                      "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
+  REQUIRE_THROWS_WITH((op{op_kind::F, 0, -1}),
+                      "ctpipe: op stage must lie in [0, 4096), micro-batch in [0, 65536), kind among the 11 kinds");
 }
 
 TEST_CASE("action strings parse strictly", "[core]") {
@@ -102,7 +104,8 @@ TEST_CASE("stage placement: loop and V-shape", "[core]") {
 
 TEST_CASE("the placement table: one entry per placement, in order, and the bidirectional rule", "[core]") {
   REQUIRE(std::size(placement_table) == 3);
-  for (std::size_t k = 0; k < std::size(placement_table); ++k) REQUIRE(static_cast<std::size_t>(placement_table[k].id) == k);
+  for (std::size_t k = 0; k < std::size(placement_table); ++k)
+    REQUIRE(static_cast<std::size_t>(placement_table[k].id) == k);
   REQUIRE(std::string(placement_name(placement::bidirectional)) == "bidirectional");
   REQUIRE(std::string(placement_name(static_cast<placement>(7))) == "loop");  // no placement: the loop's entry
   constexpr pipeline_shape two{4, 8, 2, placement::bidirectional};

@@ -135,8 +135,8 @@ TEST_CASE("every reference vector, written as PyTorch writes it, reads back equa
     REQUIRE(io::to_csv(read.view()) == expected);
     ++files;
   }
-  REQUIRE(files == 14);       // 16 files, 2 of them a peer's rejection
-  REQUIRE(overlapped > 0);    // DualPipeV's OVERLAP_F_B pairs
+  REQUIRE(files == 14);     // 16 files, 2 of them a peer's rejection
+  REQUIRE(overlapped > 0);  // DualPipeV's OVERLAP_F_B pairs
 }
 
 TEST_CASE("generated and lowered schedules round-trip through CSV", "[csv]") {
@@ -197,9 +197,12 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 round-trips, each pair one ce
   REQUIRE(comms.find("SEND_F") != std::string::npos);
 }
 
-TEST_CASE("overlapped pairs: PyTorch's DualPipeV cell of 7F4 and 0B0 reads as the pair's word and its B, in either order", "[csv]") {
+TEST_CASE(
+    "overlapped pairs: PyTorch's DualPipeV cell of 7F4 and 0B0 reads as the pair's word and its B, in either order",
+    "[csv]") {
   const std::vector<op> pair{op{op_kind::overlap_f_b, 7, 4}, op{op_kind::B, 0, 0}};
-  for (const char* text : {"(7F4;0B0)OVERLAP_F_B\n", "(0B0;7F4)OVERLAP_F_B", " ( 7F4 ; 0B0 )OVERLAP_F_B ", "\"(7F4;0B0)OVERLAP_F_B\""}) {
+  for (const char* text :
+       {"(7F4;0B0)OVERLAP_F_B\n", "(0B0;7F4)OVERLAP_F_B", " ( 7F4 ; 0B0 )OVERLAP_F_B ", "\"(7F4;0B0)OVERLAP_F_B\""}) {
     INFO(text);
     const schedule read = io::parse_csv(text);
     REQUIRE(read.shape() == pipeline_shape{1, 5, 8});  // stages 0 .. 7 on one rank, micro-batches 0 .. 4
@@ -210,8 +213,8 @@ TEST_CASE("overlapped pairs: PyTorch's DualPipeV cell of 7F4 and 0B0 reads as th
   // first backward; valid, simulated fused.
   const io::csv_schedule read = io::parse_csv("0F0,0F1,(0F2;0B0)OVERLAP_F_B,0B1,0B2\n1F0,1B0,1F1,1B1,1F2,1B2\n");
   REQUIRE(std::vector<op>(read.rank(0).begin(), read.rank(0).end()) ==
-          std::vector<op>{op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::overlap_f_b, 0, 2}, op{op_kind::B, 0, 0},
-                          op{op_kind::B, 0, 1}, op{op_kind::B, 0, 2}});
+          std::vector<op>{op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::overlap_f_b, 0, 2},
+                          op{op_kind::B, 0, 0}, op{op_kind::B, 0, 1}, op{op_kind::B, 0, 2}});
   REQUIRE(validate(read.view()).ok());
   const simulation sim = simulate(read.view(), costs{});
   REQUIRE(sim.start(2) == sim.start(3));
@@ -236,16 +239,20 @@ TEST_CASE("to_csv refuses a pair's word that is not followed by its B, and an an
     }
     return std::string();
   };
-  const std::string lone = "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank";
-  REQUIRE(refusal({op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::overlap_f_b, 0, 1}}) == lone);  // at the row's end
+  const std::string lone =
+      "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank";
+  REQUIRE(refusal({op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::overlap_f_b, 0, 1}}) ==
+          lone);  // at the row's end
   REQUIRE(refusal({op{op_kind::overlap_f_b, 0, 1}, op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}}) == lone);
   REQUIRE(refusal({op{op_kind::overlap_f_b, 0, 1}, op{op_kind::I, 0, 0}}) == lone);
   REQUIRE(refusal({op{op_kind::overlap_f_b, 0, 1}, op{op_kind::overlap_f_b, 0, 0}, op{op_kind::B, 0, 0}}) == lone);
   // The same pair, whole, is written; an annotation between its two words is refused.
-  const std::vector<op> good{op{op_kind::F, 0, 0}, op{op_kind::overlap_f_b, 0, 1}, op{op_kind::B, 0, 0}, op{op_kind::B, 0, 1}};
+  const std::vector<op> good{op{op_kind::F, 0, 0}, op{op_kind::overlap_f_b, 0, 1}, op{op_kind::B, 0, 0},
+                             op{op_kind::B, 0, 1}};
   REQUIRE(refusal(good).empty());
   REQUIRE(refusal(good, {{0, 1, "0UNSHARD"}, {0, 3, "0RESHARD"}}).empty());
-  REQUIRE(refusal(good, {{0, 2, "0UNSHARD"}}) == "ctpipe: to_csv(): an annotation's position falls inside an overlapped pair");
+  REQUIRE(refusal(good, {{0, 2, "0UNSHARD"}}) ==
+          "ctpipe: to_csv(): an annotation's position falls inside an overlapped pair");
 }
 
 TEST_CASE("to_csv: one row per rank, PyTorch's action strings", "[csv]") {
@@ -255,14 +262,16 @@ TEST_CASE("to_csv: one row per rank, PyTorch's action strings", "[csv]") {
   REQUIRE(io::to_csv(lower(s.view()).view()).starts_with("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,"));
 }
 
-TEST_CASE("parse_csv: spaces, tabs, idle cells, quotes, CRLF, CR, BOM, no final row end, blank lines at the end", "[csv]") {
+TEST_CASE("parse_csv: spaces, tabs, idle cells, quotes, CRLF, CR, BOM, no final row end, blank lines at the end",
+          "[csv]") {
   const schedule expected = generate({schedule_family::one_f_one_b, {2, 2}});
   for (const char* text : {
            "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n",
            "0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n",
            "0F0,0F1,0B0,0B1\r1F0,1B0,1F1,1B1",
            "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n\n\r\n \n",
-           "\xEF\xBB\xBF" "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1",
+           "\xEF\xBB\xBF"
+           "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1",
            " 0F0 ,\t0F1\t, ,,0B0,  0B1  \n,,1F0,\"1B0\",1F1, \"1B1\" ,\n",
        }) {
     INFO(text);
@@ -295,54 +304,121 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
       {"0F0\n , ,\t\n1F0\n", "ctpipe: CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)"},
       {"0F0,1F0x\n", "ctpipe: CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch"},
       {"0F0\n1F0,1F1 1\n", "ctpipe: CSV row 2 (rank 1), cell 2 \"1F1 1\": trailing characters after the micro-batch"},
-      {"0X0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
+      {"0X0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, "
+       "SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
       {"0F0,0B0,0UNSHARD-1", "ctpipe: CSV row 1 (rank 0), cell 3 \"0UNSHARD-1\": trailing characters after the kind"},
-      {"0F0,0B0,0RESHARD3x", "ctpipe: CSV row 1 (rank 0), cell 3 \"0RESHARD3x\": trailing characters after the micro-batch"},
+      {"0F0,0B0,0RESHARD3x",
+       "ctpipe: CSV row 1 (rank 0), cell 3 \"0RESHARD3x\": trailing characters after the micro-batch"},
       {"0F0,0B0,4096UNSHARD", "ctpipe: CSV row 1 (rank 0), cell 3 \"4096UNSHARD\": stage must be at most 4095"},
-      {"0F0,0B0,0REDUCE_GRAD65536", "ctpipe: CSV row 1 (rank 0), cell 3 \"0REDUCE_GRAD65536\": micro-batch must be at most 65535"},
-      {"0F0,0B0,0UNSHARDED", "ctpipe: CSV row 1 (rank 0), cell 3 \"0UNSHARDED\": unknown action kind \"UNSHARDED\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
-      {"(0F0;0UNSHARD)OVERLAP_F_B,0B0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0UNSHARD)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"0F0,0B0,1UNSHARD\n1F0,1B0\n", "ctpipe: CSV row 2 (rank 1), cell 1 \"1F0\": stage 1 is already on row 1 (rank 0); a stage lives on one rank"},
-      {"0F0,0B0,0UNSHARD\n1UNSHARD, ,1RESHARD\n", "ctpipe: CSV row 2 (rank 1): no ops (UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op)"},
-      {"0F0,0B0\n1F0,1B0,3RESHARD\n", "ctpipe: CSV row 2 (rank 1), cell 3 \"3RESHARD\": stage 3 of this annotation has no compute op (the file's stages are 0 to 1)"},
+      {"0F0,0B0,0REDUCE_GRAD65536",
+       "ctpipe: CSV row 1 (rank 0), cell 3 \"0REDUCE_GRAD65536\": micro-batch must be at most 65535"},
+      {"0F0,0B0,0UNSHARDED",
+       "ctpipe: CSV row 1 (rank 0), cell 3 \"0UNSHARDED\": unknown action kind \"UNSHARDED\" (known: F, B, I, W, "
+       "SEND_F, RECV_F, SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
+      {"(0F0;0UNSHARD)OVERLAP_F_B,0B0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0UNSHARD)OVERLAP_F_B\": an overlapped group holds exactly one F and "
+       "one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F0,0B0,1UNSHARD\n1F0,1B0\n",
+       "ctpipe: CSV row 2 (rank 1), cell 1 \"1F0\": stage 1 is already on row 1 (rank 0); a stage lives on one rank"},
+      {"0F0,0B0,0UNSHARD\n1UNSHARD, ,1RESHARD\n",
+       "ctpipe: CSV row 2 (rank 1): no ops (UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one "
+       "op)"},
+      {"0F0,0B0\n1F0,1B0,3RESHARD\n",
+       "ctpipe: CSV row 2 (rank 1), cell 3 \"3RESHARD\": stage 3 of this annotation has no compute op (the file's "
+       "stages are 0 to 1)"},
       // Forward-only (evaluation) files, with or without transfers.
-      {"0F0,0F1\n1F0,1F1\n", "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported (ctpipe checks training steps, where every F has its backward)"},
-      {"0UNSHARD,0F0,0SEND_F0,0RESHARD\n1RECV_F0,1F0\n", "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported (ctpipe checks training steps, where every F has its backward)"},
-      {"0f0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0f0\": unknown action kind \"f\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
+      {"0F0,0F1\n1F0,1F1\n",
+       "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported (ctpipe checks "
+       "training steps, where every F has its backward)"},
+      {"0UNSHARD,0F0,0SEND_F0,0RESHARD\n1RECV_F0,1F0\n",
+       "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported (ctpipe checks "
+       "training steps, where every F has its backward)"},
+      {"0f0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"0f0\": unknown action kind \"f\" (known: F, B, I, W, SEND_F, RECV_F, "
+       "SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
       {"0F", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F\": missing micro-batch after the kind"},
       {"0F-1", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F-1\": missing micro-batch after the kind"},
-      {"F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"F0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
-      {"0", "ctpipe: CSV row 1 (rank 0), cell 1 \"0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
+      {"F0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"F0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
+      {"0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"0\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
       {"4096F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"4096F0\": stage must be at most 4095"},
-      {"99999999999999999999999F0", "ctpipe: CSV row 1 (rank 0), cell 1 \"99999999999999999999999F0\": stage must be at most 4095"},
+      {"99999999999999999999999F0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"99999999999999999999999F0\": stage must be at most 4095"},
       {"0F65536", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F65536\": micro-batch must be at most 65535"},
-      {"0F99999999999999999999", "ctpipe: CSV row 1 (rank 0), cell 1 \"0F99999999999999999999\": micro-batch must be at most 65535"},
-      {"0F0\n1F0\n0F1\n", "ctpipe: CSV row 3 (rank 2), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank"},
-      {"0F0,0W0,0I0", "ctpipe: CSV row 1 (rank 0), cell 2 \"0W0\": W with no I of stage 0, micro-batch 0 before it on its row (a W follows its I; a full B has no W)"},
-      {"0F0,0F1,0I1,0W0", "ctpipe: CSV row 1 (rank 0), cell 4 \"0W0\": W with no I of stage 0, micro-batch 0 before it on its row (a W follows its I; a full B has no W)"},
-      {"0F0\n1F0,1F1, 1W1 ,1I1,1W0,1I0", "ctpipe: CSV row 2 (rank 1), cell 3 \"1W1\": W with no I of stage 1, micro-batch 1 before it on its row (a W follows its I; a full B has no W)"},
-      {"(0F0;0B0)OVERLAP", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0B0)OVERLAP\": an overlapped group is (<action>;<action>)OVERLAP_F_B"},
+      {"0F99999999999999999999",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"0F99999999999999999999\": micro-batch must be at most 65535"},
+      {"0F0\n1F0\n0F1\n",
+       "ctpipe: CSV row 3 (rank 2), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank"},
+      {"0F0,0W0,0I0",
+       "ctpipe: CSV row 1 (rank 0), cell 2 \"0W0\": W with no I of stage 0, micro-batch 0 before it on its row (a W "
+       "follows its I; a full B has no W)"},
+      {"0F0,0F1,0I1,0W0",
+       "ctpipe: CSV row 1 (rank 0), cell 4 \"0W0\": W with no I of stage 0, micro-batch 0 before it on its row (a W "
+       "follows its I; a full B has no W)"},
+      {"0F0\n1F0,1F1, 1W1 ,1I1,1W0,1I0",
+       "ctpipe: CSV row 2 (rank 1), cell 3 \"1W1\": W with no I of stage 1, micro-batch 1 before it on its row (a W "
+       "follows its I; a full B has no W)"},
+      {"(0F0;0B0)OVERLAP",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0B0)OVERLAP\": an overlapped group is "
+       "(<action>;<action>)OVERLAP_F_B"},
       {"( )OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"( )OVERLAP_F_B\": empty overlapped group"},
       // An overlapped group is one F and one B: anything else names the rule.
-      {"(0F0;0SEND_F0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0SEND_F0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"(0F0;0W0)OVERLAP_F_B,0I0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0W0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"0F1,(0F0;0I0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 2 \"(0F0;0I0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"(0F0;0F1)OVERLAP_F_B,0B0,0B1", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0F1)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"0F0,0F1,(0B0;0B1)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 3 \"(0B0;0B1)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"(0F0)OVERLAP_F_B,0B0", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
-      {"0F1,(0F0;0B1;0B0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 2 \"(0F0;0B1;0B0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0;0SEND_F0)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0SEND_F0)OVERLAP_F_B\": an overlapped group holds exactly one F and "
+       "one B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0;0W0)OVERLAP_F_B,0I0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0W0)OVERLAP_F_B\": an overlapped group holds exactly one F and one "
+       "B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F1,(0F0;0I0)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 2 \"(0F0;0I0)OVERLAP_F_B\": an overlapped group holds exactly one F and one "
+       "B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0;0F1)OVERLAP_F_B,0B0,0B1",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0F1)OVERLAP_F_B\": an overlapped group holds exactly one F and one "
+       "B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F0,0F1,(0B0;0B1)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 3 \"(0B0;0B1)OVERLAP_F_B\": an overlapped group holds exactly one F and one "
+       "B, such as (7F4;0B0)OVERLAP_F_B"},
+      {"(0F0)OVERLAP_F_B,0B0",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0)OVERLAP_F_B\": an overlapped group holds exactly one F and one B, "
+       "such as (7F4;0B0)OVERLAP_F_B"},
+      {"0F1,(0F0;0B1;0B0)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 2 \"(0F0;0B1;0B0)OVERLAP_F_B\": an overlapped group holds exactly one F and "
+       "one B, such as (7F4;0B0)OVERLAP_F_B"},
       // A pair's word alone (io::action()'s `1OVERLAP_F_B1`) is no action, in a cell or a group.
-      {"1OVERLAP_F_B1", "ctpipe: CSV row 1 (rank 0), cell 1 \"1OVERLAP_F_B1\": OVERLAP_F_B is an overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B"},
-      {"(0OVERLAP_F_B0;0B0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0OVERLAP_F_B0;0B0)OVERLAP_F_B\": \"0OVERLAP_F_B0\": OVERLAP_F_B is an overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B"},
+      {"1OVERLAP_F_B1",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"1OVERLAP_F_B1\": OVERLAP_F_B is an overlapped pair, written "
+       "(<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B"},
+      {"(0OVERLAP_F_B0;0B0)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0OVERLAP_F_B0;0B0)OVERLAP_F_B\": \"0OVERLAP_F_B0\": OVERLAP_F_B is an "
+       "overlapped pair, written (<stage>F<micro-batch>;<stage>B<micro-batch>)OVERLAP_F_B"},
       // Both halves' stages live on the pair's row.
-      {"0F0,1B0\n(1F0;0B0)OVERLAP_F_B\n", "ctpipe: CSV row 2 (rank 1), cell 1 \"(1F0;0B0)OVERLAP_F_B\": stage 1 is already on row 1 (rank 0); a stage lives on one rank"},
-      {"(0F0;0X0)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0X0)OVERLAP_F_B\": \"0X0\": unknown action kind \"X\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
-      {"(0F0;)OVERLAP_F_B", "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;)OVERLAP_F_B\": \"\": not an action (expected <stage><kind><micro-batch> such as 0F3)"},
-      {std::string("0F\0" "0", 4), "ctpipe: CSV row 1 (rank 0), cell 1 \"0F?0\": missing micro-batch after the kind"},
-      {"0F0\n1F0\n2F0,3F0\n", "ctpipe: CSV has 4 stages (0 to 3) on 3 rows: the stage count must be a multiple of the row count (is a rank's row missing?)"},
-      {"0F0,1F0\n2F0,3F0\n", "ctpipe: CSV stage 1 is on row 1 (rank 0), but the loop placement (stage s on rank s % P) puts it on rank 1, and no placement fits"},
-      {"0F0,2F0,5F0\n1F0,3F0,4F0\n", "ctpipe: CSV stage 4 is on row 2 (rank 1), but the loop placement (stage s on rank s % P) puts it on rank 0, and no placement fits"},
-      {"0F0,5F0\n1F0\n2F0,3F0,4F0\n", "ctpipe: CSV stage 4 is on row 3 (rank 2), but the V-shape placement (rank r holds stages r and 2P-1-r) puts it on rank 1, and no placement fits"},
+      {"0F0,1B0\n(1F0;0B0)OVERLAP_F_B\n",
+       "ctpipe: CSV row 2 (rank 1), cell 1 \"(1F0;0B0)OVERLAP_F_B\": stage 1 is already on row 1 (rank 0); a stage "
+       "lives on one rank"},
+      {"(0F0;0X0)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;0X0)OVERLAP_F_B\": \"0X0\": unknown action kind \"X\" (known: F, B, "
+       "I, W, SEND_F, RECV_F, SEND_B, RECV_B, SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)"},
+      {"(0F0;)OVERLAP_F_B",
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"(0F0;)OVERLAP_F_B\": \"\": not an action (expected "
+       "<stage><kind><micro-batch> such as 0F3)"},
+      {std::string("0F\0"
+                   "0",
+                   4),
+       "ctpipe: CSV row 1 (rank 0), cell 1 \"0F?0\": missing micro-batch after the kind"},
+      {"0F0\n1F0\n2F0,3F0\n",
+       "ctpipe: CSV has 4 stages (0 to 3) on 3 rows: the stage count must be a multiple of the row count (is a rank's "
+       "row missing?)"},
+      {"0F0,1F0\n2F0,3F0\n",
+       "ctpipe: CSV stage 1 is on row 1 (rank 0), but the loop placement (stage s on rank s % P) puts it on rank 1, "
+       "and no placement fits"},
+      {"0F0,2F0,5F0\n1F0,3F0,4F0\n",
+       "ctpipe: CSV stage 4 is on row 2 (rank 1), but the loop placement (stage s on rank s % P) puts it on rank 0, "
+       "and no placement fits"},
+      {"0F0,5F0\n1F0\n2F0,3F0,4F0\n",
+       "ctpipe: CSV stage 4 is on row 3 (rank 2), but the V-shape placement (rank r holds stages r and 2P-1-r) puts it "
+       "on rank 1, and no placement fits"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -350,8 +426,9 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
   }
   // A long cell is echoed in part; a long line is no problem.
   const std::string long_cell = "0F0," + std::string(100000, '7') + "x";
-  REQUIRE(rejection(long_cell) == "ctpipe: CSV row 1 (rank 0), cell 2 \"7777777777777777777777777777777777777777...\": "
-                                  "stage must be at most 4095");
+  REQUIRE(rejection(long_cell) ==
+          "ctpipe: CSV row 1 (rank 0), cell 2 \"7777777777777777777777777777777777777777...\": "
+          "stage must be at most 4095");
   // More than 4096 rows: stages 0 .. 4095 on their own rows, then one more row.
   std::string rows;
   for (int r = 0; r < 4096; ++r) rows += std::to_string(r) + "F0," + std::to_string(r) + "B0\n";
@@ -362,7 +439,9 @@ TEST_CASE("parse_csv rejections, each with its message naming the row and cell",
   REQUIRE(rejection(huge) == "ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
 }
 
-TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotations, and to_csv writes them back in place", "[csv]") {
+TEST_CASE(
+    "parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotations, and to_csv writes them back in place",
+    "[csv]") {
   // 1F1B, P = 2, m = 2, as PyTorch writes it with FSDP: each stage unsharded before its
   // first op, its gradients reduced after its last backward, resharded at the end.
   const std::string text =
@@ -371,8 +450,12 @@ TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotation
   const io::csv_schedule read = io::parse_csv(text);
   const schedule expected = generate({schedule_family::one_f_one_b, {2, 2}});
   REQUIRE(same(read.view(), expected.view()));  // the ops alone: the annotations are no ops
-  REQUIRE(read.annotations == std::vector<io::csv_annotation>{{0, 0, "0UNSHARD"}, {0, 4, "0REDUCE_GRAD"}, {0, 4, "0RESHARD"},
-                                                              {1, 0, "1UNSHARD"}, {1, 4, "1REDUCE_GRAD"}, {1, 4, "1RESHARD"}});
+  REQUIRE(read.annotations == std::vector<io::csv_annotation>{{0, 0, "0UNSHARD"},
+                                                              {0, 4, "0REDUCE_GRAD"},
+                                                              {0, 4, "0RESHARD"},
+                                                              {1, 0, "1UNSHARD"},
+                                                              {1, 4, "1REDUCE_GRAD"},
+                                                              {1, 4, "1RESHARD"}});
   // Through validation and simulation as any schedule, and back to the same text.
   REQUIRE(validate(read.view()).ok());
   REQUIRE(simulate(read.view(), costs{}).makespan() == simulate(expected.view(), costs{}).makespan());
@@ -386,12 +469,14 @@ TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotation
   // Anywhere in a row, with PyTorch's row ends, spaces, quotes, idle cells and a
   // micro-batch after the kind (PyTorch's reader accepts one): kept as written, trimmed.
   const io::csv_schedule messy = io::parse_csv(" 0F0 ,\"0UNSHARD\", ,0RESHARD7,0B0\r\n01REDUCE_GRAD,1F0,1B0\r\n");
-  REQUIRE(messy.annotations == std::vector<io::csv_annotation>{{0, 1, "0UNSHARD"}, {0, 1, "0RESHARD7"}, {1, 0, "01REDUCE_GRAD"}});
+  REQUIRE(messy.annotations ==
+          std::vector<io::csv_annotation>{{0, 1, "0UNSHARD"}, {0, 1, "0RESHARD7"}, {1, 0, "01REDUCE_GRAD"}});
   REQUIRE(io::to_csv(messy) == "0F0,0UNSHARD,0RESHARD7,0B0\n01REDUCE_GRAD,1F0,1B0\n");
 
   // A lowered file with annotations: validated with its transfers, and round-tripped.
   const schedule lowered = lower(expected.view());
-  const io::csv_schedule with_comms{lower(expected.view()), {{0, 0, "0UNSHARD"}, {1, 0, "1UNSHARD"}, {1, lowered.rank(1).size(), "1REDUCE_GRAD"}}};
+  const io::csv_schedule with_comms{
+      lower(expected.view()), {{0, 0, "0UNSHARD"}, {1, 0, "1UNSHARD"}, {1, lowered.rank(1).size(), "1REDUCE_GRAD"}}};
   const std::string comms_text = io::to_csv(with_comms);
   REQUIRE(comms_text.starts_with("0UNSHARD,0F0,0SEND_F0,"));
   REQUIRE(comms_text.ends_with(",1SEND_B1,1REDUCE_GRAD\n"));
@@ -402,7 +487,8 @@ TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotation
 
   // Annotations of any order are written by rank and position (ties in vector order);
   // one that would not read back is an error.
-  const io::csv_schedule edited{generate({schedule_family::one_f_one_b, {2, 2}}), {{1, 4, "1RESHARD"}, {0, 2, "0UNSHARD"}, {1, 0, "1UNSHARD"}, {1, 4, "1REDUCE_GRAD"}}};
+  const io::csv_schedule edited{generate({schedule_family::one_f_one_b, {2, 2}}),
+                                {{1, 4, "1RESHARD"}, {0, 2, "0UNSHARD"}, {1, 0, "1UNSHARD"}, {1, 4, "1REDUCE_GRAD"}}};
   REQUIRE(io::to_csv(edited) == "0F0,0F1,0UNSHARD,0B0,0B1\n1UNSHARD,1F0,1B0,1F1,1B1,1RESHARD,1REDUCE_GRAD\n");
   auto refusal = [](std::vector<io::csv_annotation> annotations) {
     try {
@@ -412,17 +498,22 @@ TEST_CASE("parse_csv keeps FSDP's UNSHARD, RESHARD and REDUCE_GRAD as annotation
     }
     return std::string();
   };
-  REQUIRE(refusal({{2, 0, "0UNSHARD"}}) == "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
-  REQUIRE(refusal({{0, 5, "0UNSHARD"}}) == "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
+  REQUIRE(refusal({{2, 0, "0UNSHARD"}}) ==
+          "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
+  REQUIRE(refusal({{0, 5, "0UNSHARD"}}) ==
+          "ctpipe: to_csv(): an annotation's rank or position is outside the schedule");
   REQUIRE(refusal({{0, 0, "0UNSHARD,0F9"}}) ==
           "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
-  REQUIRE(refusal({{0, 0, "0F0"}}) == "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
+  REQUIRE(refusal({{0, 0, "0F0"}}) ==
+          "ctpipe: to_csv(): an annotation is not an UNSHARD, RESHARD or REDUCE_GRAD action");
   // Stage 5 of a 2-stage schedule: parse_csv() would refuse the file it writes.
   REQUIRE(refusal({{0, 1, "5UNSHARD"}}) == "ctpipe: to_csv(): an annotation's stage is not a stage of the schedule");
 }
 
-TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and a forward-only file is refused by name", "[csv][tool]") {
-  const temp_file fsdp("0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD\n");
+TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and a forward-only file is refused by name",
+          "[csv][tool]") {
+  const temp_file fsdp(
+      "0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD\n");
   const auto run = run_tool("validate --format json " + fsdp.path);
   REQUIRE(run.exit_code == 0);
   REQUIRE(run.err.empty());
@@ -439,7 +530,8 @@ TEST_CASE("ctpipe validate: a file with FSDP actions is checked on its ops, and 
                              "(ctpipe checks training steps, where every F has its backward)\n");
 }
 
-TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or ctpipe::error, nothing else", "[csv][fuzz]") {
+TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or ctpipe::error, nothing else",
+          "[csv][fuzz]") {
   // Seeds: valid files (compute-only, lowered, DualPipeV's and a hand-written overlapped
   // pair), then mutations of them and plain random bytes. Each input parses (and then
   // round-trips and validates without a crash) or raises ctpipe::error; anything else
@@ -473,7 +565,9 @@ TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or c
       for (std::size_t e = 0; e < edits; ++e) {
         const std::size_t at = input.empty() ? 0 : below(input.size());
         switch (below(5)) {
-          case 0: if (!input.empty()) input[at] = static_cast<char>(below(256)); break;
+          case 0:
+            if (!input.empty()) input[at] = static_cast<char>(below(256));
+            break;
           case 1: input.insert(at, 1, alphabet[below(alphabet.size())]); break;
           case 2: input.erase(at, below(8)); break;
           case 3: input.insert(at, input.substr(at, below(16))); break;
@@ -523,7 +617,8 @@ TEST_CASE("parse_csv on 20,000 seeded random and mutated inputs: a schedule or c
 
 // --- the tool ----------------------------------------------------------------------------
 
-TEST_CASE("ctpipe --format csv and csv-comms print what reads back as the generated and lowered schedule", "[csv][tool]") {
+TEST_CASE("ctpipe --format csv and csv-comms print what reads back as the generated and lowered schedule",
+          "[csv][tool]") {
   const struct {
     const char* args;
     schedule_spec spec;
@@ -556,7 +651,8 @@ TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows t
   const auto text = run_tool("validate " + compute.path);
   REQUIRE(text.exit_code == 0);
   REQUIRE(text.err.empty());
-  REQUIRE(text.out.starts_with(compute.path + ": valid compute schedule; P = 4, m = 8, V = 1, placement loop (from the file)\n"));
+  REQUIRE(text.out.starts_with(compute.path +
+                               ": valid compute schedule; P = 4, m = 8, V = 1, placement loop (from the file)\n"));
   REQUIRE(text.out.find(compute.path + "  P = 4  m = 8  V = 1  placement loop") != std::string::npos);
   REQUIRE(text.out.find("rank 0  F0-F1-F2-F3-\u2591") != std::string::npos);
   REQUIRE(text.out.find("makespan 33 (no closed form: read from a file)") != std::string::npos);
@@ -567,11 +663,13 @@ TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows t
   // The default csv-comms lists are made for the blocking model: they run under it (and
   // posted) exactly as simulated.
   REQUIRE(lowered.out.find("valid lowered schedule (96 transfer ops): runs under blocking") != std::string::npos);
-  REQUIRE(lowered.out.find("executed, blocking    makespan 33  bubble 3/11 (27.3%)  stall per rank 0 0 0 0") != std::string::npos);
+  REQUIRE(lowered.out.find("executed, blocking    makespan 33  bubble 3/11 (27.3%)  stall per rank 0 0 0 0") !=
+          std::string::npos);
   REQUIRE(lowered.out.find("executed, posted      makespan 33") != std::string::npos);
   // Ordered for rendezvous sends, they run under every model.
   const temp_file rendezvous(run_tool("--format csv-comms --runtime rendezvous").out);
-  REQUIRE(run_tool("validate " + rendezvous.path).out.find("runs under blocking, rendezvous, posted, batched;") != std::string::npos);
+  REQUIRE(run_tool("validate " + rendezvous.path).out.find("runs under blocking, rendezvous, posted, batched;") !=
+          std::string::npos);
 
   // JSON: exactly the schedule view's fields, the same values (the closed forms null).
   const auto generated = nlohmann::json::parse(run_tool("--format json").out);
@@ -622,24 +720,32 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
     std::size_t lines;    // lines on stderr
   } cases[] = {
       {"0F0,1F0x\n", ": CSV row 1 (rank 0), cell 2 \"1F0x\": trailing characters after the micro-batch\n", 1},
-      {"0F0\n0F1\n", ": CSV row 2 (rank 1), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank\n", 1},
+      {"0F0\n0F1\n",
+       ": CSV row 2 (rank 1), cell 1 \"0F1\": stage 0 is already on row 1 (rank 0); a stage lives on one rank\n", 1},
       {"0F0,0B0\n\n1F0,1B0\n", ": CSV row 2 (rank 1): no ops (every rank needs a row with at least one action)\n", 1},
       // Compute-only: every issue validate() finds, one line each.
-      {"0F0,0B0\n1B0,1F0\n", ": rank 1, step 0, op 1B0: op comes before the op it needs on the same rank (needs 1F0)\n", 3},
+      {"0F0,0B0\n1B0,1F0\n", ": rank 1, step 0, op 1B0: op comes before the op it needs on the same rank (needs 1F0)\n",
+       3},
       {"0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n", ": rank 0, op 0B1: op missing\n", 1},
-      {"0B0,0F0\n1F0,1B0\n", ": rank 0, step 0, op 0B0: op comes before the op it needs on the same rank (needs 0F0)\n", 3},
+      {"0B0,0F0\n1F0,1B0\n", ": rank 0, step 0, op 0B0: op comes before the op it needs on the same rank (needs 0F0)\n",
+       3},
       // Lowered lists that hang under every runtime model: a compute op before the
       // receive of its input, a send before its compute op; one line per stuck rank,
       // then the cycle of waiting ranks.
       {"0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n",
        ": hangs under every runtime model; under blocking: rank 1, step 0, op 1F0: compute op whose input was not "
-       "received before it on its rank (needs 1RECV_F0)\n", 2},
+       "received before it on its rank (needs 1RECV_F0)\n",
+       2},
       {"0SEND_F0,0F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
-       ": hangs under every runtime model; under blocking: rank 0, step 0, op 0SEND_F0: send comes before the compute op "
-       "that produces its data (needs 0F0)\n", 2},
+       ": hangs under every runtime model; under blocking: rank 0, step 0, op 0SEND_F0: send comes before the compute "
+       "op "
+       "that produces its data (needs 0F0)\n",
+       2},
       {"0F0,0RECV_B0,0B0,0SEND_F0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
-       ": hangs under every runtime model; under blocking: rank 0, step 1, op 0RECV_B0: deadlock: this op waits for an op "
-       "that never runs (needs 1SEND_B0); waits for rank 1\n", 3},
+       ": hangs under every runtime model; under blocking: rank 0, step 1, op 0RECV_B0: deadlock: this op waits for an "
+       "op "
+       "that never runs (needs 1SEND_B0); waits for rank 1\n",
+       3},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -652,9 +758,11 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
   }
   // The cycle is named: rank 0 waits for rank 1, which waits for rank 0.
   const temp_file cycle("0F0,0RECV_B0,0B0,0SEND_F0\n1RECV_F0,1F0,1B0,1SEND_B0\n");
-  REQUIRE(run_tool("validate " + cycle.path).err.ends_with("ctpipe: " + cycle.path + ": rank 0 waits for rank 1, which waits for rank 0\n"));
+  REQUIRE(run_tool("validate " + cycle.path)
+              .err.ends_with("ctpipe: " + cycle.path + ": rank 0 waits for rank 1, which waits for rank 0\n"));
   // Lists that hang only where a send waits for its receive run under the other models.
-  const temp_file send_first("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const temp_file send_first(
+      "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
   const auto runs = run_tool("validate " + send_first.path);
   REQUIRE(runs.exit_code == 0);
   REQUIRE(runs.out.find("runs under blocking, posted, batched; hangs under rendezvous") != std::string::npos);
@@ -726,7 +834,8 @@ TEST_CASE("torch_annotations() places UNSHARD, RESHARD and REDUCE_GRAD as PyTorc
         "1UNSHARD,3UNSHARD,1F0,1F1,3F0,3B0,3F1,3B1,1F2,1B0,1F3,1B1,3F2,3B2,3F3,3B3,3REDUCE_GRAD,3RESHARD,1B2,1B3,"
         "1REDUCE_GRAD,1RESHARD\n");
   // A window of 1: each stage change reshards the one before.
-  CHECK(io::to_torch_csv(il.view(), {true, true, 1}).starts_with("0UNSHARD,0F0,0F1,0RESHARD,2UNSHARD,2F0,2F1,2RESHARD,0UNSHARD,0F2,"));
+  CHECK(io::to_torch_csv(il.view(), {true, true, 1})
+            .starts_with("0UNSHARD,0F0,0F1,0RESHARD,2UNSHARD,2F0,2F1,2RESHARD,0UNSHARD,0F2,"));
   // REDUCE_GRAD only; none at all.
   CHECK(io::to_torch_csv(s.view(), {false, true, 3}) == "0F0,0F1,0B0,0B1,0REDUCE_GRAD\n1F0,1B0,1F1,1B1,1REDUCE_GRAD\n");
   CHECK(io::to_torch_csv(s.view(), {false, false, 3}) == io::to_csv(s.view()));
@@ -744,7 +853,8 @@ TEST_CASE("torch_annotations() places UNSHARD, RESHARD and REDUCE_GRAD as PyTorc
 }
 
 TEST_CASE("rows ending in CR LF (Python's csv writer, PyTorch's _dump_csv) read as rows ending in LF", "[csv][torch]") {
-  const std::string lf = io::to_torch_csv(lower(generate({schedule_family::zbv, {3, 6, 2, placement::v_shape}}).view()).view());
+  const std::string lf =
+      io::to_torch_csv(lower(generate({schedule_family::zbv, {3, 6, 2, placement::v_shape}}).view()).view());
   std::string crlf;
   for (const char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
   const io::csv_schedule a = io::parse_csv(lf);

@@ -148,7 +148,8 @@ struct run_pairs {
 
 }  // namespace
 
-TEST_CASE("overlapped pairs in the type views: two op_c words per pair, one pair_c per pair in rank_actions", "[dispatch]") {
+TEST_CASE("overlapped pairs in the type views: two op_c words per pair, one pair_c per pair in rank_actions",
+          "[dispatch]") {
   // rank_ops keeps the words: a pair is op_c of its word (kind overlap_f_b), then op_c of its B.
   STATIC_REQUIRE(every_rank_matches<dualpipev_p4>(std::make_index_sequence<4>{}));
   STATIC_REQUIRE(boost::mp11::mp_size<rank_ops<dualpipev_p4, 0>>::value == dualpipev_p4.rank(0).size());

@@ -36,21 +36,24 @@ constexpr op recv_b(int s, int j) { return op{op_kind::recv_b, s, j}; }
 
 /// One micro-batch over two ranks, the sends and receives next to their ops.
 schedule one_microbatch() {
-  return from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
+  return from_lists({2, 1},
+                    {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
 }
 
 /// Rank 1 receives both activations before its first forward: a receive in front of a
 /// compute op whose input is already there (a head-of-line stall under blocking).
 constexpr schedule head_of_line() {
-  return from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
-                             {recv_f(1, 0), recv_f(1, 1), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
+  return from_lists({2, 2},
+                    {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+                     {recv_f(1, 0), recv_f(1, 1), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
 }
 
 /// 1F1B, P = 2, m = 2, each transfer next to its op: both ranks send first in the steady
 /// state, so one transfer at a time deadlocks under rendezvous; posted as groups it runs.
 schedule send_first() {
-  return from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
-                             {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), recv_f(1, 1), F(1, 1), B(1, 1), send_b(1, 1)}});
+  return from_lists({2, 2},
+                    {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+                     {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), recv_f(1, 1), F(1, 1), B(1, 1), send_b(1, 1)}});
 }
 
 schedule read_csv(const std::string& name) {
@@ -136,7 +139,8 @@ TEST_CASE("execute: stall_intervals() gives each stall where it is, and they sum
   }());
   // Nothing stalls: posted, lists lowered for the model, a run that hangs.
   REQUIRE(execute(s.view(), costs{}, runtime_model::posted).stall_intervals().empty());
-  REQUIRE(execute(lower(compute_part(s.view()).view()).view(), costs{}, runtime_model::blocking).stall_intervals().empty());
+  REQUIRE(
+      execute(lower(compute_part(s.view()).view()).view(), costs{}, runtime_model::blocking).stall_intervals().empty());
   REQUIRE(execute(send_first().view(), costs{}, runtime_model::rendezvous).stall_intervals().empty());
   // The old unit-order lists stall on many ranks: by rank, in list order, each inside
   // its transfer op's [start, end), and per rank they sum to stall(r).
@@ -205,8 +209,8 @@ TEST_CASE("execute: after a batched group the rank is reached when the whole gro
   // RECV returned at 2): B(1, 0) is reached at 5, not 2 (found by a fresh user).
   const schedule lists = from_lists(
       {3, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
-               {recv_f(1, 0), F(1, 0), send_f(1, 0), recv_b(1, 0), recv_f(1, 1), B(1, 0), send_b(1, 0), F(1, 1), send_f(1, 1),
-                recv_b(1, 1), B(1, 1), send_b(1, 1)},
+               {recv_f(1, 0), F(1, 0), send_f(1, 0), recv_b(1, 0), recv_f(1, 1), B(1, 0), send_b(1, 0), F(1, 1),
+                send_f(1, 1), recv_b(1, 1), B(1, 1), send_b(1, 1)},
                {recv_f(2, 0), F(2, 0), B(2, 0), send_b(2, 0), recv_f(2, 1), F(2, 1), B(2, 1), send_b(2, 1)}});
   const execution e = execute(lists.view(), costs{}, runtime_model::batched);
   REQUIRE(e.completed());
@@ -221,8 +225,9 @@ TEST_CASE("execute: after a batched group the rank is reached when the whole gro
 TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is a fault", "[execute]") {
   // Rank 1 receives micro-batch 1's activation before micro-batch 0's: tags would sort
   // it out, first-in first-out pairing hands it the wrong message.
-  const schedule crossed = from_lists({2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
-                                               {recv_f(1, 1), recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
+  const schedule crossed = from_lists(
+      {2, 2}, {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+               {recv_f(1, 1), recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
   const execution e = execute(crossed.view(), costs{}, runtime_model::batched);
   REQUIRE_FALSE(e.completed());
   REQUIRE(e.stuck().size() == 2);
@@ -232,9 +237,9 @@ TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is
   REQUIRE(execute(crossed.view(), costs{}, runtime_model::blocking).completed());
   // A wrong pairing does not hide the other ranks' faults: here rank 0 also waits at
   // RECV_B(0, 0) for a SEND_B that rank 1 reaches only after its crossed group.
-  const schedule crossed_and_stuck =
-      from_lists({2, 2}, {{F(0, 0), F(0, 1), recv_b(0, 0), B(0, 0), send_f(0, 0), send_f(0, 1), recv_b(0, 1), B(0, 1)},
-                          {recv_f(1, 1), recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
+  const schedule crossed_and_stuck = from_lists(
+      {2, 2}, {{F(0, 0), F(0, 1), recv_b(0, 0), B(0, 0), send_f(0, 0), send_f(0, 1), recv_b(0, 1), B(0, 1)},
+               {recv_f(1, 1), recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0), F(1, 1), B(1, 1), send_b(1, 1)}});
   const execution both = execute(crossed_and_stuck.view(), costs{}, runtime_model::batched);
   REQUIRE(both.stuck().size() == 3);
   REQUIRE(both.stuck()[0].what == fault::wrong_pairing);
@@ -244,9 +249,12 @@ TEST_CASE("execute: batched pairing is first in first out, and a crossed pair is
 
 TEST_CASE("execute: a consumer before its receive, a send before its producer", "[execute]") {
   constexpr const char* not_well_formed =
-      "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)";
-  const schedule late_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), recv_f(1, 0), B(1, 0), send_b(1, 0)}});
-  const schedule early_send = from_lists({2, 1}, {{send_f(0, 0), F(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
+      "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the "
+      "problems)";
+  const schedule late_recv = from_lists(
+      {2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), recv_f(1, 0), B(1, 0), send_b(1, 0)}});
+  const schedule early_send = from_lists(
+      {2, 1}, {{send_f(0, 0), F(0, 0), recv_b(0, 0), B(0, 0)}, {recv_f(1, 0), F(1, 0), B(1, 0), send_b(1, 0)}});
   for (const runtime_model model : all_runtime_models) {
     INFO(runtime_model_name(model));
     const execution a = execute(late_recv.view(), costs{}, model);
@@ -279,23 +287,22 @@ TEST_CASE("execute: a consumer before its receive, a send before its producer", 
   REQUIRE(std::vector<validation_issue>(one_at_a_time.stuck().begin(), one_at_a_time.stuck().end()) ==
           std::vector<validation_issue>(half.stuck().begin(), half.stuck().end()));
   // A malformed list is an error, not a hang.
-  const schedule no_recv = from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), B(1, 0), send_b(1, 0)}});
-  REQUIRE_THROWS_WITH(execute(no_recv.view(), costs{}, runtime_model::blocking),
-                      not_well_formed);
+  const schedule no_recv =
+      from_lists({2, 1}, {{F(0, 0), send_f(0, 0), recv_b(0, 0), B(0, 0)}, {F(1, 0), B(1, 0), send_b(1, 0)}});
+  REQUIRE_THROWS_WITH(execute(no_recv.view(), costs{}, runtime_model::blocking), not_well_formed);
   // So is a compute part that cannot run, though each op is well formed: on V-shape rank
   // 1, F(2, 0) comes before F(1, 0), which it needs on the same rank.
-  const schedule local_order = from_lists(
-      pipeline_shape{2, 1, 2, placement::v_shape},
-      {{F(0, 0), send_f(0, 0), recv_f(3, 0), F(3, 0), B(3, 0), send_b(3, 0), recv_b(0, 0), B(0, 0)},
-       {recv_f(1, 0), F(2, 0), F(1, 0), send_f(2, 0), recv_b(2, 0), B(2, 0), B(1, 0), send_b(1, 0)}});
+  const schedule local_order =
+      from_lists(pipeline_shape{2, 1, 2, placement::v_shape},
+                 {{F(0, 0), send_f(0, 0), recv_f(3, 0), F(3, 0), B(3, 0), send_b(3, 0), recv_b(0, 0), B(0, 0)},
+                  {recv_f(1, 0), F(2, 0), F(1, 0), send_f(2, 0), recv_b(2, 0), B(2, 0), B(1, 0), send_b(1, 0)}});
   std::vector<validation_issue> named;
   REQUIRE(validate_lowered_ops(local_order.view(), [&named](const validation_issue& i) { named.push_back(i); }) == 2);
   REQUIRE(named[0] == validation_issue{fault::deadlock, 0, 3, F(3, 0), F(2, 0)});
   REQUIRE(named[1] == validation_issue{fault::deadlock, 1, 1, F(2, 0), F(1, 0)});
   for (const runtime_model model : all_runtime_models) {
     INFO(runtime_model_name(model));
-    REQUIRE_THROWS_WITH(execute(local_order.view(), costs{}, model),
-                        not_well_formed);
+    REQUIRE_THROWS_WITH(execute(local_order.view(), costs{}, model), not_well_formed);
   }
 }
 
@@ -327,19 +334,22 @@ TEST_CASE("execute: zb-h1 P = 2, m = 2 with f = 1, i = 1, w = 2 loses 1 under re
   const costs c{rational{1}, rational{3}, rational{1}, rational{2}, rational{0}};
   const schedule g = generate({schedule_family::zb_h1, {2, 2}});
   REQUIRE(simulate(g.view(), c).makespan() == rational{9});
-  REQUIRE(execute(lower(g.view(), c, runtime_model::rendezvous).view(), c, runtime_model::rendezvous).makespan() == rational{10});
-  REQUIRE(execute(lower(g.view(), c, runtime_model::blocking).view(), c, runtime_model::blocking).makespan() == rational{9});
+  REQUIRE(execute(lower(g.view(), c, runtime_model::rendezvous).view(), c, runtime_model::rendezvous).makespan() ==
+          rational{10});
+  REQUIRE(execute(lower(g.view(), c, runtime_model::blocking).view(), c, runtime_model::blocking).makespan() ==
+          rational{9});
 }
 
-TEST_CASE("executed = proved: every family, rule, cost set and model over P <= 6, m <= 12, V <= 3", "[execute][proofs]") {
+TEST_CASE("executed = proved: every family, rule, cost set and model over P <= 6, m <= 12, V <= 3",
+          "[execute][proofs]") {
   using ctpipe::tests::prove_executed;
   const costs sets[] = {
-      costs{},                                                                       // the article's
-      costs{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}},        // equal
-      costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}},     // uneven, latency
+      costs{},                                                                    // the article's
+      costs{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}},     // equal
+      costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}},  // uneven, latency
       costs{rational{2}, rational{1}, rational{1, 3}, rational{2, 3}, rational{1, 5}},
-      costs{rational{1}, rational{0}, rational{0}, rational{0}, rational{0}},        // free backwards
-      costs{rational{1}, rational{2}, rational{1}, rational{0}, rational{3}},        // free W, slow links
+      costs{rational{1}, rational{0}, rational{0}, rational{0}, rational{0}},  // free backwards
+      costs{rational{1}, rational{2}, rational{1}, rational{0}, rational{3}},  // free W, slow links
   };
   const interleaved_variant rules[] = {interleaved_variant::megatron, interleaved_variant::megatron_legacy,
                                        interleaved_variant::torch};
@@ -355,8 +365,8 @@ TEST_CASE("executed = proved: every family, rule, cost set and model over P <= 6
             const schedule g = generate(spec);
             for (const costs& c : sets) {
               for (const runtime_model model : all_runtime_models) {
-                INFO(family_name(family) << " " << variant_name(rule) << " P=" << P << " m=" << m << " V=" << V
-                                         << " " << runtime_model_name(model) << " t_c=" << io::to_string(c.c));
+                INFO(family_name(family) << " " << variant_name(rule) << " P=" << P << " m=" << m << " V=" << V << " "
+                                         << runtime_model_name(model) << " t_c=" << io::to_string(c.c));
                 REQUIRE(prove_executed(g.view(), c, model));
                 ++proved;
               }
@@ -369,7 +379,8 @@ TEST_CASE("executed = proved: every family, rule, cost set and model over P <= 6
   REQUIRE(proved > 10000);
 }
 
-TEST_CASE("lowering for each model: structure, validity and peer order over P <= 5, m <= 10, V <= 3", "[execute][lower]") {
+TEST_CASE("lowering for each model: structure, validity and peer order over P <= 5, m <= 10, V <= 3",
+          "[execute][lower]") {
   using ctpipe::tests::prove_lowering_grid;
   const costs uneven{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}};
   for (const schedule_family family : all_families) {
@@ -439,13 +450,15 @@ TEST_CASE("the loss tables of docs/runtimes.md and bench/RESULTS.md: every row r
       const costs* c = nullptr;
       for (const auto& [name, set] : sets) c = cells[4] == name ? &set : c;
       REQUIRE(c != nullptr);
-      const schedule g = generate({family, {std::stoi(cells[1]), std::stoi(cells[2]), std::stoi(cells[3]), natural_placement(family)}});
+      const schedule g = generate(
+          {family, {std::stoi(cells[1]), std::stoi(cells[2]), std::stoi(cells[3]), natural_placement(family)}});
       const rational sim = simulate(g.view(), *c).makespan();
       REQUIRE(io::to_string(sim) == cells[5]);
       for (int k = 0; k < 4; ++k) {
         const rational loss = execute(lower(g.view(), *c, models[k]).view(), *c, models[k]).makespan() - sim;
         const std::string expected =
-            loss == rational{0} ? "0" : fmt::format("+{} ({:.0f}%)", io::to_string(loss), 100.0 * (loss / sim).to_double());
+            loss == rational{0} ? "0"
+                                : fmt::format("+{} ({:.0f}%)", io::to_string(loss), 100.0 * (loss / sim).to_double());
         REQUIRE(cells[6 + static_cast<std::size_t>(k)] == expected);
       }
       ++rows;

@@ -45,7 +45,8 @@ std::vector<schedule_spec> specs_at(int P, int m) {
 /// own stages alive (F started, last backward piece not ended) and not away, plus those
 /// it hosts; an activation is away from its arrival at the host to its arrival back.
 /// On timeline `sim` (simulate()'s, or a delayed one) with `moves`.
-std::vector<rational> peaks_brute_force(schedule_view v, const simulation& sim, rational move, const std::vector<activation_move>& moves) {
+std::vector<rational> peaks_brute_force(schedule_view v, const simulation& sim, rational move,
+                                        const std::vector<activation_move>& moves) {
   std::vector<rational> times{sim.makespan()};
   for (std::size_t k = 0; k < v.size(); ++k) times.push_back(sim.start(k)), times.push_back(sim.end(k));
   for (const activation_move& mv : moves) times.push_back(mv.send + move), times.push_back(mv.back + move);
@@ -60,7 +61,8 @@ std::vector<rational> peaks_brute_force(schedule_view v, const simulation& sim, 
       if (!(sim.start(k) <= t && t < sim.end(last))) continue;
       int where = v.shape.rank_of(o.stage());
       for (const activation_move& mv : moves) {
-        if (mv.stage == o.stage() && mv.microbatch == o.microbatch() && mv.send + move <= t && t < mv.back + move) where = mv.to;
+        if (mv.stage == o.stage() && mv.microbatch == o.microbatch() && mv.send + move <= t && t < mv.back + move)
+          where = mv.to;
       }
       ++level[static_cast<std::size_t>(where)];
     }
@@ -112,7 +114,8 @@ std::optional<rational> ready_in(schedule_view v, const costs& c, const simulati
   std::vector<std::size_t> inputs;
   for_each_input(v, k, [&](op o) {
     const std::size_t q = tests::find_op(v, o);
-    inputs.push_back(q == v.size() && o.kind() == op_kind::B ? tests::find_op(v, op{op_kind::I, o.stage(), o.microbatch()}) : q);
+    inputs.push_back(
+        q == v.size() && o.kind() == op_kind::B ? tests::find_op(v, op{op_kind::I, o.stage(), o.microbatch()}) : q);
   });
   for (const std::size_t in : inputs) {
     if (in == v.size()) return std::nullopt;
@@ -163,7 +166,8 @@ void check_delay(schedule_view v, const costs& c, const rebalance_delay& d, rati
 
 }  // namespace
 
-TEST_CASE("bubble filling: the encoder fits 31/32 into 1F1B at P = 8, m = 32, all of it in the steady state", "[fill]") {
+TEST_CASE("bubble filling: the encoder fits 31/32 into 1F1B at P = 8, m = 32, all of it in the steady state",
+          "[fill]") {
   const schedule_spec spec = family_spec(schedule_family::one_f_one_b, 8, 32);
   const tests::encoder_fit one = encoder_share(spec, rational{1, 4}, rational{1, 2});
   CHECK(one.share == rational{31, 32});
@@ -187,7 +191,8 @@ TEST_CASE("bubble filling restated from the spec on every family, both methods, 
   for (int P : {1, 2, 3, 4, 6}) {
     for (int m : {P, 2 * P, 2 * P + 1}) {
       for (const schedule_spec& spec : specs_at(P, m)) {
-        const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{static_cast<std::int64_t>(rng() % 3), 3}};
+        const costs c{rational{1}, rational{2}, rational{1}, rational{1},
+                      rational{static_cast<std::int64_t>(rng() % 3), 3}};
         const schedule s = generate(spec);
         for (const bool divisible : {false, true}) {
           const detail::buffer<fill_job> jobs = proof_jobs(s.view(), divisible);
@@ -206,16 +211,19 @@ TEST_CASE("bubble filling restated from the spec on every family, both methods, 
   CHECK(checked > 150);
 }
 
-TEST_CASE("bubble filling: the flow is optimal for divisible jobs (against branch-and-bound on unit pieces)", "[fill]") {
+TEST_CASE("bubble filling: the flow is optimal for divisible jobs (against branch-and-bound on unit pieces)",
+          "[fill]") {
   // Jobs pinned to one rank each, integer times: a divisible job of d units is d unit
   // jobs (one rank: its pieces never run at once), which branch-and-bound places exactly.
   std::mt19937 rng(7);
   for (int round = 0; round < 40; ++round) {
-    const schedule s = generate(family_spec(round % 2 == 0 ? schedule_family::one_f_one_b : schedule_family::gpipe, 3, 3));
+    const schedule s =
+        generate(family_spec(round % 2 == 0 ? schedule_family::one_f_one_b : schedule_family::gpipe, 3, 3));
     std::vector<fill_job> whole, units;
     for (int j = 0; j < 3; ++j) {
       const int rank = static_cast<int>(rng() % 3), d = 1 + static_cast<int>(rng() % 3);
-      const std::optional<op> after = rng() % 2 == 0 ? std::optional<op>{op{op_kind::F, rank, static_cast<int>(rng() % 3)}} : std::nullopt;
+      const std::optional<op> after =
+          rng() % 2 == 0 ? std::optional<op>{op{op_kind::F, rank, static_cast<int>(rng() % 3)}} : std::nullopt;
       whole.push_back({"j", j, rational{d}, rank, after, std::nullopt, true, rational{0}});
       for (int u = 0; u < d; ++u) units.push_back({"u", j, rational{1}, rank, after, std::nullopt, false, rational{0}});
     }
@@ -258,10 +266,12 @@ TEST_CASE("bubble filling: errors name the bad job", "[fill]") {
   };
   fails_with({"x", -1, rational{0}}, "ctpipe: a fill job needs a duration > 0");
   fails_with({"x", -1, rational{1}, 4}, "ctpipe: a fill job's rank must be any_rank or a pipeline rank in [0, P)");
-  fails_with({"x", -1, rational{1}, any_rank, op{op_kind::F, 0, 8}}, "ctpipe: a fill job's release or deadline must be a compute op of the schedule");
+  fails_with({"x", -1, rational{1}, any_rank, op{op_kind::F, 0, 8}},
+             "ctpipe: a fill job's release or deadline must be a compute op of the schedule");
   fails_with({"x", -1, rational{1}, any_rank, std::nullopt, op{op_kind::I, 0, 1}},
              "ctpipe: a fill job's release or deadline must be a compute op of the schedule");
-  fails_with({"x", -1, rational{1}, any_rank, std::nullopt, std::nullopt, true, rational{-1}}, "ctpipe: a fill job's minimum piece must be >= 0");
+  fails_with({"x", -1, rational{1}, any_rank, std::nullopt, std::nullopt, true, rational{-1}},
+             "ctpipe: a fill job's minimum piece must be >= 0");
 }
 
 namespace {
@@ -277,8 +287,8 @@ std::vector<activation_move> by_activation(std::vector<activation_move> moves) {
 bool same_moves(const std::vector<activation_move>& a, const std::vector<activation_move>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].stage != b[i].stage || a[i].microbatch != b[i].microbatch || a[i].from != b[i].from || a[i].to != b[i].to ||
-        a[i].send != b[i].send || a[i].back != b[i].back) {
+    if (a[i].stage != b[i].stage || a[i].microbatch != b[i].microbatch || a[i].from != b[i].from ||
+        a[i].to != b[i].to || a[i].send != b[i].send || a[i].back != b[i].back) {
       return false;
     }
   }
@@ -293,7 +303,9 @@ schedule run_plan(schedule_view v, const costs& c, const rebalance_plan& plan, r
   const schedule plain = lower(v, c, model);
   schedule lists = lower_moves(plain.view(), c, plan.moves);
   REQUIRE(lists.size() == plain.size() + 4 * plan.moves.size());
-  CHECK(validate_lowered(lists.view(), model == runtime_model::rendezvous ? send_semantics::rendezvous : send_semantics::buffered).ok());
+  CHECK(validate_lowered(lists.view(),
+                         model == runtime_model::rendezvous ? send_semantics::rendezvous : send_semantics::buffered)
+            .ok());
   const execution run = execute(lists.view(), c, model);
   REQUIRE(run.completed());
   const simulation sim = simulate(v, c);
@@ -301,7 +313,8 @@ schedule run_plan(schedule_view v, const costs& c, const rebalance_plan& plan, r
   const schedule_view lv = lists.view();
   for (int r = 0; r < v.shape.P; ++r) {  // the compute ops, in order, against the simulation's
     std::size_t i = v.offsets[static_cast<std::size_t>(r)];
-    for (std::uint32_t k = lv.offsets[static_cast<std::size_t>(r)]; k < lv.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = lv.offsets[static_cast<std::size_t>(r)]; k < lv.offsets[static_cast<std::size_t>(r) + 1];
+         ++k) {
       if (is_transfer(lv.ops[k].kind()) || is_move(lv.ops[k].kind())) continue;
       CHECK(run.start(k) == sim.start(i));
       CHECK(run.end(k) == sim.end(i));
@@ -318,7 +331,8 @@ schedule run_plan(schedule_view v, const costs& c, const rebalance_plan& plan, r
 
 }  // namespace
 
-TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move = 1/8 and 2 but not with t_move = 4", "[rebalance]") {
+TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move = 1/8 and 2 but not with t_move = 4",
+          "[rebalance]") {
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
   costs c{};
   c.move = rational{1, 8};
@@ -345,7 +359,10 @@ TEST_CASE("rebalancing 1F1B P = 8, m = 32: 36 live, bound 5, reached with t_move
   }
 }
 
-TEST_CASE("rebalancing: every plan replays by brute force and runs as activation copies at its planned times, on every family", "[rebalance][lower][proofs]") {
+TEST_CASE(
+    "rebalancing: every plan replays by brute force and runs as activation copies at its planned times, on every "
+    "family",
+    "[rebalance][lower][proofs]") {
   int feasible = 0, plans = 0;
   for (int P : {2, 3, 4}) {
     for (const schedule_spec& spec : specs_at(P, 2 * P)) {
@@ -362,10 +379,13 @@ TEST_CASE("rebalancing: every plan replays by brute force and runs as activation
           REQUIRE(plan.feasible);
           CHECK(plan.capacity.front() >= b.bound);
           CHECK(peaks_brute_force(s.view(), c, plan) == plan.peak_after);
-          for (const runtime_model model : {runtime_model::blocking, runtime_model::posted}) run_plan(s.view(), c, plan, model);
+          for (const runtime_model model : {runtime_model::blocking, runtime_model::posted})
+            run_plan(s.view(), c, plan, model);
           feasible += plan.capacity.front() == b.level_bound ? 1 : 0;
-          if (pairing == rebalance_pairing::any) least_any = plan.capacity.front();
-          else CHECK(least_any <= plan.capacity.front());  // BPipe's plans are plans of any pairing
+          if (pairing == rebalance_pairing::any)
+            least_any = plan.capacity.front();
+          else
+            CHECK(least_any <= plan.capacity.front());  // BPipe's plans are plans of any pairing
         }
       }
     }
@@ -392,12 +412,18 @@ TEST_CASE("rebalancing: check_rebalance() rejects broken plans", "[rebalance]") 
   costs c{};
   c.move = rational{1, 2};
   // F(0, 3) on rank 0 runs [3, 4); B(0, 3) starts at 19 (the article's timeline).
-  const auto problem = [&](std::vector<activation_move> moves) { return std::string(check_rebalance(s.view(), c, moves).problem ? check_rebalance(s.view(), c, moves).problem : ""); };
+  const auto problem = [&](std::vector<activation_move> moves) {
+    return std::string(check_rebalance(s.view(), c, moves).problem ? check_rebalance(s.view(), c, moves).problem : "");
+  };
   CHECK(problem({{0, 3, 0, 3, rational{4}, rational{12}}}).empty());
-  CHECK(problem({{0, 3, 0, 3, rational{3}, rational{12}}}) == "a move leaves before its F ends or comes back after its backward starts");
-  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{19}}}) == "a move leaves before its F ends or comes back after its backward starts");
-  CHECK(problem({{0, 3, 1, 3, rational{4}, rational{12}}}) == "a move must take an F's activation from its own rank to another, once");
-  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{12}}, {0, 2, 0, 3, rational{4}, rational{12}}}) == "two transfers share a copy channel");
+  CHECK(problem({{0, 3, 0, 3, rational{3}, rational{12}}}) ==
+        "a move leaves before its F ends or comes back after its backward starts");
+  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{19}}}) ==
+        "a move leaves before its F ends or comes back after its backward starts");
+  CHECK(problem({{0, 3, 1, 3, rational{4}, rational{12}}}) ==
+        "a move must take an F's activation from its own rank to another, once");
+  CHECK(problem({{0, 3, 0, 3, rational{4}, rational{12}}, {0, 2, 0, 3, rational{4}, rational{12}}}) ==
+        "two transfers share a copy channel");
 }
 
 TEST_CASE("rebalancing: the plan runs as activation copies, 1F1B P = 8, m = 32 at capacity 5", "[rebalance][lower]") {
@@ -418,17 +444,23 @@ TEST_CASE("rebalancing: the plan runs as activation copies, 1F1B P = 8, m = 32 a
   }
 }
 
-TEST_CASE("bubble filling: durations whose sum leaves 64 bits are an error, never a wrong value (a new user's case)", "[fill]") {
+TEST_CASE("bubble filling: durations whose sum leaves 64 bits are an error, never a wrong value (a new user's case)",
+          "[fill]") {
   // Ten jobs of 999999999999999999 each: the sums of work and bound overflowed silently
   // (undefined behaviour) before the error was raised.
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
   std::vector<fill_job> jobs;
-  for (int k = 0; k < 10; ++k) jobs.push_back({"x", k, rational{999999999999999999}, any_rank, std::nullopt, std::nullopt, false, rational{0}});
-  CHECK_THROWS_WITH(fill_bubbles(s.view(), costs{}, jobs), "ctpipe: rational overflow (64-bit numerator or denominator)");
-  CHECK_THROWS_WITH(fill_bubbles_optimal(s.view(), costs{}, jobs), "ctpipe: rational overflow (64-bit numerator or denominator)");
+  for (int k = 0; k < 10; ++k)
+    jobs.push_back({"x", k, rational{999999999999999999}, any_rank, std::nullopt, std::nullopt, false, rational{0}});
+  CHECK_THROWS_WITH(fill_bubbles(s.view(), costs{}, jobs),
+                    "ctpipe: rational overflow (64-bit numerator or denominator)");
+  CHECK_THROWS_WITH(fill_bubbles_optimal(s.view(), costs{}, jobs),
+                    "ctpipe: rational overflow (64-bit numerator or denominator)");
 }
 
-TEST_CASE("least delay: 1F1B P = 8, m = 32, t_move = 4 fits capacity 6 with no longer makespan and capacity 5 with 9 more", "[rebalance][delay]") {
+TEST_CASE(
+    "least delay: 1F1B P = 8, m = 32, t_move = 4 fits capacity 6 with no longer makespan and capacity 5 with 9 more",
+    "[rebalance][delay]") {
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
   costs c{};
   c.move = rational{4};
@@ -437,7 +469,7 @@ TEST_CASE("least delay: 1F1B P = 8, m = 32, t_move = 4 fits capacity 6 with no l
     CHECK_FALSE(rebalance(s.view(), c, std::span<const rational>(&cap, 1)).feasible);  // not without waiting
     const rebalance_delay d = least_delay(s.view(), c, std::span<const rational>(&cap, 1));
     check_delay(s.view(), c, d, cap);
-    CHECK(d.delay == delay);  // the greedy's value (docs/bubbles.md), not proved least
+    CHECK(d.delay == delay);    // the greedy's value (docs/bubbles.md), not proved least
     CHECK(d.stuck_rank == -1);  // found: no stuck place
     CHECK_FALSE(d.waits.empty());
     CHECK(d.waits.front().rank == 0);
@@ -464,8 +496,8 @@ TEST_CASE("least delay: no op waits exactly where rebalance() fits, on every fam
           c.move = move, c.c = t_c;
           const in_flight_profile before = in_flight(s.view());
           for (rational cap = live_bound(s.view(), c).level_bound; cap <= before.largest_peak(); cap += rational{1}) {
-            INFO(family_name(spec.family) << " P = " << P << " t_move = " << move.num << " t_c = " << t_c.num << "/" << t_c.den
-                                          << " capacity " << cap.num);
+            INFO(family_name(spec.family) << " P = " << P << " t_move = " << move.num << " t_c = " << t_c.num << "/"
+                                          << t_c.den << " capacity " << cap.num);
             const rebalance_plan plan = rebalance(s.view(), c, std::span<const rational>(&cap, 1));
             const rebalance_delay d = least_delay(s.view(), c, std::span<const rational>(&cap, 1));
             if (plan.feasible) {  // the first planning is rebalance()'s: same moves, nothing held
@@ -513,11 +545,14 @@ TEST_CASE("least delay: what it does not find, and why", "[rebalance][delay]") {
   CHECK_FALSE(two_each.found);
   CHECK(two_each.rounds == 96);
   CHECK(std::string(two_each.why_not) == "the planning budget (max_rounds) is spent");
-  const rebalance_delay serial = least_delay(s.view(), c, std::span<const rational>(&two, 1), rational{1}, rebalance_pairing::any, {}, 1000);
+  const rebalance_delay serial =
+      least_delay(s.view(), c, std::span<const rational>(&two, 1), rational{1}, rebalance_pairing::any, {}, 1000);
   CHECK_FALSE(serial.found);
   CHECK(serial.rounds < 1000);
-  CHECK(std::string(serial.why_not) == "the delay passed a serial run's length (every op's length and t_c, one after another)");
-  const rebalance_delay budget = least_delay(s.view(), c, std::span<const rational>(&two, 1), rational{1}, rebalance_pairing::any, {}, 3);
+  CHECK(std::string(serial.why_not) ==
+        "the delay passed a serial run's length (every op's length and t_c, one after another)");
+  const rebalance_delay budget =
+      least_delay(s.view(), c, std::span<const rational>(&two, 1), rational{1}, rebalance_pairing::any, {}, 3);
   CHECK(budget.rounds == 3);
   CHECK(std::string(budget.why_not) == "the planning budget (max_rounds) is spent");
   CHECK_THROWS_WITH(least_delay(s.view(), c, std::span<const rational>(&half, 0)),
@@ -535,8 +570,10 @@ TEST_CASE("least delay: what it does not find, and why", "[rebalance][delay]") {
   // into signed overflow).
   costs huge{rational{10000000000000000, 9}, rational{20000000000000000, 9}};
   huge.move = rational{999999999999999999};
-  CHECK_THROWS_WITH(least_delay(s.view(), huge, std::span<const rational>(&three, 1)), "ctpipe: rational overflow (64-bit numerator or denominator)");
-  CHECK_THROWS_WITH(rebalance(s.view(), huge, std::span<const rational>(&three, 1)), "ctpipe: rational overflow (64-bit numerator or denominator)");
+  CHECK_THROWS_WITH(least_delay(s.view(), huge, std::span<const rational>(&three, 1)),
+                    "ctpipe: rational overflow (64-bit numerator or denominator)");
+  CHECK_THROWS_WITH(rebalance(s.view(), huge, std::span<const rational>(&three, 1)),
+                    "ctpipe: rational overflow (64-bit numerator or denominator)");
 }
 
 TEST_CASE("least delay: only the holds that bind are listed as waits (a new user's case)", "[rebalance][delay]") {
@@ -553,7 +590,8 @@ TEST_CASE("least delay: only the holds that bind are listed as waits (a new user
   REQUIRE(d.found);
   CHECK(delayed_timeline_problem(s.view(), c, d.timeline).empty());
   CHECK_FALSE(d.waits.empty());
-  for (const delayed_op& w : d.waits) CHECK(w.delayed_start > *ready_in(s.view(), c, d.timeline, tests::find_op(s.view(), w.o)));
+  for (const delayed_op& w : d.waits)
+    CHECK(w.delayed_start > *ready_in(s.view(), c, d.timeline, tests::find_op(s.view(), w.o)));
   const rebalance_check replay = check_rebalance(s.view(), d.timeline, c.move, d.moves, rational{1, 2});
   CHECK(replay.problem == nullptr);
   for (const rational& p : replay.peak) CHECK(p <= cap);
@@ -562,8 +600,10 @@ TEST_CASE("least delay: only the holds that bind are listed as waits (a new user
 TEST_CASE("ctpipe rebalance reports the least delay where no plan fits without one", "[tool][rebalance][delay]") {
   const auto text = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 5 --costs f=1,b=2,move=4");
   REQUIRE(text.exit_code == 0);
-  CHECK(text.out.find("with forwards waiting for room (least_delay): fits with makespan 117 -> 126 (delay 9; the least this greedy "
-                      "reaches, not proved least)") != std::string::npos);
+  CHECK(
+      text.out.find(
+          "with forwards waiting for room (least_delay): fits with makespan 117 -> 126 (delay 9; the least this greedy "
+          "reaches, not proved least)") != std::string::npos);
   CHECK(text.out.find("11 forwards wait: rank 0 0F6 6 -> 9, rank 0 0F7 7 -> 13,") != std::string::npos);
   const auto json = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 5 --costs f=1,b=2,move=4 --format json");
   REQUIRE(json.exit_code == 0);
@@ -572,31 +612,40 @@ TEST_CASE("ctpipe rebalance reports the least delay where no plan fits without o
   CHECK(d["delay"] == "9");
   CHECK(d["makespan"] == "126");
   CHECK(d["waits"].size() == 11);
-  CHECK(d["waits"][0] == nlohmann::json::parse(R"({"rank":0,"kind":"F","stage":0,"microbatch":6,"start":"6","delayed_start":"9"})"));
+  CHECK(d["waits"][0] ==
+        nlohmann::json::parse(R"({"rank":0,"kind":"F","stage":0,"microbatch":6,"start":"6","delayed_start":"9"})"));
   CHECK(d["peak_in_flight"].size() == 8);
   for (const auto& p : d["peak_in_flight"]) CHECK(rational{std::stoll(p.get<std::string>())} <= rational{5});
   CHECK(d["moves"].size() > 0);
   // Delay 0 with a forward that waits in idle time: the least possible (a new user read
   // the former "none" beside the waits as a contradiction).
   const auto six = run_tool("rebalance -s 1f1b -P 8 -m 32 --capacity 6 --costs f=1,b=2,move=4");
-  CHECK(six.out.find("fits with makespan 117 -> 117 (delay 0, the least possible: the forwards below wait in idle time)\n    1 forward "
+  CHECK(six.out.find("fits with makespan 117 -> 117 (delay 0, the least possible: the forwards below wait in idle "
+                     "time)\n    1 forward "
                      "waits: rank 0 0F7 7 -> 10\n") != std::string::npos);
   // A plan that fits: no delay object.
-  CHECK(nlohmann::json::parse(run_tool("rebalance -P 8 -m 32 --capacity 5 --costs move=1/8 --format json").out)["rebalance"]["delay"].is_null());
+  CHECK(nlohmann::json::parse(
+            run_tool("rebalance -P 8 -m 32 --capacity 5 --costs move=1/8 --format json").out)["rebalance"]["delay"]
+            .is_null());
   // None found: the reason.
   const auto none = run_tool("rebalance -P 4 -m 8 --capacity 2 --costs move=1");
-  CHECK(none.out.find("with forwards waiting for room (least_delay): no delayed plan found: the planning budget (max_rounds) is spent "
+  CHECK(none.out.find("with forwards waiting for room (least_delay): no delayed plan found: the planning budget "
+                      "(max_rounds) is spent "
                       "(last stuck at rank ") != std::string::npos);
-  const nlohmann::json nd = nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --capacity 2 --costs move=1 --format json").out)["rebalance"]["delay"];
+  const nlohmann::json nd = nlohmann::json::parse(
+      run_tool("rebalance -P 4 -m 8 --capacity 2 --costs move=1 --format json").out)["rebalance"]["delay"];
   CHECK(nd["found"] == false);
   CHECK(nd["why_not"] == "the planning budget (max_rounds) is spent");
   CHECK(nd["rounds"] == 96);
   CHECK(nd["stuck"]["rank"].is_number());
   // Nothing planned (a capacity under one chunk): no stuck place (a new user saw rank -1).
   const auto zero = run_tool("rebalance -P 4 -m 8 --capacity 0");
-  CHECK(zero.out.find("no delayed plan found: a capacity under one chunk: a forward holds its own activation\n") != std::string::npos);
+  CHECK(zero.out.find("no delayed plan found: a capacity under one chunk: a forward holds its own activation\n") !=
+        std::string::npos);
   CHECK(zero.out.find("(a capacity under one chunk: a forward holds its own activation)") != std::string::npos);
-  CHECK(nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --capacity 0 --format json").out)["rebalance"]["delay"]["stuck"].is_null());
+  CHECK(nlohmann::json::parse(
+            run_tool("rebalance -P 4 -m 8 --capacity 0 --format json").out)["rebalance"]["delay"]["stuck"]
+            .is_null());
   const auto alone = run_tool("rebalance -s gpipe -P 1 -m 8 --capacity 3");
   CHECK(alone.out.find("over 1 rank:") != std::string::npos);
   CHECK(alone.out.find("BPipe") == std::string::npos);
@@ -609,12 +658,14 @@ TEST_CASE("simulation::delayed() keeps every op's length and reads the starts gi
   c.f = rational{1, 2};
   const simulation base = simulate(s.view(), c);  // tick 1/2
   std::vector<std::int64_t> start;
-  for (std::size_t k = 0; k < s.view().size(); ++k) start.push_back(base.start_ticks(k) * 3 + (k == 0 ? 0 : 1));  // ticks of 1/6, all but the first later by 1/6
+  for (std::size_t k = 0; k < s.view().size(); ++k)
+    start.push_back(base.start_ticks(k) * 3 + (k == 0 ? 0 : 1));  // ticks of 1/6, all but the first later by 1/6
   const simulation d = base.delayed(s.view(), rational{1, 6}, start);
   CHECK(d.makespan() == base.makespan() + rational{1, 6});
   CHECK(d.busy(0) == base.busy(0));
   for (std::size_t k = 0; k < s.view().size(); ++k) CHECK(d.end(k) - d.start(k) == base.end(k) - base.start(k));
-  CHECK_THROWS_WITH(base.delayed(s.view(), rational{1, 3}, start), "ctpipe: a delayed timeline's tick must divide the simulation's tick");
+  CHECK_THROWS_WITH(base.delayed(s.view(), rational{1, 3}, start),
+                    "ctpipe: a delayed timeline's tick must divide the simulation's tick");
   CHECK_THROWS_WITH(base.delayed(s.view(), rational{1, 6}, std::span<const std::int64_t>(start.data(), 1)),
                     "ctpipe: a delayed timeline needs one start per op");
 }
@@ -633,7 +684,9 @@ TEST_CASE("activation copies: the runtime rule, by hand (1F1B P = 2, m = 2, t_mo
   REQUIRE(validate_lowered(v, send_semantics::buffered).ok());
   const execution run = execute(v, c, runtime_model::blocking);
   REQUIRE(run.completed());
-  const auto at = [&](int r, int step) { return run.start(v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)); };
+  const auto at = [&](int r, int step) {
+    return run.start(v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step));
+  };
   CHECK(at(0, 2) == rational{1});     // out 0: SEND_ACT0 reached when F0 ends
   CHECK(at(0, 5) == rational{2});     // out 1: reached when F1 ends (the channel is free from 3/2)
   CHECK(at(0, 6) == rational{2});     // back 0: its RECV_ACT reached at 2, after out 0 arrived at 3/2
@@ -657,7 +710,8 @@ TEST_CASE("activation copies: the runtime rule, by hand (1F1B P = 2, m = 2, t_mo
   CHECK(hung.stuck()[0] == validation_issue{fault::deadlock, 0, 9, op{op_kind::B, 0, 0}, op{op_kind::recv_act, 0, 0}});
 }
 
-TEST_CASE("activation copies: zero-length ops at a copy's start neither hang the lists nor move the copy (t_move = 0)", "[rebalance][lower]") {
+TEST_CASE("activation copies: zero-length ops at a copy's start neither hang the lists nor move the copy (t_move = 0)",
+          "[rebalance][lower]") {
   // Found by a new-user test: with t_move = 0 and zero-cost backwards a copy could be
   // planned at the end of a zero-length op that itself waits for the copy (the lists
   // hung), or at the end of the zero-length backward it must precede (it ran early and
@@ -688,7 +742,8 @@ TEST_CASE("activation copies: zero-length ops at a copy's start neither hang the
   }
 }
 
-TEST_CASE("activation copies: a zero-length pair word's activation leaves after the pair (t_fb = 0)", "[rebalance][lower]") {
+TEST_CASE("activation copies: a zero-length pair word's activation leaves after the pair (t_fb = 0)",
+          "[rebalance][lower]") {
   // DualPipeV's overlapped pairs with t_fb = 0 end where they start: the home's SEND_ACT
   // of a pair's forward activation still comes after the pair (and its B word).
   const schedule s = generate(family_spec(schedule_family::dualpipev, 4, 8));
@@ -696,7 +751,8 @@ TEST_CASE("activation copies: a zero-length pair word's activation leaves after 
   c.fb = rational{0};
   const simulation sim = simulate(s.view(), c);
   std::size_t pair = s.size();
-  for (std::size_t k = 0; k < s.size() && pair == s.size(); ++k) pair = s.view().ops[k].kind() == op_kind::overlap_f_b ? k : pair;
+  for (std::size_t k = 0; k < s.size() && pair == s.size(); ++k)
+    pair = s.view().ops[k].kind() == op_kind::overlap_f_b ? k : pair;
   REQUIRE(pair < s.size());
   const op f = s.view().ops[pair];
   const int home = s.view().shape.rank_of(f.stage());
@@ -704,7 +760,8 @@ TEST_CASE("activation copies: a zero-length pair word's activation leaves after 
   if (b == s.size()) b = tests::find_op(s.view(), op{op_kind::I, f.stage(), f.microbatch()});  // its first backward
   REQUIRE(b < s.size());
   REQUIRE(sim.start(pair) == sim.end(pair));
-  const std::vector<activation_move> one{{f.stage(), f.microbatch(), home, (home + 1) % 4, sim.end(pair), sim.start(b)}};
+  const std::vector<activation_move> one{
+      {f.stage(), f.microbatch(), home, (home + 1) % 4, sim.end(pair), sim.start(b)}};
   REQUIRE(check_rebalance(s.view(), c, one).problem == nullptr);
   const schedule lists = lower_moves(lower(s.view(), c, runtime_model::blocking).view(), c, one);
   CHECK(validate_lowered(lists.view(), send_semantics::buffered).ok());
@@ -714,14 +771,17 @@ TEST_CASE("activation copies: a zero-length pair word's activation leaves after 
   CHECK(same_moves(executed_moves(lists.view(), run), one));
 }
 
-TEST_CASE("activation copies: under batched, copies inside a run of transfers do not split its group", "[rebalance][lower]") {
+TEST_CASE("activation copies: under batched, copies inside a run of transfers do not split its group",
+          "[rebalance][lower]") {
   // Rank 0 sends activation 1 away between its SEND_F1 and RECV_B0, rank 1 takes it in
   // between its SEND_B0 and RECV_F1: the groups stay {0SEND_F1, 0RECV_B0} and
   // {1SEND_B0, 1RECV_F1}, as without the copies, and the lists run.
-  const io::csv_schedule plain = io::parse_csv("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
-                                               "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
-  const io::csv_schedule moved = io::parse_csv("0F0,0SEND_F0,0F1,0SEND_F1,0SEND_ACT1,0RECV_B0,0B0,0RECV_ACT1,0RECV_B1,0B1\n"
-                                               "1RECV_F0,1F0,1B0,1SEND_B0,0RECV_ACT1,1RECV_F1,1F1,0SEND_ACT1,1B1,1SEND_B1\n");
+  const io::csv_schedule plain = io::parse_csv(
+      "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+      "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const io::csv_schedule moved = io::parse_csv(
+      "0F0,0SEND_F0,0F1,0SEND_F1,0SEND_ACT1,0RECV_B0,0B0,0RECV_ACT1,0RECV_B1,0B1\n"
+      "1RECV_F0,1F0,1B0,1SEND_B0,0RECV_ACT1,1RECV_F1,1F1,0SEND_ACT1,1B1,1SEND_B1\n");
   costs c{};
   c.c = rational{1};
   c.move = rational{1, 4};
@@ -744,15 +804,19 @@ TEST_CASE("lower_moves() rejects plans check_rebalance() rejects, and lists it c
     CHECK_THROWS_WITH(lower_moves(lowered.view(), c, moves), message);
   };
   fails({{0, 3, 0, 3, rational{3}, rational{12}}},
-        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move leaves before its F ends or comes back after its backward starts");
+        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move leaves before its F ends or comes back "
+        "after its backward starts");
   fails({{-1, 3, 0, 3, rational{4}, rational{12}}},
-        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move must take an F's activation from its own rank to another, once");
+        "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move must take an F's activation from its own "
+        "rank to another, once");
   fails({{0, 3, 0, 3, rational{4}, rational{12}}, {0, 2, 0, 3, rational{4}, rational{12}}},
         "ctpipe: lower_moves() takes a plan check_rebalance() accepts: two transfers share a copy channel");
   const std::vector<activation_move> one{{0, 3, 0, 3, rational{4}, rational{12}}};
   const schedule twice = lower_moves(lowered.view(), c, one);
-  CHECK_THROWS_WITH(lower_moves(twice.view(), c, one), "ctpipe: lower_moves() takes lowered lists without activation copies");
-  CHECK_THROWS_WITH(lower_moves(s.view(), c, one), "ctpipe: lower_moves() takes lowered lists that validate_lowered_ops() accepts (lower()'s)");
+  CHECK_THROWS_WITH(lower_moves(twice.view(), c, one),
+                    "ctpipe: lower_moves() takes lowered lists without activation copies");
+  CHECK_THROWS_WITH(lower_moves(s.view(), c, one),
+                    "ctpipe: lower_moves() takes lowered lists that validate_lowered_ops() accepts (lower()'s)");
 }
 
 TEST_CASE("activation copies: validate_lowered() names broken copies", "[rebalance][lower]") {
@@ -763,19 +827,23 @@ TEST_CASE("activation copies: validate_lowered() names broken copies", "[rebalan
   const char* rank1 = "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n";
   // The host's RECV_ACT is missing (rank = the host, step -1).
   CHECK(first((std::string("0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0RECV_ACT0,0RECV_B0,0B0,0RECV_B1,0B1\n") +
-               "0SEND_ACT0," + rank1).c_str()) ==
+               "0SEND_ACT0," + rank1)
+                  .c_str()) ==
         validation_issue{fault::missing, 1, -1, op{op_kind::recv_act, 0, 0}, op{op_kind::recv_act, 0, 0}});
   // The home sends the activation before its F.
   CHECK(first((std::string("0SEND_ACT0,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_ACT0,0RECV_B0,0B0,0RECV_B1,0B1\n") +
-               "0RECV_ACT0,0SEND_ACT0," + rank1).c_str()) ==
+               "0RECV_ACT0,0SEND_ACT0," + rank1)
+                  .c_str()) ==
         validation_issue{fault::out_of_order, 0, 0, op{op_kind::send_act, 0, 0}, op{op_kind::F, 0, 0}});
   // The copy back comes after the backward that needs it.
   CHECK(first((std::string("0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_ACT0,0RECV_B1,0B1\n") +
-               "0RECV_ACT0,0SEND_ACT0," + rank1).c_str())
+               "0RECV_ACT0,0SEND_ACT0," + rank1)
+                  .c_str())
             .what == fault::out_of_order);
   // A second copy of one role.
   CHECK(first((std::string("0F0,0SEND_F0,0SEND_ACT0,0SEND_ACT0,0F1,0SEND_F1,0RECV_ACT0,0RECV_B0,0B0,0RECV_B1,0B1\n") +
-               "0RECV_ACT0,0SEND_ACT0," + rank1).c_str())
+               "0RECV_ACT0,0SEND_ACT0," + rank1)
+                  .c_str())
             .what == fault::duplicate);
 }
 
@@ -811,7 +879,8 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   CHECK(k["executed"]["copy_ops"] == 4 * k["moves"].size());
   CHECK(k["executed"]["peak_in_flight"] == k["peak_in_flight"]);
   // Under unequal stages too (execute()'s per-op durations), and its lists as a CSV file.
-  const auto scaled = run_tool("rebalance -P 4 -m 8 --costs move=1/4 --stage-scale 1,1,1,5/4 --runtime posted --format json");
+  const auto scaled =
+      run_tool("rebalance -P 4 -m 8 --costs move=1/4 --stage-scale 1,1,1,5/4 --runtime posted --format json");
   REQUIRE(scaled.exit_code == 0);
   const nlohmann::json ks = nlohmann::json::parse(scaled.out)["rebalance"];
   CHECK(ks["executed"]["runtime"] == "posted");
@@ -822,24 +891,29 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   const io::csv_schedule lists = io::parse_csv(comms.out);
   std::size_t sends = 0;
   for (const op o : lists.view().ops) sends += o.kind() == op_kind::send_act ? 1 : 0;
-  CHECK(sends == 2 * nlohmann::json::parse(run_tool("rebalance -P 4 -m 8 --costs move=1/4 --format json").out)["rebalance"]["moves"].size());
+  CHECK(sends == 2 * nlohmann::json::parse(
+                         run_tool("rebalance -P 4 -m 8 --costs move=1/4 --format json").out)["rebalance"]["moves"]
+                         .size());
   const tests::temp_file comms_file(comms.out);  // ctpipe validate reads it back, with the rebalanced peaks
   const auto checked = run_tool("validate --costs move=1/4 " + comms_file.path);
   REQUIRE(checked.exit_code == 0);
-  CHECK(checked.out.find("activation copies, blocking: 3 moves; in-flight peak per rank with them 3 3 3 2 (chunks, gamma = 1)") !=
+  CHECK(checked.out.find(
+            "activation copies, blocking: 3 moves; in-flight peak per rank with them 3 3 3 2 (chunks, gamma = 1)") !=
         std::string::npos);
   costs quarter{};
   quarter.move = rational{1, 4};
   CHECK(execute(lists.view(), quarter, runtime_model::blocking).makespan() == rational{33});
   // ctpipe validate on lists whose copy channels wait on each other (the host takes the
   // copies out in the other order): the backward that waits, and why.
-  const tests::temp_file crossed("0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0SEND_ACT1,0RECV_ACT0,0RECV_ACT1,0RECV_B0,0B0,0RECV_B1,0B1\n"
-                                 "0RECV_ACT1,0RECV_ACT0,0SEND_ACT0,0SEND_ACT1,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const tests::temp_file crossed(
+      "0F0,0SEND_F0,0SEND_ACT0,0F1,0SEND_F1,0SEND_ACT1,0RECV_ACT0,0RECV_ACT1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+      "0RECV_ACT1,0RECV_ACT0,0SEND_ACT0,0SEND_ACT1,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
   const auto hung = run_tool("validate --costs move=1/2 --runtime blocking " + crossed.path);
   CHECK(hung.exit_code != 0);
-  CHECK(hung.err == "ctpipe: " + crossed.path +
-                        ": hangs under blocking: rank 0, step 9, op 0B0: deadlock: this op waits for an op that never runs (needs "
-                        "0RECV_ACT0); waits for its activation's copy back, which the copy channels' orders never run\n");
+  CHECK(hung.err ==
+        "ctpipe: " + crossed.path +
+            ": hangs under blocking: rank 0, step 9, op 0B0: deadlock: this op waits for an op that never runs (needs "
+            "0RECV_ACT0); waits for its activation's copy back, which the copy channels' orders never run\n");
   const auto svg = run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format svg");
   CHECK(svg.out.find("class=\"fill\"") != std::string::npos);
   CHECK(svg.out.find("filled (independent work in the bubbles)") != std::string::npos);
@@ -847,7 +921,10 @@ TEST_CASE("ctpipe fill and ctpipe rebalance: the issue's commands", "[tool][fill
   const nlohmann::json events = nlohmann::json::parse(trace.out)["traceEvents"];
   int pieces = 0;
   for (const auto& e : events) pieces += e.value("cat", "") == "fill" ? 1 : 0;
-  CHECK(pieces == static_cast<int>(nlohmann::json::parse(run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format json").out)["fill"]["placed"].size()));
+  CHECK(pieces ==
+        static_cast<int>(nlohmann::json::parse(
+                             run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --format json").out)["fill"]["placed"]
+                             .size()));
   const auto rsvg = run_tool("rebalance -P 8 -m 32 --capacity 5 --costs move=1/8 --format svg");
   CHECK(rsvg.out.find("8 -&gt; 5 rebalanced") != std::string::npos);
   const auto text = run_tool("rebalance -s 1f1b -P 8 -m 32 --costs f=1,b=2,move=4");
@@ -862,33 +939,40 @@ TEST_CASE("ctpipe fill and rebalance reject bad requests", "[tool][fill][rebalan
     CHECK(r.out.empty());
     return r.err;
   };
-  CHECK(err("fill --fill encoder:f=1/4") == "ctpipe: --fill encoder takes f=T,b=T[,piece=T] (e.g. encoder:f=1/4,b=1/2)\n");
+  CHECK(err("fill --fill encoder:f=1/4") ==
+        "ctpipe: --fill encoder takes f=T,b=T[,piece=T] (e.g. encoder:f=1/4,b=1/2)\n");
   CHECK(err("fill --fill job:t=1,after=0F9") == "ctpipe: --fill after=0F9 is not an op of this schedule\n");
   CHECK(err("fill --fill job:t=0") == "ctpipe: a fill job needs a duration > 0\n");
   CHECK(err("fill --fill blob:t=1").rfind("ctpipe: --fill takes encoder", 0) == 0);
-  CHECK(err("fill --fill encoder:f=1,b=1 --fill-method fast") == "ctpipe: --fill-method takes best or greedy, not 'fast'\n");
-  CHECK(err("rebalance --capacity 1,2") == "ctpipe: --capacity takes one number for every rank, or one per rank (P of them)\n");
+  CHECK(err("fill --fill encoder:f=1,b=1 --fill-method fast") ==
+        "ctpipe: --fill-method takes best or greedy, not 'fast'\n");
+  CHECK(err("rebalance --capacity 1,2") ==
+        "ctpipe: --capacity takes one number for every rank, or one per rank (P of them)\n");
   CHECK(err("rebalance --capacity -1") == "ctpipe: a capacity must be >= 0\n");
   CHECK(err("rebalance --costs move=-1") == "ctpipe: costs must be >= 0\n");
 }
 
-TEST_CASE("fill_bubbles_optimal is never below fill_bubbles, with minimum pieces, latency and the steady state", "[fill]") {
+TEST_CASE("fill_bubbles_optimal is never below fill_bubbles, with minimum pieces, latency and the steady state",
+          "[fill]") {
   // Found by a new user's random runs: the flow dropped a whole job shorter than its
   // minimum piece, joined two pieces across a steady-state deadline, and its steady
   // state could fill less than one iteration.
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 4, 8));
-  const std::vector<fill_job> short_job{{"x", -1, rational{1, 7}, any_rank, std::nullopt, std::nullopt, true, rational{1, 4}}};
+  const std::vector<fill_job> short_job{
+      {"x", -1, rational{1, 7}, any_rank, std::nullopt, std::nullopt, true, rational{1, 4}}};
   CHECK(fill_bubbles_optimal(s.view(), costs{}, short_job).total == rational{1, 7});
   std::mt19937 rng(21);
   for (int round = 0; round < 120; ++round) {
     const schedule_spec spec = specs_at(round % 3 + 2, 2 * (round % 3 + 2))[static_cast<std::size_t>(round) % 5];
     const schedule g = generate(spec);
-    const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{static_cast<std::int64_t>(rng() % 3), 3}};
+    const costs c{rational{1}, rational{2}, rational{1}, rational{1},
+                  rational{static_cast<std::int64_t>(rng() % 3), 3}};
     std::vector<fill_job> jobs;
     for (int j = 0; j < 4; ++j) {
-      const std::optional<op> before = rng() % 2 == 0 ? std::optional<op>{op{op_kind::F, 0, static_cast<int>(rng() % 3)}} : std::nullopt;
-      jobs.push_back({"y", j, rational{1 + static_cast<std::int64_t>(rng() % 9), 2}, any_rank, std::nullopt, before, true,
-                      rational{static_cast<std::int64_t>(rng() % 3), 4}});
+      const std::optional<op> before =
+          rng() % 2 == 0 ? std::optional<op>{op{op_kind::F, 0, static_cast<int>(rng() % 3)}} : std::nullopt;
+      jobs.push_back({"y", j, rational{1 + static_cast<std::int64_t>(rng() % 9), 2}, any_rank, std::nullopt, before,
+                      true, rational{static_cast<std::int64_t>(rng() % 3), 4}});
     }
     for (const bool steady : {false, true}) {
       const fill_result greedy = fill_bubbles(g.view(), c, jobs, {steady});
@@ -900,7 +984,8 @@ TEST_CASE("fill_bubbles_optimal is never below fill_bubbles, with minimum pieces
   }
   // Branch-and-bound proves its optimum: the bound it reports is the total.
   const std::vector<fill_job> whole{{"e", 0, rational{1}}, {"e", 1, rational{2}}, {"e", 2, rational{7}}};
-  const fill_result exact = fill_bubbles_optimal(generate(family_spec(schedule_family::one_f_one_b, 3, 6)).view(), costs{}, whole);
+  const fill_result exact =
+      fill_bubbles_optimal(generate(family_spec(schedule_family::one_f_one_b, 3, 6)).view(), costs{}, whole);
   CHECK(exact.exact_method);
   CHECK(exact.bound == exact.total);
 }
@@ -926,7 +1011,12 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
   const std::size_t n = v.size();
   if (st.old_makespan != sim.makespan()) return "old makespan";
   if (st.op_start.size() != n || st.op_end.size() != n || st.pieces.size() != fill.pieces.size()) return "shapes";
-  struct node { int rank; rational start, end, ready; const char* what; std::size_t before; };  // before: deadline op, or n
+  struct node {
+    int rank;
+    rational start, end, ready;
+    const char* what;
+    std::size_t before;
+  };  // before: deadline op, or n
   std::vector<node> nodes;
   const auto lat = [&](int a, int b) { return a != b ? c.c : rational{0}; };
   const auto rank_of = [&](std::size_t k) { return tests::rank_at(v, k); };
@@ -973,7 +1063,8 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
   };
   for (std::size_t q = 0; q < fill.pieces.size(); ++q) {
     const fill_piece& x = st.pieces[q];
-    if (x.job != fill.pieces[q].job || x.rank != fill.pieces[q].rank || x.end - x.start != fill.pieces[q].end - fill.pieces[q].start) {
+    if (x.job != fill.pieces[q].job || x.rank != fill.pieces[q].rank ||
+        x.end - x.start != fill.pieces[q].end - fill.pieces[q].start) {
       return "piece changed";
     }
     of_job[x.job].push_back(x);
@@ -995,7 +1086,8 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
     if (!bad.empty()) return bad;
   }
   const auto out_of_order = [&](std::uint32_t j) {  // its release op cannot end before its deadline op starts
-    return jobs[j].after && jobs[j].before && st.op_end[tests::find_op(v, *jobs[j].after)] >= st.op_start[tests::find_op(v, *jobs[j].before)];
+    return jobs[j].after && jobs[j].before &&
+           st.op_end[tests::find_op(v, *jobs[j].after)] >= st.op_start[tests::find_op(v, *jobs[j].before)];
   };
   for (const std::uint32_t j : st.impossible) {
     ++seen[j];
@@ -1006,7 +1098,8 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
     if (!out_of_order(b.job)) return "blocked yet in order";
     if (b.by.empty()) return "blocked by nothing";
     for (const std::uint32_t k : b.by) {
-      if (std::none_of(st.placed.begin(), st.placed.end(), [&](const fill_piece& x) { return x.job == k; })) return "blocked by a job not inserted";
+      if (std::none_of(st.placed.begin(), st.placed.end(), [&](const fill_piece& x) { return x.job == k; }))
+        return "blocked by a job not inserted";
     }
   }
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -1024,13 +1117,16 @@ std::string stretch_problem(schedule_view v, const costs& c, std::span<const fil
     rational prev{0};
     for (const node& b : nodes) {
       if (&a == &b || a.rank != b.rank) continue;
-      if (a.start < b.end && b.start < a.end) return std::string("two nodes overlap on a rank: ") + a.what + ", " + b.what;
+      if (a.start < b.end && b.start < a.end)
+        return std::string("two nodes overlap on a rank: ") + a.what + ", " + b.what;
       if (b.end <= a.start) prev = max(prev, b.end);
     }
     if (a.start != max(prev, a.ready)) return std::string("a node could start earlier: ") + a.what;
   }
   if (st.makespan != last || st.stretch != st.makespan - st.old_makespan) return "makespan";
-  if (st.bound > st.makespan || st.bound < st.old_makespan || st.least != (st.bound == st.makespan && st.blocked.empty())) return "bound";
+  if (st.bound > st.makespan || st.bound < st.old_makespan ||
+      st.least != (st.bound == st.makespan && st.blocked.empty()))
+    return "bound";
   return "";
 }
 
@@ -1053,11 +1149,14 @@ stretch_result broken(stretch_result st, int what) {
 /// across ranks; a piece or remainder after its release op and its job's earlier pieces,
 /// its deadline op after it); nullopt when every arrangement has a cycle. Exponential:
 /// a few remainders on tiny schedules only.
-std::optional<rational> least_stretch_brute_force(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& fill,
-                                                  const std::vector<std::uint32_t>& which) {
+std::optional<rational> least_stretch_brute_force(schedule_view v, const costs& c, std::span<const fill_job> jobs,
+                                                  const fill_result& fill, const std::vector<std::uint32_t>& which) {
   const simulation sim = simulate(v, c);
   const std::size_t n = v.size(), none = n + 1;
-  struct edge { std::size_t from, to; bool latency; };
+  struct edge {
+    std::size_t from, to;
+    bool latency;
+  };
   std::vector<rational> dur;
   std::vector<int> rank;
   std::vector<edge> edges;
@@ -1096,13 +1195,16 @@ std::optional<rational> least_stretch_brute_force(schedule_view v, const costs& 
   };
   std::vector<std::size_t> by_time(fill.pieces.size()), piece_node(fill.pieces.size());
   for (std::size_t q = 0; q < by_time.size(); ++q) by_time[q] = q;
-  std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return fill.pieces[a].start < fill.pieces[b].start; });
-  for (const std::size_t q : by_time) piece_node[q] = job_node(fill.pieces[q].job, fill.pieces[q].end - fill.pieces[q].start, fill.pieces[q].rank);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](std::size_t a, std::size_t b) { return fill.pieces[a].start < fill.pieces[b].start; });
+  for (const std::size_t q : by_time)
+    piece_node[q] = job_node(fill.pieces[q].job, fill.pieces[q].end - fill.pieces[q].start, fill.pieces[q].rank);
   std::vector<std::vector<std::size_t>> lists(static_cast<std::size_t>(v.shape.P));
   for (int r = 0; r < v.shape.P; ++r) {
     std::vector<std::pair<rational, std::size_t>> items;  // (start, node); ops before pieces at one start
     for (std::size_t k = 0; k < n; ++k) {
-      if (tests::rank_at(v, k) == r && !(k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b)) items.push_back({sim.start(k), node_of_op[k]});
+      if (tests::rank_at(v, k) == r && !(k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b))
+        items.push_back({sim.start(k), node_of_op[k]});
     }
     for (std::size_t q = 0; q < fill.pieces.size(); ++q) {
       if (fill.pieces[q].rank == r) items.push_back({fill.pieces[q].start, piece_node[q]});
@@ -1117,9 +1219,11 @@ std::optional<rational> least_stretch_brute_force(schedule_view v, const costs& 
   const auto run = [&] {  // Kahn's order over the edges and the ranks' lists
     std::vector<std::vector<std::pair<std::size_t, rational>>> out(N);
     std::vector<int> pending(N, 0);
-    for (const edge& e : edges) out[e.from].push_back({e.to, e.latency && rank[e.from] != rank[e.to] ? c.c : rational{0}}), ++pending[e.to];
+    for (const edge& e : edges)
+      out[e.from].push_back({e.to, e.latency && rank[e.from] != rank[e.to] ? c.c : rational{0}}), ++pending[e.to];
     for (const std::vector<std::size_t>& list : lists) {
-      for (std::size_t i = 0; i + 1 < list.size(); ++i) out[list[i]].push_back({list[i + 1], rational{0}}), ++pending[list[i + 1]];
+      for (std::size_t i = 0; i + 1 < list.size(); ++i)
+        out[list[i]].push_back({list[i + 1], rational{0}}), ++pending[list[i + 1]];
     }
     std::vector<rational> start(N, rational{0});
     std::vector<std::size_t> queue;
@@ -1169,7 +1273,8 @@ TEST_CASE("stretching: the encoder's rest on 1F1B P = 8, m = 32 costs 3/4, by ha
   const schedule s = generate(family_spec(schedule_family::one_f_one_b, 8, 32));
   const detail::buffer<fill_job> jobs = encoder_jobs(s.view(), rational{1, 4}, rational{1, 2});
   for (const bool best : {false, true}) {
-    const fill_result fill = best ? fill_bubbles_optimal(s.view(), costs{}, jobs.span()) : fill_bubbles(s.view(), costs{}, jobs.span());
+    const fill_result fill =
+        best ? fill_bubbles_optimal(s.view(), costs{}, jobs.span()) : fill_bubbles(s.view(), costs{}, jobs.span());
     REQUIRE(fill.total == rational{93, 4});
     const stretch_result st = stretch_fill(s.view(), costs{}, jobs.span(), fill);
     CHECK(st.old_makespan == rational{117});
@@ -1187,11 +1292,13 @@ TEST_CASE("stretching: the encoder's rest on 1F1B P = 8, m = 32 costs 3/4, by ha
     CHECK(st.placed[1].start == rational{469, 4});
     CHECK(st.placed[1].end == rational{471, 4});
     CHECK(st.impossible.empty());
-    const std::size_t f00 = tests::find_op(s.view(), op{op_kind::F, 0, 0}), b031 = tests::find_op(s.view(), op{op_kind::B, 0, 31});
+    const std::size_t f00 = tests::find_op(s.view(), op{op_kind::F, 0, 0}),
+                      b031 = tests::find_op(s.view(), op{op_kind::B, 0, 31});
     CHECK(st.op_start[f00] == rational{1, 4});
     CHECK(st.op_end[b031] == rational{469, 4});
     CHECK(stretch_problem(s.view(), costs{}, jobs.span(), fill, st).empty());
-    for (int what = 0; what < 4; ++what) CHECK(!stretch_problem(s.view(), costs{}, jobs.span(), fill, broken(st, what)).empty());
+    for (int what = 0; what < 4; ++what)
+      CHECK(!stretch_problem(s.view(), costs{}, jobs.span(), fill, broken(st, what)).empty());
   }
   // With t_c = 1/2 the numbers change, not the stretch: T = 151 (simulate()'s), and both
   // remainders sit on rank 0, the rank of F(0, 0) and of B(0, 31), so no latency is
@@ -1255,11 +1362,12 @@ TEST_CASE("stretching with latency and pinned jobs, by hand", "[fill][stretch]")
   CHECK(stretch_problem(s.view(), latency, jobs, fill, st).empty());
 }
 
-TEST_CASE("stretching: every stretch re-checked from the spec, four families, P <= 4 with m < P, both methods", "[fill][stretch]") {
+TEST_CASE("stretching: every stretch re-checked from the spec, four families, P <= 4 with m < P, both methods",
+          "[fill][stretch]") {
   std::mt19937 rng(16);
   int runs = 0, inserted = 0, least = 0, impossible = 0, stretched = 0;
-  for (const schedule_family family : {schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::interleaved_1f1b,
-                                       schedule_family::zb_h1}) {
+  for (const schedule_family family : {schedule_family::gpipe, schedule_family::one_f_one_b,
+                                       schedule_family::interleaved_1f1b, schedule_family::zb_h1}) {
     for (int P : {1, 2, 3, 4}) {
       for (int m : {1, 2, 3, 4, 8}) {
         const schedule_spec spec = family_spec(family, P, m);
@@ -1271,7 +1379,8 @@ TEST_CASE("stretching: every stretch re-checked from the spec, four families, P 
           c.c = rational{round % 3, 3};
           std::vector<fill_job> jobs;
           if (round % 2 == 0) {
-            const detail::buffer<fill_job> encoder = encoder_jobs(v, rational{1, 4}, rational{1, 2});  // kept alive over the loop
+            const detail::buffer<fill_job> encoder =
+                encoder_jobs(v, rational{1, 4}, rational{1, 2});  // kept alive over the loop
             for (const fill_job& job : encoder.span()) jobs.push_back(job);
           }
           for (int j = 0; j < 5; ++j) {  // random jobs: pinned or not, release, deadline, divisible
@@ -1287,7 +1396,8 @@ TEST_CASE("stretching: every stretch re-checked from the spec, four families, P 
           stage.back() = rational{5, 4};  // the last stage 5/4 as long in odd rounds
           const cost_scale scale = round % 2 == 1 ? cost_scale{stage, {}} : cost_scale{};
           for (const bool best : {false, true}) {
-            const fill_result fill = best ? fill_bubbles_optimal(v, c, jobs, {}, scale) : fill_bubbles(v, c, jobs, {}, scale);
+            const fill_result fill =
+                best ? fill_bubbles_optimal(v, c, jobs, {}, scale) : fill_bubbles(v, c, jobs, {}, scale);
             const stretch_result st = stretch_fill(v, c, jobs, fill, scale);
             const std::string problem = stretch_problem(v, c, jobs, fill, st, scale);
             CAPTURE(family_name(family), P, m, round, best, problem);
@@ -1317,7 +1427,8 @@ TEST_CASE("stretching: a fill with nothing left stretches by 0, and the errors",
   CHECK(none.placed.empty());
   CHECK(none.pieces.size() == 1);
   constexpr const char* not_a_fill =
-      "ctpipe: stretch_fill takes a one-iteration fill of these jobs on this schedule (fill_bubbles() or fill_bubbles_optimal() without "
+      "ctpipe: stretch_fill takes a one-iteration fill of these jobs on this schedule (fill_bubbles() or "
+      "fill_bubbles_optimal() without "
       "steady_state)";
   // The steady state's pieces of the encoder lie outside one iteration's windows.
   const detail::buffer<fill_job> encoder = encoder_jobs(s.view(), rational{1, 4}, rational{1, 2});
@@ -1325,12 +1436,15 @@ TEST_CASE("stretching: a fill with nothing left stretches by 0, and the errors",
   CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), steady), not_a_fill);
   CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), fill), not_a_fill);  // another fill's
   CHECK_THROWS_WITH(stretch_fill(s.view(), costs{rational{1}, rational{3}}, small, fill), not_a_fill);  // other costs
-  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()), {}, stretch_limits{1000}),
-                    "ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 positions x graph size)");
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()), {},
+                                 stretch_limits{1000}),
+                    "ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x "
+                    "4 positions x graph size)");
   // The refusal is a stretch_limit_error with its numbers: 2 remainders (the first encoder
   // forward and the last backward), each on 4 ranks.
   try {
-    static_cast<void>(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()), {}, stretch_limits{1000}));
+    static_cast<void>(stretch_fill(s.view(), costs{}, encoder.span(), fill_bubbles(s.view(), costs{}, encoder.span()),
+                                   {}, stretch_limits{1000}));
     FAIL("no stretch_limit_error");
   } catch (const stretch_limit_error& e) {
     CHECK(e.remainders == 2);
@@ -1340,7 +1454,8 @@ TEST_CASE("stretching: a fill with nothing left stretches by 0, and the errors",
   }
 }
 
-TEST_CASE("stretching: a job blocked by the greedy's own insertion is retried, not impossible (GPipe P = 3, m = 3)", "[fill][stretch]") {
+TEST_CASE("stretching: a job blocked by the greedy's own insertion is retried, not impossible (GPipe P = 3, m = 3)",
+          "[fill][stretch]") {
   // By hand (f = 1, b = 2, t_c = 0): T = (m+P-1)(t_f+t_b) = 15; GPipe runs stage s on rank
   // s, every forward first. Job a (3, any rank) after F(2, 1) (rank 2, 3 to 4) and
   // before F(1, 2) (rank 1, 3 to 4); job b (3, rank 1) after F(0, 2) (ends at 3) and
@@ -1384,10 +1499,12 @@ TEST_CASE("stretching: a job blocked by the greedy's own insertion is retried, n
   CHECK(stretch_problem(s.view(), costs{}, jobs, fill, first).empty());
   stretch_limits zero;
   zero.passes = 0;
-  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, jobs, fill, {}, zero), "ctpipe: stretch_limits::passes must be >= 1");
+  CHECK_THROWS_WITH(stretch_fill(s.view(), costs{}, jobs, fill, {}, zero),
+                    "ctpipe: stretch_limits::passes must be >= 1");
 }
 
-TEST_CASE("stretching: two jobs whose windows exclude each other: one inserted, the other blocked by it, proved", "[fill][stretch]") {
+TEST_CASE("stretching: two jobs whose windows exclude each other: one inserted, the other blocked by it, proved",
+          "[fill][stretch]") {
   // 1F1B, P = 2, m = 2 (T = 9): a after B(0, 0), before F(1, 1); b after F(1, 1), before
   // B(0, 0). In the schedule neither op depends on the other, so neither job is
   // impossible; but both together close the cycle B(0, 0) -> a -> F(1, 1) -> b -> B(0, 0)
@@ -1416,7 +1533,8 @@ TEST_CASE("stretching: two jobs whose windows exclude each other: one inserted, 
   CHECK(least_stretch_brute_force(s.view(), costs{}, jobs, fill, {1}));
 }
 
-TEST_CASE("stretching against an exhaustive search: tiny schedules, jobs with narrow or no windows", "[fill][stretch]") {
+TEST_CASE("stretching against an exhaustive search: tiny schedules, jobs with narrow or no windows",
+          "[fill][stretch]") {
   // Per case, apart from the library: a job called impossible fits no arrangement even
   // alone; a blocked job called proved fits none beside the inserted ones; no
   // arrangement of the inserted remainders ends before the bound, the greedy's makespan
@@ -1442,7 +1560,8 @@ TEST_CASE("stretching against an exhaustive search: tiny schedules, jobs with na
             if (rng() % 3 == 0) job.rank = static_cast<int>(rng() % static_cast<unsigned>(P));
             for (int tries = 0; tries < 50; ++tries) {  // a release and a deadline close together: little or no window
               const std::size_t a = rng() % v.size(), b = rng() % v.size();
-              if (sim.start(a) < sim.end(b) && sim.start(b) <= sim.end(a) + rational{2} && sim.end(a) <= sim.start(b) + rational{4}) {
+              if (sim.start(a) < sim.end(b) && sim.start(b) <= sim.end(a) + rational{2} &&
+                  sim.end(a) <= sim.start(b) + rational{4}) {
                 job.after = v.ops[a], job.before = v.ops[b];
                 break;
               }
@@ -1459,7 +1578,8 @@ TEST_CASE("stretching against an exhaustive search: tiny schedules, jobs with na
           std::vector<std::uint32_t> inserted, possible;
           for (const fill_piece& x : st.placed) inserted.push_back(x.job);
           for (std::uint32_t j = 0; j < jobs.size(); ++j) {
-            if (fill.placed[j] < jobs[j].duration && std::find(st.impossible.begin(), st.impossible.end(), j) == st.impossible.end()) {
+            if (fill.placed[j] < jobs[j].duration &&
+                std::find(st.impossible.begin(), st.impossible.end(), j) == st.impossible.end()) {
               possible.push_back(j);
             }
           }
@@ -1493,8 +1613,10 @@ TEST_CASE("stretching against an exhaustive search: tiny schedules, jobs with na
 TEST_CASE("ctpipe fill --allow-stretch: text and JSON", "[tool][fill][stretch]") {
   const auto text = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --allow-stretch");
   REQUIRE(text.exit_code == 0);
-  CHECK(text.out.find("stretched to take the rest (--allow-stretch): makespan 117 -> 471/4, stretch 3/4; bound 471/4: least; method "
-                      "greedy insertion\n  inserted: encoder F 0, 1/4 on rank 0 at 0 to 1/4\n  inserted: encoder B 31, 1/2 on rank 0 "
+  CHECK(text.out.find("stretched to take the rest (--allow-stretch): makespan 117 -> 471/4, stretch 3/4; bound 471/4: "
+                      "least; method "
+                      "greedy insertion\n  inserted: encoder F 0, 1/4 on rank 0 at 0 to 1/4\n  inserted: encoder B 31, "
+                      "1/2 on rank 0 "
                       "at 469/4 to 471/4\n") != std::string::npos);
   const auto json_run = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --allow-stretch --format json");
   REQUIRE(json_run.exit_code == 0);
@@ -1505,27 +1627,35 @@ TEST_CASE("ctpipe fill --allow-stretch: text and JSON", "[tool][fill][stretch]")
   CHECK(st["least"] == true);
   CHECK(st["impossible"].empty());
   REQUIRE(st["placed"].size() == 2);
-  CHECK(st["placed"][1] == nlohmann::json::parse(R"({"job": "encoder B", "microbatch": 31, "rank": 0, "start": "469/4", "end": "471/4"})"));
+  CHECK(
+      st["placed"][1] ==
+      nlohmann::json::parse(R"({"job": "encoder B", "microbatch": 31, "rank": 0, "start": "469/4", "end": "471/4"})"));
   const auto plain = run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2 --format json");
   CHECK(nlohmann::json::parse(plain.out)["fill"]["stretch"].is_null());
   CHECK(run_tool("fill -s 1f1b -P 8 -m 32 --fill encoder:f=1/4,b=1/2").out.find("stretched") == std::string::npos);
   // A pinned job with latency, and one no order admits.
-  const auto pinned = run_tool("fill -P 4 -m 8 --costs c=1/2 --fill job:t=1/4,name=early,rank=1,before=0F0 --fill "
-                               "job:t=1,name=never,after=0B0,before=0F0 --allow-stretch");
+  const auto pinned = run_tool(
+      "fill -P 4 -m 8 --costs c=1/2 --fill job:t=1/4,name=early,rank=1,before=0F0 --fill "
+      "job:t=1,name=never,after=0B0,before=0F0 --allow-stretch");
   REQUIRE(pinned.exit_code == 0);
-  CHECK(pinned.out.find("makespan 41 -> 167/4, stretch 3/4; bound 167/4: reached, no stretch of the jobs some order admits ends earlier; "
+  CHECK(pinned.out.find("makespan 41 -> 167/4, stretch 3/4; bound 167/4: reached, no stretch of the jobs some order "
+                        "admits ends earlier; "
                         "method greedy insertion\n") != std::string::npos);
-  CHECK(pinned.out.find("  inserted: early, 1/4 on rank 1 at 0 to 1/4\n  not placed even so: never: its release op depends on its deadline op\n") !=
-        std::string::npos);
+  CHECK(pinned.out.find("  inserted: early, 1/4 on rank 1 at 0 to 1/4\n  not placed even so: never: its release op "
+                        "depends on its deadline op\n") != std::string::npos);
 }
 
-TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible, and never least while one is left out", "[tool][fill][stretch]") {
+TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible, and never least while one is left out",
+          "[tool][fill][stretch]") {
   // The GPipe case above: both inserted on the second pass (it used to call a impossible).
-  const std::string both = "fill -s gpipe -P 3 -m 3 --fill job:t=3,name=a,after=2F1,before=1F2 --fill job:t=3,name=b,rank=1,after=0F2,before=2F0 "
-                           "--allow-stretch";
+  const std::string both =
+      "fill -s gpipe -P 3 -m 3 --fill job:t=3,name=a,after=2F1,before=1F2 --fill "
+      "job:t=3,name=b,rank=1,after=0F2,before=2F0 "
+      "--allow-stretch";
   const auto text = run_tool(both);
   REQUIRE(text.exit_code == 0);
-  CHECK(text.out.find("stretched to take the rest (--allow-stretch): makespan 15 -> 23, stretch 8; bound 23: least; method greedy insertion (2 "
+  CHECK(text.out.find("stretched to take the rest (--allow-stretch): makespan 15 -> 23, stretch 8; bound 23: least; "
+                      "method greedy insertion (2 "
                       "orders tried)\n") != std::string::npos);
   CHECK(text.out.find("not placed even so") == std::string::npos);
   const nlohmann::json st = nlohmann::json::parse(run_tool(both + " --format json").out)["fill"]["stretch"];
@@ -1537,12 +1667,15 @@ TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible, and never 
   CHECK(st["blocked"].empty());
   // Two jobs that exclude each other: one inserted, the other blocked by it (proved), and
   // the bound is for the one inserted only.
-  const std::string pair = "fill -P 2 -m 2 --fill job:t=1,name=a,after=0B0,before=1F1 --fill job:t=1,name=b,after=1F1,before=0B0 --allow-stretch";
+  const std::string pair =
+      "fill -P 2 -m 2 --fill job:t=1,name=a,after=0B0,before=1F1 --fill job:t=1,name=b,after=1F1,before=0B0 "
+      "--allow-stretch";
   const auto conflict = run_tool(pair);
   REQUIRE(conflict.exit_code == 0);
   const std::string line = conflict.out.substr(conflict.out.find("stretched to take the rest"));
   CHECK(line.substr(0, line.find('\n')) ==
-        "stretched to take the rest (--allow-stretch): makespan 9 -> 10, stretch 1; bound 10 for the remainders inserted only, not for all: 1 "
+        "stretched to take the rest (--allow-stretch): makespan 9 -> 10, stretch 1; bound 10 for the remainders "
+        "inserted only, not for all: 1 "
         "blocked below; method greedy insertion (2 orders tried)");
   CHECK(conflict.out.find("its release op depends on its deadline op\n") == std::string::npos);
   CHECK(conflict.out.find(": blocked by the remainders inserted before it (") != std::string::npos);
@@ -1557,9 +1690,10 @@ TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible, and never 
   CHECK(pj["blocked"][0]["proved"] == true);
   CHECK(pj["blocked"][0]["job"] != pj["placed"][0]["job"]);
   // 30 copies of each: the JSON lists 20 blockers per blocked job and says how many.
-  const nlohmann::json many = nlohmann::json::parse(run_tool("fill -P 2 -m 2 --fill job:t=1,name=a,after=0B0,before=1F1,count=30 --fill "
-                                                             "job:t=1,name=b,after=1F1,before=0B0,count=30 --allow-stretch --format json")
-                                                        .out)["fill"]["stretch"];
+  const nlohmann::json many =
+      nlohmann::json::parse(run_tool("fill -P 2 -m 2 --fill job:t=1,name=a,after=0B0,before=1F1,count=30 --fill "
+                                     "job:t=1,name=b,after=1F1,before=0B0,count=30 --allow-stretch --format json")
+                                .out)["fill"]["stretch"];
   REQUIRE(many["blocked"].size() == 30);
   CHECK(many["placed"].size() == 30);
   CHECK(many["least"] == false);
@@ -1569,8 +1703,10 @@ TEST_CASE("ctpipe fill --allow-stretch: jobs blocked, not impossible, and never 
   CHECK(many["blocked"][0]["proved"] == true);
 }
 
-TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill, and svg and trace refuse it", "[tool][fill][stretch]") {
-  for (const char* shape : {"-s zbv -P 32 -m 128", "-s interleaved-1f1b -V 4 -P 32 -m 128", "-s dualpipev -P 32 -m 128", "-s looped-bfs -V 8 -P 32 -m 128"}) {
+TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill, and svg and trace refuse it",
+          "[tool][fill][stretch]") {
+  for (const char* shape : {"-s zbv -P 32 -m 128", "-s interleaved-1f1b -V 4 -P 32 -m 128", "-s dualpipev -P 32 -m 128",
+                            "-s looped-bfs -V 8 -P 32 -m 128"}) {
     CAPTURE(shape);
     const std::string args = std::string("fill ") + shape + " --fill encoder:f=2,b=4 --allow-stretch";
     const auto text = run_tool(args);
@@ -1578,7 +1714,8 @@ TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill, and
     CHECK(text.err.empty());
     CHECK(text.out.find("one iteration: filled ") != std::string::npos);
     CHECK(text.out.find("stretch not computed (--allow-stretch): too large: inserting the ") != std::string::npos);
-    CHECK(text.out.find("ask for fewer jobs (fewer --fill requests or a smaller count=) or a smaller shape (fewer ranks, micro-batches or "
+    CHECK(text.out.find("ask for fewer jobs (fewer --fill requests or a smaller count=) or a smaller shape (fewer "
+                        "ranks, micro-batches or "
                         "chunks)\n") != std::string::npos);
     CHECK(text.out.find("stretch_limits") == std::string::npos);
     const auto json_run = run_tool(args + " --format json");
@@ -1594,10 +1731,12 @@ TEST_CASE("ctpipe fill --allow-stretch: too large to stretch keeps the fill, and
   CHECK(ctpipe::io::stretch_refusal{3, 10, 4}.over_limit() == 3);
   CHECK(ctpipe::io::stretch_refusal{3, 8, 4}.over_limit() == 2);
   CHECK(ctpipe::io::stretch_refusal{3, 8, 0}.over_limit() == 0);
-  CHECK(nlohmann::json::parse(run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format json").out)["fill"]["stretch_not_computed"]
+  CHECK(nlohmann::json::parse(run_tool("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format json")
+                                  .out)["fill"]["stretch_not_computed"]
             .is_null());
   for (const char* format : {"svg", "trace"}) {
-    const auto r = run_tool(std::string("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format ") + format);
+    const auto r =
+        run_tool(std::string("fill -P 4 -m 8 --fill encoder:f=1/4,b=1/2 --allow-stretch --format ") + format);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK(r.err == std::string("ctpipe: --allow-stretch shows in --format text and json only (--format ") + format +

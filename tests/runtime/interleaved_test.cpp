@@ -14,7 +14,8 @@
 using namespace ctpipe;
 using ctpipe::tests::interleaved;
 
-TEST_CASE("interleaved grid: valid, bubble, makespan, peaks, messages (twin of tests/static)", "[interleaved][proofs]") {
+TEST_CASE("interleaved grid: valid, bubble, makespan, peaks, messages (twin of tests/static)",
+          "[interleaved][proofs]") {
   int points = 0;
   for (int P = 1; P <= 6; ++P) {
     for (int V = 1; V <= 4; ++V) {
@@ -26,7 +27,8 @@ TEST_CASE("interleaved grid: valid, bubble, makespan, peaks, messages (twin of t
           points += V > 1 && spec_error(interleaved(P, m, V, interleaved_variant::megatron, g)) == nullptr;
         }
         // The other rules, each with its default group; warmup factor 1.
-        REQUIRE(ctpipe::tests::prove_interleaved_point(interleaved(P, m, V, interleaved_variant::megatron_legacy), true));
+        REQUIRE(
+            ctpipe::tests::prove_interleaved_point(interleaved(P, m, V, interleaved_variant::megatron_legacy), true));
         REQUIRE(ctpipe::tests::prove_interleaved_point(interleaved(P, m, V, interleaved_variant::torch), true));
         schedule_spec factor_one = interleaved(P, m, V);
         factor_one.warmup_factor = 1;
@@ -50,8 +52,10 @@ TEST_CASE("looped BFS: valid - bubble (P-1)/(mV+P-1) for m >= P, peak mV", "[int
         const simulation sim = simulate(s.view(), costs{});
         const closed_form bubble = bubble_fraction_formula(spec, costs{});
         REQUIRE(bubble.holds == (m >= P || V == 1));
-        if (bubble.holds) REQUIRE(sim.bubble_fraction() == bubble.value);
-        else REQUIRE(sim.bubble_fraction() > rational{P - 1} / rational{m * V + P - 1});
+        if (bubble.holds)
+          REQUIRE(sim.bubble_fraction() == bubble.value);
+        else
+          REQUIRE(sim.bubble_fraction() > rational{P - 1} / rational{m * V + P - 1});
         const in_flight_profile mem = in_flight(s.view());
         for (int r = 0; r < P; ++r) REQUIRE(mem.peak(r) == rational{m * V});
       }
@@ -59,7 +63,8 @@ TEST_CASE("looped BFS: valid - bubble (P-1)/(mV+P-1) for m >= P, peak mV", "[int
   }
 }
 
-TEST_CASE("interleaved with V = 1 is 1F1B (megatron rules) and PyTorch's rule (torch) for P in [1, 6], m in [1, 18]", "[interleaved]") {
+TEST_CASE("interleaved with V = 1 is 1F1B (megatron rules) and PyTorch's rule (torch) for P in [1, 6], m in [1, 18]",
+          "[interleaved]") {
   for (int P = 1; P <= 6; ++P) {
     for (int m = 1; m <= 12; ++m) REQUIRE(ctpipe::tests::interleaved_v1_is_1f1b(P, m));
     for (int m = 1; m <= 18; ++m) REQUIRE(ctpipe::tests::interleaved_torch_v1_is_pytorchs(P, m));
@@ -70,10 +75,11 @@ TEST_CASE("interleaved with V = 1 is 1F1B (megatron rules) and PyTorch's rule (t
     return io::to_csv(generate({schedule_family::interleaved_1f1b, {P, m, 1}, interleaved_variant::torch}).view());
   };
   CHECK(rows(2, 3) == "0F0,0F1,0F2,0B0,0B1,0B2\n1F0,1B0,1F1,1B1,1F2,1B2\n");
-  CHECK(rows(4, 6) == "0F0,0F1,0F2,0F3,0F4,0F5,0B0,0B1,0B2,0B3,0B4,0B5\n"
-                      "1F0,1F1,1F2,1F3,1F4,1B0,1F5,1B1,1B2,1B3,1B4,1B5\n"
-                      "2F0,2F1,2F2,2B0,2F3,2B1,2F4,2B2,2F5,2B3,2B4,2B5\n"
-                      "3F0,3B0,3F1,3B1,3F2,3B2,3F3,3B3,3F4,3B4,3F5,3B5\n");
+  CHECK(rows(4, 6) ==
+        "0F0,0F1,0F2,0F3,0F4,0F5,0B0,0B1,0B2,0B3,0B4,0B5\n"
+        "1F0,1F1,1F2,1F3,1F4,1B0,1F5,1B1,1B2,1B3,1B4,1B5\n"
+        "2F0,2F1,2F2,2B0,2F3,2B1,2F4,2B2,2F5,2B3,2B4,2B5\n"
+        "3F0,3B0,3F1,3B1,3F2,3B2,3F3,3B3,3F4,3B4,3F5,3B5\n");
   // PyTorch: "Interleaved 1F1B requires the number of microbatches to be a multiple of the
   // number of rounds (5), but got 16."
   CHECK(std::string(spec_error({schedule_family::interleaved_1f1b, {3, 16, 1}, interleaved_variant::torch})) ==
@@ -150,7 +156,8 @@ TEST_CASE("tool: interleaved options, chunk labels, formula that does not apply"
   REQUIRE(run.out.find("simulated bubble 3/19 (15.8%) = formula (P-1)/(mV+P-1)") != std::string::npos);
   REQUIRE(run.out.find("F0.1") != std::string::npos);  // micro-batch 0 on chunk 1
   REQUIRE(run.out.find("11 (11/2 full) = formula min(mV, 2(P-1-r) + (V-1)g + 1)") != std::string::npos);
-  const auto torch = ctpipe::tests::run_tool("--schedule interleaved-1f1b --variant torch -P 4 -m 3 -V 2 --format json");
+  const auto torch =
+      ctpipe::tests::run_tool("--schedule interleaved-1f1b --variant torch -P 4 -m 3 -V 2 --format json");
   REQUIRE(torch.exit_code == 0);
   const auto j = nlohmann::json::parse(torch.out);
   REQUIRE(j["bubble_fraction"] == "2/5");

@@ -55,8 +55,7 @@ std::size_t position_of(schedule_view v, int r, op o) {
 
 }  // namespace
 
-TEST_CASE("lowering: every family over P <= 6, m <= 12, V <= 3 runs under its runtime model",
-          "[lower][proofs]") {
+TEST_CASE("lowering: every family over P <= 6, m <= 12, V <= 3 runs under its runtime model", "[lower][proofs]") {
   // Buffered sends for every order, rendezvous sends for the rendezvous order.
   using ctpipe::tests::prove_lowering_grid;
   for (const runtime_model model : {runtime_model::blocking, runtime_model::rendezvous}) {
@@ -100,10 +99,12 @@ TEST_CASE("lowering: P = 2, V = 2, m = 4 interleaved has 24 messages, 12 sent by
     REQUIRE((send.kind() == op_kind::send_f) == (recv.kind() == op_kind::recv_f));
   }
   REQUIRE(validate_lowered(lowered.view(), send_semantics::buffered).ok());
-  REQUIRE(validate_lowered(lower(compute.view(), costs{}, runtime_model::rendezvous).view(), send_semantics::rendezvous).ok());
+  REQUIRE(validate_lowered(lower(compute.view(), costs{}, runtime_model::rendezvous).view(), send_semantics::rendezvous)
+              .ok());
   // The frozen form is the same schedule.
   constexpr auto& frozen = lowered_v<schedule_spec{schedule_family::interleaved_1f1b, {2, 4, 2}}>;
-  REQUIRE(std::equal(frozen.view().ops.begin(), frozen.view().ops.end(), lowered.view().ops.begin(), lowered.view().ops.end()));
+  REQUIRE(std::equal(frozen.view().ops.begin(), frozen.view().ops.end(), lowered.view().ops.begin(),
+                     lowered.view().ops.end()));
 }
 
 TEST_CASE("lowering: message keys, tags and partners", "[lower]") {
@@ -133,7 +134,8 @@ TEST_CASE("lowering: message keys, tags and partners", "[lower]") {
 TEST_CASE("lowering: batches are the runs of transfers, consistent across ranks", "[lower]") {
   // The key order (rendezvous, batched) keeps each rank pair's messages in one order on
   // both ranks.
-  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {4, 8}}).view(), costs{}, runtime_model::batched);
+  const schedule lowered =
+      lower(generate({schedule_family::one_f_one_b, {4, 8}}).view(), costs{}, runtime_model::batched);
   for (int r = 0; r < 4; ++r) {
     const auto list = lowered.rank(r);
     std::size_t in_batches = 0, last_end = 0;
@@ -159,12 +161,11 @@ TEST_CASE("lowering: batches are the runs of transfers, consistent across ranks"
 TEST_CASE("lowered validator: rendezvous deadlock where both ranks send", "[lower][validate]") {
   // P = 2, m = 2: after F1 rank 0 sends its activation while rank 1, having finished
   // B0, sends its gradient; neither has posted the receive the other needs.
-  const schedule s = from_lists({2, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::F, 0, 1},
-                                          op{op_kind::send_f, 0, 1}, op{op_kind::recv_b, 0, 0}, op{op_kind::B, 0, 0},
-                                          op{op_kind::recv_b, 0, 1}, op{op_kind::B, 0, 1}},
-                                         {op{op_kind::recv_f, 1, 0}, op{op_kind::F, 1, 0}, op{op_kind::B, 1, 0},
-                                          op{op_kind::send_b, 1, 0}, op{op_kind::recv_f, 1, 1}, op{op_kind::F, 1, 1},
-                                          op{op_kind::B, 1, 1}, op{op_kind::send_b, 1, 1}}});
+  const schedule s = from_lists(
+      {2, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::send_f, 0, 1},
+                op{op_kind::recv_b, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::recv_b, 0, 1}, op{op_kind::B, 0, 1}},
+               {op{op_kind::recv_f, 1, 0}, op{op_kind::F, 1, 0}, op{op_kind::B, 1, 0}, op{op_kind::send_b, 1, 0},
+                op{op_kind::recv_f, 1, 1}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 1}, op{op_kind::send_b, 1, 1}}});
   const auto issues = issues_of(s.view(), send_semantics::rendezvous);
   REQUIRE(issues.size() == 2);
   REQUIRE(issues[0] == validation_issue{fault::deadlock, 0, 3, op{op_kind::send_f, 0, 1}, op{op_kind::recv_f, 1, 1}});
@@ -177,7 +178,8 @@ TEST_CASE("lowered validator: a deadlock late in the schedule, not at the start"
   // 1F1B, P = 2, m = 8 lowered for rendezvous sends; rank 1 posts its last receive (of 0F7's activation) only
   // after sending the gradient of micro-batch 6, while rank 0 sends that activation
   // before receiving the gradient.
-  const schedule lowered = lower(generate({schedule_family::one_f_one_b, {2, 8}}).view(), costs{}, runtime_model::rendezvous);
+  const schedule lowered =
+      lower(generate({schedule_family::one_f_one_b, {2, 8}}).view(), costs{}, runtime_model::rendezvous);
   const std::size_t recv = position_of(lowered.view(), 1, op{op_kind::recv_f, 1, 7});
   const std::size_t send = position_of(lowered.view(), 1, op{op_kind::send_b, 1, 6});
   REQUIRE(send == recv + 1);
@@ -245,10 +247,9 @@ TEST_CASE("lowered validator: a receive consumed by the wrong micro-batch", "[lo
   REQUIRE(rendezvous[0].at == op{op_kind::send_f, 0, 0});
   REQUIRE(rendezvous[1].at == op{op_kind::recv_f, 1, 1});
   // A compute op with no receive at all before it.
-  schedule dropped = from_lists({2, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::recv_b, 0, 0},
-                                          op{op_kind::B, 0, 0}},
-                                         {op{op_kind::F, 1, 0}, op{op_kind::recv_f, 1, 0}, op{op_kind::B, 1, 0},
-                                          op{op_kind::send_b, 1, 0}}});
+  schedule dropped = from_lists(
+      {2, 1}, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 0, 0}, op{op_kind::recv_b, 0, 0}, op{op_kind::B, 0, 0}},
+               {op{op_kind::F, 1, 0}, op{op_kind::recv_f, 1, 0}, op{op_kind::B, 1, 0}, op{op_kind::send_b, 1, 0}}});
   REQUIRE(validate_lowered(dropped.view(), send_semantics::buffered).first ==
           validation_issue{fault::not_received, 1, 0, op{op_kind::F, 1, 0}, op{op_kind::recv_f, 1, 0}});
 }
@@ -287,7 +288,8 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
   const pipeline_shape odd{2, 1, 3, static_cast<placement>(5)};
   const op stray[] = {op{op_kind::F, 5, 0}, op{op_kind::send_f, 4, 0}};
   const std::uint32_t stray_offsets[] = {0, 1, 2};
-  REQUIRE(validate_lowered(schedule_view{odd, stray, stray_offsets}, send_semantics::buffered).first.what == fault::bad_shape);
+  REQUIRE(validate_lowered(schedule_view{odd, stray, stray_offsets}, send_semantics::buffered).first.what ==
+          fault::bad_shape);
   REQUIRE_THROWS_WITH(peer_order_consistent(schedule_view{odd, stray, stray_offsets}),
                       "ctpipe: placement must be loop, v_shape or bidirectional");
   // A message across the V-shape turn (stages 1 and 2 of P = 2 live on rank 1).
@@ -301,17 +303,20 @@ TEST_CASE("lowered validator: structure of the transfers", "[lower][validate]") 
                                          op{op_kind::send_f, 1, 0}, op{op_kind::send_f, 1, 0}});
   // Compute faults keep their meaning, with steps in the lowered lists.
   const schedule no_b = from_lists(two, {{f0, sf, rb}, {rf, f1, b1, sb}});
-  REQUIRE(validate_lowered(no_b.view(), send_semantics::buffered).first == validation_issue{fault::missing, 0, -1, b0, b0});
+  REQUIRE(validate_lowered(no_b.view(), send_semantics::buffered).first ==
+          validation_issue{fault::missing, 0, -1, b0, b0});
   const schedule late_b = from_lists(two, {{f0, sf, rb, b0}, {rf, b1, f1, sb}});
   REQUIRE(validate_lowered(late_b.view(), send_semantics::buffered).first ==
           validation_issue{fault::out_of_order, 1, 1, b1, f1});
   // lower() refuses an invalid or already lowered schedule.
-  REQUIRE_THROWS_WITH(lower(good.view()), "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
+  REQUIRE_THROWS_WITH(lower(good.view()),
+                      "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
   REQUIRE(semantics_name(send_semantics::rendezvous) == std::string("rendezvous"));
 }
 
 TEST_CASE("lowering: docs/lowering.md's 1F1B P = 2, m = 8 example", "[lower]") {
-  constexpr auto& program = lowered_v<schedule_spec{schedule_family::one_f_one_b, {2, 8}}, costs{}, runtime_model::rendezvous>;
+  constexpr auto& program =
+      lowered_v<schedule_spec{schedule_family::one_f_one_b, {2, 8}}, costs{}, runtime_model::rendezvous>;
   static_assert(validate_lowered(program.view(), send_semantics::rendezvous).ok());
   std::string head;
   for (std::size_t k = 0; k < 10; ++k) head += io::action(program.rank(1)[k]) + " ";
@@ -329,7 +334,8 @@ TEST_CASE("peer order: the adjacent order matches messages by key, not first in 
   REQUIRE_FALSE(peer_order_consistent(lower(g.view()).view()));
   REQUIRE(peer_order_consistent(lower(g.view(), costs{}, runtime_model::batched).view()));
   REQUIRE(execute(lower(g.view()).view(), costs{}, runtime_model::blocking).completed());
-  REQUIRE(execute(lower(g.view(), costs{}, runtime_model::batched).view(), costs{}, runtime_model::batched).completed());
+  REQUIRE(
+      execute(lower(g.view(), costs{}, runtime_model::batched).view(), costs{}, runtime_model::batched).completed());
 }
 
 TEST_CASE("directed order: posted lists receive each peer's messages in the order it sends them, on ZB-V", "[lower]") {
@@ -349,8 +355,10 @@ TEST_CASE("directed order: posted lists receive each peer's messages in the orde
   // Only receives moved: the same ops on each rank, the sends and compute ops in place.
   for (int r = 0; r < 2; ++r) {
     std::vector<op> a, b;
-    for (const op o : adjacent.view().rank(r)) if (is_send(o.kind()) || !is_transfer(o.kind())) a.push_back(o);
-    for (const op o : posted.view().rank(r)) if (is_send(o.kind()) || !is_transfer(o.kind())) b.push_back(o);
+    for (const op o : adjacent.view().rank(r))
+      if (is_send(o.kind()) || !is_transfer(o.kind())) a.push_back(o);
+    for (const op o : posted.view().rank(r))
+      if (is_send(o.kind()) || !is_transfer(o.kind())) b.push_back(o);
     REQUIRE(a == b);
     REQUIRE(adjacent.view().rank(r).size() == posted.view().rank(r).size());
   }
@@ -361,7 +369,8 @@ TEST_CASE("directed order: posted lists receive each peer's messages in the orde
   // The key order keeps one order for both directions, so each direction's too.
   REQUIRE(directed_order_consistent(lower(g.view(), uneven, runtime_model::rendezvous).view()));
   const pipeline_shape v_shape{2, 1, 2, placement::v_shape};
-  const schedule stray = from_lists(v_shape, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 3, 0}}, {op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}}});
+  const schedule stray = from_lists(
+      v_shape, {{op{op_kind::F, 0, 0}, op{op_kind::send_f, 3, 0}}, {op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}}});
   REQUIRE_FALSE(directed_order_consistent(stray.view()));
 }
 
@@ -370,7 +379,8 @@ TEST_CASE("peer order: transfers without a partner stage give false, never an ou
   // partner (the fresh-user review's crash input, `0F0,3SEND_F0 / 1F0,2F0`).
   const pipeline_shape v_shape{2, 1, 2, placement::v_shape};
   for (const op_kind k : {op_kind::send_f, op_kind::recv_b}) {
-    const schedule s = from_lists(v_shape, {{op{op_kind::F, 0, 0}, op{k, 3, 0}}, {op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}}});
+    const schedule s =
+        from_lists(v_shape, {{op{op_kind::F, 0, 0}, op{k, 3, 0}}, {op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}}});
     REQUIRE_FALSE(peer_order_consistent(s.view()));
   }
   const schedule stage_zero = from_lists({2, 1}, {{op{op_kind::recv_f, 0, 0}}, {}});
@@ -418,7 +428,9 @@ TEST_CASE("a runtime model cast from another number is refused, and named ?", "[
   REQUIRE_THROWS_WITH(execute(lower(g.view()).view(), costs{}, bad), "ctpipe: unknown runtime model");
 }
 
-TEST_CASE("docs/runtimes.md: DualPipeV fused loses nothing, read split it loses under rendezvous and batched without latency", "[lower][docs]") {
+TEST_CASE(
+    "docs/runtimes.md: DualPipeV fused loses nothing, read split it loses under rendezvous and batched without latency",
+    "[lower][docs]") {
   const costs article{};  // t_f = 1, t_b = 2, t_i = t_w = 1, t_c = 0
   const costs equal{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}};
   const struct {
@@ -440,12 +452,13 @@ TEST_CASE("docs/runtimes.md: DualPipeV fused loses nothing, read split it loses 
       const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;
       REQUIRE(run == (keyed ? row.split_keyed : row.split));
       // Equal op costs: no loss under any model, either reading.
-      REQUIRE(execute(lower(split.view(), equal, model).view(), equal, model).makespan() == simulate(split.view(), equal).makespan());
-      REQUIRE(execute(lower(g.view(), equal, model).view(), equal, model).makespan() == simulate(g.view(), equal).makespan());
+      REQUIRE(execute(lower(split.view(), equal, model).view(), equal, model).makespan() ==
+              simulate(split.view(), equal).makespan());
+      REQUIRE(execute(lower(g.view(), equal, model).view(), equal, model).makespan() ==
+              simulate(g.view(), equal).makespan());
     }
   }
 }
-
 
 TEST_CASE("overlapped pairs that take no time (t_fb = 0): every lowering runs under its model", "[lower][pairs]") {
   costs free_pairs{};

@@ -25,8 +25,8 @@ using ctpipe::tests::run_tool;
 
 TEST_CASE("model: a small model counted by hand, Korthikanti's five formulas, bytes per parameter", "[model]") {
   REQUIRE(ctpipe::tests::tiny_by_hand());
-  for (const auto& [s, b, h, a, t] : {std::tuple{2048, 1, 12288, 96, 8}, std::tuple{4096, 2, 4096, 32, 4}, std::tuple{4, 1, 8, 2, 2},
-                                      std::tuple{1024, 4, 5120, 40, 2}}) {
+  for (const auto& [s, b, h, a, t] : {std::tuple{2048, 1, 12288, 96, 8}, std::tuple{4096, 2, 4096, 32, 4},
+                                      std::tuple{4, 1, 8, 2, 2}, std::tuple{1024, 4, 5120, 40, 2}}) {
     INFO("s=" << s << " b=" << b << " h=" << h << " a=" << a << " t=" << t);
     REQUIRE(ctpipe::tests::korthikanti_formulas(s, b, h, a, t));
   }
@@ -48,7 +48,7 @@ TEST_CASE("model: the presets' parameter counts are their published sizes", "[mo
   // sizes are 175B, 7B and 70B (RMSNorm counted as LayerNorm: a few thousand more).
   const auto total = [](const transformer_model& m) { return m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden; };
   REQUIRE(total(find_model_preset("gpt3-175b")->model) / 1000000000 == 175);
-  REQUIRE(total(find_model_preset("llama2-7b")->model) / 100000000 == 67);   // 6.74B
+  REQUIRE(total(find_model_preset("llama2-7b")->model) / 100000000 == 67);    // 6.74B
   REQUIRE(total(find_model_preset("llama2-70b")->model) / 1000000000 == 68);  // 68.98B
   REQUIRE(find_model_preset("nope") == nullptr);
 }
@@ -89,7 +89,8 @@ TEST_CASE("model: errors", "[model]") {
   const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {2, 4, 1, placement::loop}});
   const std::int64_t bad[] = {4, 0};
   const transformer_model tiny{.layers = 4, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4};
-  REQUIRE_THROWS_WITH(memory_of(g.view(), tiny, bad, rational{1}), "ctpipe: the layer split needs one entry per stage, each >= 1");
+  REQUIRE_THROWS_WITH(memory_of(g.view(), tiny, bad, rational{1}),
+                      "ctpipe: the layer split needs one entry per stage, each >= 1");
 }
 
 TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
@@ -102,32 +103,42 @@ TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
   // Every rank is over 80 GiB here (no recompute, attention scores kept): over = peak - limit.
   for (int r = 0; r < 4; ++r) {
     const rational peak = parse_rational(memory.at("peak_bytes").at(r).get<std::string>());
-    REQUIRE(parse_rational(memory.at("over_bytes").at(r).get<std::string>()) == max(rational{0}, peak - rational{80LL << 30}));
+    REQUIRE(parse_rational(memory.at("over_bytes").at(r).get<std::string>()) ==
+            max(rational{0}, peak - rational{80LL << 30}));
   }
   REQUIRE(memory.at("limit_activations").is_null());
   REQUIRE(nlohmann::json::parse(run_tool("--format json").out).at("memory").is_null());
   const auto text = run_tool("-P 4 -m 8 --memory-limit 3 --color never");
   REQUIRE(text.out.find("rank 0  4  OVER the limit 3 by 1") != std::string::npos);
   REQUIRE(text.out.find("rank 1  3  fits the limit 3") != std::string::npos);
-  REQUIRE(run_tool("-P 4 -m 8 --memory-limit 3GiB").err == "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)\n");
-  REQUIRE(run_tool("--model nope").err == "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not 'nope'\n");
+  REQUIRE(run_tool("-P 4 -m 8 --memory-limit 3GiB").err ==
+          "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)\n");
+  REQUIRE(run_tool("--model nope").err ==
+          "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not 'nope'\n");
   REQUIRE(run_tool("--model llama2-7b --layers 8,8,8,7").err ==
-          "ctpipe: --layers needs one entry per stage (4 of them, P*V), each >= 1, summing to the model's 32 layers (given 4)\n");
+          "ctpipe: --layers needs one entry per stage (4 of them, P*V), each >= 1, summing to the model's 32 layers "
+          "(given 4)\n");
   REQUIRE(run_tool("-s dualpipe -P 4 -m 8 --model llama2-7b --layers 8,8,8,8,8,8,8,8 --format json").exit_code == 0);
-  REQUIRE(run_tool("--model /tmp").err == "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not '/tmp'\n");
+  REQUIRE(run_tool("--model /tmp").err ==
+          "ctpipe: --model takes a preset (gpt3-175b, llama2-7b, llama2-70b) or a JSON file, not '/tmp'\n");
   REQUIRE(run_tool("--model llama2-7b --memory-limit 80GiB --format trace").err ==
           "ctpipe: --memory-limit shows in --format text, json and svg only\n");
-  REQUIRE(run_tool("--device-flops 312T").err == "ctpipe: --device-flops and --link-bandwidth need --model (its FLOPs and message bytes)\n");
-  REQUIRE(run_tool("--model llama2-7b --memory-limit 0.5B").err == "ctpipe: --memory-limit 0.5B is not a whole number of bytes\n");
+  REQUIRE(run_tool("--device-flops 312T").err ==
+          "ctpipe: --device-flops and --link-bandwidth need --model (its FLOPs and message bytes)\n");
+  REQUIRE(run_tool("--model llama2-7b --memory-limit 0.5B").err ==
+          "ctpipe: --memory-limit 0.5B is not a whole number of bytes\n");
   // With a model, i or w given without b makes b their sum, as without one (docs/spec.md §1).
   const auto costs = nlohmann::json::parse(run_tool("--model llama2-7b --costs i=1 --format json").out).at("costs");
-  REQUIRE(parse_rational(costs.at("b").get<std::string>()) == rational{1} + parse_rational(costs.at("w").get<std::string>()));
+  REQUIRE(parse_rational(costs.at("b").get<std::string>()) ==
+          rational{1} + parse_rational(costs.at("w").get<std::string>()));
   REQUIRE(run_tool("--model llama2-7b --memory-limit 80XB").err ==
-          "ctpipe: --memory-limit takes a number of full activations per rank (4, 5/2) or of bytes with a unit (80GiB, 1.5TB), not '80XB'\n");
+          "ctpipe: --memory-limit takes a number of full activations per rank (4, 5/2) or of bytes with a unit (80GiB, "
+          "1.5TB), not '80XB'\n");
   // A model file: a preset changed by keys, and an unknown key.
   const std::string path = "/tmp/ctpipe-model-test.json";
   std::ofstream(path) << R"({"base": "llama2-7b", "tp": 8, "sequence_parallel": true, "recompute": "selective"})";
-  const auto file = nlohmann::json::parse(run_tool("-P 4 -m 8 --model " + path + " --layers 8,8,8,8 --format json").out).at("memory");
+  const auto file =
+      nlohmann::json::parse(run_tool("-P 4 -m 8 --model " + path + " --layers 8,8,8,8 --format json").out).at("memory");
   REQUIRE(file.at("model") == path);
   transformer_model m = find_model_preset("llama2-7b")->model;
   m.tp = 8;
@@ -141,14 +152,16 @@ TEST_CASE("tool: --model, --memory-limit and --layers", "[model][tool]") {
   std::ofstream(path) << R"({"base": "llama2-7b",})";
   REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": not valid JSON\n");
   std::ofstream(path) << R"({"base": "llama2-7b", "heads2": 8})";
-  REQUIRE(run_tool("--model " + path).err == "ctpipe: " + path + ": unknown key 'heads2' (docs/tool.md lists the keys)\n");
+  REQUIRE(run_tool("--model " + path).err ==
+          "ctpipe: " + path + ": unknown key 'heads2' (docs/tool.md lists the keys)\n");
   std::remove(path.c_str());
 }
 
 namespace {
 
 /// Every contiguous split of L layers over S stages, each at least one layer.
-void every_split(std::int64_t L, int S, std::vector<std::int64_t>& prefix, std::vector<std::vector<std::int64_t>>& out) {
+void every_split(std::int64_t L, int S, std::vector<std::int64_t>& prefix,
+                 std::vector<std::vector<std::int64_t>>& out) {
   if (static_cast<int>(prefix.size()) == S - 1) {
     prefix.push_back(L);
     out.push_back(prefix);
@@ -165,7 +178,9 @@ void every_split(std::int64_t L, int S, std::vector<std::int64_t>& prefix, std::
 
 }  // namespace
 
-TEST_CASE("split: GPipe's split is the best of every split (tried one by one), the others never worse than even or ZB's", "[model][split]") {
+TEST_CASE(
+    "split: GPipe's split is the best of every split (tried one by one), the others never worse than even or ZB's",
+    "[model][split]") {
   // Small models whose head outweighs a layer (v > a layer's FLOPs), so that the even
   // split is not always the best.
   const transformer_model shapes[] = {
@@ -184,7 +199,8 @@ TEST_CASE("split: GPipe's split is the best of every split (tried one by one), t
       every_split(model.layers, P, prefix, all);
       const schedule g = generate(gpipe);
       rational least = r.best.makespan;
-      for (const auto& layers : all) least = std::min(least, evaluate_split(g, model, layers, c, rational{1}, std::nullopt).makespan);
+      for (const auto& layers : all)
+        least = std::min(least, evaluate_split(g, model, layers, c, rational{1}, std::nullopt).makespan);
       INFO("L=" << model.layers << " P=" << P);
       REQUIRE(r.best.makespan == least);
       for (const schedule_family f : {schedule_family::one_f_one_b, schedule_family::zb_h1}) {
@@ -196,13 +212,14 @@ TEST_CASE("split: GPipe's split is the best of every split (tried one by one), t
     }
   }
   // The ZB advice applies when L = kS - 2: 10 layers over 4 stages is 2,3,3,2.
-  const split_result zb = choose_split(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}}, shapes[0],
-                                       model_costs(shapes[0]));
+  const split_result zb = choose_split(schedule_spec{schedule_family::one_f_one_b, {4, 8, 1, placement::loop}},
+                                       shapes[0], model_costs(shapes[0]));
   REQUIRE(zb.zb);
   REQUIRE(zb.zb->layers == std::vector<std::int64_t>{2, 3, 3, 2});
 }
 
-TEST_CASE("split: under a memory limit it finds a split that fits wherever one does (every split tried)", "[model][split]") {
+TEST_CASE("split: under a memory limit it finds a split that fits wherever one does (every split tried)",
+          "[model][split]") {
   const transformer_model model{.layers = 9, .hidden = 8, .heads = 2, .vocab = 200, .seq = 4};
   const costs c = model_costs(model);
   for (const schedule_family f : {schedule_family::one_f_one_b, schedule_family::zb_h1, schedule_family::gpipe}) {
@@ -240,7 +257,8 @@ TEST_CASE("model: DualPipe's two copies each hold the whole model, with an embed
   // copy's last: the head); rank 3 stage 3 (the down copy's last) and 4 (the up copy's
   // first): the same static bytes. The middle ranks hold none of them.
   const rational two_layers = stage_static_bytes(model, 2, stage_role{});
-  const rational ends = stage_static_bytes(model, 2, stage_role{true, false}) + stage_static_bytes(model, 2, stage_role{false, true});
+  const rational ends =
+      stage_static_bytes(model, 2, stage_role{true, false}) + stage_static_bytes(model, 2, stage_role{false, true});
   REQUIRE(mm.static_bytes(0) == ends);
   REQUIRE(mm.static_bytes(3) == ends);
   REQUIRE(mm.static_bytes(1) == rational{2} * two_layers);
@@ -269,7 +287,8 @@ TEST_CASE("model: sizes that overflow 64 bits are an error, never a wrong count"
   REQUIRE_THROWS_WITH(layer_parameters(m), "ctpipe: rational overflow (64-bit numerator or denominator)");
   m = find_model_preset("llama2-7b")->model;
   m.tp = 3;  // 32 heads over 3 ranks
-  REQUIRE_THROWS_WITH(check_model(m), "ctpipe: the model's key/value heads must be a multiple of its tensor-parallel size");
+  REQUIRE_THROWS_WITH(check_model(m),
+                      "ctpipe: the model's key/value heads must be a multiple of its tensor-parallel size");
 }
 
 TEST_CASE("tool: ctpipe split", "[model][split][tool]") {
@@ -277,12 +296,14 @@ TEST_CASE("tool: ctpipe split", "[model][split][tool]") {
   REQUIRE(run.exit_code == 0);
   const auto j = nlohmann::json::parse(run.out);
   REQUIRE(j.at("exact") == false);
-  REQUIRE(parse_rational(j.at("split").at("makespan").get<std::string>()) <= parse_rational(j.at("even").at("makespan").get<std::string>()));
+  REQUIRE(parse_rational(j.at("split").at("makespan").get<std::string>()) <=
+          parse_rational(j.at("even").at("makespan").get<std::string>()));
   REQUIRE(j.at("even").at("layers") == nlohmann::json::array({4, 4, 4, 4, 4, 4, 4, 4}));
   const auto gpipe = run_tool("split -s gpipe -P 4 -m 8 --model llama2-7b");
   REQUIRE(gpipe.out.find("(exact for gpipe)") != std::string::npos);
   REQUIRE(run_tool("split -P 4 -m 8").err == "ctpipe: split needs --model (a preset or a JSON file)\n");
-  REQUIRE(run_tool("split -P 4 -m 8 --model llama2-7b --memory-limit 3").err == "ctpipe: split takes a memory limit in bytes (80GiB)\n");
+  REQUIRE(run_tool("split -P 4 -m 8 --model llama2-7b --memory-limit 3").err ==
+          "ctpipe: split takes a memory limit in bytes (80GiB)\n");
 }
 
 TEST_CASE("tool: the SVG draws each rank's peak bytes against the limit, as the JSON counts them", "[model][tool]") {

@@ -39,7 +39,8 @@ struct svg_rect {
 
 /// The op, idle and stall rectangles of an SVG produced by render_svg, read back from its text.
 std::vector<svg_rect> rects_of(const std::string& svg) {
-  static const std::regex rect(R"re(<rect class="(op|idle|stall)" data-rank="(\d+)"(?: data-action="([^"]+)")? data-start="([^"]+)" data-end="([^"]+)" x="([^"]+)" y="[^"]+" width="([^"]+)")re");
+  static const std::regex rect(
+      R"re(<rect class="(op|idle|stall)" data-rank="(\d+)"(?: data-action="([^"]+)")? data-start="([^"]+)" data-end="([^"]+)" x="([^"]+)" y="[^"]+" width="([^"]+)")re");
   std::vector<svg_rect> out;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator(); ++it) {
     const auto& m = *it;
@@ -49,13 +50,17 @@ std::vector<svg_rect> rects_of(const std::string& svg) {
   return out;
 }
 
-io::report analyze_spec(const schedule_spec& spec, const costs& c = costs{}) { return io::analyze(spec, c, rational{1}); }
+io::report analyze_spec(const schedule_spec& spec, const costs& c = costs{}) {
+  return io::analyze(spec, c, rational{1});
+}
 
 const std::vector<schedule_spec>& picture_cases() {
-  static const std::vector<schedule_spec> cases = {
-      ctpipe::tests::one_f_one_b(4, 8), ctpipe::tests::gpipe(2, 1), ctpipe::tests::interleaved(4, 8, 2),
-      ctpipe::tests::zero_bubble(schedule_family::zb_h1, 4, 8), ctpipe::tests::zero_bubble(schedule_family::zbv, 4, 8),
-      ctpipe::tests::interleaved(16, 64, 4)};
+  static const std::vector<schedule_spec> cases = {ctpipe::tests::one_f_one_b(4, 8),
+                                                   ctpipe::tests::gpipe(2, 1),
+                                                   ctpipe::tests::interleaved(4, 8, 2),
+                                                   ctpipe::tests::zero_bubble(schedule_family::zb_h1, 4, 8),
+                                                   ctpipe::tests::zero_bubble(schedule_family::zbv, 4, 8),
+                                                   ctpipe::tests::interleaved(16, 64, 4)};
   return cases;
 }
 
@@ -86,7 +91,8 @@ TEST_CASE("readout: the model's fields are the JSON's values, 1F1B P = 4 m = 8",
   REQUIRE(ro.messages == 48);
   REQUIRE(ro.ranks.size() == 64);
   REQUIRE(io::action(ro.ranks.rank(0)[4]) == "0B0");
-  REQUIRE((ro.timeline.start(4) == rational{10} && ro.timeline.end(4) == rational{12}));  // 0B0 after 3B0 (4 to 6) ... 1B0
+  REQUIRE(
+      (ro.timeline.start(4) == rational{10} && ro.timeline.end(4) == rational{12}));  // 0B0 after 3B0 (4 to 6) ... 1B0
   REQUIRE(ro.timeline.makespan() == ro.makespan);
   REQUIRE((ro.drawn_run == nullptr && ro.drawn.makespan() == ro.makespan && ro.in_flight == &rep.memory));
   REQUIRE(ro.plain_peak_in_flight.empty());
@@ -94,7 +100,8 @@ TEST_CASE("readout: the model's fields are the JSON's values, 1F1B P = 4 m = 8",
   // ... and in the JSON, under the same names.
   REQUIRE(j["schedule"] == ro.schedule);
   REQUIRE((j["P"] == ro.P && j["m"] == ro.m && j["V"] == ro.V && j["placement"] == "loop"));
-  REQUIRE(j["costs"] == nlohmann::ordered_json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}, {"fb", "3"}});
+  REQUIRE(j["costs"] ==
+          nlohmann::ordered_json{{"f", "1"}, {"b", "2"}, {"i", "1"}, {"w", "1"}, {"c", "0"}, {"fb", "3"}});
   REQUIRE(j["gamma"] == "1");
   REQUIRE(j["makespan"] == "33");
   REQUIRE(j["bubble_fraction"] == "3/11");
@@ -120,7 +127,8 @@ TEST_CASE("readout: an interleaved schedule's title parameters, a split backward
   REQUIRE(il.interleaved);
   REQUIRE((il.interleaved->variant == interleaved_variant::megatron && il.interleaved->group == 4 &&
            il.interleaved->warmup_factor == 2));
-  REQUIRE(io::render_title(il).find("placement loop  variant megatron  g = 4  warmup factor 2  costs") != std::string::npos);
+  REQUIRE(io::render_title(il).find("placement loop  variant megatron  g = 4  warmup factor 2  costs") !=
+          std::string::npos);
   // ZB-H1 with gamma = 1/2: the finer model's peaks beside the plain count's 4 4 4 4.
   const io::report zb = io::analyze(ctpipe::tests::zero_bubble(schedule_family::zb_h1, 4, 8), costs{}, rational{1, 2});
   const io::readout ro = io::readout_of(zb);
@@ -130,7 +138,8 @@ TEST_CASE("readout: an interleaved schedule's title parameters, a split backward
   REQUIRE_FALSE(ro.interleaved);
 }
 
-TEST_CASE("SVG: one box per op at its simulated times - hatched idle per rank sums to the simulated idle", "[pictures]") {
+TEST_CASE("SVG: one box per op at its simulated times - hatched idle per rank sums to the simulated idle",
+          "[pictures]") {
   for (const schedule_spec& spec : picture_cases()) {
     for (const costs& c : {costs{}, costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 3}}}) {
       INFO(family_name(spec.family) << " P " << spec.shape.P << " m " << spec.shape.m << " t_c " << io::to_string(c.c));
@@ -144,7 +153,8 @@ TEST_CASE("SVG: one box per op at its simulated times - hatched idle per rank su
       std::vector<int> idle_rects(static_cast<std::size_t>(spec.shape.P));
       std::size_t ops = 0;
       std::map<std::string, std::pair<rational, rational>> times;
-      for (std::size_t k = 0; k < rep.ops.size(); ++k) times[io::action(rep.ops.view().ops[k])] = {rep.sim.start(k), rep.sim.end(k)};
+      for (std::size_t k = 0; k < rep.ops.size(); ++k)
+        times[io::action(rep.ops.view().ops[k])] = {rep.sim.start(k), rep.sim.end(k)};
       std::vector<rational> idle_exact(static_cast<std::size_t>(spec.shape.P));
       std::vector<double> idle_pixels(static_cast<std::size_t>(spec.shape.P));
       for (const svg_rect& r : rects) {
@@ -178,7 +188,8 @@ TEST_CASE("trace: one slice per op, its duration the simulated one, exactly", "[
     const auto j = nlohmann::json::parse(io::to_trace(rep).dump());
     const rational tick = parse_rational(j["otherData"]["time_units_per_tick"].get<std::string>());
     std::map<std::string, std::pair<rational, rational>> times;
-    for (std::size_t k = 0; k < rep.ops.size(); ++k) times[io::action(rep.ops.view().ops[k])] = {rep.sim.start(k), rep.sim.end(k)};
+    for (std::size_t k = 0; k < rep.ops.size(); ++k)
+      times[io::action(rep.ops.view().ops[k])] = {rep.sim.start(k), rep.sim.end(k)};
     std::size_t slices = 0;
     for (const auto& e : j["traceEvents"]) {
       if (e["ph"] != "X") continue;
@@ -202,7 +213,8 @@ TEST_CASE("tool: --format svg and trace - compare draws several schedules on one
   std::size_t gaps = 0;
   for (int r = 0; r < 4; ++r) {
     rational free_at{0};
-    for (std::uint32_t k = rep.ops.view().offsets[static_cast<std::size_t>(r)]; k < rep.ops.view().offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = rep.ops.view().offsets[static_cast<std::size_t>(r)];
+         k < rep.ops.view().offsets[static_cast<std::size_t>(r) + 1]; ++k) {
       gaps += rep.sim.start(k) > free_at ? 1 : 0;
       free_at = rep.sim.end(k);
     }
@@ -221,8 +233,8 @@ TEST_CASE("tool: --format svg and trace - compare draws several schedules on one
   REQUIRE(boxes == 64 + 64 + 128 + 96 + 96 + 192);
   const auto table = ctpipe::tests::run_tool("compare --schedules gpipe,1f1b,interleaved-1f1b -P 4 -m 3");
   REQUIRE(table.exit_code == 0);
-  REQUIRE(table.out.find("interleaved-1f1b: rejected (ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m], but m < P)") !=
-          std::string::npos);
+  REQUIRE(table.out.find("interleaved-1f1b: rejected (ctpipe: interleaved-1f1b (megatron) needs the group size in [P, "
+                         "m], but m < P)") != std::string::npos);
   REQUIRE(table.out.find("1f1b                        18") != std::string::npos);
   const auto bad = ctpipe::tests::run_tool("compare --schedules nope");
   REQUIRE(bad.exit_code == 2);
@@ -281,11 +293,13 @@ TEST_CASE("executed timeline: a report draws the executed run, its stall in a sh
   for (int c = 0; c < 10; ++c) stalled += "\u2592";
   REQUIRE(lines_starting(text, "rank 1")[0].starts_with(stalled + "F0--------B0"));
   REQUIRE(lines_starting(text, "rank 0")[0].find("\u2592") == std::string::npos);
-  REQUIRE(text.find("\u2591 bubble (idle)  \u2592 stall (blocked in a transfer, inputs ready);  1 time unit = 10 columns") !=
+  REQUIRE(text.find(
+              "\u2591 bubble (idle)  \u2592 stall (blocked in a transfer, inputs ready);  1 time unit = 10 columns") !=
           std::string::npos);
   REQUIRE(io::render_title(rep).find("  timeline: run executed under blocking\n") != std::string::npos);
   const std::vector<std::string> readout = io::readout_lines(rep);
-  REQUIRE(readout[0] == "timeline: run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per rank 4 4");
+  REQUIRE(readout[0] ==
+          "timeline: run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per rank 4 4");
   REQUIRE(readout[1] == "simulated makespan 9 (no closed form: read from a file)");
   REQUIRE(readout[2] == "simulated idle per rank 3 3");
 
@@ -315,7 +329,8 @@ TEST_CASE("executed timeline: a report draws the executed run, its stall in a sh
 
   // Posted runs it as simulated: no stall, no stall legend, no stall box.
   io::report posted = io::analyze(compute_part(lowered.view()), costs{}, rational{1}, "head_of_line.csv");
-  io::draw_executed(posted, io::executed_timeline_of(lowered.view(), execute(lowered.view(), costs{}, runtime_model::posted)));
+  io::draw_executed(posted,
+                    io::executed_timeline_of(lowered.view(), execute(lowered.view(), costs{}, runtime_model::posted)));
   REQUIRE(io::render_timeline(posted).find("\u2592") == std::string::npos);
   REQUIRE(io::render_timeline(posted).find("stall") == std::string::npos);
   REQUIRE(io::render_svg(posted).find("class=\"stall\"") == std::string::npos);
@@ -332,21 +347,25 @@ TEST_CASE("executed timeline: a report draws the executed run, its stall in a sh
                       "ctpipe: an executed timeline needs the lowered lists of the report's schedule");
 }
 
-TEST_CASE("ctpipe validate draws the executed run of a lowered file: blocking's, --runtime's, or the first that runs", "[pictures][tool]") {
+TEST_CASE("ctpipe validate draws the executed run of a lowered file: blocking's, --runtime's, or the first that runs",
+          "[pictures][tool]") {
   using ctpipe::tests::run_tool;
   using ctpipe::tests::temp_file;
   const temp_file stalled(head_of_line_csv);
   const auto text = run_tool("validate " + stalled.path);
   REQUIRE(text.exit_code == 0);
-  REQUIRE(text.out.find("executed, blocking    makespan 10  bubble 2/5 (40.0%)  stall per rank 0 1\n") != std::string::npos);
+  REQUIRE(text.out.find("executed, blocking    makespan 10  bubble 2/5 (40.0%)  stall per rank 0 1\n") !=
+          std::string::npos);
   REQUIRE(text.out.find("t_c = 0  timeline: run executed under blocking\n") != std::string::npos);
   std::string stalled_row = "rank 1  ";
   for (int c = 0; c < 10; ++c) stalled_row += "\u2591";
   for (int c = 0; c < 10; ++c) stalled_row += "\u2592";
   REQUIRE(text.out.find("\n" + stalled_row + "F0--------B0==================F1") != std::string::npos);
   REQUIRE(text.out.find("\u2592 stall (blocked in a transfer, inputs ready)") != std::string::npos);
-  REQUIRE(text.out.find("\ntimeline: run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per rank 4 4\n"
-                        "simulated makespan 9 (no closed form: read from a file)\n") != std::string::npos);
+  REQUIRE(
+      text.out.find(
+          "\ntimeline: run executed under blocking: makespan 10 (simulated 9); stall per rank 0 1; idle per rank 4 4\n"
+          "simulated makespan 9 (no closed form: read from a file)\n") != std::string::npos);
   const auto svg = run_tool("validate --format svg " + stalled.path);
   REQUIRE(svg.exit_code == 0);
   std::size_t stall_boxes = 0;
@@ -368,14 +387,16 @@ TEST_CASE("ctpipe validate draws the executed run of a lowered file: blocking's,
   REQUIRE(run_tool("validate --format svg --runtime posted " + stalled.path).out.find("stall\"") == std::string::npos);
 
   // Blocking and rendezvous hang (each rank receives before it sends); posted runs.
-  const temp_file grouped("0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0B0,0RECV_B1,0B1\n"
-                          "1RECV_F0,1F0,1B0,1RECV_F1,1SEND_B0,1F1,1B1,1SEND_B1\n");
+  const temp_file grouped(
+      "0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0B0,0RECV_B1,0B1\n"
+      "1RECV_F0,1F0,1B0,1RECV_F1,1SEND_B0,1F1,1B1,1SEND_B1\n");
   const auto fallback = run_tool("validate " + grouped.path);
   REQUIRE(fallback.exit_code == 0);
-  REQUIRE(fallback.out.find("t_c = 0  timeline: run executed under posted (blocking, rendezvous hang)\n") != std::string::npos);
-  REQUIRE(fallback.out.find("\ntimeline: run executed under posted: makespan 9") != std::string::npos);
-  REQUIRE(run_tool("validate --format svg " + grouped.path).out.find("timeline: run executed under posted (blocking, rendezvous hang)</text>") !=
+  REQUIRE(fallback.out.find("t_c = 0  timeline: run executed under posted (blocking, rendezvous hang)\n") !=
           std::string::npos);
+  REQUIRE(fallback.out.find("\ntimeline: run executed under posted: makespan 9") != std::string::npos);
+  REQUIRE(run_tool("validate --format svg " + grouped.path)
+              .out.find("timeline: run executed under posted (blocking, rendezvous hang)</text>") != std::string::npos);
   // --runtime batched names the model, which runs: no note.
   REQUIRE(run_tool("validate --runtime batched " + grouped.path).out.find("timeline: run executed under batched\n") !=
           std::string::npos);
@@ -391,22 +412,28 @@ TEST_CASE("ctpipe validate draws the executed run of a lowered file: blocking's,
   REQUIRE(plain.out.find("\nmakespan 9 (no closed form: read from a file)\n") != std::string::npos);
 }
 
-TEST_CASE("SVG: a file name of any bytes becomes well-formed XML text (U+FFFD for bad UTF-8 and controls)", "[pictures]") {
-  const std::string name = std::string("bad\xff") + "name<&\x01\xc3\xa9\xed\xa0\x80.csv";  // 0xED 0xA0 0x80: a surrogate
+TEST_CASE("SVG: a file name of any bytes becomes well-formed XML text (U+FFFD for bad UTF-8 and controls)",
+          "[pictures]") {
+  const std::string name =
+      std::string("bad\xff") + "name<&\x01\xc3\xa9\xed\xa0\x80.csv";  // 0xED 0xA0 0x80: a surrogate
   const io::report rep = io::analyze(generate({schedule_family::one_f_one_b, {2, 2}}), costs{}, rational{1}, name);
   const std::string svg = io::render_svg(rep);
   const std::string fffd = "\xEF\xBF\xBD";
   // 0xFF, the control 0x01 and each byte of the surrogate sequence are replaced; the
   // well-formed "é" (0xC3 0xA9) is kept; < and & are escaped.
-  REQUIRE(svg.find("bad" + fffd + "name&lt;&amp;" + fffd + "\xc3\xa9" + fffd + fffd + fffd + ".csv") != std::string::npos);
+  REQUIRE(svg.find("bad" + fffd + "name&lt;&amp;" + fffd + "\xc3\xa9" + fffd + fffd + fffd + ".csv") !=
+          std::string::npos);
   REQUIRE(svg.find('\xff') == std::string::npos);
   // U+FFFE and U+FFFF are well-formed UTF-8 that XML 1.0 forbids.
-  const io::report nonchars =
-      io::analyze(generate({schedule_family::one_f_one_b, {2, 2}}), costs{}, rational{1}, "a\xef\xbf\xbe\xef\xbf\xbf" "b.csv");
+  const io::report nonchars = io::analyze(generate({schedule_family::one_f_one_b, {2, 2}}), costs{}, rational{1},
+                                          "a\xef\xbf\xbe\xef\xbf\xbf"
+                                          "b.csv");
   REQUIRE(io::render_svg(nonchars).find("a" + fffd + fffd + "b.csv") != std::string::npos);
 }
 
-TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box with both labels, text, SVG, trace and JSON", "[pictures]") {
+TEST_CASE(
+    "overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box with both labels, text, SVG, trace and JSON",
+    "[pictures]") {
   const io::report rep = analyze_spec({schedule_family::dualpipev, {4, 8, 2, placement::v_shape}});
   const schedule_view v = rep.ops.view();
   // Each pair: its word's index, its PyTorch action and its timeline label.
@@ -428,7 +455,8 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box wi
     }
   }
   REQUIRE(pairs.size() > 10);
-  REQUIRE(pairs[0].action == "(0F7;7B3)OVERLAP_F_B");  // rank 0's first pair: F of micro-batch 7 on chunk 0, B of 3 on chunk 1
+  REQUIRE(pairs[0].action ==
+          "(0F7;7B3)OVERLAP_F_B");  // rank 0's first pair: F of micro-batch 7 on chunk 0, B of 3 on chunk 1
   REQUIRE(pairs[0].label == "F7.0/B3.1");
   const std::size_t actions = v.size() - pairs.size();  // what each view shows: one item per action
 
@@ -440,8 +468,7 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box wi
       INFO(p.label);
       const std::string box = p.label + std::string(15 - p.label.size(), '#');
       // The box may be cut by a band's end: then its start is there.
-      REQUIRE((timeline.find(box) != std::string::npos ||
-               timeline.find(p.label + "#") != std::string::npos));
+      REQUIRE((timeline.find(box) != std::string::npos || timeline.find(p.label + "#") != std::string::npos));
       REQUIRE(timeline.find(box + "#") == std::string::npos);  // never longer: no second box behind it
     }
     // In the ranks' rows, one label per pair and nothing else with a '/'.
@@ -454,7 +481,7 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box wi
     REQUIRE(labels == pairs.size());
     REQUIRE(timeline.find("F/B# F&B overlapped pair") != std::string::npos);
     REQUIRE(timeline.find("F4.1/B0.0 = F4.1 and B0.0 overlapped") != std::string::npos);
-    REQUIRE(timeline.find("OVERLAP") == std::string::npos);  // never the word's kind name
+    REQUIRE(timeline.find("OVERLAP") == std::string::npos);      // never the word's kind name
     REQUIRE(timeline.find("B= backward") != std::string::npos);  // DualPipeV has plain Bs too
     // Too narrow for a label (27 time units on 40 columns: a pair is 2 columns): a pair
     // is all '#', never an 'F' that would read as a forward.
@@ -475,15 +502,18 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box wi
       if (line.starts_with("rank ")) REQUIRE(line.find('/') == std::string::npos);  // no label fits
     }
     // Without pairs, no pair legend.
-    REQUIRE(io::render_timeline(analyze_spec(ctpipe::tests::one_f_one_b(4, 8))).find("overlapped") == std::string::npos);
+    REQUIRE(io::render_timeline(analyze_spec(ctpipe::tests::one_f_one_b(4, 8))).find("overlapped") ==
+            std::string::npos);
   }
 
-  SECTION("SVG: one rect per pair, class op pair, its action both halves, label F7.0/B3.1, idle sums to the simulated") {
+  SECTION(
+      "SVG: one rect per pair, class op pair, its action both halves, label F7.0/B3.1, idle sums to the simulated") {
     const std::string svg = io::render_svg(rep);
     static const std::regex pair_rect(
         R"re(<rect class="op pair" data-rank="(\d+)" data-action="([^"]+)" data-start="([^"]+)" data-end="([^"]+)")re");
     std::size_t drawn = 0;
-    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), pair_rect); it != std::sregex_iterator(); ++it, ++drawn) {
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), pair_rect); it != std::sregex_iterator();
+         ++it, ++drawn) {
       const auto& m = *it;
       REQUIRE(drawn < pairs.size());
       const pair_info& p = pairs[drawn];  // in rank order, as drawn
@@ -493,7 +523,8 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box wi
       REQUIRE(parse_rational(m[4].str()) == rep.sim.end(p.k));
     }
     REQUIRE(drawn == pairs.size());
-    for (const pair_info& p : pairs) REQUIRE(svg.find("text-anchor=\"middle\">" + p.label + "</text>") != std::string::npos);
+    for (const pair_info& p : pairs)
+      REQUIRE(svg.find("text-anchor=\"middle\">" + p.label + "</text>") != std::string::npos);
     // The other ops one box each; no box for a pair's B word or its word alone.
     const std::vector<svg_rect> rects = rects_of(svg);
     std::vector<rational> idle(static_cast<std::size_t>(v.shape.P));
@@ -559,7 +590,8 @@ TEST_CASE("overlapped pairs: DualPipeV P = 4 m = 8 draws each pair as one box wi
       entries += ranks.size();
     }
     REQUIRE(entries == actions);
-    REQUIRE(j["timeline"][0][17] == nlohmann::ordered_json{"(0F7;7B3)OVERLAP_F_B", io::to_string(rep.sim.start(pairs[0].k)),
+    REQUIRE(j["timeline"][0][17] == nlohmann::ordered_json{"(0F7;7B3)OVERLAP_F_B",
+                                                           io::to_string(rep.sim.start(pairs[0].k)),
                                                            io::to_string(rep.sim.end(pairs[0].k))});
     // Idle and bubble are the simulation's, whatever the views draw.
     REQUIRE(j["idle"] == nlohmann::ordered_json{"3", "3", "3", "3"});

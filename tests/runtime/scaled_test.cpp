@@ -26,14 +26,16 @@ namespace {
 
 schedule_spec spec_of(schedule_family f, int P, int m, int V) { return {f, {P, m, V, natural_placement(f)}}; }
 
-rational makespan(schedule_family f, int P, int m, const std::vector<rational>& stage, const std::vector<rational>& mb = {},
-                  const costs& c = costs{}) {
+rational makespan(schedule_family f, int P, int m, const std::vector<rational>& stage,
+                  const std::vector<rational>& mb = {}, const costs& c = costs{}) {
   return simulate(generate(spec_of(f, P, m, 1)).view(), c, cost_scale{stage, mb}).makespan();
 }
 
 }  // namespace
 
-TEST_CASE("unequal stages: 1F1B with the last stage 5/4 slower takes 39, layers 8, 8, 7, 7 part GPipe (258) and 1F1B (252)", "[scaled]") {
+TEST_CASE(
+    "unequal stages: 1F1B with the last stage 5/4 slower takes 39, layers 8, 8, 7, 7 part GPipe (258) and 1F1B (252)",
+    "[scaled]") {
   REQUIRE(makespan(schedule_family::one_f_one_b, 4, 8, {1, 1, 1, rational{5, 4}}) == rational{39});
   REQUIRE(makespan(schedule_family::gpipe, 4, 8, {8, 8, 7, 7}) == rational{258});
   REQUIRE(makespan(schedule_family::one_f_one_b, 4, 8, {8, 8, 7, 7}) == rational{252});
@@ -52,7 +54,8 @@ TEST_CASE("unequal micro-batches: one rank runs the sum of its scaled ops", "[sc
   // backwards, each scaled by its micro-batch's factor.
   const std::vector<rational> mb{1, 2, rational{1, 2}, 3};
   REQUIRE(makespan(schedule_family::one_f_one_b, 1, 4, {}, mb) == rational{3} * (rational{1} + 2 + rational{1, 2} + 3));
-  REQUIRE(makespan(schedule_family::gpipe, 1, 4, {rational{3, 2}}, mb) == rational{3, 2} * rational{3} * rational{13, 2});
+  REQUIRE(makespan(schedule_family::gpipe, 1, 4, {rational{3, 2}}, mb) ==
+          rational{3, 2} * rational{3} * rational{13, 2});
 }
 
 TEST_CASE("the closed forms under unequal stages, every factor tuple over P <= 5", "[scaled][proofs]") {
@@ -68,7 +71,8 @@ TEST_CASE("the closed forms under unequal stages, every factor tuple over P <= 5
   }
 }
 
-TEST_CASE("prove_scaled: every family over P <= 5, m <= 10, V <= 3, random stage and micro-batch factors", "[scaled][proofs]") {
+TEST_CASE("prove_scaled: every family over P <= 5, m <= 10, V <= 3, random stage and micro-batch factors",
+          "[scaled][proofs]") {
   std::mt19937 rng(20261201);
   const auto factor = [&rng] {
     return rational{static_cast<std::int64_t>(1 + rng() % 6), static_cast<std::int64_t>(1 + rng() % 4)};
@@ -106,7 +110,8 @@ TEST_CASE("homogeneity: every stage factor k multiplies the makespan by k (t_c =
     const std::vector<rational> threes(static_cast<std::size_t>(spec.shape.stages()), rational{3, 2});
     const std::vector<rational> ones(static_cast<std::size_t>(spec.shape.stages()), rational{1});
     INFO(family_name(f));
-    REQUIRE(simulate(g.view(), costs{}, cost_scale{threes, {}}).makespan() == rational{3, 2} * simulate(g.view(), costs{}).makespan());
+    REQUIRE(simulate(g.view(), costs{}, cost_scale{threes, {}}).makespan() ==
+            rational{3, 2} * simulate(g.view(), costs{}).makespan());
     REQUIRE(simulate(g.view(), costs{}, cost_scale{ones, {}}).makespan() == simulate(g.view(), costs{}).makespan());
   }
 }
@@ -114,7 +119,8 @@ TEST_CASE("homogeneity: every stage factor k multiplies the makespan by k (t_c =
 TEST_CASE("cost_scale errors: a list of the wrong length, a factor that is not positive", "[scaled]") {
   const schedule g = generate(spec_of(schedule_family::one_f_one_b, 4, 8, 1));
   const std::vector<rational> three{1, 1, 1}, zero{1, 0, 1, 1}, seven(7, rational{1});
-  REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{three, {}}), "ctpipe: the stage scale needs one factor per stage (P*V of them)");
+  REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{three, {}}),
+                      "ctpipe: the stage scale needs one factor per stage (P*V of them)");
   REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{zero, {}}), "ctpipe: scale factors must be > 0");
   REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{{}, seven}),
                       "ctpipe: the micro-batch scale needs one factor per micro-batch (m of them)");
@@ -122,12 +128,14 @@ TEST_CASE("cost_scale errors: a list of the wrong length, a factor that is not p
                       "ctpipe: the stage scale needs one factor per stage (P*V of them)");
 }
 
-TEST_CASE("tool: --stage-scale and --microbatch-scale, echoed in the JSON, checked against the shape", "[scaled][tool]") {
+TEST_CASE("tool: --stage-scale and --microbatch-scale, echoed in the JSON, checked against the shape",
+          "[scaled][tool]") {
   const auto text = run_tool("-P 4 -m 8 --stage-scale 1,1,1,5/4 --color never");
   REQUIRE(text.exit_code == 0);
   REQUIRE(text.out.find("stage scale 1,1,1,5/4") != std::string::npos);
   REQUIRE(text.out.find("makespan 39 = formula (Σa + (m-1) max a)(t_f+t_b)") != std::string::npos);
-  const auto json = run_tool("-s gpipe -P 4 -m 8 --stage-scale 8,8,7,7 --microbatch-scale 1,1,1,1,1,1,1,1 --format json");
+  const auto json =
+      run_tool("-s gpipe -P 4 -m 8 --stage-scale 8,8,7,7 --microbatch-scale 1,1,1,1,1,1,1,1 --format json");
   REQUIRE(json.exit_code == 0);
   const auto j = nlohmann::json::parse(json.out);
   REQUIRE(j.at("makespan") == "258");
@@ -141,7 +149,8 @@ TEST_CASE("tool: --stage-scale and --microbatch-scale, echoed in the JSON, check
   REQUIRE(wrong.exit_code == 2);
   REQUIRE(wrong.out.empty());
   REQUIRE(wrong.err == "ctpipe: --stage-scale needs one factor per stage, 4 of them (P*V); 2 given\n");
-  REQUIRE(run_tool("-P 4 -m 8 --microbatch-scale 1,2").err == "ctpipe: --microbatch-scale needs one factor per micro-batch, 8 of them (m); 2 given\n");
+  REQUIRE(run_tool("-P 4 -m 8 --microbatch-scale 1,2").err ==
+          "ctpipe: --microbatch-scale needs one factor per micro-batch, 8 of them (m); 2 given\n");
   REQUIRE(run_tool("-P 4 -m 8 --microbatch-scale 1,,2").err ==
           "ctpipe: --microbatch-scale takes exact numbers separated by commas (e.g. 1,1,1,5/4)\n");
   // compare: the families with another number of stages (P*V) are rejected rows.
@@ -152,8 +161,9 @@ TEST_CASE("tool: --stage-scale and --microbatch-scale, echoed in the JSON, check
   REQUIRE(c.at("schedules").at(1).at("makespan") == "39");
   bool interleaved_rejected = false;
   for (const auto& r : c.at("rejected")) {
-    interleaved_rejected |= r.at("schedule") == "interleaved-1f1b" &&
-                            r.at("reason") == "ctpipe: --stage-scale needs one factor per stage, 8 of them (P*V); 4 given";
+    interleaved_rejected |=
+        r.at("schedule") == "interleaved-1f1b" &&
+        r.at("reason") == "ctpipe: --stage-scale needs one factor per stage, 8 of them (P*V); 4 given";
   }
   REQUIRE(interleaved_rejected);
 }

@@ -90,7 +90,6 @@ rational exhaustive_optimum(const search_problem& p) {
   }
 }
 
-
 /// The V-shape settings: the same profiles and chunk costs half of the numbers above, as
 /// issue 18 gives them (14407, 14380, 9676, 1610 for P = 16), and the authors' automatic
 /// ZB-V's largest bubble (span - m(t_f + t_i + t_w), in time units) at k = 1 to 3 in steps
@@ -103,9 +102,15 @@ struct authors_v_setting {
   std::int64_t bubble[17];
 };
 const authors_v_setting anchors_v[] = {
-    {&anchors[0], {276749, 193246, 116649, 76695, 24003, 24003, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046}},
-    {&anchors[1], {185360, 120134, 65567, 37367, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642}},
-    {&anchors[2], {325072, 198210, 79992, 54501, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866}},
+    {&anchors[0],
+     {276749, 193246, 116649, 76695, 24003, 24003, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046, 13046,
+      13046}},
+    {&anchors[1],
+     {185360, 120134, 65567, 37367, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642, 10642,
+      10642}},
+    {&anchors[2],
+     {325072, 198210, 79992, 54501, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866, 13866,
+      13866}},
 };
 
 search_problem problem_v_of(const authors_setting& a, rational k) {
@@ -144,7 +149,8 @@ rational exhaustive_optimum_v(const search_problem& p) {
     std::size_t k = 0;
     for (int r = 0; r < P; ++r) {
       s.offsets()[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(k);
-      for (const slot x : lists[pick[static_cast<std::size_t>(r)]]) s.ops()[k++] = op{x.kind, p.shape.stage_of(r, x.chunk), x.mb};
+      for (const slot x : lists[pick[static_cast<std::size_t>(r)]])
+        s.ops()[k++] = op{x.kind, p.shape.stage_of(r, x.chunk), x.mb};
     }
     s.offsets()[static_cast<std::size_t>(P)] = static_cast<std::uint32_t>(k);
     if (validate(s.view()).ok()) {
@@ -225,7 +231,8 @@ TEST_CASE("search: the lower bound and the optimality claim against exhaustive s
   cs[1].f = rational{28814}, cs[1].i = rational{28760}, cs[1].w = rational{19352}, cs[1].c = rational{1610};
   cs[2].f = rational{1}, cs[2].i = rational{2}, cs[2].w = rational{1, 2}, cs[2].c = rational{1, 4};
   int cases = 0, proved = 0, matched = 0;
-  for (const auto& [P, m] : {std::pair{1, 3}, std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 2}, std::pair{3, 3}, std::pair{4, 2}}) {
+  for (const auto& [P, m] :
+       {std::pair{1, 3}, std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 2}, std::pair{3, 3}, std::pair{4, 2}}) {
     for (const costs& c : cs) {
       for (const rational g : {rational{1}, rational{16, 37}, rational{0}}) {
         for (int half = 2; half <= 2 * P + 2; ++half) {
@@ -255,19 +262,24 @@ TEST_CASE("search: the problem's errors", "[search]") {
   search_problem p;
   p.shape = pipeline_shape{4, 8, 1, placement::loop};
   p.memory_limit = {rational{1, 2}};
-  CHECK_THROWS_WITH(search(p), "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one micro-batch in flight)");
+  CHECK_THROWS_WITH(search(p),
+                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule "
+                    "needs: one micro-batch in flight)");
   p.memory_limit = {rational{4}, rational{4}};
   CHECK_THROWS_WITH(search(p), "ctpipe: search takes one memory limit for every rank or P of them");
   p.memory_limit = {rational{4}};
   const char* const placement_message =
-      "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement (two chunks per rank)";
+      "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement (two "
+      "chunks per rank)";
   p.shape = pipeline_shape{4, 8, 2, placement::loop};
   CHECK_THROWS_WITH(search(p), placement_message);
   p.shape = pipeline_shape{4, 8, 2, placement::bidirectional};
   CHECK_THROWS_WITH(search(p), placement_message);
   p.shape = pipeline_shape{4, 8, 2, placement::v_shape};
   p.memory_limit = {rational{3, 4}};  // the V-shape needs both chunks of a micro-batch: 1 full activation
-  CHECK_THROWS_WITH(search(p), "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one micro-batch in flight)");
+  CHECK_THROWS_WITH(search(p),
+                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule "
+                    "needs: one micro-batch in flight)");
   p.memory_limit = {rational{4}};
   // the least limit fits: each rank runs F, I, W per micro-batch
   p.shape = pipeline_shape{3, 5, 1, placement::loop};
@@ -278,13 +290,16 @@ TEST_CASE("search: the problem's errors", "[search]") {
 }
 
 TEST_CASE("tool: ctpipe search", "[search][tool]") {
-  const auto text = run_tool("search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 48 --color never");
+  const auto text = run_tool(
+      "search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 48 --color never");
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("largest span 3715878, bubble rate 3905/619313 = 0.63%") != std::string::npos);
-  CHECK(text.out.find("the authors' heuristic alone (their 8 rule sets): span 3720942, bubble rate 0.77%") != std::string::npos);
+  CHECK(text.out.find("the authors' heuristic alone (their 8 rule sets): span 3720942, bubble rate 0.77%") !=
+        std::string::npos);
   CHECK(text.out.find("not proved optimal") != std::string::npos);
 
-  const auto json = run_tool("search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 16 --format json");
+  const auto json = run_tool(
+      "search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 16 --format json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
   CHECK(j["schedule"] == "search");
@@ -305,16 +320,20 @@ TEST_CASE("tool: ctpipe search", "[search][tool]") {
 
   const auto low = run_tool("search -P 4 -m 8 --memory-limit 1/2");
   CHECK(low.exit_code == 2);
-  CHECK(low.err == "ctpipe: --memory-limit 1/2 is below what any schedule needs: at least 1 full activation per rank (one micro-batch in flight)\n");
+  CHECK(low.err ==
+        "ctpipe: --memory-limit 1/2 is below what any schedule needs: at least 1 full activation per rank (one "
+        "micro-batch in flight)\n");
   const auto two_way = run_tool("search -P 4 -m 8 --placement bidirectional");
   CHECK(two_way.exit_code == 2);
-  CHECK(two_way.err == "ctpipe: search takes --placement loop (one stage per rank, V = 1) or --placement v (the V-shape, V = 2)\n");
+  CHECK(two_way.err ==
+        "ctpipe: search takes --placement loop (one stage per rank, V = 1) or --placement v (the V-shape, V = 2)\n");
   const auto bytes = run_tool("search -P 4 -m 8 --memory-limit 10GiB");
   CHECK(bytes.exit_code == 2);
   CHECK(bytes.err.find("needs --model") != std::string::npos);
 }
 
-TEST_CASE("search_exact: CBC certifies the optimum at P = 4, m = 8, also where the greedy is not optimal", "[search][exact]") {
+TEST_CASE("search_exact: CBC certifies the optimum at P = 4, m = 8, also where the greedy is not optimal",
+          "[search][exact]") {
   // below P activations the authors' rules run far from the optimum; local repair takes
   // part of the way back, CBC finds and proves the rest. Per case: the limit, the
   // greedy's span (no repair), after local repair, the optimum.
@@ -384,7 +403,8 @@ TEST_CASE("tool: ctpipe search --method", "[search][tool]") {
   CHECK(j["search"]["method"] == "exact");
   CHECK(j["search"]["optimal"] == true);
   CHECK(j["search"]["span"] == "91/2");
-  const auto g = run_tool("search -P 4 -m 8 --costs f=1,i=2,w=1/2,c=1/4 --memory-limit 3 --method greedy --format json");
+  const auto g =
+      run_tool("search -P 4 -m 8 --costs f=1,i=2,w=1/2,c=1/4 --memory-limit 3 --method greedy --format json");
   REQUIRE(g.exit_code == 0);
   const nlohmann::json gj = nlohmann::json::parse(g.out);
   CHECK(gj["search"]["method"] == "local");
@@ -402,8 +422,9 @@ TEST_CASE("tool: ctpipe search --method", "[search][tool]") {
 }
 
 TEST_CASE("searched_v: the compile-time form equals search() without local repair", "[search][static]") {
-  for (const search_spec& spec : {ctpipe::tests::searched_small, ctpipe::tests::searched_authors, ctpipe::tests::searched_moderate,
-                                  ctpipe::tests::searched_v_small, ctpipe::tests::searched_v_authors, ctpipe::tests::searched_v_moderate}) {
+  for (const search_spec& spec :
+       {ctpipe::tests::searched_small, ctpipe::tests::searched_authors, ctpipe::tests::searched_moderate,
+        ctpipe::tests::searched_v_small, ctpipe::tests::searched_v_authors, ctpipe::tests::searched_v_moderate}) {
     CAPTURE(spec.shape.P, spec.shape.m, spec.shape.V, spec.authors_only);
     search_problem p;
     p.shape = spec.shape, p.cost = spec.cost, p.gamma = spec.gamma, p.memory_limit = {spec.memory_limit};
@@ -412,7 +433,8 @@ TEST_CASE("searched_v: the compile-time form equals search() without local repai
     REQUIRE(run.ops.size() == at_compile_time_form.size());
     CHECK(std::equal(run.ops.view().ops.begin(), run.ops.view().ops.end(), at_compile_time_form.view().ops.begin()));
     CHECK(simulate(at_compile_time_form.view(), spec.cost).largest_span() == run.report.span);
-    CHECK(in_flight(at_compile_time_form.view(), spec.gamma).largest_peak() / rational{spec.shape.V} <= spec.memory_limit);
+    CHECK(in_flight(at_compile_time_form.view(), spec.gamma).largest_peak() / rational{spec.shape.V} <=
+          spec.memory_limit);
   }
   // the frozen values themselves, as the proofs state them
   const auto& small = searched_v<ctpipe::tests::searched_small>;
@@ -420,7 +442,8 @@ TEST_CASE("searched_v: the compile-time form equals search() without local repai
   CHECK(simulate(small.view(), costs{}).largest_span() == rational{48});
   const auto& authors = searched_v<ctpipe::tests::searched_authors>;
   search_problem p;
-  p.shape = authors.shape, p.cost = ctpipe::tests::searched_authors.cost, p.gamma = rational{16, 37}, p.memory_limit = {rational{8}};
+  p.shape = authors.shape, p.cost = ctpipe::tests::searched_authors.cost, p.gamma = rational{16, 37},
+  p.memory_limit = {rational{8}};
   const search_result run = search(p, {true, false});
   CHECK(std::equal(run.ops.view().ops.begin(), run.ops.view().ops.end(), authors.view().ops.begin()));
   CHECK(simulate(authors.view(), p.cost).largest_span() == run.report.span);
@@ -437,7 +460,8 @@ TEST_CASE("searched_v: the compile-time form equals search() without local repai
   for (const search_spec& spec : {ctpipe::tests::searched_moderate, ctpipe::tests::searched_v_moderate}) {
     search_problem q;
     q.shape = spec.shape, q.cost = spec.cost, q.gamma = spec.gamma, q.memory_limit = {spec.memory_limit};
-    const schedule_view frozen = spec.shape.V == 1 ? searched_v<ctpipe::tests::searched_moderate>.view() : searched_v<ctpipe::tests::searched_v_moderate>.view();
+    const schedule_view frozen = spec.shape.V == 1 ? searched_v<ctpipe::tests::searched_moderate>.view()
+                                                   : searched_v<ctpipe::tests::searched_v_moderate>.view();
     const search_result run = search(q, {false, false});
     CHECK(std::equal(run.ops.view().ops.begin(), run.ops.view().ops.end(), frozen.ops.begin()));
     CHECK(validate(frozen).ok());
@@ -473,7 +497,8 @@ TEST_CASE("search: low limits, the fixed orders and the memory-over-time bound (
 TEST_CASE("tool: ctpipe search's notes (m < P, costs that stop the exact method, --model)", "[search][tool]") {
   const auto few = run_tool("search -P 8 -m 4 --color never");
   REQUIRE(few.exit_code == 0);
-  CHECK(few.out.find("memory limit 8 full activations per rank (gamma = 1; 1F1B's rank 0 holds 4)") != std::string::npos);
+  CHECK(few.out.find("memory limit 8 full activations per rank (gamma = 1; 1F1B's rank 0 holds 4)") !=
+        std::string::npos);
   const auto one = run_tool("search -P 3 -m 4 --memory-limit 1 --color never");
   REQUIRE(one.exit_code == 0);
   CHECK(one.out.find("memory limit 1 full activation per rank") != std::string::npos);
@@ -483,18 +508,21 @@ TEST_CASE("tool: ctpipe search's notes (m < P, costs that stop the exact method,
   const auto skipped = run_tool("search -P 4 -m 8 --costs w=0 --memory-limit 2 --color never");
   REQUIRE(skipped.exit_code == 0);
   CHECK(skipped.out.find("the exact method was not run: it needs t_i > 0 and t_w > 0") != std::string::npos);
-  const auto stopped = run_tool("search -P 4 -m 8 --costs f=28814,i=28760,w=19352,c=1610 --memory-limit 6 --time-limit 1 --color never");
+  const auto stopped =
+      run_tool("search -P 4 -m 8 --costs f=28814,i=28760,w=19352,c=1610 --memory-limit 6 --time-limit 1 --color never");
   REQUIRE(stopped.exit_code == 0);
   CHECK(stopped.out.find("CBC stopped at its time limit (--time-limit) without closing the gap") != std::string::npos);
   const auto model = run_tool("search -P 4 -m 8 --model llama2-7b --memory-limit 80GiB --color never");
   REQUIRE(model.exit_code == 0);
   CHECK(model.out.find("costs from --costs: --model gives the memory only (bytes per rank)") != std::string::npos);
-  const auto percent = run_tool("search -P 4 -m 8 --costs f=1,i=1,w=1,c=1000000 --memory-limit 2 --method greedy --color never");
+  const auto percent =
+      run_tool("search -P 4 -m 8 --costs f=1,i=1,w=1,c=1000000 --memory-limit 2 --method greedy --color never");
   REQUIRE(percent.exit_code == 0);
   CHECK(percent.out.find("= 99.9999% (span") != std::string::npos);
 }
 
-TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced to the time unit, and search matches or beats it", "[search]") {
+TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced to the time unit, and search matches or beats it",
+          "[search]") {
   int better = 0, runs = 0, proved = 0;
   for (const authors_v_setting& a : anchors_v) {
     const authors_setting& st = *a.setting;
@@ -525,10 +553,12 @@ TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced to the time 
   const search_problem v24 = problem_v_of(anchors[1], rational{1});
   const search_result best = search(v24);
   CHECK(best.report.span == rational{96 * (13566 + 13968 + 10518) + 182438});
-  CHECK(simulate(generate(schedule_spec{schedule_family::zbv, v24.shape}).view(), v24.cost).largest_span() == best.report.span);
+  CHECK(simulate(generate(schedule_spec{schedule_family::zbv, v24.shape}).view(), v24.cost).largest_span() ==
+        best.report.span);
 }
 
-TEST_CASE("search: per-rank limits that differ (the rules' lists are checked, one group size for every rank)", "[search]") {
+TEST_CASE("search: per-rank limits that differ (the rules' lists are checked, one group size for every rank)",
+          "[search]") {
   // a new user's case (2026-12-03): P = 3, m = 2, limits 1, 2, 2 failed with "schedule
   // deadlocks": the authors' rules left rank 0 an I before its F, and groups of 1, 2, 2
   // deadlock; 95 of the 900 problems below failed so
@@ -584,36 +614,21 @@ TEST_CASE("search (loop): the authors' manual_order reproduced at 30 random prob
     std::int64_t f, i, w, c, num, den, k8, bubble;
   };
   const row rows[] = {
-    {9, 35, 9, 24, 59, 9, 1, 1, 10, 318},
-    {24, 42, 35, 58, 37, 9, 1, 2, 14, 1118},
-    {11, 28, 17, 34, 20, 8, 1, 3, 8, 630},
-    {12, 48, 42, 14, 57, 9, 1, 1, 16, 0},
-    {7, 17, 20, 16, 43, 0, 2, 5, 21, 0},
-    {6, 18, 1, 46, 47, 6, 1, 2, 13, 287},
-    {12, 8, 2, 55, 8, 10, 1, 1, 17, 833},
-    {6, 9, 49, 13, 10, 9, 2, 5, 18, 320},
-    {10, 19, 3, 23, 29, 9, 3, 4, 18, 342},
-    {19, 39, 42, 12, 30, 7, 1, 3, 13, 318},
-    {22, 64, 34, 44, 46, 4, 3, 4, 23, 18},
-    {17, 61, 45, 5, 35, 6, 16, 37, 23, 0},
-    {13, 8, 39, 4, 52, 11, 1, 3, 16, 507},
-    {9, 29, 50, 45, 31, 5, 1, 3, 13, 223},
-    {5, 7, 58, 17, 6, 1, 1, 1, 20, 272},
-    {11, 2, 12, 58, 7, 0, 3, 4, 12, 693},
-    {13, 36, 3, 32, 12, 3, 1, 2, 16, 417},
-    {18, 20, 37, 21, 9, 8, 1, 2, 21, 1087},
-    {16, 35, 19, 35, 36, 0, 16, 37, 15, 259},
-    {19, 59, 54, 25, 13, 12, 2, 5, 17, 1100},
-    {18, 57, 40, 4, 5, 6, 1, 1, 17, 767},
-    {7, 20, 57, 6, 28, 0, 1, 3, 20, 0},
-    {21, 67, 23, 21, 50, 9, 3, 4, 24, 0},
-    {21, 23, 41, 20, 29, 5, 1, 2, 10, 782},
-    {20, 24, 16, 19, 45, 3, 2, 5, 20, 411},
-    {16, 43, 8, 21, 54, 12, 16, 37, 13, 595},
-    {19, 57, 17, 12, 45, 0, 1, 2, 17, 0},
-    {16, 17, 20, 34, 11, 3, 1, 3, 24, 724},
-    {12, 39, 2, 21, 20, 7, 3, 4, 16, 361},
-    {17, 51, 4, 42, 36, 11, 16, 37, 8, 1024},
+      {9, 35, 9, 24, 59, 9, 1, 1, 10, 318},     {24, 42, 35, 58, 37, 9, 1, 2, 14, 1118},
+      {11, 28, 17, 34, 20, 8, 1, 3, 8, 630},    {12, 48, 42, 14, 57, 9, 1, 1, 16, 0},
+      {7, 17, 20, 16, 43, 0, 2, 5, 21, 0},      {6, 18, 1, 46, 47, 6, 1, 2, 13, 287},
+      {12, 8, 2, 55, 8, 10, 1, 1, 17, 833},     {6, 9, 49, 13, 10, 9, 2, 5, 18, 320},
+      {10, 19, 3, 23, 29, 9, 3, 4, 18, 342},    {19, 39, 42, 12, 30, 7, 1, 3, 13, 318},
+      {22, 64, 34, 44, 46, 4, 3, 4, 23, 18},    {17, 61, 45, 5, 35, 6, 16, 37, 23, 0},
+      {13, 8, 39, 4, 52, 11, 1, 3, 16, 507},    {9, 29, 50, 45, 31, 5, 1, 3, 13, 223},
+      {5, 7, 58, 17, 6, 1, 1, 1, 20, 272},      {11, 2, 12, 58, 7, 0, 3, 4, 12, 693},
+      {13, 36, 3, 32, 12, 3, 1, 2, 16, 417},    {18, 20, 37, 21, 9, 8, 1, 2, 21, 1087},
+      {16, 35, 19, 35, 36, 0, 16, 37, 15, 259}, {19, 59, 54, 25, 13, 12, 2, 5, 17, 1100},
+      {18, 57, 40, 4, 5, 6, 1, 1, 17, 767},     {7, 20, 57, 6, 28, 0, 1, 3, 20, 0},
+      {21, 67, 23, 21, 50, 9, 3, 4, 24, 0},     {21, 23, 41, 20, 29, 5, 1, 2, 10, 782},
+      {20, 24, 16, 19, 45, 3, 2, 5, 20, 411},   {16, 43, 8, 21, 54, 12, 16, 37, 13, 595},
+      {19, 57, 17, 12, 45, 0, 1, 2, 17, 0},     {16, 17, 20, 34, 11, 3, 1, 3, 24, 724},
+      {12, 39, 2, 21, 20, 7, 3, 4, 16, 361},    {17, 51, 4, 42, 36, 11, 16, 37, 8, 1024},
   };
   for (const row& x : rows) {
     CAPTURE(x.P, x.m, x.f, x.i, x.w, x.c, x.num, x.den, x.k8);
@@ -641,36 +656,21 @@ TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced at 30 random
     std::int64_t f, i, w, c, num, den, k8, bubble;
   };
   const row rows[] = {
-    {6, 5, 10, 70, 14, 11, 1, 3, 9, 583},
-    {2, 6, 38, 92, 50, 11, 16, 37, 22, 30},
-    {6, 17, 16, 16, 64, 14, 1, 2, 23, 92},
-    {10, 30, 80, 78, 62, 11, 1, 1, 12, 278},
-    {4, 7, 86, 40, 16, 4, 0, 1, 12, 202},
-    {5, 13, 58, 66, 88, 5, 0, 1, 19, 28},
-    {5, 8, 86, 92, 78, 12, 0, 1, 23, 139},
-    {2, 4, 60, 10, 66, 14, 0, 1, 20, 28},
-    {5, 9, 40, 62, 72, 12, 16, 37, 13, 100},
-    {2, 2, 50, 34, 30, 19, 16, 37, 8, 81},
-    {7, 19, 22, 14, 2, 2, 0, 1, 10, 143},
-    {4, 14, 92, 58, 24, 7, 1, 1, 21, 120},
-    {3, 11, 54, 38, 86, 9, 1, 2, 9, 51},
-    {10, 33, 86, 48, 58, 16, 1, 2, 13, 354},
-    {7, 12, 48, 44, 98, 2, 1, 2, 15, 48},
-    {3, 7, 80, 24, 66, 9, 16, 37, 17, 36},
-    {4, 4, 6, 6, 98, 20, 16, 37, 17, 129},
-    {3, 9, 46, 76, 42, 16, 1, 1, 22, 49},
-    {7, 16, 80, 54, 68, 5, 0, 1, 8, 60},
-    {8, 18, 20, 40, 50, 1, 16, 37, 18, 74},
-    {2, 6, 100, 68, 72, 6, 0, 1, 21, 12},
-    {8, 25, 12, 84, 62, 6, 1, 1, 8, 408},
-    {3, 7, 72, 88, 100, 15, 0, 1, 10, 40},
-    {1, 4, 92, 60, 64, 2, 1, 3, 20, 0},
-    {5, 14, 20, 4, 36, 18, 0, 1, 18, 148},
-    {10, 24, 90, 48, 74, 19, 16, 37, 19, 149},
-    {7, 14, 68, 20, 88, 11, 1, 1, 21, 98},
-    {8, 9, 38, 8, 100, 0, 1, 1, 10, 114},
-    {7, 15, 78, 88, 46, 14, 16, 37, 10, 524},
-    {1, 4, 20, 92, 32, 11, 0, 1, 13, 0},
+      {6, 5, 10, 70, 14, 11, 1, 3, 9, 583},     {2, 6, 38, 92, 50, 11, 16, 37, 22, 30},
+      {6, 17, 16, 16, 64, 14, 1, 2, 23, 92},    {10, 30, 80, 78, 62, 11, 1, 1, 12, 278},
+      {4, 7, 86, 40, 16, 4, 0, 1, 12, 202},     {5, 13, 58, 66, 88, 5, 0, 1, 19, 28},
+      {5, 8, 86, 92, 78, 12, 0, 1, 23, 139},    {2, 4, 60, 10, 66, 14, 0, 1, 20, 28},
+      {5, 9, 40, 62, 72, 12, 16, 37, 13, 100},  {2, 2, 50, 34, 30, 19, 16, 37, 8, 81},
+      {7, 19, 22, 14, 2, 2, 0, 1, 10, 143},     {4, 14, 92, 58, 24, 7, 1, 1, 21, 120},
+      {3, 11, 54, 38, 86, 9, 1, 2, 9, 51},      {10, 33, 86, 48, 58, 16, 1, 2, 13, 354},
+      {7, 12, 48, 44, 98, 2, 1, 2, 15, 48},     {3, 7, 80, 24, 66, 9, 16, 37, 17, 36},
+      {4, 4, 6, 6, 98, 20, 16, 37, 17, 129},    {3, 9, 46, 76, 42, 16, 1, 1, 22, 49},
+      {7, 16, 80, 54, 68, 5, 0, 1, 8, 60},      {8, 18, 20, 40, 50, 1, 16, 37, 18, 74},
+      {2, 6, 100, 68, 72, 6, 0, 1, 21, 12},     {8, 25, 12, 84, 62, 6, 1, 1, 8, 408},
+      {3, 7, 72, 88, 100, 15, 0, 1, 10, 40},    {1, 4, 92, 60, 64, 2, 1, 3, 20, 0},
+      {5, 14, 20, 4, 36, 18, 0, 1, 18, 148},    {10, 24, 90, 48, 74, 19, 16, 37, 19, 149},
+      {7, 14, 68, 20, 88, 11, 1, 1, 21, 98},    {8, 9, 38, 8, 100, 0, 1, 1, 10, 114},
+      {7, 15, 78, 88, 46, 14, 16, 37, 10, 524}, {1, 4, 20, 92, 32, 11, 0, 1, 13, 0},
   };
   for (const row& x : rows) {
     CAPTURE(x.P, x.m, x.f, x.i, x.w, x.c, x.num, x.den, x.k8);
@@ -686,11 +686,15 @@ TEST_CASE("search (V-shape): the authors' automatic ZB-V reproduced at 30 random
   }
 }
 
-TEST_CASE("search (V-shape): below P activations V-Min, V-Half and the list schedules are the greedy's best (docs/search.md)", "[search]") {
+TEST_CASE(
+    "search (V-shape): below P activations V-Min, V-Half and the list schedules are the greedy's best (docs/search.md)",
+    "[search]") {
   search_problem p;
   p.shape = pipeline_shape{8, 32, 2, placement::v_shape};
   p.gamma = rational{16, 37};
-  const auto span_of = [&](schedule_family f) { return simulate(generate(schedule_spec{f, p.shape}).view(), p.cost).largest_span(); };
+  const auto span_of = [&](schedule_family f) {
+    return simulate(generate(schedule_spec{f, p.shape}).view(), p.cost).largest_span();
+  };
   // limit 4: V-Min; 5 and 11/2: V-Half; 9/2 and from 6 up: a list schedule, which at 8
   // (k = 1) runs without bubble (proved optimal: the span is the work)
   const rational expected[] = {rational{219, 2}, rational{217, 2}, rational{209, 2}, rational{209, 2}, rational{207, 2},
@@ -716,12 +720,12 @@ TEST_CASE("search (V-shape): where it is known not to be optimal (docs/search.md
   search_problem p;
   p.shape = pipeline_shape{2, 2, 2, placement::v_shape};
   p.memory_limit = {rational{3, 2}};
-  const op K[] = {op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::F, 3, 0}, op{op_kind::I, 3, 0}, op{op_kind::I, 0, 0},
-                  op{op_kind::W, 0, 0}, op{op_kind::F, 3, 1}, op{op_kind::I, 3, 1}, op{op_kind::W, 3, 0}, op{op_kind::W, 3, 1},
-                  op{op_kind::I, 0, 1}, op{op_kind::W, 0, 1},  // rank 0
-                  op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}, op{op_kind::F, 1, 1}, op{op_kind::I, 2, 0}, op{op_kind::I, 1, 0},
-                  op{op_kind::W, 1, 0}, op{op_kind::F, 2, 1}, op{op_kind::I, 2, 1}, op{op_kind::I, 1, 1}, op{op_kind::W, 1, 1},
-                  op{op_kind::W, 2, 0}, op{op_kind::W, 2, 1}};  // rank 1
+  const op K[] = {op{op_kind::F, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::F, 3, 0}, op{op_kind::I, 3, 0},
+                  op{op_kind::I, 0, 0}, op{op_kind::W, 0, 0}, op{op_kind::F, 3, 1}, op{op_kind::I, 3, 1},
+                  op{op_kind::W, 3, 0}, op{op_kind::W, 3, 1}, op{op_kind::I, 0, 1}, op{op_kind::W, 0, 1},  // rank 0
+                  op{op_kind::F, 1, 0}, op{op_kind::F, 2, 0}, op{op_kind::F, 1, 1}, op{op_kind::I, 2, 0},
+                  op{op_kind::I, 1, 0}, op{op_kind::W, 1, 0}, op{op_kind::F, 2, 1}, op{op_kind::I, 2, 1},
+                  op{op_kind::I, 1, 1}, op{op_kind::W, 1, 1}, op{op_kind::W, 2, 0}, op{op_kind::W, 2, 1}};  // rank 1
   schedule known{p.shape, 24};
   for (std::size_t k = 0; k < 24; ++k) known.ops()[k] = K[k];
   known.offsets()[0] = 0, known.offsets()[1] = 12, known.offsets()[2] = 24;
@@ -736,7 +740,8 @@ TEST_CASE("search (V-shape): where it is known not to be optimal (docs/search.md
   CHECK(search(p).report.span == rational{17, 2});
 }
 
-TEST_CASE("search (V-shape): the lower bound and the optimality claim against exhaustive search of tiny shapes", "[search]") {
+TEST_CASE("search (V-shape): the lower bound and the optimality claim against exhaustive search of tiny shapes",
+          "[search]") {
   costs cs[3];
   cs[1].f = rational{28814}, cs[1].i = rational{28760}, cs[1].w = rational{19352}, cs[1].c = rational{1610};
   cs[2].f = rational{1}, cs[2].i = rational{2}, cs[2].w = rational{1, 2}, cs[2].c = rational{1, 4};
@@ -774,7 +779,8 @@ TEST_CASE("search (V-shape): the lower bound and the optimality claim against ex
   CHECK(exact_proved == 36);  // the rest: where the bound alone did not prove the greedy
 }
 
-TEST_CASE("search_exact (V-shape): CBC finds and certifies what the greedy misses (docs/search.md)", "[search][exact]") {
+TEST_CASE("search_exact (V-shape): CBC finds and certifies what the greedy misses (docs/search.md)",
+          "[search][exact]") {
   // P = 2, m = 2, the article's costs: limit 3/2, the greedy 8, the optimum 15/2 (a new
   // user's exhaustive search found it); gamma 16/37, limit 5/4: the greedy 17/2, the
   // optimum 8; P = 2, m = 3, limit 3/2: 21/2 and 10; P = 4, m = 2 with t_f = 1, t_i = 2,
@@ -811,13 +817,20 @@ TEST_CASE("search_exact (V-shape): CBC finds and certifies what the greedy misse
 }
 
 TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
-  const auto text = run_tool("search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 16 --placement v --color never");
+  const auto text = run_tool(
+      "search -P 16 -m 48 --costs f=28814,i=28760,w=19352,c=1610 --gamma 16/37 --memory-limit 16 --placement v --color "
+      "never");
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("largest span 3969197, bubble rate 276749/3969197 = 6.97%") != std::string::npos);
-  CHECK(text.out.find("the authors' heuristic alone (their automatic ZB-V, 4 rule sets): span 3969197, bubble rate 6.97%") != std::string::npos);
-  CHECK(text.out.find("the authors' 4 rule sets (their automatic ZB-V), ctpipe's 24 variants, 8 fixed orders") != std::string::npos);
+  CHECK(text.out.find(
+            "the authors' heuristic alone (their automatic ZB-V, 4 rule sets): span 3969197, bubble rate 6.97%") !=
+        std::string::npos);
+  CHECK(text.out.find("the authors' 4 rule sets (their automatic ZB-V), ctpipe's 24 variants, 8 fixed orders") !=
+        std::string::npos);
 
-  const auto json = run_tool("search -P 24 -m 96 --costs f=13566,i=13968,w=10518,c=758 --gamma 16/37 --memory-limit 24 --placement v --format json");
+  const auto json = run_tool(
+      "search -P 24 -m 96 --costs f=13566,i=13968,w=10518,c=758 --gamma 16/37 --memory-limit 24 --placement v --format "
+      "json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
   CHECK(j["search"]["span"] == std::to_string(96 * (13566 + 13968 + 10518) + 182438));
@@ -843,10 +856,14 @@ TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
   for (const auto& over : b["memory"]["over_bytes"]) CHECK(over == "0");
   const auto low_bytes = run_tool("search -P 4 -m 8 --placement v --model llama2-7b --memory-limit 40GiB");
   CHECK(low_bytes.exit_code == 2);
-  CHECK(low_bytes.err.find("ctpipe: --memory-limit 40GiB is below the least the search takes: at least 61822353408 bytes per rank") == 0);
+  CHECK(low_bytes.err.find(
+            "ctpipe: --memory-limit 40GiB is below the least the search takes: at least 61822353408 bytes per rank") ==
+        0);
   // a byte count that is no round number of activations is rounded down to a level
   for (const char* placement : {"v", "loop"}) {
-    const auto odd = run_tool(std::string("search -P 4 -m 8 --model llama2-7b --memory-limit 70000000003B --format json --placement ") + placement);
+    const auto odd = run_tool(
+        std::string("search -P 4 -m 8 --model llama2-7b --memory-limit 70000000003B --format json --placement ") +
+        placement);
     REQUIRE(odd.exit_code == 0);
     const nlohmann::json parsed = nlohmann::json::parse(odd.out);  // kept alive over the loop
     for (const auto& over : parsed["memory"]["over_bytes"]) CHECK(over == "0");
@@ -863,7 +880,8 @@ TEST_CASE("tool: ctpipe search --placement v", "[search][tool]") {
   const auto large = run_tool("search -P 4 -m 8 --placement v --method exact");
   CHECK(large.exit_code == 2);
   CHECK(large.err == "ctpipe: --method exact takes P*m <= 8 on the V-shape (here 32); the greedy runs at any size\n");
-  const auto greedy = run_tool("search -P 4 -m 8 --placement v --memory-limit 2 --format json");  // auto: the greedy above P m = 8
+  const auto greedy =
+      run_tool("search -P 4 -m 8 --placement v --memory-limit 2 --format json");  // auto: the greedy above P m = 8
   REQUIRE(greedy.exit_code == 0);
   CHECK(nlohmann::json::parse(greedy.out)["search"]["method"] != "exact");
 }

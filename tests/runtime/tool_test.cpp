@@ -23,10 +23,10 @@ using ctpipe::tests::temp_file;
 // code, output and errors for each kind of result: the default view, every format,
 // a subcommand, a note on standard error with success, a rejection, --help, --version.
 TEST_CASE("the ctpipe executable gives what invoke() gives", "[tool]") {
-  for (const char* args : {"", "--format json -s zbv -P 3 -m 5", "--format svg -s gpipe -P 2 -m 2",
-                           "--format trace", "--format csv-comms -s interleaved-1f1b -P 2 -m 4 -V 2",
-                           "compare -P 2 -m 4", "--format csv -s dualpipe -P 2 -m 4", "-P 0",
-                           "--schedule nope", "--help", "--version", "validate --help"}) {
+  for (const char* args :
+       {"", "--format json -s zbv -P 3 -m 5", "--format svg -s gpipe -P 2 -m 2", "--format trace",
+        "--format csv-comms -s interleaved-1f1b -P 2 -m 4 -V 2", "compare -P 2 -m 4",
+        "--format csv -s dualpipe -P 2 -m 4", "-P 0", "--schedule nope", "--help", "--version", "validate --help"}) {
     INFO(args);
     const auto in_process = run_tool(args);
     const auto process = ctpipe::tests::run_tool_process(args);
@@ -88,17 +88,36 @@ TEST_CASE("json: --format json prints exactly the documented fields", "[tool]") 
   const auto j = nlohmann::json::parse(run.out);
   std::set<std::string> keys;
   for (const auto& item : j.items()) keys.insert(item.key());
-  REQUIRE(keys == std::set<std::string>{"schedule", "P", "m", "V", "chunk_fraction", "placement", "pairs", "costs", "stage_scale",
-                                        "microbatch_scale", "gamma", "makespan",
-                                        "bubble_fraction", "bubble_fraction_formula", "idle", "span_bubble",
-                                        "peak_in_flight", "peak_in_flight_formula", "messages", "memory", "ranks",
-                                        "timeline", "executed"});
+  REQUIRE(keys == std::set<std::string>{"schedule",
+                                        "P",
+                                        "m",
+                                        "V",
+                                        "chunk_fraction",
+                                        "placement",
+                                        "pairs",
+                                        "costs",
+                                        "stage_scale",
+                                        "microbatch_scale",
+                                        "gamma",
+                                        "makespan",
+                                        "bubble_fraction",
+                                        "bubble_fraction_formula",
+                                        "idle",
+                                        "span_bubble",
+                                        "peak_in_flight",
+                                        "peak_in_flight_formula",
+                                        "messages",
+                                        "memory",
+                                        "ranks",
+                                        "timeline",
+                                        "executed"});
   REQUIRE(j.at("chunk_fraction") == "1");
   REQUIRE(j.at("pairs").is_null());
   REQUIRE(nlohmann::json::parse(run_tool("-s dualpipev --format json").out).at("pairs") == "fused");
   REQUIRE(nlohmann::json::parse(run_tool("-s dualpipe --pair-model split --format json").out).at("pairs") == "split");
-  REQUIRE(run_tool("-s dualpipev").out.starts_with(
-      "dualpipev  P = 4  m = 8  V = 2  placement v  costs t_f = 1, t_b = 2, t_i = 1, t_w = 1, t_c = 0, t_fb = 3  pairs fused\n"));
+  REQUIRE(run_tool("-s dualpipev")
+              .out.starts_with("dualpipev  P = 4  m = 8  V = 2  placement v  costs t_f = 1, t_b = 2, t_i = 1, t_w = 1, "
+                               "t_c = 0, t_fb = 3  pairs fused\n"));
   REQUIRE(run_tool("-s dualpipev --pair-model split").out.find("t_c = 0  pairs split\n") != std::string::npos);
   REQUIRE(nlohmann::json::parse(run_tool("-s zbv --format json").out).at("chunk_fraction") == "1/2");
   REQUIRE(nlohmann::json::parse(run_tool("-s interleaved-1f1b -V 3 --format json").out).at("chunk_fraction") == "1/3");
@@ -172,7 +191,9 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-V 0", "ctpipe: V (model chunks per rank) must be >= 1\n"},
       {"-P abc", "ctpipe: "},
       {"-P 99999999999999999999", "ctpipe: "},
-      {"--schedule nope", "ctpipe: unknown schedule 'nope' (known: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, interleaved-zb, dualpipev, dualpipe, v-half, v-min)\n"},
+      {"--schedule nope",
+       "ctpipe: unknown schedule 'nope' (known: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, "
+       "interleaved-zb, dualpipev, dualpipe, v-half, v-min)\n"},
       {"--schedule gpipe -V 2", "ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)\n"},
       {"--costs f=1,b", "ctpipe: --costs takes key=value pairs"},
       {"--costs x=1", "ctpipe: --costs takes key=value pairs"},
@@ -196,23 +217,32 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-m 1e3", "ctpipe: -m takes a whole number, not '1e3'\n"},
       {"--group x -s interleaved-1f1b", "ctpipe: --group takes a whole number, not 'x'\n"},
       {"--schedule \"$(printf 'gpipe\\nx')\"", "ctpipe: unknown schedule 'gpipe\\nx' (known: "},
-      {"-s dualpipev -m 7", "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
+      {"-s dualpipev -m 7",
+       "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
       {"-s dualpipev -m 6 --structural-minimum", "ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)\n"},
       {"-s 1f1b --structural-minimum", "ctpipe: --structural-minimum applies to dualpipev and dualpipe only\n"},
       {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev and dualpipe only\n"},
       {"-s dualpipev --pair-model both", "ctpipe: --pair-model takes fused or split, not 'both'\n"},
-      {"-s dualpipe -P 6 -m 13", "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)\n"},
-      {"-s dualpipe -P 8 -m 14", "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)\n"},
-      {"-s dualpipe -P 5 -m 10", "ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)\n"},
-      {"-s dualpipev -P 4 -m 7", "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
-      {"-s dualpipe --placement v", "ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)\n"},
+      {"-s dualpipe -P 6 -m 13",
+       "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks "
+       ">= num_ranks * 2)\n"},
+      {"-s dualpipe -P 8 -m 14",
+       "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks "
+       ">= num_ranks * 2)\n"},
+      {"-s dualpipe -P 5 -m 10",
+       "ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)\n"},
+      {"-s dualpipev -P 4 -m 7",
+       "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
+      {"-s dualpipe --placement v",
+       "ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)\n"},
       {"--costs fb=-1", "ctpipe: costs must be >= 0\n"},
       {"--color always --format json", "ctpipe: --color applies to --format text only\n"},
       {"--width 80 --format svg", "ctpipe: --width applies to --format text only\n"},
       {"compare --width 80 --format json", "ctpipe: --width applies to --format text only\n"},
       {"compare --schedules gpipe,zbv -V 3",
        "ctpipe: -V applies to interleaved-1f1b, looped-bfs, interleaved-zb only, and --schedules names none of them\n"},
-      {"compare --schedules 1f1b,zbv -P 8 -m 65533", "ctpipe: compare draws at most 2097152 ops per schedule; zbv has 3145584\n"},
+      {"compare --schedules 1f1b,zbv -P 8 -m 65533",
+       "ctpipe: compare draws at most 2097152 ops per schedule; zbv has 3145584\n"},
       {"compare --schedules ''", "ctpipe: --schedules needs at least one schedule (known: gpipe, "},
       {"compare --schedules 1f1b,", "ctpipe: unknown schedule '' (known: "},
       {"compare --schedules 1f1b,,gpipe", "ctpipe: unknown schedule '' (known: "},
@@ -349,10 +379,11 @@ TEST_CASE("V: the families with several chunks default to V = 2, as in ctpipe co
     const char* schedule;
     int V;
     std::size_t rank0_ops;  // (2 or 3 kinds) x m x V
-  } cases[] = {{"gpipe", 1, 16},            {"1f1b", 1, 16}, {"interleaved-1f1b", 2, 32}, {"looped-bfs", 2, 32},
-               {"zb-h1", 1, 24},            {"zb-h2", 1, 24}, {"zbv", 2, 48},             {"interleaved-zb", 2, 48}};
+  } cases[] = {{"gpipe", 1, 16}, {"1f1b", 1, 16}, {"interleaved-1f1b", 2, 32}, {"looped-bfs", 2, 32}, {"zb-h1", 1, 24},
+               {"zb-h2", 1, 24}, {"zbv", 2, 48},  {"interleaved-zb", 2, 48}};
   const auto compared = nlohmann::json::parse(
-      run_tool("compare --format json --schedules gpipe,1f1b,interleaved-1f1b,looped-bfs,zb-h1,zb-h2,zbv,interleaved-zb")
+      run_tool(
+          "compare --format json --schedules gpipe,1f1b,interleaved-1f1b,looped-bfs,zb-h1,zb-h2,zbv,interleaved-zb")
           .out);
   REQUIRE(compared["schedules"].size() == 8);
   for (std::size_t k = 0; k < 8; ++k) {
@@ -376,10 +407,10 @@ TEST_CASE("V = 1: --group and --warmup-factor are rejected where they do nothing
   const char* message =
       "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 (interleaved-1f1b at V = 1 "
       "is plain 1F1B, or PyTorch's own rule with --variant torch)\n";
-  for (const char* args : {"-s interleaved-1f1b -V 1 -g 4", "-s interleaved-1f1b -V 1 --group 0",
-                           "-s interleaved-1f1b -V 1 --warmup-factor 1", "-s interleaved-1f1b -V 1 --warmup-factor 2",
-                           "compare -V 1 -g 4", "compare -V 1 --warmup-factor 1",
-                           "compare --schedules interleaved-1f1b -V 1 --group 4"}) {
+  for (const char* args :
+       {"-s interleaved-1f1b -V 1 -g 4", "-s interleaved-1f1b -V 1 --group 0",
+        "-s interleaved-1f1b -V 1 --warmup-factor 1", "-s interleaved-1f1b -V 1 --warmup-factor 2", "compare -V 1 -g 4",
+        "compare -V 1 --warmup-factor 1", "compare --schedules interleaved-1f1b -V 1 --group 4"}) {
     INFO(args);
     const auto run = run_tool(args);
     REQUIRE(run.exit_code == 2);
@@ -399,7 +430,8 @@ TEST_CASE("V = 1: --group and --warmup-factor are rejected where they do nothing
   const auto factor2 = run_tool("--format json -s interleaved-1f1b");
   REQUIRE(nlohmann::json::parse(factor1.out)["peak_in_flight"] == nlohmann::json{"8", "7", "6", "5"});
   REQUIRE(nlohmann::json::parse(factor2.out)["peak_in_flight"] == nlohmann::json{"11", "9", "7", "5"});
-  const auto compared = nlohmann::json::parse(run_tool("compare --format json --schedules interleaved-1f1b --warmup-factor 1").out);
+  const auto compared =
+      nlohmann::json::parse(run_tool("compare --format json --schedules interleaved-1f1b --warmup-factor 1").out);
   REQUIRE(compared["schedules"][0] == nlohmann::json::parse(factor1.out));
   // Without -g or --warmup-factor, V = 1 is accepted (plain 1F1B's timeline).
   const auto plain = nlohmann::json::parse(run_tool("--format json -s interleaved-1f1b -V 1").out);
@@ -420,8 +452,9 @@ TEST_CASE("compare --format json: each schedule's ctpipe --format json object, a
   REQUIRE(j["schedules"][1]["V"] == 2);
   REQUIRE(j["schedules"][1]["peak_in_flight"].size() == 4);
   REQUIRE(j["rejected"] == nlohmann::json::array({{{"schedule", "interleaved-1f1b"},
-                                                   {"reason", "ctpipe: interleaved-1f1b (megatron) needs the group size "
-                                                              "in [P, m], but m < P"}}}));
+                                                   {"reason",
+                                                    "ctpipe: interleaved-1f1b (megatron) needs the group size "
+                                                    "in [P, m], but m < P"}}}));
   // The default: six schedules, none rejected, costs and gamma in each.
   const auto all = nlohmann::json::parse(run_tool("compare --format json --costs f=1,i=1,w=1 --gamma 1/2").out);
   REQUIRE(all["schedules"].size() == 6);
@@ -437,7 +470,8 @@ TEST_CASE("compare: the memory column says its unit, full activations beside chu
   REQUIRE(run.exit_code == 0);
   REQUIRE(run.out.find("span bubble  peak r0 (full act.)  peak r0 (chunks)  messages\n") != std::string::npos);
   REQUIRE(run.out.find("peak r0: rank 0's peak in-flight activations (gamma = 1), in full activations of its layers "
-                       "(chunks x chunk_fraction: chunks / V, chunks for dualpipe) and in model chunks\n") != std::string::npos);
+                       "(chunks x chunk_fraction: chunks / V, chunks for dualpipe) and in model chunks\n") !=
+          std::string::npos);
   // name, makespan, bubble, %, span bubble, full, chunks, messages: ZB-V holds as many
   // full activations as 1F1B (4), in twice as many chunks.
   REQUIRE(row_of(run.out, "1f1b ") == std::vector<std::string>{"1f1b", "33", "3/11", "27.3%", "9", "4", "4", "48"});
@@ -459,8 +493,9 @@ TEST_CASE("the runtime option applies where it changes something, and a hang und
   // Ignored options read as applied: --runtime is refused where it would change nothing.
   const auto text = run_tool("--runtime rendezvous");
   REQUIRE(text.exit_code == 2);
-  REQUIRE(text.err == "ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
-                      "executed entry) only\n");
+  REQUIRE(text.err ==
+          "ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
+          "executed entry) only\n");
   REQUIRE(run_tool("--runtime rendezvous --format csv").exit_code == 2);
   REQUIRE(run_tool("--runtime rendezvous --format csv-comms").exit_code == 0);
   const temp_file compute(run_tool("--format csv").out);
@@ -470,13 +505,15 @@ TEST_CASE("the runtime option applies where it changes something, and a hang und
   REQUIRE(run_tool("validate --runtime posted --format json " + compute.path).exit_code == 0);
   // Lists that run under blocking and posted but hang under rendezvous: named with
   // --runtime rendezvous, they are refused as hanging under rendezvous, not under every model.
-  const temp_file crossed("0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
-                          "1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n");
+  const temp_file crossed(
+      "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+      "1RECV_F1,1F1,1RECV_F0,1F0,1B0,1SEND_B0,1B1,1SEND_B1\n");
   REQUIRE(run_tool("validate " + crossed.path).exit_code == 0);
   const auto named = run_tool("validate --runtime rendezvous " + crossed.path);
   REQUIRE(named.exit_code == 2);
   REQUIRE(named.out.empty());
-  REQUIRE(named.err.starts_with("ctpipe: " + crossed.path + ": hangs under rendezvous: rank 0, step 1, op 0SEND_F0: deadlock"));
+  REQUIRE(named.err.starts_with("ctpipe: " + crossed.path +
+                                ": hangs under rendezvous: rank 0, step 1, op 0SEND_F0: deadlock"));
 }
 
 TEST_CASE("interleaved-1f1b at V = 1 is plain 1F1B: its title names no group or warmup factor", "[tool]") {
@@ -485,13 +522,19 @@ TEST_CASE("interleaved-1f1b at V = 1 is plain 1F1B: its title names no group or 
   const std::string title = v1.out.substr(0, v1.out.find('\n'));
   REQUIRE(title.starts_with("interleaved-1f1b  P = 4  m = 8  V = 1  placement loop  costs"));
   const auto v2 = run_tool("-s interleaved-1f1b -V 2");
-  REQUIRE(v2.out.substr(0, v2.out.find('\n')).find("  variant megatron  g = 4  warmup factor 2  costs") != std::string::npos);
+  REQUIRE(v2.out.substr(0, v2.out.find('\n')).find("  variant megatron  g = 4  warmup factor 2  costs") !=
+          std::string::npos);
 }
 
-TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and json's executed entry, for dualpipev and dualpipe only", "[tool][dualpipe]") {
+TEST_CASE(
+    "the lowering option deepseek: DeepSeek's batches in csv-comms and json's executed entry, for dualpipev and "
+    "dualpipe only",
+    "[tool][dualpipe]") {
   for (const auto& [args, spec] :
-       {std::pair{"-s dualpipev -P 4 -m 8", ctpipe::schedule_spec{ctpipe::schedule_family::dualpipev, {4, 8, 2, ctpipe::placement::v_shape}}},
-        std::pair{"-s dualpipe -P 4 -m 8", ctpipe::schedule_spec{ctpipe::schedule_family::dualpipe, {4, 8, 2, ctpipe::placement::bidirectional}}}}) {
+       {std::pair{"-s dualpipev -P 4 -m 8",
+                  ctpipe::schedule_spec{ctpipe::schedule_family::dualpipev, {4, 8, 2, ctpipe::placement::v_shape}}},
+        std::pair{"-s dualpipe -P 4 -m 8", ctpipe::schedule_spec{ctpipe::schedule_family::dualpipe,
+                                                                 {4, 8, 2, ctpipe::placement::bidirectional}}}}) {
     INFO(args);
     const auto csv = run_tool(std::string(args) + " --lowering deepseek --format csv-comms");
     REQUIRE(csv.exit_code == 0);
@@ -508,11 +551,15 @@ TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and jso
     const char* args;
     const char* message;
   } refused[] = {
-      {"-s 1f1b --lowering deepseek --format csv-comms", "ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())\n"},
-      {"-s dualpipev --lowering deepseek", "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
-      {"-s dualpipev --lowering own --format svg", "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
+      {"-s 1f1b --lowering deepseek --format csv-comms",
+       "ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())\n"},
+      {"-s dualpipev --lowering deepseek",
+       "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
+      {"-s dualpipev --lowering own --format svg",
+       "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only\n"},
       {"-s dualpipev --lowering deepseek --runtime batched --format csv-comms",
-       "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model (--runtime applies to "
+       "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model (--runtime applies "
+       "to "
        "json's executed entry)\n"},
       {"-s dualpipev --lowering theirs --format csv-comms", "ctpipe: --lowering takes own or deepseek, not 'theirs'\n"},
   };
@@ -525,11 +572,13 @@ TEST_CASE("the lowering option deepseek: DeepSeek's batches in csv-comms and jso
   }
 }
 
-TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --torch-passes and --max-active-stages", "[tool][torch]") {
+TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --torch-passes and --max-active-stages",
+          "[tool][torch]") {
   const auto all = run_tool("-s 1f1b -P 2 -m 2 --format csv-comms");
   REQUIRE(all.exit_code == 0);
-  CHECK(all.out == "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\n"
-                   "1UNSHARD,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD,1RESHARD\n");
+  CHECK(all.out ==
+        "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\n"
+        "1UNSHARD,1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD,1RESHARD\n");
   CHECK(run_tool("-s 1f1b -P 2 -m 2 --format csv-comms --torch-passes reduce-grad").out ==
         "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
         "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n");
@@ -546,7 +595,8 @@ TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --
       {"--format csv-comms --torch-passes fsdp", "ctpipe: --torch-passes takes all, reduce-grad or none, not 'fsdp'\n"},
       {"--format csv-comms --max-active-stages 0", "ctpipe: --max-active-stages must be >= 1\n"},
       {"--format csv-comms --max-active-stages x", "ctpipe: --max-active-stages takes a whole number, not 'x'\n"},
-      {"--format csv --torch-passes none", "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
+      {"--format csv --torch-passes none",
+       "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
       {"--max-active-stages 2", "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
   };
   for (const auto& r : rejected) {
@@ -558,7 +608,8 @@ TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --
   }
 }
 
-TEST_CASE("dualpipe's CSV: written for ctpipe validate, with a note that PyTorch's one-copy format cannot run it", "[tool][torch]") {
+TEST_CASE("dualpipe's CSV: written for ctpipe validate, with a note that PyTorch's one-copy format cannot run it",
+          "[tool][torch]") {
   for (const char* format : {"csv", "csv-comms"}) {
     INFO(format);
     const auto run = run_tool(std::string("-s dualpipe -P 2 -m 4 --format ") + format);

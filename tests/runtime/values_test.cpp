@@ -56,7 +56,8 @@ TEST_CASE("claimed values, through ctpipe --format json", "[values][tool]") {
       REQUIRE(j.at("bubble_fraction") == io::to_string(c.bubble));
       // A closed form is printed only where it holds, and then it equals the simulation.
       const closed_form f = bubble_fraction_formula(c.spec, c.cost);
-      REQUIRE(j.at("bubble_fraction_formula") == (f.holds ? nlohmann::json(io::to_string(c.bubble)) : nlohmann::json(nullptr)));
+      REQUIRE(j.at("bubble_fraction_formula") ==
+              (f.holds ? nlohmann::json(io::to_string(c.bubble)) : nlohmann::json(nullptr)));
     }
     REQUIRE(j.at("peak_in_flight").size() == static_cast<std::size_t>(shape.P));
     for (int r = 0; r < shape.P && c.peaks[0] >= 0; ++r) {

@@ -199,7 +199,8 @@ vector_schedule deepseek_dualpipe(const nlohmann::json& j) {
   for (int r = 0; r < P; ++r) {
     const auto& tokens = j.at("ranks")[static_cast<std::size_t>(r)];
     std::vector<std::size_t> pair_words;
-    for (const auto& pair : j.at("overlapped_pairs")[static_cast<std::size_t>(r)]) pair_words.push_back(pair[0].get<std::size_t>());
+    for (const auto& pair : j.at("overlapped_pairs")[static_cast<std::size_t>(r)])
+      pair_words.push_back(pair[0].get<std::size_t>());
     for (std::size_t k = 0; k < tokens.size(); ++k) {
       const std::string t = tokens[k].get<std::string>();
       const std::size_t dot = t.find(".c");
@@ -211,7 +212,8 @@ vector_schedule deepseek_dualpipe(const nlohmann::json& j) {
       REQUIRE(kind != std::string::npos);
       const bool word = std::find(pair_words.begin(), pair_words.end(), k) != pair_words.end();
       REQUIRE((!word || kind == 0));
-      s.ops.push_back(op{word ? op_kind::overlap_f_b : static_cast<op_kind>(kind), s.shape.stage_of(r, chunk), microbatch});
+      s.ops.push_back(
+          op{word ? op_kind::overlap_f_b : static_cast<op_kind>(kind), s.shape.stage_of(r, chunk), microbatch});
     }
     s.offsets.push_back(static_cast<std::uint32_t>(s.ops.size()));
   }
@@ -240,12 +242,20 @@ TEST_CASE("DualPipe: the generated order is DeepSeek's, op for op, with its metr
   const simulation apart = simulate(split.view(), full_costs(1, 1, 1));
   REQUIRE(io::to_string(apart.makespan()) == metrics.at("makespan").get<std::string>());
   for (int r = 0; r < 4; ++r) {
-    REQUIRE(io::to_string(apart.busy(r)) == metrics.at("busy_per_rank")[static_cast<std::size_t>(r)].get<std::string>());
-    REQUIRE(io::to_string(apart.idle(r)) == metrics.at("idle_per_rank")[static_cast<std::size_t>(r)].get<std::string>());
-    REQUIRE(in_flight(generated.view()).peak(r) == rational{metrics.at("peak_in_flight_chunks (F started, last backward piece not ended)")[static_cast<std::size_t>(r)].get<int>()});
-    REQUIRE(in_flight(generated.view()).peak_activations(r) == in_flight(generated.view()).peak(r));  // a chunk is a whole stage
+    REQUIRE(io::to_string(apart.busy(r)) ==
+            metrics.at("busy_per_rank")[static_cast<std::size_t>(r)].get<std::string>());
+    REQUIRE(io::to_string(apart.idle(r)) ==
+            metrics.at("idle_per_rank")[static_cast<std::size_t>(r)].get<std::string>());
+    REQUIRE(
+        in_flight(generated.view()).peak(r) ==
+        rational{
+            metrics.at("peak_in_flight_chunks (F started, last backward piece not ended)")[static_cast<std::size_t>(r)]
+                .get<int>()});
+    REQUIRE(in_flight(generated.view()).peak_activations(r) ==
+            in_flight(generated.view()).peak(r));  // a chunk is a whole stage
   }
-  REQUIRE(io::to_string(apart.bubble_fraction()) == metrics.at("bubble_fraction_total_idle_over_P_T").get<std::string>());
+  REQUIRE(io::to_string(apart.bubble_fraction()) ==
+          metrics.at("bubble_fraction_total_idle_over_P_T").get<std::string>());
   // Fused (the default): makespan and the largest idle per rank at three cost sets.
   const struct {
     const char* key;
@@ -270,10 +280,12 @@ TEST_CASE("DualPipe: DeepSeek's rules and the structural minimum", "[vectors][du
     return std::string(e == nullptr ? "" : e);
   };
   const std::string even_m =
-      "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)";
+      "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks "
+      ">= num_ranks * 2)";
   REQUIRE(error_of(8, 14, false) == even_m);
   REQUIRE(error_of(6, 13, false) == even_m);
-  REQUIRE(error_of(5, 10, false) == "ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)");
+  REQUIRE(error_of(5, 10, false) ==
+          "ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)");
   REQUIRE(error_of(8, 16, false).empty());
   REQUIRE(error_of(8, 14, true).empty());
   REQUIRE(error_of(8, 13, true) == "ctpipe: dualpipe needs m even and m >= 2P-2 (its structural minimum)");
@@ -293,14 +305,16 @@ std::string deepseek_tokens(const schedule_view& v, int r) {
   const auto rank_ops = v.rank(r);
   std::string line = "r" + std::to_string(r) + ":";
   const auto compute = [&](op o, op_kind k) {
-    return std::string(kind_name(k)) + std::to_string(o.microbatch()) + "c" + std::to_string(v.shape.chunk_of(o.stage()));
+    return std::string(kind_name(k)) + std::to_string(o.microbatch()) + "c" +
+           std::to_string(v.shape.chunk_of(o.stage()));
   };
   for (std::size_t k = 0; k < rank_ops.size(); ++k) {
     const op o = rank_ops[k];
     if (is_transfer(o.kind())) {
       line += " {";
       for (bool first = true; k < rank_ops.size() && is_transfer(rank_ops[k].kind()); ++k, first = false) {
-        line += (first ? "" : " ") + std::string(is_send(rank_ops[k].kind()) ? "S" : "R") + std::to_string(peer_rank(v.shape, rank_ops[k]));
+        line += (first ? "" : " ") + std::string(is_send(rank_ops[k].kind()) ? "S" : "R") +
+                std::to_string(peer_rank(v.shape, rank_ops[k]));
       }
       line += "}";
       --k;
@@ -316,7 +330,8 @@ std::string deepseek_tokens(const schedule_view& v, int r) {
 
 }  // namespace
 
-TEST_CASE("DualPipeV lowered as DeepSeek's runtime issues it, token for token, and it runs batched", "[vectors][dualpipe][lower]") {
+TEST_CASE("DualPipeV lowered as DeepSeek's runtime issues it, token for token, and it runs batched",
+          "[vectors][dualpipe][lower]") {
   std::ifstream in(vectors_dir + "/deepseek/dualpipev_P2_m4_lowered.txt");
   REQUIRE(in.good());
   std::vector<std::string> expected;
@@ -333,18 +348,23 @@ TEST_CASE("DualPipeV lowered as DeepSeek's runtime issues it, token for token, a
   REQUIRE(deepseek_tokens(keyed.view(), 0) != expected[0]);
 }
 
-TEST_CASE("DualPipe lowered as DeepSeek's runtime issues it: the middle ranks send chunk 0's warm-up forward at once", "[dualpipe][lower]") {
+TEST_CASE("DualPipe lowered as DeepSeek's runtime issues it: the middle ranks send chunk 0's warm-up forward at once",
+          "[dualpipe][lower]") {
   // DualPipe.step at P = 2, m = 4 (both ranks are middle ranks), followed call by call
   // in deepseek-ai/DualPipe dualpipe/dualpipe.py: step 2 `_forward_chunk(0, recv=False,
   // send=self.is_middle_rank)`, no `_send_forward(0)` after chunk 1's forward; step 4's
   // first (F 0; B 1) not overlapped, its sends deferred. Chunk 1 of rank r is stage
   // 2P-1-r (the up pipeline, micro-batches 2 and 3).
   const schedule lowered = lower_deepseek({schedule_family::dualpipe, {2, 4, 2, placement::bidirectional}});
-  REQUIRE(deepseek_tokens(lowered.view(), 0) == "r0: F0c0 {S1 R1} F2c1 F1c0 B2c1 {S1 S1 R1 R1} [F3c1+B0c0] B3c1 {S1 R1} I1c0 W1c0");
-  REQUIRE(deepseek_tokens(lowered.view(), 1) == "r1: F2c1 {S0 R0} F0c0 F3c1 B0c0 {S0 S0 R0 R0} [F1c0+B2c1] B1c0 {S0 R0} I3c1 W3c1");
+  REQUIRE(deepseek_tokens(lowered.view(), 0) ==
+          "r0: F0c0 {S1 R1} F2c1 F1c0 B2c1 {S1 S1 R1 R1} [F3c1+B0c0] B3c1 {S1 R1} I1c0 W1c0");
+  REQUIRE(deepseek_tokens(lowered.view(), 1) ==
+          "r1: F2c1 {S0 R0} F0c0 F3c1 B0c0 {S0 S0 R0 R0} [F1c0+B2c1] B1c0 {S0 R0} I3c1 W3c1");
 }
 
-TEST_CASE("DeepSeek's lowering with the pairs read split runs as fused: both inputs before the pair, both outputs after", "[dualpipe][lower]") {
+TEST_CASE(
+    "DeepSeek's lowering with the pairs read split runs as fused: both inputs before the pair, both outputs after",
+    "[dualpipe][lower]") {
   schedule_spec split{schedule_family::dualpipev, {4, 8, 2, placement::v_shape}};
   split.pairs = pair_model::split;
   const schedule compute = generate(split);
@@ -359,38 +379,44 @@ TEST_CASE("DeepSeek's lowering with the pairs read split runs as fused: both inp
   }
 }
 
-TEST_CASE("DeepSeek's lowering of DualPipeV and DualPipe over P <= 8, m <= 4P: the compute order, every message, batched first in first out", "[dualpipe][lower]") {
+TEST_CASE(
+    "DeepSeek's lowering of DualPipeV and DualPipe over P <= 8, m <= 4P: the compute order, every message, batched "
+    "first in first out",
+    "[dualpipe][lower]") {
   for (const bool dualpipe : {false, true}) {
-  for (int P = dualpipe ? 2 : 1; P <= 8; P += dualpipe ? 2 : 1) {
-    for (int m = 2 * P; m <= 4 * P; m += dualpipe ? 2 : 1) {
-      INFO((dualpipe ? "dualpipe" : "dualpipev") << " P = " << P << ", m = " << m);
-      const schedule_spec spec = dualpipe ? schedule_spec{schedule_family::dualpipe, {P, m, 2, placement::bidirectional}}
-                                          : schedule_spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
-      const schedule l = lower_deepseek(spec);
-      const schedule compute = generate(spec);
-      const schedule back = compute_part(l.view());
-      REQUIRE(std::equal(back.view().ops.begin(), back.view().ops.end(), compute.view().ops.begin(), compute.view().ops.end()));
-      REQUIRE(l.size() == compute.size() + 2 * messages(compute.view()));
-      REQUIRE(validate_lowered(l.view(), send_semantics::buffered).ok());
-      // Tagless pairing is first in first out per direction (the k-th send from a to b
-      // meets the k-th receive on b from a): execute() under `batched` checks it (a
-      // wrong pairing does not complete). The stronger peer_order_consistent() (one order
-      // for both directions together) does not hold for DeepSeek's order.
-      // DeepSeek posts a batch's sends and receives together (batch_isend_irecv), so its
-      // lists are for the models whose sends do not wait for their receive; one
-      // synchronous send at a time (rendezvous) is not what it runs.
-      for (const runtime_model model : {runtime_model::blocking, runtime_model::posted, runtime_model::batched}) {
-        INFO(runtime_model_name(model));
-        const execution run = execute(l.view(), costs{}, model);
-        REQUIRE(run.completed());
-        // Never faster than the schedule allows; at the article's costs it loses nothing.
-        REQUIRE(run.makespan() == simulate(compute.view(), costs{}).makespan());
+    for (int P = dualpipe ? 2 : 1; P <= 8; P += dualpipe ? 2 : 1) {
+      for (int m = 2 * P; m <= 4 * P; m += dualpipe ? 2 : 1) {
+        INFO((dualpipe ? "dualpipe" : "dualpipev") << " P = " << P << ", m = " << m);
+        const schedule_spec spec = dualpipe
+                                       ? schedule_spec{schedule_family::dualpipe, {P, m, 2, placement::bidirectional}}
+                                       : schedule_spec{schedule_family::dualpipev, {P, m, 2, placement::v_shape}};
+        const schedule l = lower_deepseek(spec);
+        const schedule compute = generate(spec);
+        const schedule back = compute_part(l.view());
+        REQUIRE(std::equal(back.view().ops.begin(), back.view().ops.end(), compute.view().ops.begin(),
+                           compute.view().ops.end()));
+        REQUIRE(l.size() == compute.size() + 2 * messages(compute.view()));
+        REQUIRE(validate_lowered(l.view(), send_semantics::buffered).ok());
+        // Tagless pairing is first in first out per direction (the k-th send from a to b
+        // meets the k-th receive on b from a): execute() under `batched` checks it (a
+        // wrong pairing does not complete). The stronger peer_order_consistent() (one order
+        // for both directions together) does not hold for DeepSeek's order.
+        // DeepSeek posts a batch's sends and receives together (batch_isend_irecv), so its
+        // lists are for the models whose sends do not wait for their receive; one
+        // synchronous send at a time (rendezvous) is not what it runs.
+        for (const runtime_model model : {runtime_model::blocking, runtime_model::posted, runtime_model::batched}) {
+          INFO(runtime_model_name(model));
+          const execution run = execute(l.view(), costs{}, model);
+          REQUIRE(run.completed());
+          // Never faster than the schedule allows; at the article's costs it loses nothing.
+          REQUIRE(run.makespan() == simulate(compute.view(), costs{}).makespan());
+        }
       }
     }
   }
-  }
-  REQUIRE_THROWS_WITH(lower_deepseek({schedule_family::one_f_one_b, {4, 8}}),
-                      "ctpipe: lower_deepseek() reproduces DeepSeek's step() (dualpipev, dualpipe); lower() lowers every family");
+  REQUIRE_THROWS_WITH(
+      lower_deepseek({schedule_family::one_f_one_b, {4, 8}}),
+      "ctpipe: lower_deepseek() reproduces DeepSeek's step() (dualpipev, dualpipe); lower() lowers every family");
 }
 
 namespace {
@@ -420,7 +446,8 @@ vector_schedule zb_authors_schedule(const nlohmann::json& j) {
 
 }  // namespace
 
-TEST_CASE("V-Half and V-Min: the generated orders are the Zero Bubble authors', op for op, with their metrics", "[vectors][v-memory]") {
+TEST_CASE("V-Half and V-Min: the generated orders are the Zero Bubble authors', op for op, with their metrics",
+          "[vectors][v-memory]") {
   for (const auto& [file, family] : {std::pair{"zb_authors/vhalf_P4_m8", schedule_family::v_half},
                                      std::pair{"zb_authors/vmin_P4_m8", schedule_family::v_min}}) {
     INFO(file);
@@ -436,14 +463,17 @@ TEST_CASE("V-Half and V-Min: the generated orders are the Zero Bubble authors', 
     const auto& metrics = j.at("metrics_unit_cost");
     const simulation sim = simulate(generated.view(), full_costs(2, 2, 2));
     REQUIRE(io::to_string(sim.makespan()) == metrics.at("makespan").get<std::string>());
-    REQUIRE(io::to_string(sim.bubble_fraction()) == metrics.at("bubble_fraction_total_idle_over_P_T").get<std::string>());
+    REQUIRE(io::to_string(sim.bubble_fraction()) ==
+            metrics.at("bubble_fraction_total_idle_over_P_T").get<std::string>());
     const in_flight_profile mem = in_flight(generated.view());
     for (int r = 0; r < 4; ++r) {
       const auto k = static_cast<std::size_t>(r);
       REQUIRE(io::to_string(sim.busy(r)) == metrics.at("busy_per_rank")[k].get<std::string>());
       REQUIRE(io::to_string(sim.idle(r)) == metrics.at("idle_per_rank")[k].get<std::string>());
-      REQUIRE(mem.peak(r) == rational{metrics.at("peak_in_flight_chunks (F started, last backward piece not ended)")[k].get<int>()});
-      REQUIRE(io::to_string(mem.peak_activations(r)) == metrics.at("peak_in_flight_full_activations")[k].get<std::string>());
+      REQUIRE(mem.peak(r) ==
+              rational{metrics.at("peak_in_flight_chunks (F started, last backward piece not ended)")[k].get<int>()});
+      REQUIRE(io::to_string(mem.peak_activations(r)) ==
+              metrics.at("peak_in_flight_full_activations")[k].get<std::string>());
     }
     // The generator's own log line: its bubble rate, (T - busy) / T, to four places.
     const std::string log = j.at("reported_by_generator").at("log").get<std::string>();
@@ -451,4 +481,3 @@ TEST_CASE("V-Half and V-Min: the generated orders are the Zero Bubble authors', 
     REQUIRE(log.ends_with(fmt::format("-> {:.4f}", rate)));
   }
 }
-

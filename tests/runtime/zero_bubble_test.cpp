@@ -16,7 +16,8 @@ using namespace ctpipe;
 using ctpipe::tests::zero_bubble;
 
 TEST_CASE("Zero Bubble grid: valid, formulas where they apply (twin of tests/static)", "[zero-bubble][proofs]") {
-  for (auto family : {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv, schedule_family::interleaved_zb}) {
+  for (auto family :
+       {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv, schedule_family::interleaved_zb}) {
     for (int P = 1; P <= 8; ++P) {
       for (int m = 1; m <= 4 * P; ++m) {
         INFO(family_name(family) << " P " << P << " m " << m);
@@ -26,7 +27,8 @@ TEST_CASE("Zero Bubble grid: valid, formulas where they apply (twin of tests/sta
   }
 }
 
-TEST_CASE("Zero Bubble formulas outside their ranges (docs/spec.md §4.1): they say they do not apply", "[zero-bubble][proofs]") {
+TEST_CASE("Zero Bubble formulas outside their ranges (docs/spec.md §4.1): they say they do not apply",
+          "[zero-bubble][proofs]") {
   // (t_f, t_i, t_w) with t_f < t_w <= t_i, with min(t_i, t_w) > t_f, and with t_w > t_i.
   const costs outside[] = {
       {rational{1}, rational{4}, rational{2}, rational{2}},
@@ -45,7 +47,8 @@ TEST_CASE("Zero Bubble formulas outside their ranges (docs/spec.md §4.1): they 
   // The counterexamples themselves: the simulation is right, the bare formula would not be.
   const costs h1_case{rational{1}, rational{4}, rational{2}, rational{2}};
   const schedule_spec h1 = zero_bubble(schedule_family::zb_h1, 2, 2);
-  REQUIRE(simulate(generate(h1).view(), h1_case).makespan() == rational{12});  // (m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w) = 11)
+  REQUIRE(simulate(generate(h1).view(), h1_case).makespan() ==
+          rational{12});  // (m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w) = 11)
   REQUIRE_FALSE(makespan_formula(h1, h1_case).holds);
   const schedule_spec h2 = zero_bubble(schedule_family::zb_h2, 2, 3);
   REQUIRE(simulate(generate(h2).view(), h1_case).span_bubble() == rational{1});  // (P-1) max(0, t_f+t_i-2t_w) = 0
@@ -100,14 +103,16 @@ TEST_CASE("m = 1 works for ZB-H1 and ZB-H2 - ZB-V below 2P-1 micro-batches stays
     INFO("P " << P);
     REQUIRE(validate(generate(zero_bubble(schedule_family::zb_h1, P, 1)).view()).ok());
     REQUIRE(validate(generate(zero_bubble(schedule_family::zb_h2, P, 1)).view()).ok());
-    for (int m = 1; m < 2 * P - 1; ++m) REQUIRE(validate(generate(zero_bubble(schedule_family::zbv, P, m)).view()).ok());
+    for (int m = 1; m < 2 * P - 1; ++m)
+      REQUIRE(validate(generate(zero_bubble(schedule_family::zbv, P, m)).view()).ok());
   }
 }
 
 TEST_CASE("Ws are numbered first-in first-out after their Is", "[zero-bubble]") {
   // Per stage for every schedule; across a rank's stages too, except ZB-V, whose
   // cooldown (as PyTorch's) drains chunk 1's Ws before chunk 0's.
-  for (auto family : {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv, schedule_family::interleaved_zb}) {
+  for (auto family :
+       {schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv, schedule_family::interleaved_zb}) {
     const schedule s = generate(zero_bubble(family, 4, 8));
     for (int r = 0; r < 4; ++r) {
       INFO(family_name(family) << " rank " << r);
@@ -125,8 +130,10 @@ TEST_CASE("Ws are numbered first-in first-out after their Is", "[zero-bubble]") 
       for (int stage : {s.shape().stage_of(r, 0), s.shape().stage_of(r, s.shape().V - 1)}) {
         std::vector<int> i_order;
         std::vector<int> w_order;
-        for (op o : is) if (o.stage() == stage) i_order.push_back(o.microbatch());
-        for (op o : ws) if (o.stage() == stage) w_order.push_back(o.microbatch());
+        for (op o : is)
+          if (o.stage() == stage) i_order.push_back(o.microbatch());
+        for (op o : ws)
+          if (o.stage() == stage) w_order.push_back(o.microbatch());
         REQUIRE(i_order == w_order);
       }
       if (family != schedule_family::zbv) {
@@ -176,7 +183,10 @@ TEST_CASE("tool: Zero Bubble table, both bubble metrics, I and W, gamma view", "
   REQUIRE(mem.out.find(" 229/100 [4] = formula (P-r) + r*gamma") != std::string::npos);
 }
 
-TEST_CASE("DualPipeV and DualPipe over P in [1, 12] x m in [1, 6P], by DeepSeek's rule and at the structural minimum: op counts, peaks, messages, DeepSeek's idle (the compile-time grid's function)", "[dualpipe]") {
+TEST_CASE(
+    "DualPipeV and DualPipe over P in [1, 12] x m in [1, 6P], by DeepSeek's rule and at the structural minimum: op "
+    "counts, peaks, messages, DeepSeek's idle (the compile-time grid's function)",
+    "[dualpipe]") {
   for (const auto family : {ctpipe::schedule_family::dualpipev, ctpipe::schedule_family::dualpipe}) {
     for (int P = 1; P <= 12; ++P) {
       for (int m = 1; m <= 6 * P; ++m) {
@@ -186,8 +196,9 @@ TEST_CASE("DualPipeV and DualPipe over P in [1, 12] x m in [1, 6P], by DeepSeek'
       }
     }
   }
-  REQUIRE(std::string(ctpipe::spec_error({ctpipe::schedule_family::dualpipev, {4, 7, 2, ctpipe::placement::v_shape}})) ==
-          "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)");
+  REQUIRE(
+      std::string(ctpipe::spec_error({ctpipe::schedule_family::dualpipev, {4, 7, 2, ctpipe::placement::v_shape}})) ==
+      "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)");
   REQUIRE(std::string(ctpipe::spec_error({ctpipe::schedule_family::dualpipev, {4, 8}})) ==
           "ctpipe: dualpipev runs two chunks per rank on the V-shape placement (V = 2, placement v)");
   ctpipe::schedule_spec minimum{ctpipe::schedule_family::dualpipev, {4, 6, 2, ctpipe::placement::v_shape}};
@@ -195,10 +206,12 @@ TEST_CASE("DualPipeV and DualPipe over P in [1, 12] x m in [1, 6P], by DeepSeek'
   REQUIRE(std::string(ctpipe::spec_error(minimum)) == "ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)");
   ctpipe::schedule_spec not_dualpipe{ctpipe::schedule_family::zbv, {4, 8, 2, ctpipe::placement::v_shape}};
   not_dualpipe.structural_minimum = true;
-  REQUIRE(std::string(ctpipe::spec_error(not_dualpipe)) == "ctpipe: only dualpipev and dualpipe take the structural minimum");
+  REQUIRE(std::string(ctpipe::spec_error(not_dualpipe)) ==
+          "ctpipe: only dualpipev and dualpipe take the structural minimum");
 }
 
-TEST_CASE("DualPipeV's generator called below its rule (m < 2P-1) stays in bounds: its W queue balances", "[dualpipe]") {
+TEST_CASE("DualPipeV's generator called below its rule (m < 2P-1) stays in bounds: its W queue balances",
+          "[dualpipe]") {
   // The rule refuses these shapes first; the generator itself must still not read past
   // its W queue (the ASan job runs this), and each rank pops exactly the Ws it queued.
   for (int P = 1; P <= 16; ++P) {
@@ -217,7 +230,10 @@ TEST_CASE("DualPipeV's generator called below its rule (m < 2P-1) stays in bound
   }
 }
 
-TEST_CASE("V-Half and V-Min over P in [1, 16] x m in [1, 6P]: op counts, the paper's memory bounds on every rank, the idle closed forms (the compile-time grid's function)", "[v-memory]") {
+TEST_CASE(
+    "V-Half and V-Min over P in [1, 16] x m in [1, 6P]: op counts, the paper's memory bounds on every rank, the idle "
+    "closed forms (the compile-time grid's function)",
+    "[v-memory]") {
   for (const auto family : {ctpipe::schedule_family::v_half, ctpipe::schedule_family::v_min}) {
     for (int P = 1; P <= 16; ++P) {
       for (int m = 1; m <= 6 * P; ++m) {
@@ -233,7 +249,10 @@ TEST_CASE("V-Half and V-Min over P in [1, 16] x m in [1, 6P]: op counts, the pap
           "ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)");
 }
 
-TEST_CASE("V-Half and V-Min against 1F1B: the idle ratio is about 0.28 and 0.61 at P = 4, m = 8, and tends to the paper's 1/2 and 2/3", "[v-memory]") {
+TEST_CASE(
+    "V-Half and V-Min against 1F1B: the idle ratio is about 0.28 and 0.61 at P = 4, m = 8, and tends to the paper's "
+    "1/2 and 2/3",
+    "[v-memory]") {
   using ctpipe::rational;
   const auto idle_ratio = [](ctpipe::schedule_family family, int P, int m) {
     const ctpipe::costs article{};
@@ -252,8 +271,9 @@ TEST_CASE("V-Half and V-Min against 1F1B: the idle ratio is about 0.28 and 0.61 
   const ctpipe::schedule_spec s{ctpipe::schedule_family::v_half, {4, 5, 2, ctpipe::placement::v_shape}};
   REQUIRE(std::string(ctpipe::makespan_formula(s, {}).condition) == "needs m >= P+2 (below it the idle varies with m)");
   const ctpipe::costs heavy_w{rational{1}, rational{3}, rational{1}, rational{2}, rational{0}};
-  REQUIRE(std::string(ctpipe::makespan_formula({ctpipe::schedule_family::v_min, {4, 8, 2, ctpipe::placement::v_shape}}, heavy_w).condition) ==
-          "needs t_f = t_i = t_w (the generator's unit case)");
+  REQUIRE(std::string(
+              ctpipe::makespan_formula({ctpipe::schedule_family::v_min, {4, 8, 2, ctpipe::placement::v_shape}}, heavy_w)
+                  .condition) == "needs t_f = t_i = t_w (the generator's unit case)");
   // t_b plays no part (every backward is split): the formula holds with any t_b.
   const ctpipe::schedule_spec p6{ctpipe::schedule_family::v_half, {6, 12, 2, ctpipe::placement::v_shape}};
   const ctpipe::costs odd_b{rational{1}, rational{3}, rational{1}, rational{1}, rational{0}};

@@ -57,11 +57,11 @@ constexpr schedule make_faulty(fault_case c) {
       return edited_1f1b(2, 8, -1, op{}, -1, -1);
     case fault_case::duplicate_forward:  // rank 0: F0 F1 F2 F2 F3 B0 ...
       return edited_1f1b(0, -1, 3, op{op_kind::F, 0, 2}, -1, -1);
-    case fault_case::late_backward_before_forward:
-      return edited_1f1b(2, -1, -1, op{}, 9, 12);
+    case fault_case::late_backward_before_forward: return edited_1f1b(2, -1, -1, op{}, 9, 12);
     case fault_case::cross_rank_deadlock:
-      return from_lists({2, 2}, {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::B, 0, 1}},
-                                 {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
+      return from_lists({2, 2},
+                        {{op{op_kind::F, 0, 0}, op{op_kind::B, 0, 0}, op{op_kind::F, 0, 1}, op{op_kind::B, 0, 1}},
+                         {op{op_kind::F, 1, 0}, op{op_kind::F, 1, 1}, op{op_kind::B, 1, 0}, op{op_kind::B, 1, 1}}});
   }
   return schedule{};
 }

@@ -170,8 +170,8 @@ inline constexpr costs zero_bubble_cost_sets[] = {
 /// fraction and span bubble closed forms apply exactly where formulas.hpp says they do
 /// (ZB-H1: m >= P, t_w <= min(t_i, t_f); ZB-H2 span bubble: m >= 2P-1, min(t_i, t_w) <=
 /// t_f; ZB-H2 makespan and ZB-V: m >= 2P-1 with equal costs; interleaved ZB: nowhere) and
-/// there equal the simulation, with ZB-H1's idle `(P-1)(t_f+t_i-t_w)` on every rank. The peaks equal their closed forms for gamma =
-/// 1 and 3/7 where those apply, and the messages theirs.
+/// there equal the simulation, with ZB-H1's idle `(P-1)(t_f+t_i-t_w)` on every rank. The peaks equal their closed forms
+/// for gamma = 1 and 3/7 where those apply, and the messages theirs.
 constexpr bool prove_zero_bubble_point(schedule_family family, int P, int m, bool with_validation,
                                        std::span<const costs> cost_sets = zero_bubble_cost_sets) {
   const int V = family == schedule_family::zbv || family == schedule_family::interleaved_zb ? 2 : 1;
@@ -235,7 +235,8 @@ constexpr bool prove_dual_point(schedule_family fam, int P, int m, bool with_val
   if (with_validation && !validate(s.view()).ok()) return false;
   for (int r = 0; r < P; ++r) {
     const int half = r < P - 1 - r ? r : P - 1 - r;
-    if (s.view().rank(r).size() != static_cast<std::size_t>(v ? 4 * m + 2 * P - 1 - r : 2 * m + P - 1 - half)) return false;
+    if (s.view().rank(r).size() != static_cast<std::size_t>(v ? 4 * m + 2 * P - 1 - r : 2 * m + P - 1 - half))
+      return false;
   }
   const costs in_range[] = {costs{}, costs{rational{2}, rational{3}, rational{2}, rational{1}, rational{0}},
                             costs{rational{1}, rational{1}, rational{1}, rational{0}, rational{0}}};
@@ -249,7 +250,8 @@ constexpr bool prove_dual_point(schedule_family fam, int P, int m, bool with_val
       if (sim.idle(r) != idle) return false;
     }
   }
-  if (makespan_formula(spec, costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{0}}).holds) return false;
+  if (makespan_formula(spec, costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{0}}).holds)
+    return false;
   const in_flight_profile mem = in_flight(s.view());
   const bool short_m = m < 2 * P;
   for (int r = 0; r < P; ++r) {

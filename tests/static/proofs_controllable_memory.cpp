@@ -22,7 +22,7 @@ inline constexpr bool v_point = prove_v_memory_point(F, P, M, false);
 
 template <int P, int... M>
 constexpr bool every_m(std::integer_sequence<int, M...>) {
-  return ((v_point<schedule_family::v_half, P, M + 1> && v_point<schedule_family::v_min, P, M + 1>) && ...);
+  return ((v_point<schedule_family::v_half, P, M + 1> && v_point<schedule_family::v_min, P, M + 1>)&&...);
 }
 
 static_assert(every_m<1>(std::make_integer_sequence<int, 3>{}), "V-Half and V-Min, P = 1");

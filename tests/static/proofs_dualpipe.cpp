@@ -5,9 +5,9 @@
 // outer ranks at the structural minimum; the messages; and DeepSeek's idle per rank,
 // (P-1)(F&B + B - 3W) or (P/2-1)(F&B + B - 3W), with the makespan and bubble fraction,
 // at the article's costs and, for P <= 4, two more cost sets of its range (t_i = t_f,
-// t_w <= t_f, t_b = t_i + t_w, fused pairs without overlap gain, t_c = 0). Each (P, m) is one constant evaluation; validity of
-// every point runs at run time (tests/runtime/zero_bubble_test.cpp, P <= 12, m <= 6P,
-// through the same function).
+// t_w <= t_f, t_b = t_i + t_w, fused pairs without overlap gain, t_c = 0). Each (P, m) is one constant evaluation;
+// validity of every point runs at run time (tests/runtime/zero_bubble_test.cpp, P <= 12, m <= 6P, through the same
+// function).
 #include <utility>  // std::integer_sequence
 
 #include "proofs.hpp"

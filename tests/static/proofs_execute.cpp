@@ -22,10 +22,10 @@ constexpr bool grid(schedule_family f, const costs& c, runtime_model model) {
   return prove_executed_grid(f, 3, 4, 2, c, model);
 }
 
-#define CTPIPE_EXECUTED_PROOFS(family)                                               \
-  static_assert(grid(schedule_family::family, uneven, runtime_model::blocking));    \
-  static_assert(grid(schedule_family::family, uneven, runtime_model::posted));      \
-  static_assert(grid(schedule_family::family, equal, runtime_model::rendezvous));   \
+#define CTPIPE_EXECUTED_PROOFS(family)                                            \
+  static_assert(grid(schedule_family::family, uneven, runtime_model::blocking));  \
+  static_assert(grid(schedule_family::family, uneven, runtime_model::posted));    \
+  static_assert(grid(schedule_family::family, equal, runtime_model::rendezvous)); \
   static_assert(grid(schedule_family::family, uneven, runtime_model::batched))
 
 CTPIPE_EXECUTED_PROOFS(gpipe);
@@ -48,13 +48,15 @@ constexpr bool zb_h1_rendezvous_loss() {
   const schedule l = lower(g.view(), c, runtime_model::rendezvous);
   return simulate(g.view(), c).makespan() == rational{9} &&
          execute(l.view(), c, runtime_model::rendezvous).makespan() == rational{10} &&
-         execute(lower(g.view(), c, runtime_model::blocking).view(), c, runtime_model::blocking).makespan() == rational{9};
+         execute(lower(g.view(), c, runtime_model::blocking).view(), c, runtime_model::blocking).makespan() ==
+             rational{9};
 }
 static_assert(zb_h1_rendezvous_loss());
 
 // lowered_v freezes the order of a model: the rendezvous lists of 1F1B P = 4, m = 8 run
 // under rendezvous sends, and the default (blocking) lists equal lower(v).
-constexpr auto& rendezvous_1f1b = lowered_v<schedule_spec{schedule_family::one_f_one_b, {4, 8}}, costs{}, runtime_model::rendezvous>;
+constexpr auto& rendezvous_1f1b =
+    lowered_v<schedule_spec{schedule_family::one_f_one_b, {4, 8}}, costs{}, runtime_model::rendezvous>;
 static_assert(validate_lowered(rendezvous_1f1b.view(), send_semantics::rendezvous).ok());
 static_assert(execute(rendezvous_1f1b.view(), costs{}, runtime_model::rendezvous).makespan() == rational{33});
 

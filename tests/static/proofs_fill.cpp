@@ -20,7 +20,8 @@ constexpr schedule_spec one_f_one_b_8_32 = family_spec(schedule_family::one_f_on
 // fits, and the greedy sweep reaches the bound, so nothing does better.
 static_assert(encoder_share(one_f_one_b_8_32, rational{1, 4}, rational{1, 2}).share == rational{31, 32});
 static_assert(encoder_share(one_f_one_b_8_32, rational{1, 4}, rational{1, 2}).optimal);
-static_assert(encoder_share(one_f_one_b_8_32, rational{1, 4}, rational{1, 2}, true).share == rational{1}, "steady state: all of it");
+static_assert(encoder_share(one_f_one_b_8_32, rational{1, 4}, rational{1, 2}, true).share == rational{1},
+              "steady state: all of it");
 
 // The rebalancing bound: 36 live at once over 8 ranks, 36/8 rounded up.
 static_assert(live_of(one_f_one_b_8_32, costs{}).live == rational{36});

@@ -20,7 +20,8 @@ constexpr schedule_spec family_spec(schedule_family family, int P, int m) {
 constexpr std::size_t find_op(schedule_view v, op o) {
   for (std::size_t k = 0; k < v.size(); ++k) {
     const op x = v.ops[k];
-    const bool pair_f = x.kind() == op_kind::overlap_f_b && o.kind() == op_kind::F && x.stage() == o.stage() && x.microbatch() == o.microbatch();
+    const bool pair_f = x.kind() == op_kind::overlap_f_b && o.kind() == op_kind::F && x.stage() == o.stage() &&
+                        x.microbatch() == o.microbatch();
     if (x == o || pair_f) return k;
   }
   return v.size();
@@ -45,7 +46,8 @@ constexpr int rank_at(schedule_view v, std::size_t k) {
 ///   `placed` exactly when all of it is; per rank `filled` adds up its pieces and
 ///   `remaining_idle` is simulate()'s idle time less it; total <= bound <= work.
 /// Quadratic: test-only.
-constexpr bool fill_is_sound(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& r, bool steady) {
+constexpr bool fill_is_sound(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& r,
+                             bool steady) {
   const simulation sim = simulate(v, c);
   const rational T = sim.makespan();
   if (r.makespan != T) return false;
@@ -56,7 +58,8 @@ constexpr bool fill_is_sound(schedule_view v, const costs& c, std::span<const fi
     const fill_job& job = jobs[x.job];
     if (x.rank < 0 || x.rank >= v.shape.P || !(x.start < x.end) || x.start < rational{0} || x.end > T) return false;
     if (job.rank != any_rank && job.rank != x.rank) return false;
-    for (std::size_t k = v.offsets[static_cast<std::size_t>(x.rank)]; k < v.offsets[static_cast<std::size_t>(x.rank) + 1]; ++k) {
+    for (std::size_t k = v.offsets[static_cast<std::size_t>(x.rank)];
+         k < v.offsets[static_cast<std::size_t>(x.rank) + 1]; ++k) {
       if (x.start < sim.end(k) && sim.start(k) < x.end) return false;  // over an op
     }
     if (!steady && job.after) {
@@ -77,14 +80,19 @@ constexpr bool fill_is_sound(schedule_view v, const costs& c, std::span<const fi
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     rational got{0};
     for (const fill_piece& x : p) got = got + (x.job == j ? x.end - x.start : rational{0});
-    if (got != r.placed[j] || got > jobs[j].duration || ((got == jobs[j].duration) != (r.reason[j] == fill_reason::placed))) return false;
+    if (got != r.placed[j] || got > jobs[j].duration ||
+        ((got == jobs[j].duration) != (r.reason[j] == fill_reason::placed)))
+      return false;
   }
   for (int q = 0; q < v.shape.P; ++q) {
     rational filled{0};
     for (const fill_piece& x : p) filled = filled + (x.rank == q ? x.end - x.start : rational{0});
-    if (filled != r.filled[static_cast<std::size_t>(q)] || r.remaining_idle[static_cast<std::size_t>(q)] != sim.idle(q) - filled) return false;
+    if (filled != r.filled[static_cast<std::size_t>(q)] ||
+        r.remaining_idle[static_cast<std::size_t>(q)] != sim.idle(q) - filled)
+      return false;
   }
-  return total == r.total && r.total <= r.bound && r.bound <= r.work && (r.optimal == (r.total == r.bound) || r.exact_method);
+  return total == r.total && r.total <= r.bound && r.bound <= r.work &&
+         (r.optimal == (r.total == r.bound) || r.exact_method);
 }
 
 /// Jobs for the proofs on `v`: the encoder preset (f = 1/4, b = 1/2; `divisible` with no
@@ -92,12 +100,15 @@ constexpr bool fill_is_sound(schedule_view v, const costs& c, std::span<const fi
 /// the first stage's F of micro-batch 0; 1 on any rank before the last B/I of the first
 /// stage; 5/2 anywhere, divisible with pieces of at least 1/2.
 constexpr detail::buffer<fill_job> proof_jobs(schedule_view v, bool divisible) {
-  const detail::buffer<fill_job> encoder = encoder_jobs(v, rational{1, 4}, rational{1, 2}, divisible ? std::optional<rational>{rational{0}} : std::nullopt);
+  const detail::buffer<fill_job> encoder =
+      encoder_jobs(v, rational{1, 4}, rational{1, 2}, divisible ? std::optional<rational>{rational{0}} : std::nullopt);
   detail::buffer<fill_job> out(encoder.size() + 3);
   for (std::size_t k = 0; k < encoder.size(); ++k) out[k] = encoder[k];
   const int m = v.shape.m, first = v.shape.first_stage(m - 1);
-  const op last_back = find_op(v, op{op_kind::B, first, m - 1}) < v.size() ? op{op_kind::B, first, m - 1} : op{op_kind::I, first, m - 1};
-  out[encoder.size()] = {"pinned", -1, rational{3, 2}, v.shape.P - 1, op{op_kind::F, v.shape.first_stage(0), 0}, std::nullopt, false, rational{0}};
+  const op last_back =
+      find_op(v, op{op_kind::B, first, m - 1}) < v.size() ? op{op_kind::B, first, m - 1} : op{op_kind::I, first, m - 1};
+  out[encoder.size()] = {"pinned",     -1,    rational{3, 2}, v.shape.P - 1, op{op_kind::F, v.shape.first_stage(0), 0},
+                         std::nullopt, false, rational{0}};
   out[encoder.size() + 1] = {"due", -1, rational{1}, any_rank, std::nullopt, last_back, false, rational{0}};
   out[encoder.size() + 2] = {"free", -1, rational{5, 2}, any_rank, std::nullopt, std::nullopt, true, rational{1, 2}};
   return out;
@@ -152,9 +163,13 @@ constexpr rational live_brute_force(schedule_view v, const costs& c) {
 
 /// live_bound() of `spec` under `c`, for static_asserts (a schedule cannot outlive a
 /// constant expression).
-constexpr live_bound_result live_of(const schedule_spec& spec, const costs& c) { return live_bound(generate(spec).view(), c); }
+constexpr live_bound_result live_of(const schedule_spec& spec, const costs& c) {
+  return live_bound(generate(spec).view(), c);
+}
 
 /// live_brute_force() of `spec` under `c`.
-constexpr rational live_brute_force(const schedule_spec& spec, const costs& c) { return live_brute_force(generate(spec).view(), c); }
+constexpr rational live_brute_force(const schedule_spec& spec, const costs& c) {
+  return live_brute_force(generate(spec).view(), c);
+}
 
 }  // namespace ctpipe::tests

@@ -24,7 +24,8 @@ namespace ctpipe::tests {
 constexpr bool execution_consistent(const execution& e, schedule_view l) {
   for (int r = 0; r < l.shape.P; ++r) {
     std::int64_t ended = 0;
-    for (std::uint32_t k = l.offsets[static_cast<std::size_t>(r)]; k < l.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = l.offsets[static_cast<std::size_t>(r)]; k < l.offsets[static_cast<std::size_t>(r) + 1];
+         ++k) {
       if (e.reached_ticks(k) > e.start_ticks(k) || e.start_ticks(k) > e.end_ticks(k)) return false;
       if (k > l.offsets[static_cast<std::size_t>(r)] && l.ops[k - 1].kind() == op_kind::overlap_f_b) {
         if (e.start_ticks(k) != e.start_ticks(k - 1) || e.end_ticks(k) != e.end_ticks(k - 1)) return false;
@@ -37,7 +38,8 @@ constexpr bool execution_consistent(const execution& e, schedule_view l) {
   detail::buffer<std::int64_t> sum(static_cast<std::size_t>(l.shape.P)), last_end(static_cast<std::size_t>(l.shape.P));
   for (const stall_interval& i : e.stall_intervals()) {
     const std::size_t r = static_cast<std::size_t>(i.rank);
-    if (!is_transfer(l.ops[i.op_index].kind()) || i.start_ticks < last_end[r] || i.start_ticks >= i.end_ticks) return false;
+    if (!is_transfer(l.ops[i.op_index].kind()) || i.start_ticks < last_end[r] || i.start_ticks >= i.end_ticks)
+      return false;
     last_end[r] = i.end_ticks, sum[r] += i.end_ticks - i.start_ticks;
   }
   for (int r = 0; r < l.shape.P; ++r) {
@@ -104,7 +106,8 @@ constexpr bool prove_lowering(const schedule_spec& spec, const costs& c = costs{
     if (back.view().ops[k] != compute.view().ops[k]) return false;
   }
   for (int r = 0; r <= spec.shape.P; ++r) {
-    if (back.view().offsets[static_cast<std::size_t>(r)] != compute.view().offsets[static_cast<std::size_t>(r)]) return false;
+    if (back.view().offsets[static_cast<std::size_t>(r)] != compute.view().offsets[static_cast<std::size_t>(r)])
+      return false;
   }
   if (!validate_lowered(l, send_semantics::buffered).ok()) return false;
   const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;

@@ -21,9 +21,12 @@ namespace ctpipe::tests {
 constexpr bool tiny_by_hand() {
   const transformer_model tiny{.layers = 4, .hidden = 8, .heads = 2, .vocab = 16, .seq = 4};
   if (layer_activation_bytes(tiny) != rational{1248}) return false;
-  if (stage_activation_bytes(tiny, 2, 0, 2) != rational{2560} || stage_activation_bytes(tiny, 2, 1, 2) != rational{2880}) return false;
+  if (stage_activation_bytes(tiny, 2, 0, 2) != rational{2560} ||
+      stage_activation_bytes(tiny, 2, 1, 2) != rational{2880})
+    return false;
   if (layer_parameters(tiny) != 800) return false;
-  if (stage_static_bytes(tiny, 2, 0, 2) != rational{31104} || stage_static_bytes(tiny, 2, 1, 2) != rational{31392}) return false;
+  if (stage_static_bytes(tiny, 2, 0, 2) != rational{31104} || stage_static_bytes(tiny, 2, 1, 2) != rational{31392})
+    return false;
   const std::int64_t split[] = {even_split(4, 2, 0), even_split(4, 2, 1)};
   const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {2, 4, 1, placement::loop}});
   const model_memory mm = memory_of(g.view(), tiny, split, rational{1});
@@ -69,7 +72,8 @@ constexpr rational megatron_stage_equivalents(int P, int V, int m) {
 /// activations): peak_activations(0) (docs/memory.md: m = 8 with g = 8 holds 15/2,
 /// m = 4 with the default g holds 4).
 constexpr rational megatron_against_schedule(int m, int g) {
-  const schedule_spec spec{schedule_family::interleaved_1f1b, {4, m, 2, placement::loop}, interleaved_variant::megatron, g};
+  const schedule_spec spec{
+      schedule_family::interleaved_1f1b, {4, m, 2, placement::loop}, interleaved_variant::megatron, g};
   return in_flight(generate(spec).view()).peak_activations(0);
 }
 

@@ -23,28 +23,32 @@ constexpr rational two_factors[] = {1, 2};
 constexpr costs article{};
 constexpr costs uneven{rational{1}, rational{3}, rational{2}, rational{1}, rational{0}};
 
-constexpr schedule_spec spec_of(schedule_family f, int P, int m, int V = 1) { return {f, {P, m, V, natural_placement(f)}}; }
+constexpr schedule_spec spec_of(schedule_family f, int P, int m, int V = 1) {
+  return {f, {P, m, V, natural_placement(f)}};
+}
 
 constexpr rational makespan(schedule_family f, const rational* stage) {
-  return simulate(generate(spec_of(f, 4, 8)).view(), article, cost_scale{std::span<const rational>(stage, 4), {}}).makespan();
+  return simulate(generate(spec_of(f, 4, 8)).view(), article, cost_scale{std::span<const rational>(stage, 4), {}})
+      .makespan();
 }
 
 static_assert(makespan(schedule_family::one_f_one_b, last_slow) == rational{39});
 static_assert(makespan(schedule_family::gpipe, layers) == rational{258});
 static_assert(makespan(schedule_family::one_f_one_b, layers) == rational{252});
-static_assert(makespan_formula(spec_of(schedule_family::one_f_one_b, 4, 8), article, cost_scale{last_slow, {}}).value == rational{39});
+static_assert(makespan_formula(spec_of(schedule_family::one_f_one_b, 4, 8), article, cost_scale{last_slow, {}}).value ==
+              rational{39});
 static_assert(!makespan_formula(spec_of(schedule_family::one_f_one_b, 4, 8), article, cost_scale{layers, {}}).holds);
 
 // One constant evaluation each, within Clang's default step limit.
 constexpr bool formulas(schedule_family f, int P, int m, const rational* factors, int n, const costs& c) {
   return prove_scaled_formulas(f, P, m, m, factors, n, c);
 }
-#define CTPIPE_SCALED_FORMULAS(family)                                                             \
-  static_assert(formulas(schedule_family::family, 2, 1, four_factors, 4, article));               \
-  static_assert(formulas(schedule_family::family, 2, 3, four_factors, 4, uneven));                \
-  static_assert(formulas(schedule_family::family, 2, 6, four_factors, 4, article));               \
-  static_assert(formulas(schedule_family::family, 3, 2, three_factors, 3, article));              \
-  static_assert(formulas(schedule_family::family, 3, 5, three_factors, 3, uneven));               \
+#define CTPIPE_SCALED_FORMULAS(family)                                               \
+  static_assert(formulas(schedule_family::family, 2, 1, four_factors, 4, article));  \
+  static_assert(formulas(schedule_family::family, 2, 3, four_factors, 4, uneven));   \
+  static_assert(formulas(schedule_family::family, 2, 6, four_factors, 4, article));  \
+  static_assert(formulas(schedule_family::family, 3, 2, three_factors, 3, article)); \
+  static_assert(formulas(schedule_family::family, 3, 5, three_factors, 3, uneven));  \
   static_assert(formulas(schedule_family::family, 4, 4, two_factors, 2, article))
 CTPIPE_SCALED_FORMULAS(gpipe);
 CTPIPE_SCALED_FORMULAS(one_f_one_b);

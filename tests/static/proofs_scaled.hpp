@@ -17,7 +17,8 @@ constexpr rational spec_cost(schedule_view v, const costs& c, const cost_scale& 
     return c.of(kind, V) * scale.of_stage(o.stage()) * scale.of_microbatch(o.microbatch());
   };
   const op o = v.ops[k];
-  if (o.kind() == op_kind::overlap_f_b) return c.pair() / (c.f + c.b) * (scaled(op_kind::F, o) + scaled(op_kind::B, v.ops[k + 1]));
+  if (o.kind() == op_kind::overlap_f_b)
+    return c.pair() / (c.f + c.b) * (scaled(op_kind::F, o) + scaled(op_kind::B, v.ops[k + 1]));
   if (k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b) return rational{0};
   return scaled(o.kind(), o);
 }

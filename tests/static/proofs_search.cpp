@@ -51,5 +51,6 @@ constexpr auto& v_moderate = searched_v<searched_v_moderate>;
 static_assert(v_moderate.size() == 1536);
 static_assert(validate(v_moderate.view()).ok());
 static_assert(in_flight(v_moderate.view(), rational{16, 37}).largest_peak() <= rational{48});
-static_assert(simulate(v_moderate.view(), searched_v_moderate.cost).largest_span() == rational{32} * (searched_v_moderate.cost.f + searched_v_moderate.cost.i + searched_v_moderate.cost.w));
+static_assert(simulate(v_moderate.view(), searched_v_moderate.cost).largest_span() ==
+              rational{32} * (searched_v_moderate.cost.f + searched_v_moderate.cost.i + searched_v_moderate.cost.w));
 }  // namespace

@@ -52,13 +52,15 @@ static_assert(frozen.rank(3)[1] == op{op_kind::B, 3, 0}, "the last rank alternat
 static_assert(validate(frozen.view()).ok());
 static_assert(simulate(frozen.view(), costs{}).bubble_fraction() == rational{3, 11});
 static_assert(in_flight(frozen.view()).peak(0) == rational{4});
-static_assert([] {
-  const schedule g = generate(article_default);
-  for (std::size_t k = 0; k < g.size(); ++k) {
-    if (g.view().ops[k] != frozen.ops[k]) return false;
-  }
-  return true;
-}(), "schedule_v and generate() agree");
+static_assert(
+    [] {
+      const schedule g = generate(article_default);
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        if (g.view().ops[k] != frozen.ops[k]) return false;
+      }
+      return true;
+    }(),
+    "schedule_v and generate() agree");
 
 // The validator names the offending op (see faulty.hpp for each case).
 using ctpipe::tests::fault_case;
@@ -71,8 +73,7 @@ static_assert(first_issue(fault_case::late_backward_before_forward) ==
               validation_issue{fault::out_of_order, 2, 9, op{op_kind::B, 2, 5}, op{op_kind::F, 2, 5}});
 static_assert(first_issue(fault_case::cross_rank_deadlock) ==
               validation_issue{fault::deadlock, 0, 1, op{op_kind::B, 0, 0}, op{op_kind::B, 1, 0}});
-static_assert(ctpipe::tests::issue_count(fault_case::cross_rank_deadlock) == 2,
-              "both ranks are reported stuck");
+static_assert(ctpipe::tests::issue_count(fault_case::cross_rank_deadlock) == 2, "both ranks are reported stuck");
 
 }  // namespace
 
@@ -108,7 +109,8 @@ static_assert([] {
   const schedule s = generate(interleaved(4, 8, 2));
   return messages_between(s.view(), 0, 1) == message_count{16, 0} &&
          messages_between(s.view(), 1, 0) == message_count{0, 16} &&
-         messages_between(s.view(), 3, 0) == message_count{8, 0} && messages_between(s.view(), 0, 3) == message_count{0, 8} &&
+         messages_between(s.view(), 3, 0) == message_count{8, 0} &&
+         messages_between(s.view(), 0, 3) == message_count{0, 8} &&
          messages_between(s.view(), 0, 2) == message_count{0, 0};
 }());
 // Accepted and rejected configurations.
@@ -121,20 +123,24 @@ static_assert(spec_error(interleaved(4, 14, 2, interleaved_variant::torch)) != n
 // PyTorch's rule with m < P: no steady state, the bubble is 2/5, not the formula's 1/3.
 static_assert(!bubble_fraction_formula(interleaved(4, 3, 2, interleaved_variant::torch), costs{}).holds);
 // V = 1 is 1F1B for megatron and megatron-legacy; PyTorch's own rule for torch.
-static_assert([] {
-  for (int P = 1; P <= 6; ++P) {
-    for (int m = 1; m <= 12; ++m) {
-      if (!ctpipe::tests::interleaved_v1_is_1f1b(P, m)) return false;
-    }
-  }
-  return true;
-}(), "interleaved 1F1B with V = 1 is 1F1B (megatron, megatron-legacy)");
-static_assert([] {
-  for (int P = 1; P <= 6; ++P) {
-    for (int m = 1; m <= 18; ++m) {
-      if (!ctpipe::tests::interleaved_torch_v1_is_pytorchs(P, m)) return false;
-    }
-  }
-  return true;
-}(), "interleaved 1F1B (torch) with V = 1 is PyTorch's rule");
+static_assert(
+    [] {
+      for (int P = 1; P <= 6; ++P) {
+        for (int m = 1; m <= 12; ++m) {
+          if (!ctpipe::tests::interleaved_v1_is_1f1b(P, m)) return false;
+        }
+      }
+      return true;
+    }(),
+    "interleaved 1F1B with V = 1 is 1F1B (megatron, megatron-legacy)");
+static_assert(
+    [] {
+      for (int P = 1; P <= 6; ++P) {
+        for (int m = 1; m <= 18; ++m) {
+          if (!ctpipe::tests::interleaved_torch_v1_is_pytorchs(P, m)) return false;
+        }
+      }
+      return true;
+    }(),
+    "interleaved 1F1B (torch) with V = 1 is PyTorch's rule");
 }  // namespace interleaved_facts

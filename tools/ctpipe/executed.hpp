@@ -34,7 +34,8 @@ inline std::vector<executed_run> execute_models(schedule_view v, const costs& c,
 
 /// `rank 0, step 3, op 0SEND_F1: deadlock: ... (needs 1RECV_F1)`: one stuck op.
 inline std::string describe_stuck(const validation_issue& i) {
-  std::string text = fmt::format("rank {}, step {}, op {}: {}", i.rank, i.step, io::action(i.at), fault_description(i.what));
+  std::string text =
+      fmt::format("rank {}, step {}, op {}: {}", i.rank, i.step, io::action(i.at), fault_description(i.what));
   if (i.needs != i.at) text += fmt::format(" (needs {})", io::action(i.needs));
   return text;
 }
@@ -84,7 +85,8 @@ inline std::string executed_text(const std::vector<executed_run>& runs) {
       continue;
     }
     std::string stalls;
-    for (int r = 0; r < e.run.ranks(); ++r) stalls += fmt::format("{}{}", r == 0 ? "" : " ", io::to_string(e.run.stall(r)));
+    for (int r = 0; r < e.run.ranks(); ++r)
+      stalls += fmt::format("{}{}", r == 0 ? "" : " ", io::to_string(e.run.stall(r)));
     const rational b = e.run.bubble_fraction();
     out += fmt::format("executed, {:<10}  makespan {}  bubble {} ({:.1f}%)  stall per rank {}\n", name,
                        io::to_string(e.run.makespan()), io::to_string(b),
@@ -104,7 +106,10 @@ inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& run
       entry["deadlock"] = true;
       nlohmann::ordered_json stuck = nlohmann::ordered_json::array();
       for (const validation_issue& i : e.run.stuck()) {
-        stuck.push_back({{"rank", i.rank}, {"step", i.step}, {"op", io::action(i.at)}, {"fault", fault_description(i.what)},
+        stuck.push_back({{"rank", i.rank},
+                         {"step", i.step},
+                         {"op", io::action(i.at)},
+                         {"fault", fault_description(i.what)},
                          {"needs", io::action(i.needs)}});
       }
       entry["stuck"] = stuck;
@@ -112,7 +117,7 @@ inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& run
       entry["makespan"] = io::to_string(e.run.makespan());
       entry["bubble"] = io::to_string(e.run.bubble_fraction());
       nlohmann::ordered_json idle = nlohmann::ordered_json::array(), stall = nlohmann::ordered_json::array(),
-                            wait = nlohmann::ordered_json::array();
+                             wait = nlohmann::ordered_json::array();
       for (int r = 0; r < e.run.ranks(); ++r) {
         idle.push_back(io::to_string(e.run.idle(r)));
         stall.push_back(io::to_string(e.run.stall(r)));
@@ -156,16 +161,18 @@ inline std::vector<std::string> hang_lines(const std::string& path, const pipeli
                                            const std::vector<executed_run>& runs) {
   std::vector<std::string> lines;
   const execution& first = runs.front().run;
-  const std::string where =
-      runs.size() == 1 ? fmt::format("hangs under {}", runtime_model_name(runs.front().model))
-                       : fmt::format("hangs under every runtime model; under {}", runtime_model_name(runs.front().model));
+  const std::string where = runs.size() == 1 ? fmt::format("hangs under {}", runtime_model_name(runs.front().model))
+                                             : fmt::format("hangs under every runtime model; under {}",
+                                                           runtime_model_name(runs.front().model));
   for (const validation_issue& i : first.stuck()) {
     const bool copy = is_move(i.needs.kind());
-    const int peer = i.what == fault::deadlock && !copy && i.needs.stage() < shape.stages() ? shape.rank_of(i.needs.stage()) : -1;
-    lines.push_back(fmt::format("ctpipe: {}: {}: {}{}", path, where, describe_stuck(i),
-                                peer >= 0 ? fmt::format("; waits for rank {}", peer)
-                                : copy    ? std::string("; waits for its activation's copy back, which the copy channels' orders never run")
-                                          : std::string()));
+    const int peer =
+        i.what == fault::deadlock && !copy && i.needs.stage() < shape.stages() ? shape.rank_of(i.needs.stage()) : -1;
+    lines.push_back(fmt::format(
+        "ctpipe: {}: {}: {}{}", path, where, describe_stuck(i),
+        peer >= 0 ? fmt::format("; waits for rank {}", peer)
+        : copy    ? std::string("; waits for its activation's copy back, which the copy channels' orders never run")
+                  : std::string()));
   }
   const std::string cycle = wait_cycle(shape, first.stuck());
   if (!cycle.empty()) lines.push_back(fmt::format("ctpipe: {}: {}", path, cycle));

@@ -25,7 +25,6 @@ namespace {
 
 std::string* running_err = nullptr;  // the running invocation's err (note())
 
-
 constexpr const char* exit_codes =
     "Exit codes: 0 success; 2 rejected input or an invalid schedule (one `ctpipe:` line on stderr, nothing on "
     "stdout); 1 internal error (the output cannot be written, an unexpected failure).";
@@ -76,9 +75,12 @@ std::string run(int argc, const char* const* argv) {
 std::string error_line(std::string_view message) {
   std::string line;
   for (char ch : message) {
-    if (ch == '\n') line += "\\n";
-    else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) line += '?';
-    else line += ch;
+    if (ch == '\n')
+      line += "\\n";
+    else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      line += '?';
+    else
+      line += ch;
   }
   line += '\n';
   return line;

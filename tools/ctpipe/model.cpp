@@ -48,13 +48,17 @@ transformer_model read_model_file(const std::string& path) {
   std::error_code ignored;
   std::ifstream in(path);
   if (!std::filesystem::is_regular_file(path, ignored) || !in) {
-    throw usage_error(fmt::format("ctpipe: --model takes a preset ({}) or a JSON file, not '{}'", preset_names(), path));
+    throw usage_error(
+        fmt::format("ctpipe: --model takes a preset ({}) or a JSON file, not '{}'", preset_names(), path));
   }
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) throw usage_error(fmt::format("ctpipe: {}: not valid JSON", path));
   if (!j.is_object()) throw usage_error(fmt::format("ctpipe: {}: a model file is one JSON object", path));
-  static const char* const keys[] = {"base", "layers", "hidden", "heads", "kv_heads", "ffn", "swiglu", "vocab", "seq",
-                                     "micro_batch", "tp", "sequence_parallel", "recompute", "dp", "distributed_optimizer",
+  static const char* const keys[] = {"base",           "layers",   "hidden",
+                                     "heads",          "kv_heads", "ffn",
+                                     "swiglu",         "vocab",    "seq",
+                                     "micro_batch",    "tp",       "sequence_parallel",
+                                     "recompute",      "dp",       "distributed_optimizer",
                                      "tied_embeddings"};
   for (const auto& item : j.items()) {
     if (std::find(std::begin(keys), std::end(keys), item.key()) == std::end(keys)) {
@@ -64,7 +68,8 @@ transformer_model read_model_file(const std::string& path) {
   transformer_model m{};
   if (j.contains("base")) {
     const model_preset* base = j.at("base").is_string() ? find_model_preset(j.at("base").get<std::string>()) : nullptr;
-    if (base == nullptr) throw usage_error(fmt::format("ctpipe: {}: 'base' must name a preset ({})", path, preset_names()));
+    if (base == nullptr)
+      throw usage_error(fmt::format("ctpipe: {}: 'base' must name a preset ({})", path, preset_names()));
     m = base->model;
   }
   read_key(j, "layers", m.layers, path);
@@ -86,7 +91,9 @@ transformer_model read_model_file(const std::string& path) {
   if (recompute != "none" && recompute != "selective" && recompute != "full") {
     throw usage_error(fmt::format("ctpipe: {}: 'recompute' takes none, selective or full, not '{}'", path, recompute));
   }
-  m.recompute = recompute == "full" ? recompute_mode::full : recompute == "selective" ? recompute_mode::selective : recompute_mode::none;
+  m.recompute = recompute == "full"        ? recompute_mode::full
+                : recompute == "selective" ? recompute_mode::selective
+                                           : recompute_mode::none;
   return m;
 }
 
@@ -101,12 +108,14 @@ transformer_model parse_model(const std::string& text) {
 
 memory_limit parse_memory_limit(std::string_view text) {
   const std::string bad = fmt::format(
-      "ctpipe: --memory-limit takes a number of full activations per rank (4, 5/2) or of bytes with a unit (80GiB, 1.5TB), "
+      "ctpipe: --memory-limit takes a number of full activations per rank (4, 5/2) or of bytes with a unit (80GiB, "
+      "1.5TB), "
       "not '{}'",
       text);
   static const std::pair<const char*, std::int64_t> units[] = {
-      {"KiB", 1LL << 10}, {"MiB", 1LL << 20}, {"GiB", 1LL << 30}, {"TiB", 1LL << 40}, {"KB", 1000},
-      {"MB", 1000000},    {"GB", 1000000000}, {"TB", 1000000000000}, {"B", 1}};
+      {"KiB", 1LL << 10}, {"MiB", 1LL << 20},    {"GiB", 1LL << 30},
+      {"TiB", 1LL << 40}, {"KB", 1000},          {"MB", 1000000},
+      {"GB", 1000000000}, {"TB", 1000000000000}, {"B", 1}};
   memory_limit out;
   std::string_view number = text;
   std::int64_t scale = 1;
@@ -124,7 +133,8 @@ memory_limit parse_memory_limit(std::string_view text) {
   } catch (const ctpipe::error&) {
     throw usage_error(bad);
   }
-  if (out.bytes && out.value.den != 1) throw usage_error(fmt::format("ctpipe: --memory-limit {} is not a whole number of bytes", text));
+  if (out.bytes && out.value.den != 1)
+    throw usage_error(fmt::format("ctpipe: --memory-limit {} is not a whole number of bytes", text));
   return out;
 }
 
@@ -144,9 +154,10 @@ std::vector<std::int64_t> layer_split(const transformer_model& model, const pipe
     ok = sum == model.layers;
   }
   if (!ok) {
-    throw usage_error(fmt::format("ctpipe: --layers needs one entry per stage ({} of them, P*V), each >= 1, {} to the "
-                                  "model's {} layers (given {})",
-                                  S, S == per ? "summing" : "each model copy's P summing", model.layers, given.size()));
+    throw usage_error(
+        fmt::format("ctpipe: --layers needs one entry per stage ({} of them, P*V), each >= 1, {} to the "
+                    "model's {} layers (given {})",
+                    S, S == per ? "summing" : "each model copy's P summing", model.layers, given.size()));
   }
   return given;
 }
@@ -198,14 +209,16 @@ std::vector<std::string> cost_keys(std::string_view text) {
 
 }  // namespace
 
-void check_scale_lengths(const std::vector<rational>& stage, const std::vector<rational>& microbatch, const pipeline_shape& shape) {
+void check_scale_lengths(const std::vector<rational>& stage, const std::vector<rational>& microbatch,
+                         const pipeline_shape& shape) {
   if (!stage.empty() && stage.size() != static_cast<std::size_t>(shape.stages())) {
-    throw usage_error(fmt::format("ctpipe: --stage-scale needs one factor per stage, {} of them (P*V); {} given", shape.stages(),
-                                  stage.size()));
+    throw usage_error(fmt::format("ctpipe: --stage-scale needs one factor per stage, {} of them (P*V); {} given",
+                                  shape.stages(), stage.size()));
   }
   if (!microbatch.empty() && microbatch.size() != static_cast<std::size_t>(shape.m)) {
-    throw usage_error(fmt::format("ctpipe: --microbatch-scale needs one factor per micro-batch, {} of them (m); {} given", shape.m,
-                                  microbatch.size()));
+    throw usage_error(
+        fmt::format("ctpipe: --microbatch-scale needs one factor per micro-batch, {} of them (m); {} given", shape.m,
+                    microbatch.size()));
   }
 }
 
@@ -214,7 +227,8 @@ rational parse_device_flops(std::string_view text) {
 }
 
 rational parse_link_bandwidth(std::string_view text) {
-  const std::string bad = fmt::format("ctpipe: --link-bandwidth takes a rate such as 400Gb/s or 50GB/s, not '{}'", text);
+  const std::string bad =
+      fmt::format("ctpipe: --link-bandwidth takes a rate such as 400Gb/s or 50GB/s, not '{}'", text);
   if (text.size() < 3 || text.substr(text.size() - 2) != "/s") throw usage_error(bad);
   const char unit = text[text.size() - 3];
   if (unit != 'b' && unit != 'B') throw usage_error(bad);
@@ -229,12 +243,15 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
   if ((link || seconds) && !opts.model_given) {
     throw usage_error("ctpipe: --device-flops and --link-bandwidth need --model (its FLOPs and message bytes)");
   }
-  if (link && !seconds) throw usage_error("ctpipe: --link-bandwidth needs --device-flops (the compute's time in seconds)");
+  if (link && !seconds)
+    throw usage_error("ctpipe: --link-bandwidth needs --device-flops (the compute's time in seconds)");
   if (!opts.model_given) return out;
   const std::vector<std::string> given = cost_keys(opts.costs_text);
   const auto is_given = [&given](const char* k) { return std::find(given.begin(), given.end(), k) != given.end(); };
   if (seconds && std::any_of(given.begin(), given.end(), [](const std::string& k) { return k != "c"; })) {
-    throw usage_error("ctpipe: with --device-flops the model gives the op costs in seconds; --costs takes only c, the latency in seconds");
+    throw usage_error(
+        "ctpipe: with --device-flops the model gives the op costs in seconds; --costs takes only c, the latency in "
+        "seconds");
   }
   const costs model = model_costs(opts.model);
   rational* mine[] = {&out.cost.f, &out.cost.b, &out.cost.i, &out.cost.w};
@@ -244,7 +261,8 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
     if (!is_given(keys[k])) *mine[k] = theirs[k];
   }
   // A full backward is its two halves when only they are given (docs/spec.md §1).
-  if ((is_given("i") || is_given("w")) && opts.costs_text.find("b=") == std::string::npos) out.cost.b = out.cost.i + out.cost.w;
+  if ((is_given("i") || is_given("w")) && opts.costs_text.find("b=") == std::string::npos)
+    out.cost.b = out.cost.i + out.cost.w;
   const int S = spec.shape.stages();
   const std::vector<std::int64_t> layers = layer_split(opts.model, spec.shape, opts.layers);
   if (out.stage_scale.empty()) {
@@ -255,12 +273,14 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
     // One time unit, a rank's average forward: its share of the forward FLOPs over the
     // device's rate (tensor parallelism divides the work by t).
     const std::int64_t units = model_forward_flops(opts.model, spec.shape, layers);
-    const rational flops = rational{units} * rational{detail::product({2, opts.model.seq, opts.model.micro_batch, opts.model.hidden})} /
+    const rational flops = rational{units} *
+                           rational{detail::product({2, opts.model.seq, opts.model.micro_batch, opts.model.hidden})} /
                            rational{detail::product({spec.shape.P, opts.model.tp})};
     const rational second = flops / parse_device_flops(opts.device_flops_text);
     for (rational* x : mine) *x = *x * second;
     if (out.cost.fb != rational{-1}) out.cost.fb = out.cost.fb * second;
-    const rational link_time = link ? message_bytes(opts.model) / parse_link_bandwidth(opts.link_bandwidth_text) : rational{0};
+    const rational link_time =
+        link ? message_bytes(opts.model) / parse_link_bandwidth(opts.link_bandwidth_text) : rational{0};
     out.cost.c = link_time + (is_given("c") ? opts.cost.c : rational{0});
   }
   return out;

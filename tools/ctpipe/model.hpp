@@ -54,7 +54,8 @@ struct options;
 /// The tool's check of --stage-scale and --microbatch-scale lengths for `shape`, naming
 /// how many were given and how many the shape needs: usage_error(`ctpipe: --stage-scale
 /// needs one factor per stage, 8 of them (P*V); 4 given`).
-void check_scale_lengths(const std::vector<rational>& stage, const std::vector<rational>& microbatch, const pipeline_shape& shape);
+void check_scale_lengths(const std::vector<rational>& stage, const std::vector<rational>& microbatch,
+                         const pipeline_shape& shape);
 
 /// --device-flops: an exact number with an optional decimal prefix K, M, G, T, P
 /// (10^3k), in FLOP/s (`312T`, the achieved rate of one device). --link-bandwidth: an exact number

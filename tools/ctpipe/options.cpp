@@ -75,13 +75,15 @@ void options::declare_model_options(CLI::App& app, const option_set& set) {
                    "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
   }
   if (set.bits & opt_model) {
-    app.add_option("--model", model_text,
-                   "a dense transformer, for memory in bytes per rank and stage costs from its FLOPs: a preset (gpt3-175b, "
-                   "llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
+    app.add_option(
+        "--model", model_text,
+        "a dense transformer, for memory in bytes per rank and stage costs from its FLOPs: a preset (gpt3-175b, "
+        "llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
     app.add_option("--memory-limit", memory_limit_text,
                    "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
                    "gamma-weighted as the in-flight peaks); marks every rank over it");
-    app.add_option("--layers", layers_text, "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
+    app.add_option("--layers", layers_text,
+                   "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
     app.add_option("--device-flops", device_flops_text,
                    "with --model: one device's achieved FLOP/s (312T): op costs in seconds");
     app.add_option("--link-bandwidth", link_bandwidth_text,
@@ -129,11 +131,13 @@ void options::declare(CLI::App& app, const option_set& set) {
     app.add_option("--warmup-factor", warmup_text,
                    "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)")
         ->capture_default_str();
-    app.add_flag("--structural-minimum", structural_minimum,
-                 "dualpipev, dualpipe: accept the least m their phases run with, m >= 2P-1 (dualpipev) or even m >= 2P-2 "
-                 "(dualpipe); DeepSeek's own rule is m >= 2P");
+    app.add_flag(
+        "--structural-minimum", structural_minimum,
+        "dualpipev, dualpipe: accept the least m their phases run with, m >= 2P-1 (dualpipev) or even m >= 2P-2 "
+        "(dualpipe); DeepSeek's own rule is m >= 2P");
     app.add_option("--pair-model", pair_model_text,
-                   "dualpipev, dualpipe: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek runs it) "
+                   "dualpipev, dualpipe: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek "
+                   "runs it) "
                    "or split (its two halves are separate ops)")
         ->capture_default_str();
   }
@@ -223,21 +227,25 @@ void options::check_interleaved_names(const CLI::App& app) {
   group_given = app.count("--group") > 0;
   warmup_given = app.count("--warmup-factor") > 0;
   if (!variant_from_name(variant_text, variant)) {
-    throw usage_error(fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
+    throw usage_error(
+        fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
   }
-  const bool interleaved = std::find(families.begin(), families.end(), schedule_family::interleaved_1f1b) != families.end();
+  const bool interleaved =
+      std::find(families.begin(), families.end(), schedule_family::interleaved_1f1b) != families.end();
   if (!interleaved && (variant_given || group_given || warmup_given)) {
     throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
   }
   const bool dualpipev = std::any_of(families.begin(), families.end(), [](schedule_family f) {
     return f == schedule_family::dualpipev || f == schedule_family::dualpipe;
   });
-  if (structural_minimum && !dualpipev) throw usage_error("ctpipe: --structural-minimum applies to dualpipev and dualpipe only");
+  if (structural_minimum && !dualpipev)
+    throw usage_error("ctpipe: --structural-minimum applies to dualpipev and dualpipe only");
   if (pair_model_text != "fused" && pair_model_text != "split") {
     throw usage_error(fmt::format("ctpipe: --pair-model takes fused or split, not '{}'", pair_model_text));
   }
   pairs = pair_model_text == "split" ? pair_model::split : pair_model::fused;
-  if (app.count("--pair-model") > 0 && !dualpipev) throw usage_error("ctpipe: --pair-model applies to dualpipev and dualpipe only");
+  if (app.count("--pair-model") > 0 && !dualpipev)
+    throw usage_error("ctpipe: --pair-model applies to dualpipev and dualpipe only");
 }
 
 void options::check_interleaved_numbers(const option_set& set) {
@@ -260,7 +268,8 @@ void options::check_model_options(const option_set& set) {
     if (!memory_limit_text.empty()) {
       const memory_limit limit = parse_memory_limit(memory_limit_text);
       if (limit.bytes && !model_given) {
-        throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+        throw usage_error(
+            "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
       }
       if (limit.value <= rational{0}) throw usage_error("ctpipe: a memory limit must be > 0");
     }
@@ -289,15 +298,17 @@ void options::check(const CLI::App& app, const option_set& set) {
     if (placement_given && placement_text != "loop" && placement_text != "v" && placement_text != "bidirectional") {
       throw usage_error(fmt::format("ctpipe: --placement takes loop, v or bidirectional, not '{}'", placement_text));
     }
-    layout = placement_text == "v" ? placement::v_shape : placement_text == "bidirectional" ? placement::bidirectional : placement::loop;
+    layout = placement_text == "v"               ? placement::v_shape
+             : placement_text == "bidirectional" ? placement::bidirectional
+                                                 : placement::loop;
   }
   if (set.bits & opt_chunks) {
     V_given = given("-V");
     if (V_given) V = parse_whole(V_text, "-V");
     // In compare, -V applies to the families whose V is the caller's choice: given for
     // none of them it would change nothing, so it is refused like any ignored option.
-    const bool any_takes_V = std::any_of(families.begin(), families.end(),
-                                         [](schedule_family f) { return family_of(f).chunks_free; });
+    const bool any_takes_V =
+        std::any_of(families.begin(), families.end(), [](schedule_family f) { return family_of(f).chunks_free; });
     if (V_given && set.scope != chunks_scope::every_family && !any_takes_V) {
       throw usage_error(fmt::format("ctpipe: -V applies to {} only, and --schedules names none of them",
                                     schedule_names([](const family_entry& e) { return e.chunks_free; })));
@@ -321,7 +332,8 @@ void options::check(const CLI::App& app, const option_set& set) {
     deepseek_lowering = lowering_text == "deepseek";
     lowering_given = given("--lowering");
     if (torch_passes_text != "all" && torch_passes_text != "reduce-grad" && torch_passes_text != "none") {
-      throw usage_error(fmt::format("ctpipe: --torch-passes takes all, reduce-grad or none, not '{}'", torch_passes_text));
+      throw usage_error(
+          fmt::format("ctpipe: --torch-passes takes all, reduce-grad or none, not '{}'", torch_passes_text));
     }
     passes.unshard_reshard = torch_passes_text == "all";
     passes.reduce_grad = torch_passes_text != "none";
@@ -369,7 +381,8 @@ std::vector<rational> parse_factors(std::string_view text, const char* option) {
   while (true) {
     const std::size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
-    if (item.empty()) throw usage_error(fmt::format("ctpipe: {} takes exact numbers separated by commas (e.g. 1,1,1,5/4)", option));
+    if (item.empty())
+      throw usage_error(fmt::format("ctpipe: {} takes exact numbers separated by commas (e.g. 1,1,1,5/4)", option));
     out.push_back(parse_rational(item));
     if (comma == std::string_view::npos) return out;
     text = text.substr(comma + 1);

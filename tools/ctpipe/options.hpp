@@ -29,7 +29,8 @@ namespace ctpipe::tool {
 /// key=value pairs ...`, the parse_rational() message, or the check_costs() messages.
 inline costs parse_costs(std::string_view text) {
   constexpr const char* bad =
-      "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, fb, move, each once (e.g. f=1,b=2)";
+      "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, fb, move, each once (e.g. "
+      "f=1,b=2)";
   costs out{};
   bool seen[7] = {};
   constexpr std::string_view keys[] = {"f", "b", "i", "w", "c", "fb", "move"};
@@ -75,19 +76,21 @@ struct invalid_schedule : std::runtime_error {
 
 /// The shared options a command takes, as bits of a mask (`--format` every command takes).
 enum option_bits : unsigned {
-  opt_schedule = 1U << 0,     ///< --schedule,-s NAME: one schedule (default 1f1b)
-  opt_schedules = 1U << 1,    ///< --schedules A,B,...: several (compare)
-  opt_shape = 1U << 2,        ///< -P, -m
-  opt_chunks = 1U << 3,       ///< -V
-  opt_placement = 1U << 4,    ///< --placement
-  opt_interleaved = 1U << 5,  ///< --variant, --group,-g, --warmup-factor; --structural-minimum, --pair-model (dualpipev)
-  opt_costs = 1U << 6,        ///< --costs, --gamma
-  opt_width = 1U << 7,        ///< --width
-  opt_color = 1U << 8,        ///< --color
-  opt_runtime = 1U << 9,      ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
-  opt_lowering = 1U << 10,    ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp), --torch-passes, --max-active-stages
-  opt_scale = 1U << 11,       ///< --stage-scale, --microbatch-scale (cost_scale)
-  opt_model = 1U << 12,       ///< --model, --memory-limit, --layers (model.hpp)
+  opt_schedule = 1U << 0,   ///< --schedule,-s NAME: one schedule (default 1f1b)
+  opt_schedules = 1U << 1,  ///< --schedules A,B,...: several (compare)
+  opt_shape = 1U << 2,      ///< -P, -m
+  opt_chunks = 1U << 3,     ///< -V
+  opt_placement = 1U << 4,  ///< --placement
+  opt_interleaved =
+      1U << 5,            ///< --variant, --group,-g, --warmup-factor; --structural-minimum, --pair-model (dualpipev)
+  opt_costs = 1U << 6,    ///< --costs, --gamma
+  opt_width = 1U << 7,    ///< --width
+  opt_color = 1U << 8,    ///< --color
+  opt_runtime = 1U << 9,  ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
+  opt_lowering =
+      1U << 10,          ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp), --torch-passes, --max-active-stages
+  opt_scale = 1U << 11,  ///< --stage-scale, --microbatch-scale (cost_scale)
+  opt_model = 1U << 12,  ///< --model, --memory-limit, --layers (model.hpp)
 };
 
 /// How a command applies `-V`: to whichever schedule is asked for (the library rejects a
@@ -110,64 +113,64 @@ struct option_set {
 /// declares the subset it takes (option_set).
 struct options {
   // As given.
-  std::string schedule_text = "1f1b";  ///< --schedule,-s
+  std::string schedule_text = "1f1b";                                          ///< --schedule,-s
   std::string schedules_text = "gpipe,1f1b,interleaved-1f1b,zb-h1,zb-h2,zbv";  ///< --schedules
-  std::string P_text = "4";            ///< -P
-  std::string m_text = "8";            ///< -m
-  std::string V_text;                  ///< -V; empty: the family's own (chunks_default)
-  std::string placement_text;          ///< --placement; empty: the family's own (natural_placement)
-  std::string variant_text = "megatron";  ///< --variant
-  std::string group_text = "0";        ///< --group,-g
-  std::string warmup_text = "2";       ///< --warmup-factor
-  std::string costs_text;              ///< --costs
-  std::string gamma_text = "1";        ///< --gamma
-  std::string format;                  ///< --format; set by declare() to the command's default
-  std::string width_text = "100";      ///< --width
-  std::string color = "auto";          ///< --color: auto, always or never
-  std::string runtime_text;            ///< --runtime; empty: the command's default
-  std::string pair_model_text = "fused";  ///< --pair-model
-  std::string lowering_text = "own";   ///< --lowering
-  std::string torch_passes_text = "all";  ///< --torch-passes
+  std::string P_text = "4";                                                    ///< -P
+  std::string m_text = "8";                                                    ///< -m
+  std::string V_text;                        ///< -V; empty: the family's own (chunks_default)
+  std::string placement_text;                ///< --placement; empty: the family's own (natural_placement)
+  std::string variant_text = "megatron";     ///< --variant
+  std::string group_text = "0";              ///< --group,-g
+  std::string warmup_text = "2";             ///< --warmup-factor
+  std::string costs_text;                    ///< --costs
+  std::string gamma_text = "1";              ///< --gamma
+  std::string format;                        ///< --format; set by declare() to the command's default
+  std::string width_text = "100";            ///< --width
+  std::string color = "auto";                ///< --color: auto, always or never
+  std::string runtime_text;                  ///< --runtime; empty: the command's default
+  std::string pair_model_text = "fused";     ///< --pair-model
+  std::string lowering_text = "own";         ///< --lowering
+  std::string torch_passes_text = "all";     ///< --torch-passes
   std::string max_active_stages_text = "3";  ///< --max-active-stages
-  std::string stage_scale_text;        ///< --stage-scale
-  std::string microbatch_scale_text;   ///< --microbatch-scale
-  std::string model_text;              ///< --model: a preset or a JSON file
-  std::string memory_limit_text;       ///< --memory-limit
-  std::string layers_text;             ///< --layers
-  std::string device_flops_text;       ///< --device-flops
-  std::string link_bandwidth_text;     ///< --link-bandwidth
+  std::string stage_scale_text;              ///< --stage-scale
+  std::string microbatch_scale_text;         ///< --microbatch-scale
+  std::string model_text;                    ///< --model: a preset or a JSON file
+  std::string memory_limit_text;             ///< --memory-limit
+  std::string layers_text;                   ///< --layers
+  std::string device_flops_text;             ///< --device-flops
+  std::string link_bandwidth_text;           ///< --link-bandwidth
 
   // Checked by check().
-  std::vector<schedule_family> families;  ///< --schedule (one) or --schedules (several)
-  std::vector<std::string> family_names;  ///< as given, one per entry of `families`
-  int P = 4;                              ///< pipeline ranks
-  int m = 8;                              ///< micro-batches
-  bool V_given = false;                   ///< -V given explicitly
-  int V = 0;                              ///< -V, when given
-  bool placement_given = false;           ///< --placement given
-  placement layout = placement::loop;     ///< --placement, when given
+  std::vector<schedule_family> families;                        ///< --schedule (one) or --schedules (several)
+  std::vector<std::string> family_names;                        ///< as given, one per entry of `families`
+  int P = 4;                                                    ///< pipeline ranks
+  int m = 8;                                                    ///< micro-batches
+  bool V_given = false;                                         ///< -V given explicitly
+  int V = 0;                                                    ///< -V, when given
+  bool placement_given = false;                                 ///< --placement given
+  placement layout = placement::loop;                           ///< --placement, when given
   interleaved_variant variant = interleaved_variant::megatron;  ///< --variant
-  int group = 0;                          ///< --group (0: the variant's default)
-  int warmup_factor = 2;                  ///< --warmup-factor
-  bool group_given = false;               ///< --group given explicitly
-  bool warmup_given = false;              ///< --warmup-factor given explicitly
-  bool variant_given = false;             ///< --variant given explicitly
-  bool structural_minimum = false;        ///< --structural-minimum (dualpipev: m >= 2P-1)
-  pair_model pairs = pair_model::fused;   ///< --pair-model (dualpipev)
-  costs cost{};                           ///< --costs
-  rational gamma{1};                      ///< --gamma, in [0, 1]
-  int width = 100;                        ///< --width, in [20, 100000]
-  bool runtime_given = false;             ///< --runtime given
-  runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
-  bool lowering_given = false;            ///< --lowering given
-  bool deepseek_lowering = false;         ///< --lowering deepseek (dualpipev, dualpipe)
-  io::torch_passes passes{};              ///< --torch-passes, --max-active-stages (csv-comms)
-  bool torch_passes_given = false;        ///< either given
-  std::vector<rational> stage_scale;      ///< --stage-scale: one factor per stage (S = P*V), or empty
-  std::vector<rational> microbatch_scale; ///< --microbatch-scale: one per micro-batch (m), or empty
-  bool model_given = false;               ///< --model given
-  transformer_model model{};              ///< --model, when given
-  std::vector<std::int64_t> layers;       ///< --layers, or empty for the even split
+  int group = 0;                                                ///< --group (0: the variant's default)
+  int warmup_factor = 2;                                        ///< --warmup-factor
+  bool group_given = false;                                     ///< --group given explicitly
+  bool warmup_given = false;                                    ///< --warmup-factor given explicitly
+  bool variant_given = false;                                   ///< --variant given explicitly
+  bool structural_minimum = false;                              ///< --structural-minimum (dualpipev: m >= 2P-1)
+  pair_model pairs = pair_model::fused;                         ///< --pair-model (dualpipev)
+  costs cost{};                                                 ///< --costs
+  rational gamma{1};                                            ///< --gamma, in [0, 1]
+  int width = 100;                                              ///< --width, in [20, 100000]
+  bool runtime_given = false;                                   ///< --runtime given
+  runtime_model runtime = runtime_model::blocking;              ///< --runtime, when given
+  bool lowering_given = false;                                  ///< --lowering given
+  bool deepseek_lowering = false;                               ///< --lowering deepseek (dualpipev, dualpipe)
+  io::torch_passes passes{};                                    ///< --torch-passes, --max-active-stages (csv-comms)
+  bool torch_passes_given = false;                              ///< either given
+  std::vector<rational> stage_scale;       ///< --stage-scale: one factor per stage (S = P*V), or empty
+  std::vector<rational> microbatch_scale;  ///< --microbatch-scale: one per micro-batch (m), or empty
+  bool model_given = false;                ///< --model given
+  transformer_model model{};               ///< --model, when given
+  std::vector<std::int64_t> layers;        ///< --layers, or empty for the even split
 
   /// The runtime model --runtime names, or nullptr for every model.
   const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }

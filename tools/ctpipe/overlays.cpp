@@ -35,35 +35,44 @@ std::vector<std::pair<std::string, std::string>> pairs_of(std::string_view text,
 }
 
 /// usage_error for key `key` that request kind `help` does not take.
-[[noreturn]] void unknown_key(const char* help, const std::string& key) { throw usage_error(fmt::format("{}: unknown key '{}'", help, key)); }
+[[noreturn]] void unknown_key(const char* help, const std::string& key) {
+  throw usage_error(fmt::format("{}: unknown key '{}'", help, key));
+}
 
 /// A compute op of `v` named by its action string (`0B3`): raises usage_error unless it
 /// is one of the schedule's ops.
 op op_of(const std::string& text, schedule_view v, const char* key) {
   const op o = io::parse_action(text);
   const detail::op_index index(v);
-  if (index.find(o) == 0) throw usage_error(fmt::format("ctpipe: --fill {}={} is not an op of this schedule", key, text));
+  if (index.find(o) == 0)
+    throw usage_error(fmt::format("ctpipe: --fill {}={} is not an op of this schedule", key, text));
   return o;
 }
 
 /// `rank=R`: a pipeline rank in [0, P); raises usage_error naming the value and P.
 int rank_of(const std::string& text, int P) {
   const int r = parse_whole(text, "--fill job rank");
-  if (r < 0 || r >= P) throw usage_error(fmt::format("ctpipe: --fill job rank={} is not a pipeline rank: any, or 0 to {}", text, P - 1));
+  if (r < 0 || r >= P)
+    throw usage_error(fmt::format("ctpipe: --fill job rank={} is not a pipeline rank: any, or 0 to {}", text, P - 1));
   return r;
 }
 
 constexpr const char* encoder_help = "ctpipe: --fill encoder takes f=T,b=T[,piece=T] (e.g. encoder:f=1/4,b=1/2)";
 constexpr const char* job_help =
-    "ctpipe: --fill job takes t=T[,name=N][,rank=R][,after=ACTION][,before=ACTION][,piece=T][,count=N] (e.g. job:t=1/2,after=0B3)";
+    "ctpipe: --fill job takes t=T[,name=N][,rank=R][,after=ACTION][,before=ACTION][,piece=T][,count=N] (e.g. "
+    "job:t=1/2,after=0B3)";
 
 void parse_encoder(std::string_view text, schedule_view v, io::fill_overlay& out) {
   std::optional<rational> f, b, piece;
   for (const auto& [key, value] : pairs_of(text, encoder_help)) {
-    if (key == "f") f = parse_rational(value);
-    else if (key == "b") b = parse_rational(value);
-    else if (key == "piece") piece = parse_rational(value);
-    else unknown_key(encoder_help, key);
+    if (key == "f")
+      f = parse_rational(value);
+    else if (key == "b")
+      b = parse_rational(value);
+    else if (key == "piece")
+      piece = parse_rational(value);
+    else
+      unknown_key(encoder_help, key);
   }
   if (!f || !b) throw usage_error(encoder_help);
   detail::require(*f > rational{0} && *b > rational{0}, "ctpipe: a fill job needs a duration > 0");
@@ -77,14 +86,22 @@ void parse_job(std::string_view text, schedule_view v, io::fill_overlay& out) {
   int count = 1;
   bool has_t = false;
   for (const auto& [key, value] : pairs_of(text, job_help)) {
-    if (key == "t") job.duration = parse_rational(value), has_t = true;
-    else if (key == "name") name = value;
-    else if (key == "rank") job.rank = value == "any" ? any_rank : rank_of(value, v.shape.P);
-    else if (key == "after") job.after = op_of(value, v, "after");
-    else if (key == "before") job.before = op_of(value, v, "before");
-    else if (key == "piece") job.divisible = true, job.min_piece = parse_rational(value);
-    else if (key == "count") count = parse_whole(value, "--fill job count");
-    else unknown_key(job_help, key);
+    if (key == "t")
+      job.duration = parse_rational(value), has_t = true;
+    else if (key == "name")
+      name = value;
+    else if (key == "rank")
+      job.rank = value == "any" ? any_rank : rank_of(value, v.shape.P);
+    else if (key == "after")
+      job.after = op_of(value, v, "after");
+    else if (key == "before")
+      job.before = op_of(value, v, "before");
+    else if (key == "piece")
+      job.divisible = true, job.min_piece = parse_rational(value);
+    else if (key == "count")
+      count = parse_whole(value, "--fill job count");
+    else
+      unknown_key(job_help, key);
   }
   if (!has_t) throw usage_error(job_help);
   if (count < 1 || count > 65536) throw usage_error("ctpipe: --fill job count must lie in [1, 65536]");
@@ -102,17 +119,22 @@ void parse_fill(const std::vector<std::string>& requests, schedule_view v, io::f
   for (const std::string& request : requests) {
     const std::size_t colon = request.find(':');
     const std::string kind = request.substr(0, colon);
-    const std::string_view rest = colon == std::string::npos ? std::string_view{} : std::string_view(request).substr(colon + 1);
-    if (kind == "encoder") parse_encoder(rest, v, out);
-    else if (kind == "job") parse_job(rest, v, out);
-    else throw usage_error("ctpipe: --fill takes encoder:f=T,b=T[,piece=T] or job:t=T[,...] (see --help)");
+    const std::string_view rest =
+        colon == std::string::npos ? std::string_view{} : std::string_view(request).substr(colon + 1);
+    if (kind == "encoder")
+      parse_encoder(rest, v, out);
+    else if (kind == "job")
+      parse_job(rest, v, out);
+    else
+      throw usage_error("ctpipe: --fill takes encoder:f=T,b=T[,piece=T] or job:t=T[,...] (see --help)");
     out.request += (out.request.empty() ? "" : "; ") + request;
   }
   if (out.jobs.empty()) throw usage_error("ctpipe: fill needs --fill (e.g. --fill encoder:f=1/4,b=1/2)");
   if (out.jobs.size() > (std::size_t{1} << 20)) throw usage_error("ctpipe: --fill asks for more than 2^20 jobs");
 }
 
-void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method, bool stretch) {
+void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method,
+                bool stretch) {
   io::fill_overlay o;
   parse_fill(requests, rep.ops.view(), o);
   const auto run = [&](bool steady_state) {

@@ -26,7 +26,8 @@ void parse_fill(const std::vector<std::string>& requests, schedule_view v, io::f
 /// take what one iteration left out (stretch_fill()), or, when that would take more work
 /// than its default limit allows, records why not (rep.fill->stretch_refused) and keeps
 /// the fill; sets rep.fill. Raises the library's other messages.
-void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method, bool stretch = false);
+void apply_fill(io::report& rep, const std::vector<std::string>& requests, bool steady, fill_method method,
+                bool stretch = false);
 
 /// Rebalances `rep`'s activations under `rep.cost` (t_move = its `move`) for rep.gamma:
 /// at `capacity` (one number for every rank, or P comma-separated; empty: the least

@@ -52,7 +52,9 @@ constexpr message_count messages_between(schedule_view v, int from, int to) {
     const std::uint32_t code = o.bits >> detail::kind_shift, s = (o.bits >> detail::stage_shift) & detail::stage_mask;
     // An op that sends (stage_table::sends: F up, B/I down, across ranks) from `from` to `to`.
     if (s >= S || stages.sends[code * S + s] == 0) continue;
-    if (stages.owner[s] != static_cast<std::uint32_t>(from) || stages.peer[code * S + s] != static_cast<std::uint32_t>(to)) continue;
+    if (stages.owner[s] != static_cast<std::uint32_t>(from) ||
+        stages.peer[code * S + s] != static_cast<std::uint32_t>(to))
+      continue;
     ++(code == detail::code_f ? count.activations : count.gradients);
   }
   return count;

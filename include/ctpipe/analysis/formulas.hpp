@@ -66,8 +66,8 @@ constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c
 /// megatron-legacy with m = P; P = 8, V = 2, g = 8: rank 0 holds 23 chunks = 23/2 full
 /// activations, the article's example); looped BFS `mV`; ZB-H1 (m >= P) `(P-r) + r*gamma`
 /// (the split backward frees `1-gamma` at I: the W that waits keeps `gamma`); ZB-H2
-/// (m >= 2P-1, gamma = 1) `2P-1`; ZB-V (m >= 2P-1, gamma = 1) `2P` chunks. Both hold for every gamma (they run full backwards B, which
-/// free a whole activation at once); gamma is a parameter for the split-backward families.
+/// (m >= 2P-1, gamma = 1) `2P-1`; ZB-V (m >= 2P-1, gamma = 1) `2P` chunks. Both hold for every gamma (they run full
+/// backwards B, which free a whole activation at once); gamma is a parameter for the split-backward families.
 constexpr closed_form peak_in_flight_formula(const schedule_spec& s, rational gamma, int r) {
   return family_of(s.family).peak_in_flight(s, gamma, r);
 }
@@ -92,8 +92,10 @@ constexpr closed_form messages_formula(const schedule_spec& s) {
 }
 
 namespace detail {
-inline constexpr const char* scaled_source = "docs/spec.md §4.2 (flow shop of identical jobs; proved in tests/static/proofs_scaled.cpp)";
-inline constexpr const char* scaled_none = "unequal stage or micro-batch costs: none derived for this schedule (simulate() gives it)";
+inline constexpr const char* scaled_source =
+    "docs/spec.md §4.2 (flow shop of identical jobs; proved in tests/static/proofs_scaled.cpp)";
+inline constexpr const char* scaled_none =
+    "unequal stage or micro-batch costs: none derived for this schedule (simulate() gives it)";
 
 /// Why GPipe's or 1F1B's makespan under `scale` has no closed form, or nullptr when it
 /// has one: it needs equal micro-batches, t_c = 0 (or P = 1), and for 1F1B the last
@@ -101,13 +103,15 @@ inline constexpr const char* scaled_none = "unequal stage or micro-batch costs: 
 constexpr const char* scaled_form_missing(const schedule_spec& s, const costs& c, const cost_scale& scale) {
   if (s.family != schedule_family::gpipe && s.family != schedule_family::one_f_one_b) return scaled_none;
   for (const rational x : scale.microbatch) {
-    if (x != rational{1}) return "unequal micro-batches: none derived (GPipe's and 1F1B's need equal ones; simulate() gives it)";
+    if (x != rational{1})
+      return "unequal micro-batches: none derived (GPipe's and 1F1B's need equal ones; simulate() gives it)";
   }
   if (c.c != rational{0} && s.shape.P > 1) return "unequal stages with t_c > 0: none derived (simulate() gives it)";
   if (s.family == schedule_family::gpipe) return nullptr;
   const rational last = scale.of_stage(s.shape.P - 1);
   for (int st = 0; st < s.shape.P; ++st) {
-    if (scale.of_stage(st) > last) return "1F1B under unequal stages: only with the last stage's factor the largest (simulate() gives it)";
+    if (scale.of_stage(st) > last)
+      return "1F1B under unequal stages: only with the last stage's factor the largest (simulate() gives it)";
   }
   return nullptr;
 }
@@ -136,9 +140,10 @@ constexpr scaled_sums scaled_steps(const schedule_spec& s, const cost_scale& sca
 constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c, const cost_scale& scale) {
   if (scale.uniform()) return makespan_formula(s, c);
   if (const char* why = detail::scaled_form_missing(s, c, scale)) return detail::no_formula(why);
-  return {true, detail::scaled_steps(s, scale).steps * (c.f + c.b), "(Σa + (m-1) max a)(t_f+t_b)", detail::scaled_source,
-          s.family == schedule_family::gpipe ? "stage factors a, micro-batches equal, t_c = 0"
-                                             : "stage factors a with the last the largest, micro-batches equal, t_c = 0"};
+  return {
+      true, detail::scaled_steps(s, scale).steps * (c.f + c.b), "(Σa + (m-1) max a)(t_f+t_b)", detail::scaled_source,
+      s.family == schedule_family::gpipe ? "stage factors a, micro-batches equal, t_c = 0"
+                                         : "stage factors a with the last the largest, micro-batches equal, t_c = 0"};
 }
 
 /// Bubble fraction under unequal stages, where makespan_formula(s, c, scale) holds:
@@ -148,8 +153,8 @@ constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const cost
   const closed_form T = makespan_formula(s, c, scale);
   if (!T.holds) return T;
   const detail::scaled_sums a = detail::scaled_steps(s, scale);
-  return {true, rational{1} - rational{s.shape.m} * a.sum / (rational{s.shape.P} * a.steps), "1 - mΣa/(P(Σa + (m-1) max a))",
-          T.source, T.condition};
+  return {true, rational{1} - rational{s.shape.m} * a.sum / (rational{s.shape.P} * a.steps),
+          "1 - mΣa/(P(Σa + (m-1) max a))", T.source, T.condition};
 }
 
 /// Span bubble under unequal stages: none derived (the plain span_bubble_formula() for a

@@ -51,21 +51,21 @@ enum class recompute_mode : std::uint8_t {
 /// (`seq` tokens, `micro_batch` sequences); activations are 16-bit (2 bytes), dropout
 /// masks 1 byte, the loss's logits 32-bit. Checked by check_model().
 struct transformer_model {
-  std::int64_t layers = 0;       ///< L, transformer layers of the whole model
-  std::int64_t hidden = 0;       ///< h
-  std::int64_t heads = 0;        ///< a, attention heads (h divisible by a)
-  std::int64_t kv_heads = 0;     ///< key/value heads (grouped-query attention); 0: a
-  std::int64_t ffn = 0;          ///< FFN inner size; 0: 4h
-  bool swiglu = false;           ///< SwiGLU FFN (three matrices) instead of GeLU (two)
-  std::int64_t vocab = 0;        ///< v
-  std::int64_t seq = 0;          ///< s, sequence length
-  std::int64_t micro_batch = 1;  ///< b, sequences per micro-batch
-  std::int64_t tp = 1;           ///< t, tensor-parallel size
+  std::int64_t layers = 0;         ///< L, transformer layers of the whole model
+  std::int64_t hidden = 0;         ///< h
+  std::int64_t heads = 0;          ///< a, attention heads (h divisible by a)
+  std::int64_t kv_heads = 0;       ///< key/value heads (grouped-query attention); 0: a
+  std::int64_t ffn = 0;            ///< FFN inner size; 0: 4h
+  bool swiglu = false;             ///< SwiGLU FFN (three matrices) instead of GeLU (two)
+  std::int64_t vocab = 0;          ///< v
+  std::int64_t seq = 0;            ///< s, sequence length
+  std::int64_t micro_batch = 1;    ///< b, sequences per micro-batch
+  std::int64_t tp = 1;             ///< t, tensor-parallel size
   bool sequence_parallel = false;  ///< Megatron's sequence parallelism (with t > 1)
   recompute_mode recompute = recompute_mode::none;
-  std::int64_t dp = 1;           ///< d, data-parallel size
+  std::int64_t dp = 1;                 ///< d, data-parallel size
   bool distributed_optimizer = false;  ///< optimizer state sharded over the d data-parallel ranks
-  bool tied_embeddings = false;  ///< the LM head reuses the input embedding's weights
+  bool tied_embeddings = false;        ///< the LM head reuses the input embedding's weights
 
   constexpr std::int64_t kv() const { return kv_heads == 0 ? heads : kv_heads; }
   constexpr std::int64_t ffn_size() const { return ffn == 0 ? 4 * hidden : ffn; }
@@ -83,7 +83,8 @@ constexpr void check_model(const transformer_model& m) {
                   "ctpipe: a model needs layers, hidden, heads, vocab and seq >= 1 (and micro_batch, tp, dp >= 1)");
   detail::require(m.hidden % m.heads == 0, "ctpipe: the model's hidden size must be a multiple of its heads");
   detail::require(m.heads % m.kv() == 0, "ctpipe: the model's heads must be a multiple of its key/value heads");
-  detail::require(m.kv() % m.tp == 0, "ctpipe: the model's key/value heads must be a multiple of its tensor-parallel size");
+  detail::require(m.kv() % m.tp == 0,
+                  "ctpipe: the model's key/value heads must be a multiple of its tensor-parallel size");
 }
 
 /// Activation bytes one transformer layer keeps for one micro-batch until its backward.
@@ -108,11 +109,13 @@ constexpr rational layer_activation_bytes(const transformer_model& m) {
   const rational sbh{product({s, b, h})};
   const rational t{m.tp};
   if (m.recompute == recompute_mode::full) return m.sequence_parallel ? rational{2} * sbh / t : rational{2} * sbh;
-  const rational attention_core = m.recompute == recompute_mode::selective ? rational{0} : rational{product({5, a, s, s, b})};
-  const rational kv = rational{4} * sbh * rational{m.kv(), a};              // K and V
+  const rational attention_core =
+      m.recompute == recompute_mode::selective ? rational{0} : rational{product({5, a, s, s, b})};
+  const rational kv = rational{4} * sbh * rational{m.kv(), a};  // K and V
   const rational ffn{product({m.swiglu ? 8 : 4, s, b, f})};
-  const rational replicated = rational{10} * sbh;                           // LayerNorms, masks, linear inputs
-  const rational split = rational{2} * sbh /* Q */ + kv + rational{2} * sbh /* out projection input */ + ffn + attention_core;
+  const rational replicated = rational{10} * sbh;  // LayerNorms, masks, linear inputs
+  const rational split =
+      rational{2} * sbh /* Q */ + kv + rational{2} * sbh /* out projection input */ + ffn + attention_core;
   if (m.sequence_parallel) return (replicated + split) / t;
   return replicated + split / t;
 }
@@ -123,8 +126,8 @@ constexpr rational layer_activation_bytes(const transformer_model& m) {
 constexpr std::int64_t layer_parameters(const transformer_model& m) {
   using detail::product;
   const std::int64_t h = m.hidden;
-  return detail::sum({product({2, h, h}), product({2, h, h / m.heads * m.kv()}), product({m.swiglu ? 3 : 2, h, m.ffn_size()}),
-                      product({4, h})});
+  return detail::sum({product({2, h, h}), product({2, h, h / m.heads * m.kv()}),
+                      product({m.swiglu ? 3 : 2, h, m.ffn_size()}), product({4, h})});
 }
 
 /// Bytes of weights, gradients and optimizer state per parameter, with mixed-precision
@@ -212,8 +215,8 @@ class model_memory {
   constexpr int ranks() const { return static_cast<int>(static_.size()); }
 
  private:
-  friend constexpr model_memory memory_of(schedule_view, const transformer_model&, std::span<const std::int64_t>, rational,
-                                          std::span<const rational>);
+  friend constexpr model_memory memory_of(schedule_view, const transformer_model&, std::span<const std::int64_t>,
+                                          rational, std::span<const rational>);
   detail::buffer<rational> static_, peak_;
 };
 
@@ -234,13 +237,15 @@ constexpr model_memory memory_of(schedule_view v, const transformer_model& model
   check_gamma(gamma);
   check_model(model);
   const int S = v.shape.stages();
-  detail::require(layers.size() == static_cast<std::size_t>(S), "ctpipe: the layer split needs one entry per stage, each >= 1");
+  detail::require(layers.size() == static_cast<std::size_t>(S),
+                  "ctpipe: the layer split needs one entry per stage, each >= 1");
   detail::buffer<rational> weight(static_cast<std::size_t>(S));
   model_memory out;
   out.static_ = detail::buffer<rational>(static_cast<std::size_t>(v.shape.P));
   out.peak_ = detail::buffer<rational>(static_cast<std::size_t>(v.shape.P));
   for (int s = 0; s < S; ++s) {
-    detail::require(layers[static_cast<std::size_t>(s)] >= 1, "ctpipe: the layer split needs one entry per stage, each >= 1");
+    detail::require(layers[static_cast<std::size_t>(s)] >= 1,
+                    "ctpipe: the layer split needs one entry per stage, each >= 1");
     const stage_role role = role_of(v.shape, s);
     weight[static_cast<std::size_t>(s)] = stage_activation_bytes(model, layers[static_cast<std::size_t>(s)], role);
     const std::size_t r = static_cast<std::size_t>(v.shape.rank_of(s));
@@ -269,8 +274,8 @@ constexpr model_memory memory_of(schedule_view v, const transformer_model& model
 /// are not counted.
 constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int64_t layers, bool last) {
   const std::int64_t h = m.hidden;
-  const std::int64_t layer =
-      detail::sum({2 * h, rational::mul(2, h / m.heads * m.kv()), rational::mul(2, m.seq), rational::mul(m.swiglu ? 3 : 2, m.ffn_size())});
+  const std::int64_t layer = detail::sum({2 * h, rational::mul(2, h / m.heads * m.kv()), rational::mul(2, m.seq),
+                                          rational::mul(m.swiglu ? 3 : 2, m.ffn_size())});
   return rational::add(rational::mul(layers, layer), last ? m.vocab : 0);
 }
 
@@ -282,7 +287,9 @@ constexpr std::int64_t stage_forward_flops(const transformer_model& m, std::int6
 /// t_b and t_i, selective the attention core's c. t_c = 0 (the tool adds the link's).
 constexpr costs model_costs(const transformer_model& m) {
   const rational c{rational::mul(2, m.seq), stage_forward_flops(m, 1, false)};
-  const rational again = m.recompute == recompute_mode::full ? rational{1} : m.recompute == recompute_mode::selective ? c : rational{0};
+  const rational again = m.recompute == recompute_mode::full        ? rational{1}
+                         : m.recompute == recompute_mode::selective ? c
+                                                                    : rational{0};
   costs out{};
   out.f = rational{1};
   out.b = rational{2} + again;
@@ -308,12 +315,13 @@ constexpr std::int64_t model_forward_flops(const transformer_model& m, const pip
 /// written to `out` (S entries): its forward FLOPs over an average stage's
 /// (model_forward_flops() / S), so that the op (kind, s, j) of model_costs() lasts its
 /// stage's share of the work; the S factors sum to S. Linear in S.
-constexpr void model_stage_factors(const transformer_model& m, const pipeline_shape& shape, std::span<const std::int64_t> layers,
-                                   std::span<rational> out) {
+constexpr void model_stage_factors(const transformer_model& m, const pipeline_shape& shape,
+                                   std::span<const std::int64_t> layers, std::span<rational> out) {
   const std::int64_t total = model_forward_flops(m, shape, layers);
   const std::int64_t S = static_cast<std::int64_t>(layers.size());
   for (std::size_t s = 0; s < layers.size(); ++s) {
-    out[s] = rational{rational::mul(stage_forward_flops(m, layers[s], role_of(shape, static_cast<int>(s)).last), S), total};
+    out[s] =
+        rational{rational::mul(stage_forward_flops(m, layers[s], role_of(shape, static_cast<int>(s)).last), S), total};
   }
 }
 

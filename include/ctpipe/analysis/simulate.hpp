@@ -41,7 +41,8 @@ class simulation {
   /// The largest span over the ranks (the Zero Bubble authors' objective, search()).
   constexpr rational largest_span() const {
     std::int64_t worst = 0;
-    for (int r = 0; r < ranks_; ++r) worst = last_end_[idx(r)] - first_start_[idx(r)] > worst ? last_end_[idx(r)] - first_start_[idx(r)] : worst;
+    for (int r = 0; r < ranks_; ++r)
+      worst = last_end_[idx(r)] - first_start_[idx(r)] > worst ? last_end_[idx(r)] - first_start_[idx(r)] : worst;
     return time(worst);
   }
   /// Bubble fraction: total idle / (P * T) (docs/spec.md §3); 0 for a schedule without ops.
@@ -77,7 +78,8 @@ class simulation {
   constexpr simulation delayed(schedule_view v, rational tick, std::span<const std::int64_t> start) const {
     const rational ratio = tick_ / tick;
     detail::require(ratio.den == 1, "ctpipe: a delayed timeline's tick must divide the simulation's tick");
-    detail::require(start.size() == start_.size() && v.size() == start_.size(), "ctpipe: a delayed timeline needs one start per op");
+    detail::require(start.size() == start_.size() && v.size() == start_.size(),
+                    "ctpipe: a delayed timeline needs one start per op");
     simulation out(v);
     out.tick_ = tick;
     for (int r = 0; r < ranks_; ++r) {
@@ -99,8 +101,12 @@ class simulation {
   static constexpr std::size_t idx(int r) { return static_cast<std::size_t>(r); }
   /// simulate()'s frame: P ranks, per-op and per-rank arrays of `v`'s sizes.
   constexpr explicit simulation(schedule_view v)
-      : ranks_(v.shape.P), start_(v.size()), end_(v.size()), busy_(static_cast<std::size_t>(v.shape.P)),
-        first_start_(static_cast<std::size_t>(v.shape.P)), last_end_(static_cast<std::size_t>(v.shape.P)) {}
+      : ranks_(v.shape.P),
+        start_(v.size()),
+        end_(v.size()),
+        busy_(static_cast<std::size_t>(v.shape.P)),
+        first_start_(static_cast<std::size_t>(v.shape.P)),
+        last_end_(static_cast<std::size_t>(v.shape.P)) {}
   /// After the walk: each rank's first start and the makespan (last_end_ holds each
   /// rank's end).
   constexpr void finish(schedule_view v) {
@@ -121,9 +127,7 @@ class simulation {
 };
 
 namespace detail {
-constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) {
-  return rational::mul(a / std::gcd(a, b), b);
-}
+constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) { return rational::mul(a / std::gcd(a, b), b); }
 
 /// Durations of the compute kinds and the latency in ticks of one common length, and
 /// that length: shared by simulate() and execute().
@@ -165,7 +169,8 @@ constexpr ticked_costs to_ticks(const costs& c, int V, std::size_t ops) {
 /// stage above), else 0.
 constexpr buffer<std::int64_t> stage_latency(const stage_table& stages, std::int64_t latency, std::uint32_t code) {
   buffer<std::int64_t> out(stages.S);
-  for (std::uint32_t s = 0; s < stages.S; ++s) out[s] = stages.channel[code * stages.S + s] != stages.none ? latency : 0;
+  for (std::uint32_t s = 0; s < stages.S; ++s)
+    out[s] = stages.channel[code * stages.S + s] != stages.none ? latency : 0;
   return out;
 }
 
@@ -180,10 +185,11 @@ struct fused_pair {
   /// Per op (its pair word's entry), under a cost_scale; nullptr: every pair lasts `pair`.
   const std::int64_t* pair_of = nullptr;
 
-  constexpr std::int64_t operator()(std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f, std::uint32_t s_b,
-                                    std::int64_t stamp_b_a, std::int64_t stamp_b_b) const {
+  constexpr std::int64_t operator()(std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f,
+                                    std::uint32_t s_b, std::int64_t stamp_b_a, std::int64_t stamp_b_b) const {
     std::int64_t at = free_at[r];
-    for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]}) at = ready > at ? ready : at;
+    for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]})
+      at = ready > at ? ready : at;
     const std::int64_t length = pair_of != nullptr ? pair_of[k] : pair;
     start[k] = start[k + 1] = at;
     free_at[r] = end[k] = end[k + 1] = at + length;
@@ -212,9 +218,10 @@ constexpr rational scaled_cost(schedule_view v, const costs& c, const cost_scale
   const op o = v.ops[k];
   const bool inside = o.stage() < v.shape.stages() && o.microbatch() < v.shape.m;
   if (o.kind() == op_kind::overlap_f_b) {
-    const bool paired = k + 1 < v.size() && v.ops[k + 1].kind() == op_kind::B && v.ops[k + 1].stage() < v.shape.stages() &&
-                        v.ops[k + 1].microbatch() < v.shape.m;
-    return inside && paired ? c.pair() / (c.f + c.b) * (one(op_kind::F, o) + one(op_kind::B, v.ops[k + 1])) : rational{0};
+    const bool paired = k + 1 < v.size() && v.ops[k + 1].kind() == op_kind::B &&
+                        v.ops[k + 1].stage() < v.shape.stages() && v.ops[k + 1].microbatch() < v.shape.m;
+    return inside && paired ? c.pair() / (c.f + c.b) * (one(op_kind::F, o) + one(op_kind::B, v.ops[k + 1]))
+                            : rational{0};
   }
   if (k > 0 && v.ops[k - 1].kind() == op_kind::overlap_f_b) return rational{0};  // a pair's B word
   return inside && static_cast<int>(o.kind()) <= 3 ? one(o.kind(), o) : rational{0};
@@ -294,17 +301,20 @@ constexpr simulation simulate(schedule_view v, const costs& c) {
   // The visitor keeps its temporaries in variables of this frame and computes in one
   // statement (core/engine.hpp).
   std::int64_t ready_a = 0, ready_b = 0, t = 0;
-  const bool finished = walk.run([&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s,
-                                     std::int64_t stamp_a, std::int64_t stamp_b) {
-    // Ready when both dependencies (plus latency across ranks) and the rank are; record
-    // start, end, busy time; the stamp is end + 1.
-    return ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0),
-           ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
-           t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
-           (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[kind], dur[kind])) + 1;
-  }, detail::fused_pair{start, end, free_at, busy, lat_prev, lat_next, ticked.pair});
+  const bool finished = walk.run(
+      [&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s, std::int64_t stamp_a,
+          std::int64_t stamp_b) {
+        // Ready when both dependencies (plus latency across ranks) and the rank are; record
+        // start, end, busy time; the stamp is end + 1.
+        return ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0),
+               ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
+               t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
+               (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[kind], dur[kind])) + 1;
+      },
+      detail::fused_pair{start, end, free_at, busy, lat_prev, lat_next, ticked.pair});
   detail::require(!walk.out_of_shape(),
-                  "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
+                  "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with "
+                  "stage < P*V and micro-batch < m");
   detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");
   out.finish(v);
   return out;
@@ -327,22 +337,26 @@ constexpr simulation simulate(schedule_view v, const costs& c, const cost_scale&
   const detail::stage_table stages(v.shape);
   const detail::buffer<std::int64_t> latency_prev = detail::stage_latency(stages, ticked.latency, detail::code_f);
   const detail::buffer<std::int64_t> latency_next = detail::stage_latency(stages, ticked.latency, detail::code_b);
-  std::int64_t *start = out.start_.data(), *end = out.end_.data(), *free_at = out.last_end_.data(), *busy = out.busy_.data();
+  std::int64_t *start = out.start_.data(), *end = out.end_.data(), *free_at = out.last_end_.data(),
+               *busy = out.busy_.data();
   const std::int64_t *lat_prev = latency_prev.data(), *lat_next = latency_next.data(), *dur = ticked.dur.data();
   detail::dependency_walk walk(v);
   std::int64_t ready_a = 0, ready_b = 0, t = 0;
   // simulate(v, c)'s step with op k's own duration. A visitor of its own: shared with
   // simulate(v, c) through a template (`dur[PerOp ? k : kind]` through a pointer), GCC's
   // largest proofs fell below 1F1B m = 2816 and GPipe 3584 (measured; bench/RESULTS.md).
-  const bool finished = walk.run([&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s,
-                                     std::int64_t stamp_a, std::int64_t stamp_b) {
-    return ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0),
-           ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
-           t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
-           (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[k], dur[k])) + 1;
-  }, detail::fused_pair{start, end, free_at, busy, lat_prev, lat_next, 0, dur});
+  const bool finished = walk.run(
+      [&](std::uint32_t r, std::uint32_t k, std::uint32_t kind, std::uint32_t s, std::int64_t stamp_a,
+          std::int64_t stamp_b) {
+        return ready_a = stamp_a - 1 + (kind == 0 ? lat_prev[s] : 0),
+               ready_b = stamp_b - 1 + (kind == 1 || kind == 2 ? lat_next[s] : 0),
+               t = ready_a > ready_b ? ready_a : ready_b, t = free_at[r] > t ? free_at[r] : t,
+               (free_at[r] = end[k] = (start[k] = t) + (busy[r] += dur[k], dur[k])) + 1;
+      },
+      detail::fused_pair{start, end, free_at, busy, lat_prev, lat_next, 0, dur});
   detail::require(!walk.out_of_shape(),
-                  "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with stage < P*V and micro-batch < m");
+                  "ctpipe: simulate takes compute ops F, B, I, W (and OVERLAP_F_B words, each followed by its B) with "
+                  "stage < P*V and micro-batch < m");
   detail::require(finished, "ctpipe: schedule deadlocks (validate() names the stuck ops)");
   out.finish(v);
   return out;

@@ -15,25 +15,28 @@ namespace ctpipe {
 
 /// What is wrong with one op of a schedule.
 enum class fault : std::uint8_t {
-  bad_shape,        ///< the shape fails check_shape() (P, m or V < 1, ...)
-  bad_offsets,      ///< offsets are not P+1 non-decreasing positions ending at the op count
-  not_compute,      ///< a transfer op (SEND/RECV, SEND_ACT/RECV_ACT) in a compute schedule, or an op of an unused kind code (11 to 15) anywhere
-  out_of_shape,     ///< stage >= P*V or micro-batch >= m
-  wrong_rank,       ///< the op's stage is owned by another rank
-  duplicate,        ///< the same (kind, stage, micro-batch) appears twice
-  mixed_backward,   ///< both B and I/W for one (stage, micro-batch)
-  missing,          ///< a needed op appears nowhere (`at` names it; rank = owner, step = -1)
-  out_of_order,     ///< B/I before its F, or W before its I, on the same rank
-  deadlock,         ///< the rank's first op that can never run (`needs` = what it waits for)
-  broken_pair,      ///< an overlapped pair's word (OVERLAP_F_B) not followed on its rank by a B word (its backward half)
+  bad_shape,    ///< the shape fails check_shape() (P, m or V < 1, ...)
+  bad_offsets,  ///< offsets are not P+1 non-decreasing positions ending at the op count
+  not_compute,  ///< a transfer op (SEND/RECV, SEND_ACT/RECV_ACT) in a compute schedule, or an op of an unused kind code
+                ///< (11 to 15) anywhere
+  out_of_shape,    ///< stage >= P*V or micro-batch >= m
+  wrong_rank,      ///< the op's stage is owned by another rank
+  duplicate,       ///< the same (kind, stage, micro-batch) appears twice
+  mixed_backward,  ///< both B and I/W for one (stage, micro-batch)
+  missing,         ///< a needed op appears nowhere (`at` names it; rank = owner, step = -1)
+  out_of_order,    ///< B/I before its F, or W before its I, on the same rank
+  deadlock,        ///< the rank's first op that can never run (`needs` = what it waits for)
+  broken_pair,     ///< an overlapped pair's word (OVERLAP_F_B) not followed on its rank by a B word (its backward half)
   // Faults of lowered schedules (validate_lowered(), ctpipe/lower/validate.hpp):
   local_transfer,       ///< a send/recv between two stages of one rank (no message is needed)
   send_before_compute,  ///< a send before the compute op that produces its data (`needs` = that op)
   not_received,         ///< a compute op whose input from another rank was not received before it
   wrong_microbatch,     ///< a compute op's input was not received, another micro-batch's was (`needs` = its own RECV)
   no_partner,           ///< a send/recv whose partner stage does not exist (SEND_F on the last stage, ...)
-  wrong_pairing,        ///< batched, paired first in first out per rank pair: the k-th send and the k-th receive carry different messages (`needs` = the op it was paired with)
-  two_hosts,            ///< an activation copy (SEND_ACT/RECV_ACT) on a second host rank: an activation moves to one host (`needs` = the first host's op)
+  wrong_pairing,        ///< batched, paired first in first out per rank pair: the k-th send and the k-th receive carry
+                        ///< different messages (`needs` = the op it was paired with)
+  two_hosts,  ///< an activation copy (SEND_ACT/RECV_ACT) on a second host rank: an activation moves to one host
+              ///< (`needs` = the first host's op)
 };
 
 /// One-line description of a fault, for messages.
@@ -53,9 +56,11 @@ constexpr const char* fault_description(fault f) {
       "send/recv between two stages on one rank",
       "send comes before the compute op that produces its data",
       "compute op whose input was not received before it on its rank",
-      "compute op whose input was not received before it, while another micro-batch's was (matching by order feeds it that one)",
+      "compute op whose input was not received before it, while another micro-batch's was (matching by order feeds it "
+      "that one)",
       "send/recv whose partner stage does not exist",
-      "receive paired, first in first out, with a send of another message (a batched runtime without tags would mix them up)",
+      "receive paired, first in first out, with a send of another message (a batched runtime without tags would mix "
+      "them up)",
       "activation copy on a second host rank (an activation moves to one host and back)",
   };
   return text[static_cast<int>(f)];
@@ -75,8 +80,8 @@ struct validation_issue {
 
 /// Summary of validate(): how many issues and the first one.
 struct validation_result {
-  std::size_t count = 0;         ///< number of issues found
-  validation_issue first{};      ///< the first issue (meaningful when count > 0)
+  std::size_t count = 0;     ///< number of issues found
+  validation_issue first{};  ///< the first issue (meaningful when count > 0)
   constexpr bool ok() const { return count == 0; }
 };
 
@@ -109,18 +114,21 @@ constexpr buffer<std::uint8_t> split_backwards(schedule_view v) {
 
 /// The backward that produces (stage, micro-batch)'s input gradient: I where
 /// split_backwards() marks it, else B.
-constexpr op_kind backward_kind(const buffer<std::uint8_t>& split, const pipeline_shape& shape, int stage, int microbatch) {
-  return split[static_cast<std::size_t>(stage) * static_cast<std::size_t>(shape.m) + static_cast<std::size_t>(microbatch)] != 0
+constexpr op_kind backward_kind(const buffer<std::uint8_t>& split, const pipeline_shape& shape, int stage,
+                                int microbatch) {
+  return split[static_cast<std::size_t>(stage) * static_cast<std::size_t>(shape.m) +
+               static_cast<std::size_t>(microbatch)] != 0
              ? op_kind::I
              : op_kind::B;
 }
 
 /// The op that blocked op `o` of a stuck rank waits for (`split`: split_backwards();
 /// `pair_b`: the B word after `o` when `o` is an overlapped pair's word).
-constexpr op needed_dependency(const dependency_walk& walk, const buffer<std::uint8_t>& split, const pipeline_shape& shape,
-                               op o, op pair_b = op{}) {
+constexpr op needed_dependency(const dependency_walk& walk, const buffer<std::uint8_t>& split,
+                               const pipeline_shape& shape, op o, op pair_b = op{}) {
   if (o.kind() == op_kind::overlap_f_b) {  // its forward's input first, then its backward's
-    if (o.stage() > 0 && !walk.ran(true, o.stage() - 1, o.microbatch())) return op{op_kind::F, o.stage() - 1, o.microbatch()};
+    if (o.stage() > 0 && !walk.ran(true, o.stage() - 1, o.microbatch()))
+      return op{op_kind::F, o.stage() - 1, o.microbatch()};
     o = pair_b;
   }
   const int s = o.stage();
@@ -151,8 +159,8 @@ namespace detail {
 /// ops, [kind][stage * m + micro-batch]), by (stage, micro-batch): an F, and a B or an I
 /// and a W (I and W when the schedule splits its backward). Calls `report` per op.
 template <class Report>
-constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_t* where, const std::uint32_t* owner, bool split,
-                                  Report& report) {
+constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_t* where, const std::uint32_t* owner,
+                                  bool split, Report& report) {
   const int S = shape.stages();
   const int m = shape.m;
   const std::size_t keys = static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
@@ -165,7 +173,9 @@ constexpr void report_missing_ops(const pipeline_shape& shape, const std::uint8_
       const std::size_t key = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
       const bool has_b = where[keys + key] != 0, has_i = where[2 * keys + key] != 0, has_w = where[3 * keys + key] != 0;
       if (where[key] != 0 && (has_b || (has_i && has_w))) continue;  // the common case
-      auto missing = [&](op_kind k) { report(fault::missing, static_cast<int>(owner[s]), -1, op{k, s, j}, op{k, s, j}); };
+      auto missing = [&](op_kind k) {
+        report(fault::missing, static_cast<int>(owner[s]), -1, op{k, s, j}, op{k, s, j});
+      };
       if (where[key] == 0) missing(op_kind::F);
       if (has_b) continue;
       if (!has_i && !has_w) missing(split ? op_kind::I : op_kind::B);
@@ -183,7 +193,8 @@ template <class Report>
 constexpr std::size_t outside_pipelines_reported(schedule_view v, Report& report) {
   std::size_t count = 0;
   for (int r = 0; r < v.shape.P; ++r) {
-    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1];
+         ++k) {
       const op o = v.ops[k];
       if (((o.bits >> 28) <= 3 || (o.bits >> 28) == 8) && o.stage() < v.shape.stages() && o.microbatch() < v.shape.m &&
           (o.stage() < v.shape.first_stage(o.microbatch()) || o.stage() > v.shape.last_stage(o.microbatch()))) {
@@ -212,9 +223,13 @@ constexpr bool unfit_is_pair(schedule_view v, std::uint32_t r, std::uint32_t k, 
   const bool inside = o.stage() < v.shape.stages() && o.microbatch() < v.shape.m;
   const bool paired = kind == 8 && k + 1 < off[r + 1] && (v.ops[k + 1].bits >> 28) == 1;
   if (paired && inside) return true;
-  report(kind == 8 && !paired ? fault::broken_pair : kind > 3 && kind != 8 ? fault::not_compute : fault::out_of_shape,
+  report(kind == 8 && !paired    ? fault::broken_pair
+         : kind > 3 && kind != 8 ? fault::not_compute
+                                 : fault::out_of_shape,
          static_cast<int>(r), static_cast<int>(k - off[r]), o, o);
-  if (kind == 8 && inside) where[static_cast<std::size_t>(o.stage()) * static_cast<std::size_t>(v.shape.m) + static_cast<std::size_t>(o.microbatch())] = 1;
+  if (kind == 8 && inside)
+    where[static_cast<std::size_t>(o.stage()) * static_cast<std::size_t>(v.shape.m) +
+          static_cast<std::size_t>(o.microbatch())] = 1;
   in_shape = false;
   return false;
 }
@@ -256,8 +271,8 @@ constexpr bool check_compute_ops(schedule_view v, Report& report, std::size_t* p
       bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
       fits = kind <= 3 && s < static_cast<std::size_t>(S) && j < static_cast<std::size_t>(m),
       key = fits ? s * static_cast<std::size_t>(m) + j : 0, slot = kind * keys + key,
-      mixed = fits && (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0
-                                 : kind != 0 && where[keys + key] != 0),
+      mixed = fits &&
+              (kind == 1 ? (where[2 * keys + key] | where[3 * keys + key]) != 0 : kind != 0 && where[keys + key] != 0),
       early = fits && kind != 0 && where[(kind == 3 ? 2 * keys : 0) + key] == 0;
       if (!fits) {  // off the common path, in a function of its own (core/engine.hpp)
         if (!unfit_is_pair<Lowered>(v, r, k, where, in_shape, report)) continue;
@@ -272,7 +287,8 @@ constexpr bool check_compute_ops(schedule_view v, Report& report, std::size_t* p
       where[slot] = 1;
       split = split || kind > 1;
       if (mixed || early) {
-        report(mixed ? fault::mixed_backward : fault::out_of_order, static_cast<int>(r), static_cast<int>(k - off[r]), ops[k],
+        report(mixed ? fault::mixed_backward : fault::out_of_order, static_cast<int>(r), static_cast<int>(k - off[r]),
+               ops[k],
                mixed ? ops[k] : op{kind == 3 ? op_kind::I : op_kind::F, static_cast<int>(s), static_cast<int>(j)});
       }
     }
@@ -306,8 +322,9 @@ constexpr std::size_t validate_counting_pairs(schedule_view v, OnIssue&& on_issu
       const std::uint32_t k = walk.position(r);
       if (k == v.offsets[static_cast<std::size_t>(r) + 1]) continue;
       const op o = v.ops[k];
-      report(fault::deadlock, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o,
-             detail::needed_dependency(walk, split, v.shape, o, o.kind() == op_kind::overlap_f_b ? v.ops[k + 1] : op{}));
+      report(
+          fault::deadlock, r, static_cast<int>(k - v.offsets[static_cast<std::size_t>(r)]), o,
+          detail::needed_dependency(walk, split, v.shape, o, o.kind() == op_kind::overlap_f_b ? v.ops[k + 1] : op{}));
     }
   }
   return count;

@@ -78,7 +78,7 @@ class dependency_walk {
     std::uint32_t* pos = work_.pos.data();
     std::uint32_t* stack = work_.stack.data();
     const std::uint32_t keys = static_cast<std::uint32_t>(keys_);
-    const std::uint32_t always = 2 * keys;   // a slot that is always done (stamp 1)
+    const std::uint32_t always = 2 * keys;       // a slot that is always done (stamp 1)
     const std::uint32_t nowhere = 2 * keys + 1;  // where W's completion goes
     stamp[always] = 1;
     std::uint32_t top = work_.top;  // the pop loop of core/engine.hpp's rank_worklist
@@ -92,10 +92,17 @@ class dependency_walk {
         // `a`, `b`: slots of the two dependencies; `self`: this op's slot.
         bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu,
         in_shape = kind <= 3 && s < S_ && j < m_, key = in_shape ? s * m_ + j : 0,
-        a = !in_shape ? always : kind == 0 ? (s > 0 ? key - m_ : always) : kind == 3 ? keys + key : key,
+        a = !in_shape   ? always
+            : kind == 0 ? (s > 0 ? key - m_ : always)
+            : kind == 3 ? keys + key
+                        : key,
         b = in_shape && (kind == 1 || kind == 2) && s + 1 < S_ ? keys + key + m_ : always,
-        self = kind == 0 ? key : kind == 3 ? nowhere : keys + key,
-        missing = stamp[a] == 0 ? a : stamp[b] == 0 ? b : nowhere;
+        self = kind == 0   ? key
+               : kind == 3 ? nowhere
+                           : keys + key,
+        missing = stamp[a] == 0   ? a
+                  : stamp[b] == 0 ? b
+                                  : nowhere;
         if (!in_shape || missing != nowhere) {  // one test per op on the common path
           if (!in_shape) {
             // An overlapped pair (kind 8, then its B): off the common path and in a

@@ -56,9 +56,9 @@ struct costs {
 /// - `ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b`
 constexpr void check_costs(const costs& c) {
   detail::require(c.f > rational{0}, "ctpipe: t_f (forward cost) must be > 0");
-  detail::require(c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} &&
-                      c.c >= rational{0} && c.move >= rational{0},
-                  "ctpipe: costs must be >= 0");
+  detail::require(
+      c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} && c.c >= rational{0} && c.move >= rational{0},
+      "ctpipe: costs must be >= 0");
   detail::require(c.fb >= rational{0} || c.fb == rational{-1},
                   "ctpipe: t_fb (overlapped pair cost) must be >= 0, or -1 for t_f + t_b");
 }
@@ -111,8 +111,7 @@ constexpr void check_scale(const cost_scale& scale, const pipeline_shape& shape)
 /// Checks gamma = M_W / M_B of the finer memory model (docs/spec.md §3). Raises
 /// `ctpipe: gamma must lie in [0, 1]`.
 constexpr void check_gamma(rational gamma) {
-  detail::require(gamma >= rational{0} && gamma <= rational{1},
-                  "ctpipe: gamma must lie in [0, 1]");
+  detail::require(gamma >= rational{0} && gamma <= rational{1}, "ctpipe: gamma must lie in [0, 1]");
 }
 
 }  // namespace ctpipe

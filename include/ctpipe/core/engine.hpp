@@ -90,10 +90,11 @@ struct stage_table {
         channel(code_rows * static_cast<std::size_t>(S), 2 * S),
         sends(code_count * static_cast<std::size_t>(S)),
         peer(code_rows * static_cast<std::size_t>(S)) {
-    for (std::uint32_t st = 0; st < S; ++st) owner[st] = static_cast<std::uint32_t>(shape.rank_of(static_cast<int>(st)));
+    for (std::uint32_t st = 0; st < S; ++st)
+      owner[st] = static_cast<std::uint32_t>(shape.rank_of(static_cast<int>(st)));
     for (std::uint32_t st = 0; st < S; ++st) {
-      const bool up = st + 1 < S && owner[st + 1] != owner[st];    // the stage above is on another rank
-      const bool down = st > 0 && owner[st - 1] != owner[st];      // the stage below is
+      const bool up = st + 1 < S && owner[st + 1] != owner[st];  // the stage above is on another rank
+      const bool down = st > 0 && owner[st - 1] != owner[st];    // the stage below is
       const std::uint32_t above = st + 1 < S ? owner[st + 1] : owner[st], below = st > 0 ? owner[st - 1] : owner[st];
       if (down) channel[code_f * S + st] = channel[code_recv_f * S + st] = 2 * (st - 1);
       if (down) channel[code_send_b * S + st] = 2 * (st - 1) + 1;
@@ -104,8 +105,9 @@ struct stage_table {
       peer[code_f * S + st] = peer[code_send_f * S + st] = peer[code_recv_b * S + st] = above;
       peer[code_b * S + st] = peer[code_i * S + st] = peer[code_recv_f * S + st] = peer[code_send_b * S + st] = below;
       peer[code_w * S + st] = peer[code_send_act * S + st] = peer[code_recv_act * S + st] = owner[st];
-      channel[code_overlap_f_b * S + st] = channel[code_f * S + st], sends[code_overlap_f_b * S + st] = sends[code_f * S + st],
-      peer[code_overlap_f_b * S + st] = peer[code_f * S + st];
+      channel[code_overlap_f_b * S + st] = channel[code_f * S + st],
+                                     sends[code_overlap_f_b * S + st] = sends[code_f * S + st],
+                                     peer[code_overlap_f_b * S + st] = peer[code_f * S + st];
     }
   }
 };

@@ -45,7 +45,8 @@ inline constexpr int op_kind_count = 11;
 /// `SEND_B`, `RECV_B`, `OVERLAP_F_B`, then ctpipe's `SEND_ACT`, `RECV_ACT`.
 /// An op decoded from raw bits may carry an unused kind (11..15): its name is `?`.
 constexpr const char* kind_name(op_kind k) {
-  constexpr const char* names[] = {"F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "OVERLAP_F_B", "SEND_ACT", "RECV_ACT"};
+  constexpr const char* names[] = {"F",      "B",      "I",           "W",        "SEND_F",  "RECV_F",
+                                   "SEND_B", "RECV_B", "OVERLAP_F_B", "SEND_ACT", "RECV_ACT"};
   return static_cast<int>(k) < op_kind_count ? names[static_cast<int>(k)] : "?";
 }
 
@@ -64,8 +65,7 @@ struct op {
   std::uint32_t bits = 0;  ///< packed kind, stage, micro-batch (see above)
 
   constexpr op() = default;
-  constexpr op(op_kind k, int stage, int microbatch)
-      : bits(pack(k, stage, microbatch)) {}
+  constexpr op(op_kind k, int stage, int microbatch) : bits(pack(k, stage, microbatch)) {}
 
   constexpr op_kind kind() const { return static_cast<op_kind>(bits >> 28); }
   constexpr int stage() const { return static_cast<int>((bits >> 16) & 0xFFFu); }

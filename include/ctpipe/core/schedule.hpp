@@ -23,14 +23,12 @@ namespace ctpipe {
 /// A non-owning view of a schedule: its shape, its ops (all ranks, rank 0 first) and the
 /// `P+1` per-rank offsets. Every analysis takes this type.
 struct schedule_view {
-  pipeline_shape shape;                      ///< P, m, V, placement
-  std::span<const op> ops;                   ///< all ops, CSR order
-  std::span<const std::uint32_t> offsets;    ///< P+1 entries, offsets[P] == ops.size()
+  pipeline_shape shape;                    ///< P, m, V, placement
+  std::span<const op> ops;                 ///< all ops, CSR order
+  std::span<const std::uint32_t> offsets;  ///< P+1 entries, offsets[P] == ops.size()
 
   /// Rank r's ops in execution order (0 <= r < P).
-  constexpr std::span<const op> rank(int r) const {
-    return ops.subspan(offsets[r], offsets[r + 1] - offsets[r]);
-  }
+  constexpr std::span<const op> rank(int r) const { return ops.subspan(offsets[r], offsets[r + 1] - offsets[r]); }
   /// Total number of ops over all ranks.
   constexpr std::size_t size() const { return ops.size(); }
 };
@@ -53,7 +51,8 @@ constexpr bool offsets_sound(const schedule_view& v) {
 /// positions from 0 to the op count`. O(P). Op contents are each analysis's business.
 constexpr void check_view(const schedule_view& v) {
   check_shape(v.shape);
-  detail::require(detail::offsets_sound(v), "ctpipe: schedule view offsets must be P+1 non-decreasing positions from 0 to the op count");
+  detail::require(detail::offsets_sound(v),
+                  "ctpipe: schedule view offsets must be P+1 non-decreasing positions from 0 to the op count");
 }
 
 /// A schedule frozen at compile time: `N` ops over `R` ranks in fixed arrays (plain C
@@ -61,8 +60,8 @@ constexpr void check_view(const schedule_view& v) {
 /// of schedule_v; 4 bytes per op plus 4 bytes per rank.
 template <std::size_t N, std::size_t R>
 struct frozen_schedule {
-  pipeline_shape shape;        ///< P, m, V, placement
-  op ops[N];                   ///< all ops, CSR order
+  pipeline_shape shape;          ///< P, m, V, placement
+  op ops[N];                     ///< all ops, CSR order
   std::uint32_t offsets[R + 1];  ///< rank r's ops are ops[offsets[r] .. offsets[r+1])
 
   constexpr schedule_view view() const { return {shape, {ops, N}, {offsets, R + 1}}; }

@@ -32,9 +32,9 @@ inline constexpr int max_microbatches = 1 << 16;
 /// placement. A structural type: usable as a template argument.
 /// Checked by check_shape() (messages listed there).
 struct pipeline_shape {
-  int P = 1;                      ///< pipeline ranks (devices), >= 1
-  int m = 1;                      ///< micro-batches per training step, >= 1
-  int V = 1;                      ///< model chunks per rank, >= 1
+  int P = 1;                           ///< pipeline ranks (devices), >= 1
+  int m = 1;                           ///< micro-batches per training step, >= 1
+  int V = 1;                           ///< model chunks per rank, >= 1
   placement layout = placement::loop;  ///< stage-to-rank placement
 
   /// Total number of stages `S = P*V`.
@@ -76,7 +76,7 @@ struct placement_entry {
   int (*stage_of)(const pipeline_shape&, int rank, int chunk);
   int (*first_stage)(const pipeline_shape&, int microbatch);  ///< the dependency rule: where j enters
   int (*last_stage)(const pipeline_shape&, int microbatch);   ///< and where it turns back
-  bool whole_stage_chunks;  ///< a chunk is a whole stage (an op costs t, not t/V)
+  bool whole_stage_chunks;                                    ///< a chunk is a whole stage (an op costs t, not t/V)
 };
 
 namespace detail {
@@ -121,14 +121,26 @@ namespace detail {
 /// message literal and returns false. Callers: check_shape (raises), shape_error.
 template <class OnError>
 constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
-  if (s.P < 1) { on_error("ctpipe: P (pipeline ranks) must be >= 1"); return false; }
-  if (s.m < 1) { on_error("ctpipe: m (micro-batches) must be >= 1"); return false; }
-  if (s.V < 1) { on_error("ctpipe: V (model chunks per rank) must be >= 1"); return false; }
+  if (s.P < 1) {
+    on_error("ctpipe: P (pipeline ranks) must be >= 1");
+    return false;
+  }
+  if (s.m < 1) {
+    on_error("ctpipe: m (micro-batches) must be >= 1");
+    return false;
+  }
+  if (s.V < 1) {
+    on_error("ctpipe: V (model chunks per rank) must be >= 1");
+    return false;
+  }
   if (s.layout != placement::loop && s.layout != placement::v_shape && s.layout != placement::bidirectional) {
     on_error("ctpipe: placement must be loop, v_shape or bidirectional");
     return false;
   }
-  if (s.layout == placement::v_shape && s.V != 2) { on_error("ctpipe: the V-shape placement needs V = 2"); return false; }
+  if (s.layout == placement::v_shape && s.V != 2) {
+    on_error("ctpipe: the V-shape placement needs V = 2");
+    return false;
+  }
   if (s.layout == placement::bidirectional && s.V != 2) {
     on_error("ctpipe: the bidirectional placement needs V = 2");
     return false;
@@ -137,7 +149,10 @@ constexpr bool shape_rules(const pipeline_shape& s, OnError&& on_error) {
     on_error("ctpipe: P*V must be at most 4096 stages");
     return false;
   }
-  if (s.m > max_microbatches) { on_error("ctpipe: m must be at most 65536 micro-batches"); return false; }
+  if (s.m > max_microbatches) {
+    on_error("ctpipe: m must be at most 65536 micro-batches");
+    return false;
+  }
   return true;
 }
 }  // namespace detail

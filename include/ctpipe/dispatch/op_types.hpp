@@ -105,7 +105,7 @@ struct action_type<S, K, true> {
 
 template <const auto& S, int R, std::size_t... I>
 boost::mp11::mp_list<typename action_type<S, action_starts<S, R>[I], pair_at<S, R>(action_starts<S, R>[I])>::type...>
-rank_actions_of(std::index_sequence<I...>);
+    rank_actions_of(std::index_sequence<I...>);
 }  // namespace detail
 
 /// Rank R's ops of the frozen schedule S (a schedule_v<spec>, or any frozen_schedule
@@ -117,8 +117,7 @@ using rank_ops = decltype(detail::rank_ops_of<S, R>(std::make_index_sequence<S.o
 /// overlapped pair (its word and its B word) as one pair_c, every other op as its op_c.
 /// Without pairs it is rank_ops<S, R>.
 template <const auto& S, int R>
-using rank_actions =
-    decltype(detail::rank_actions_of<S, R>(std::make_index_sequence<detail::action_count<S, R>()>{}));
+using rank_actions = decltype(detail::rank_actions_of<S, R>(std::make_index_sequence<detail::action_count<S, R>()>{}));
 
 /// Calls `handler(op_c<...>{})` for each op of rank R of S, in order, as straight-line
 /// code (a fold over the list): every call has constant arguments and can be inlined.

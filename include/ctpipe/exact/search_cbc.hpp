@@ -11,10 +11,10 @@
 
 #include <algorithm>  // std::sort
 #include <chrono>
-#include <cmath>      // std::ceil, std::llround
+#include <cmath>  // std::ceil, std::llround
 #include <cstdint>
-#include <memory>     // std::unique_ptr
-#include <string>     // the time limit as CBC's parameter text
+#include <memory>  // std::unique_ptr
+#include <string>  // the time limit as CBC's parameter text
 #include <utility>
 #include <vector>
 
@@ -27,7 +27,7 @@ namespace ctpipe {
 /// bound are returned as they are).
 struct exact_options {
   double seconds = 60;
-  int max_pairs = 32;  ///< P = 4, m = 8: 96 ops
+  int max_pairs = 32;   ///< P = 4, m = 8: 96 ops
   int max_v_pairs = 8;  ///< the V-shape: P = 2, m = 4 or P = 4, m = 2: 48 ops
 };
 
@@ -58,8 +58,8 @@ inline bool solve_cbc(Cbc_Model* model, double seconds) {
 /// and lower <= Z <= upper (the bound and the greedy's span, in ticks).
 class search_program {
  public:
-  search_program(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t unit, std::int64_t fi,
-                 std::int64_t fw, const std::int64_t* cap, std::int64_t lower, std::int64_t upper)
+  search_program(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t unit,
+                 std::int64_t fi, std::int64_t fw, const std::int64_t* cap, std::int64_t lower, std::int64_t upper)
       : P_(P), m_(m), d_{tf, ti, tw}, model_(Cbc_newModel(), &Cbc_deleteModel) {
     Cbc_setLogLevel(model_.get(), 0);
     windows(tc, upper);
@@ -67,7 +67,8 @@ class search_program {
       for (int k = 0; k < 3; ++k) {
         for (int j = 0; j < m; ++j) {
           const std::size_t q = static_cast<std::size_t>(e(r, k, j));
-          Cbc_addCol(model_.get(), "", static_cast<double>(early_[q]), static_cast<double>(late_[q]), 0, 0, 0, nullptr, nullptr);
+          Cbc_addCol(model_.get(), "", static_cast<double>(early_[q]), static_cast<double>(late_[q]), 0, 0, 0, nullptr,
+                     nullptr);
         }
       }
     }
@@ -124,7 +125,8 @@ class search_program {
         if (later_a >= 0) row({{q.column, 1}, {later_a, -1}}, 0);
         const int later_b = q.b + 1 < q.a ? column(q.ka, q.a, q.kb, q.b + 1) : -1;  // x(a, b) <= x(a, b+1)
         if (later_b >= 0) row({{later_b, 1}, {q.column, -1}}, 0);
-        if (q.ka == 0 && q.kb == 1) row({{column(0, q.a, 2, q.b), 1}, {q.column, -1}}, 0);  // F a before I b: before W b
+        if (q.ka == 0 && q.kb == 1)
+          row({{column(0, q.a, 2, q.b), 1}, {q.column, -1}}, 0);  // F a before I b: before W b
         if (q.ka == 1 && q.kb == 2) row({{column(0, q.a, 2, q.b), 1}, {q.column, -1}}, 0);  // I a before W b: F a too
       }
       // memory after F j starts: (j+1) unit - fi #(I b before) - fw #(W b before) <= cap,
@@ -132,7 +134,8 @@ class search_program {
       for (int j = 0; j < m; ++j) {
         std::vector<std::pair<int, double>> terms;
         for (const pair_column& q : pairs_) {
-          if (q.rank == r && q.ka == 0 && q.a == j) terms.push_back({q.column, -static_cast<double>(q.kb == 1 ? fi : fw)});
+          if (q.rank == r && q.ka == 0 && q.a == j)
+            terms.push_back({q.column, -static_cast<double>(q.kb == 1 ? fi : fw)});
         }
         const double room = static_cast<double>(cap[r] - (j + 1) * unit + j * (fi + fw));
         if (!terms.empty()) row(terms, -room);
@@ -145,13 +148,15 @@ class search_program {
   void start_from(const std::vector<std::vector<std::pair<op, std::int64_t>>>& ranks, std::int64_t span) {
     std::vector<int> cols;
     std::vector<double> values;
-    std::vector<std::vector<int>> position(static_cast<std::size_t>(P_), std::vector<int>(static_cast<std::size_t>(3 * m_), 0));
+    std::vector<std::vector<int>> position(static_cast<std::size_t>(P_),
+                                           std::vector<int>(static_cast<std::size_t>(3 * m_), 0));
     for (int r = 0; r < P_; ++r) {
       int at = 0;
       for (const auto& [o, end] : ranks[static_cast<std::size_t>(r)]) {
         const int k = kind_index(o.kind());
         const std::size_t c = idx(e(r, k, o.microbatch()));
-        require(early_[c] <= end && end <= late_[c], "ctpipe: search_exact's windows exclude the greedy's schedule (a bug)");
+        require(early_[c] <= end && end <= late_[c],
+                "ctpipe: search_exact's windows exclude the greedy's schedule (a bug)");
         cols.push_back(e(r, k, o.microbatch())), values.push_back(static_cast<double>(end));
         position[static_cast<std::size_t>(r)][static_cast<std::size_t>(k * m_ + o.microbatch())] = at++;
       }
@@ -159,7 +164,8 @@ class search_program {
     for (const pair_column& q : pairs_) {
       const auto& pos = position[static_cast<std::size_t>(q.rank)];
       cols.push_back(q.column);
-      values.push_back(pos[static_cast<std::size_t>(q.ka * m_ + q.a)] < pos[static_cast<std::size_t>(q.kb * m_ + q.b)] ? 1 : 0);
+      values.push_back(
+          pos[static_cast<std::size_t>(q.ka * m_ + q.a)] < pos[static_cast<std::size_t>(q.kb * m_ + q.b)] ? 1 : 0);
     }
     cols.push_back(z_), values.push_back(static_cast<double>(span));
     Cbc_setMIPStartI(model_.get(), static_cast<int>(cols.size()), cols.data(), values.data());
@@ -177,7 +183,8 @@ class search_program {
     for (int r = 0; r < P_; ++r) {
       std::vector<std::pair<double, op>> ends;
       for (int k = 0; k < 3; ++k) {
-        for (int j = 0; j < m_; ++j) ends.push_back({x[e(r, k, j)], op{k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, r, j}});
+        for (int j = 0; j < m_; ++j)
+          ends.push_back({x[e(r, k, j)], op{k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, r, j}});
       }
       std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [t, o] : ends) out[static_cast<std::size_t>(r)].push_back(o);
@@ -270,8 +277,8 @@ class search_program {
 /// rest; Z >= each chunk's last W end - s_r.
 class v_search_program {
  public:
-  v_search_program(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t unit, std::int64_t fi,
-                   std::int64_t fw, const std::int64_t* cap, std::int64_t lower, std::int64_t upper)
+  v_search_program(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t unit,
+                   std::int64_t fi, std::int64_t fw, const std::int64_t* cap, std::int64_t lower, std::int64_t upper)
       : P_(P), m_(m), d_{tf, ti, tw}, model_(Cbc_newModel(), &Cbc_deleteModel) {
     Cbc_setLogLevel(model_.get(), 0);
     const int n = 6 * P * m;
@@ -286,13 +293,15 @@ class v_search_program {
           }
           // F: the stage before (chunk 0 from rank r-1; chunk 1 from rank r+1, or the turn at P-1)
           if (c == 0 && r > 0) in.push_back({id(r - 1, 0, 0, j), tc});
-          if (c == 1) in.push_back(r == P - 1 ? std::pair{id(r, 0, 0, j), std::int64_t{0}} : std::pair{id(r + 1, 1, 0, j), tc});
+          if (c == 1)
+            in.push_back(r == P - 1 ? std::pair{id(r, 0, 0, j), std::int64_t{0}} : std::pair{id(r + 1, 1, 0, j), tc});
           // I: its own F and the stage after (chunk 1 from rank r-1 but the last stage;
           // chunk 0 from rank r+1, or the turn at P-1)
           auto& back = pred[idx(id(r, c, 1, j))];
           back.push_back({id(r, c, 0, j), 0});
           if (c == 1 && r > 0) back.push_back({id(r - 1, 1, 1, j), tc});
-          if (c == 0) back.push_back(r == P - 1 ? std::pair{id(r, 1, 1, j), std::int64_t{0}} : std::pair{id(r + 1, 0, 1, j), tc});
+          if (c == 0)
+            back.push_back(r == P - 1 ? std::pair{id(r, 1, 1, j), std::int64_t{0}} : std::pair{id(r + 1, 0, 1, j), tc});
           pred[idx(id(r, c, 2, j))].push_back({id(r, c, 1, j), 0});
         }
       }
@@ -328,7 +337,8 @@ class v_search_program {
       late_[idx(o)] = end;
     }
     for (int r = 0; r < P; ++r) late_[idx(id(r, 0, 0, 0))] = early_[idx(id(r, 0, 0, 0))];  // the first F starts at s_r
-    std::vector<std::vector<bool>> before(static_cast<std::size_t>(n), std::vector<bool>(static_cast<std::size_t>(n), false));  // a path a -> b
+    std::vector<std::vector<bool>> before(static_cast<std::size_t>(n),
+                                          std::vector<bool>(static_cast<std::size_t>(n), false));  // a path a -> b
     for (const int o : order) {
       for (const auto& [q, lag] : pred[idx(o)]) {
         before[idx(q)][idx(o)] = true;
@@ -338,7 +348,8 @@ class v_search_program {
       }
     }
     for (int o = 0; o < n; ++o) {
-      Cbc_addCol(model_.get(), "", static_cast<double>(early_[idx(o)]), static_cast<double>(late_[idx(o)]), 0, 0, 0, nullptr, nullptr);
+      Cbc_addCol(model_.get(), "", static_cast<double>(early_[idx(o)]), static_cast<double>(late_[idx(o)]), 0, 0, 0,
+                 nullptr, nullptr);
     }
     z_ = Cbc_getNumCols(model_.get());
     Cbc_addCol(model_.get(), "Z", static_cast<double>(lower), static_cast<double>(upper), 1, 0, 0, nullptr, nullptr);
@@ -359,7 +370,8 @@ class v_search_program {
         for (int b = a + 1; b < last; ++b) {
           if (before[idx(a)][idx(b)] || before[idx(b)][idx(a)]) continue;
           const std::int64_t da = d_[kind_of(a)], db = d_[kind_of(b)];
-          const std::int64_t a_first_ok = late_[idx(b)] - db - early_[idx(a)], b_first_ok = late_[idx(a)] - da - early_[idx(b)];
+          const std::int64_t a_first_ok = late_[idx(b)] - db - early_[idx(a)],
+                             b_first_ok = late_[idx(a)] - da - early_[idx(b)];
           const int x = Cbc_getNumCols(model_.get());
           Cbc_addCol(model_.get(), "", b_first_ok < 0 ? 1 : 0, a_first_ok < 0 ? 0 : 1, 0, 1, 0, nullptr, nullptr);
           pair_[idx(a) * idx(n) + idx(b)] = x;
@@ -388,7 +400,8 @@ class v_search_program {
             terms.push_back({pair_[idx(f) * idx(n) + idx(b)], g});
           }
         }
-        if (!terms.empty()) row(terms, fixed - static_cast<double>(cap[r]));  // else fixed <= cap: the greedy's schedule fits
+        if (!terms.empty())
+          row(terms, fixed - static_cast<double>(cap[r]));  // else fixed <= cap: the greedy's schedule fits
       }
       for (int c = 0; c < 2; ++c) row({{z_, 1}, {id(r, c, 2, m - 1), -1}}, -static_cast<double>(start_of(r, tf, tc)));
     }
@@ -404,7 +417,8 @@ class v_search_program {
       int at = 0;
       for (const auto& [o, end] : ranks[idx(r)]) {
         const int c = column_of(r, o);
-        require(early_[idx(c)] <= end && end <= late_[idx(c)], "ctpipe: search_exact's windows exclude the greedy's schedule (a bug)");
+        require(early_[idx(c)] <= end && end <= late_[idx(c)],
+                "ctpipe: search_exact's windows exclude the greedy's schedule (a bug)");
         cols.push_back(c), values.push_back(static_cast<double>(end));
         position[idx(c)] = at++;
       }
@@ -475,13 +489,14 @@ class v_search_program {
 /// floating point; the schedule it returns is checked exactly like search()'s (validate(),
 /// the limit, the exact simulation). Needs t_i > 0 and t_w > 0 (every op lasts: the orders
 /// are read from the ends), else it returns search()'s result. Errors: search()'s.
-inline search_result search_exact(const search_problem& p, const exact_options& exact = {}, const search_options& options = {}) {
+inline search_result search_exact(const search_problem& p, const exact_options& exact = {},
+                                  const search_options& options = {}) {
   const auto started = std::chrono::steady_clock::now();
   search_result out = search(p, options);
   search_report& rep = out.report;
   const bool v_shape = p.shape.layout == placement::v_shape;
-  if (rep.optimal || p.shape.P * p.shape.m > (v_shape ? exact.max_v_pairs : exact.max_pairs) || p.cost.i <= rational{0} ||
-      p.cost.w <= rational{0}) {
+  if (rep.optimal || p.shape.P * p.shape.m > (v_shape ? exact.max_v_pairs : exact.max_pairs) ||
+      p.cost.i <= rational{0} || p.cost.w <= rational{0}) {
     return out;
   }
   const costs& c = p.cost;
@@ -501,7 +516,8 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
     const schedule_view v = out.ops.view();
     const simulation sim = simulate(v, c);
     for (int r = 0; r < p.shape.P; ++r) {
-      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) ranks[static_cast<std::size_t>(r)].push_back({v.ops[k], in_ticks(sim.end(k))});
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k)
+        ranks[static_cast<std::size_t>(r)].push_back({v.ops[k], in_ticks(sim.end(k))});
     }
   }
   const auto run = [&](auto& program) {
@@ -512,10 +528,12 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
   const std::int64_t tf = u.ticks(c.f / scale), ti = u.ticks(c.i / scale), tw = u.ticks(c.w / scale), tc = u.ticks(c.c);
   std::pair<std::vector<std::vector<op>>, double> solved;
   if (v_shape) {
-    detail::v_search_program program(p.shape.P, p.shape.m, tf, ti, tw, tc, u.unit, u.fi, u.fw, u.cap.data(), lower_ticks, in_ticks(rep.span));
+    detail::v_search_program program(p.shape.P, p.shape.m, tf, ti, tw, tc, u.unit, u.fi, u.fw, u.cap.data(),
+                                     lower_ticks, in_ticks(rep.span));
     solved = run(program);
   } else {
-    detail::search_program program(p.shape.P, p.shape.m, tf, ti, tw, tc, u.unit, u.fi, u.fw, u.cap.data(), lower_ticks, in_ticks(rep.span));
+    detail::search_program program(p.shape.P, p.shape.m, tf, ti, tw, tc, u.unit, u.fi, u.fw, u.cap.data(), lower_ticks,
+                                   in_ticks(rep.span));
     solved = run(program);
   }
   rep.method = search_method::exact;
@@ -528,7 +546,8 @@ inline search_result search_exact(const search_problem& p, const exact_options& 
       const rational span = sim.largest_span();
       rational peak{0};
       bool within = true;
-      for (int r = 0; r < p.shape.P; ++r) within = within && memory.peak_activations(r) <= p.limit(r), peak = max(peak, memory.peak_activations(r));
+      for (int r = 0; r < p.shape.P; ++r)
+        within = within && memory.peak_activations(r) <= p.limit(r), peak = max(peak, memory.peak_activations(r));
       if (within && span < rep.span) {
         out.ops = std::move(found);
         rep.span = span, rep.peak = peak, rep.makespan = sim.makespan();

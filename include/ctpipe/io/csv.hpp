@@ -71,9 +71,9 @@ class csv_error : public error {
 /// (a micro-batch after the kind is accepted, as PyTorch's reader does). It is no op:
 /// validate(), simulate() and lower() never see it.
 struct csv_annotation {
-  int rank = 0;               ///< the rank (row, from 0) that holds it
-  std::size_t position = 0;   ///< how many of that rank's ops come before it
-  std::string text;           ///< the action as written, trimmed and unquoted: `0UNSHARD`
+  int rank = 0;              ///< the rank (row, from 0) that holds it
+  std::size_t position = 0;  ///< how many of that rank's ops come before it
+  std::string text;          ///< the action as written, trimmed and unquoted: `0UNSHARD`
 
   /// Equal rank, position and text.
   friend bool operator==(const csv_annotation&, const csv_annotation&) = default;
@@ -99,7 +99,8 @@ inline constexpr std::string_view annotation_kinds[] = {"UNSHARD", "RESHARD", "R
 inline int annotation_stage(std::string_view text) {
   std::size_t i = 0;
   long stage = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && stage < max_stages) stage = stage * 10 + (text[i++] - '0');
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && stage < max_stages)
+    stage = stage * 10 + (text[i++] - '0');
   if (i == 0 || stage >= max_stages) return -1;
   const std::string_view rest = text.substr(i);
   for (const std::string_view kind : annotation_kinds) {
@@ -154,13 +155,15 @@ inline std::string write_csv(schedule_view v, const std::vector<csv_annotation>&
     for (std::size_t i = 0; i <= ops.size(); ++i) {
       for (; next != order.end() && (*next)->rank == r && (*next)->position == i; ++next) cell((*next)->text);
       if (i == ops.size()) break;
-      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count, "ctpipe: to_csv() writes ops of the 11 kinds only");
+      ctpipe::detail::require(static_cast<int>(ops[i].kind()) < op_kind_count,
+                              "ctpipe: to_csv() writes ops of the 11 kinds only");
       if (ops[i].kind() != op_kind::overlap_f_b) {
         cell(action(ops[i]));
         continue;
       }
-      ctpipe::detail::require(i + 1 < ops.size() && ops[i + 1].kind() == op_kind::B,
-                              "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank");
+      ctpipe::detail::require(
+          i + 1 < ops.size() && ops[i + 1].kind() == op_kind::B,
+          "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank");
       cell(pair_action(ops[i], ops[i + 1]));
       ++i;  // the pair's B word: written in the pair's cell
     }
@@ -236,9 +239,10 @@ inline std::string why_not_action(std::string_view text) {
   for (const std::string_view name : annotation_kinds) annotation = annotation || kind == name;
   if (!known && !annotation) {
     return kind.empty() ? "not an action (expected <stage><kind><micro-batch> such as 0F3)"
-                        : fmt::format("unknown action kind \"{}\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, "
-                                      "SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)",
-                                      echo(kind));
+                        : fmt::format(
+                              "unknown action kind \"{}\" (known: F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, "
+                              "SEND_ACT, RECV_ACT, UNSHARD, RESHARD, REDUCE_GRAD)",
+                              echo(kind));
   }
   const auto microbatch = std::from_chars(p, end, value);
   if (microbatch.ec == std::errc::invalid_argument) {
@@ -263,19 +267,21 @@ struct csv_reader {
   // (sorted, they group by stage and micro-batch in row order), and each op's cell.
   std::vector<std::uint64_t> backwards;
   std::vector<std::uint32_t> cell_of;
-  int row = 0;                                    // 0-based; messages say row + 1
-  std::size_t cell = 0;                           // 1-based
+  int row = 0;           // 0-based; messages say row + 1
+  std::size_t cell = 0;  // 1-based
   std::string_view cell_text;
 
   [[noreturn]] void fail_cell(const std::string& why) const {
-    throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": {}", row + 1, row, cell, echo(cell_text), why));
+    throw csv_error(
+        fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": {}", row + 1, row, cell, echo(cell_text), why));
   }
 
   /// Stage `stage` is on this row: fails when an earlier row holds it.
   void own(int stage) {
     int& owner = row_of_stage[static_cast<std::size_t>(stage)];
     if (owner >= 0 && owner != row) {
-      fail_cell(fmt::format("stage {} is already on row {} (rank {}); a stage lives on one rank", stage, owner + 1, owner));
+      fail_cell(
+          fmt::format("stage {} is already on row {} (rank {}); a stage lives on one rank", stage, owner + 1, owner));
     }
     owner = row;
   }
@@ -301,7 +307,8 @@ struct csv_reader {
     const std::uint64_t position = ops.size() - offsets.back();
     if (!is_move(o.kind())) own(o.stage());
     if (o.kind() == op_kind::I || o.kind() == op_kind::W) {
-      const std::uint64_t key = (static_cast<std::uint64_t>(o.stage()) << 16) | static_cast<std::uint64_t>(o.microbatch());
+      const std::uint64_t key =
+          (static_cast<std::uint64_t>(o.stage()) << 16) | static_cast<std::uint64_t>(o.microbatch());
       backwards.push_back((key << 32) | (position << 1) | (o.kind() == op_kind::W ? 1 : 0));
     }
     cell_of.push_back(static_cast<std::uint32_t>(cell));
@@ -349,15 +356,19 @@ struct csv_reader {
         key = entry >> 32;
         input = false;
       }
-      if ((entry & 1) == 0) input = true;
-      else if (!input) first_bad = std::min(first_bad, (entry & 0xFFFFFFFFu) >> 1);
+      if ((entry & 1) == 0)
+        input = true;
+      else if (!input)
+        first_bad = std::min(first_bad, (entry & 0xFFFFFFFFu) >> 1);
     }
     if (first_bad == ~std::uint64_t{0}) return;
     const op w = ops[offsets.back() + first_bad];
     cell = cell_of[first_bad];
     for (std::size_t c = 1; c < cell; ++c) line = line.substr(line.find(',') + 1);
     cell_text = trim_cell(line.substr(0, line.find(',')));
-    fail_cell(fmt::format("W with no I of stage {}, micro-batch {} before it on its row (a W follows its I; a full B has no W)", w.stage(), w.microbatch()));
+    fail_cell(fmt::format(
+        "W with no I of stage {}, micro-batch {} before it on its row (a W follows its I; a full B has no W)",
+        w.stage(), w.microbatch()));
   }
 
   /// One cell: trimmed, unquoted; empty (idle), an overlapped group, or one action. A
@@ -385,9 +396,12 @@ struct csv_reader {
         ++others;
       } else {
         const op o = parse(piece);
-        if (o.kind() == op_kind::F) forward = o, ++forwards;
-        else if (o.kind() == op_kind::B) backward = o, ++backwards_in_group;
-        else ++others;
+        if (o.kind() == op_kind::F)
+          forward = o, ++forwards;
+        else if (o.kind() == op_kind::B)
+          backward = o, ++backwards_in_group;
+        else
+          ++others;
       }
       if (semicolon == std::string_view::npos) break;
       group = group.substr(semicolon + 1);
@@ -413,8 +427,9 @@ struct csv_reader {
     if (ops.size() == offsets.back()) {
       const bool annotated = !annotations.empty() && annotations.back().rank == row;
       throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}): no ops ({})", row + 1, row,
-                                  annotated ? "UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op"
-                                            : "every rank needs a row with at least one action"));
+                                  annotated
+                                      ? "UNSHARD, RESHARD and REDUCE_GRAD are no ops; every rank needs at least one op"
+                                      : "every rank needs a row with at least one action"));
     }
     offsets.push_back(static_cast<std::uint32_t>(ops.size()));
   }
@@ -423,7 +438,8 @@ struct csv_reader {
 /// The rows of a CSV file, each cell parsed (csv_reader::add_row); a UTF-8 byte order
 /// mark, CRLF line ends and blank lines after the last row are accepted.
 inline csv_reader read_csv_rows(std::string_view text) {
-  if (text.size() > max_csv_bytes) throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
+  if (text.size() > max_csv_bytes)
+    throw csv_error("ctpipe: CSV input is larger than 268435456 bytes (the reader's limit)");
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   // Blank lines after the last row (an editor's extra newline) are no rows.
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
@@ -434,7 +450,8 @@ inline csv_reader read_csv_rows(std::string_view text) {
     if (reader.row == max_stages) throw csv_error("ctpipe: CSV has more than 4096 rows (P is at most 4096 ranks)");
     const std::size_t end = text.find_first_of("\r\n");
     reader.add_row(text.substr(0, end));
-    const bool crlf = end != std::string_view::npos && text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
+    const bool crlf =
+        end != std::string_view::npos && text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n';
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + (crlf ? 2 : 1));
     ++reader.row;
   }
@@ -481,18 +498,20 @@ inline pipeline_shape csv_shape(const csv_reader& reader, bool any_compute) {
     // the down pipeline's stages (below P) for j < m/2, the up pipeline's for the others.
     const pipeline_shape both{P, m, 2, placement::bidirectional};
     const bool halves = any_compute && std::all_of(reader.ops.begin(), reader.ops.end(), [&](op o) {
-      return !is_compute(o.kind()) || (o.stage() >= both.first_stage(o.microbatch()) && o.stage() <= both.last_stage(o.microbatch()));
-    });
+                          return !is_compute(o.kind()) || (o.stage() >= both.first_stage(o.microbatch()) &&
+                                                           o.stage() <= both.last_stage(o.microbatch()));
+                        });
     return halves ? both : v_shape;
   }
   const bool loop_fits_longer = loop_breaks >= v_breaks;
   const int s = loop_fits_longer ? loop_breaks : v_breaks;
   const int row = reader.row_of_stage[static_cast<std::size_t>(s)];
-  throw csv_error(fmt::format("ctpipe: CSV stage {} is on row {} (rank {}), but the {} puts it on rank {}, and no placement fits",
-                              s, row + 1, row,
-                              loop_fits_longer ? "loop placement (stage s on rank s % P)"
-                                               : "V-shape placement (rank r holds stages r and 2P-1-r)",
-                              loop_fits_longer ? loop.rank_of(s) : v_shape.rank_of(s)));
+  throw csv_error(
+      fmt::format("ctpipe: CSV stage {} is on row {} (rank {}), but the {} puts it on rank {}, and no placement fits",
+                  s, row + 1, row,
+                  loop_fits_longer ? "loop placement (stage s on rank s % P)"
+                                   : "V-shape placement (rank r holds stages r and 2P-1-r)",
+                  loop_fits_longer ? loop.rank_of(s) : v_shape.rank_of(s)));
 }
 
 /// What the shape alone does not check: every annotation's stage has compute ops, and a
@@ -501,17 +520,18 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
   for (std::size_t k = 0; k < reader.annotations.size(); ++k) {
     if (reader.annotation_stages[k] < S) continue;
     const csv_annotation& a = reader.annotations[k];
-    throw csv_error(fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": stage {} of this annotation has no compute op "
-                                "(the file's stages are 0 to {})",
-                                a.rank + 1, a.rank, reader.annotation_cells[k], echo(a.text),
-                                reader.annotation_stages[k], S - 1));
+    throw csv_error(
+        fmt::format("ctpipe: CSV row {} (rank {}), cell {} \"{}\": stage {} of this annotation has no compute op "
+                    "(the file's stages are 0 to {})",
+                    a.rank + 1, a.rank, reader.annotation_cells[k], echo(a.text), reader.annotation_stages[k], S - 1));
   }
   const bool any_backward = std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) {
     return o.kind() == op_kind::B || o.kind() == op_kind::I || o.kind() == op_kind::W;
   });
   if (any_compute && !any_backward) {
-    throw csv_error("ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported "
-                    "(ctpipe checks training steps, where every F has its backward)");
+    throw csv_error(
+        "ctpipe: CSV has forward ops (F) only: forward-only (evaluation) schedules are not supported "
+        "(ctpipe checks training steps, where every F has its backward)");
   }
 }
 
@@ -527,8 +547,8 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
 ///   and `2P-1-r`; the V-shape is read as the bidirectional placement (DualPipe's two
 ///   copies) when every compute op of a micro-batch j < m/2 lies below stage P and every
 ///   other one from stage P on. When both fit (P = 1, where the two are the same
-///   placement, or a file without ops on the later stages) it is the loop. A stage with no op in the file fits any placement (validate() then
-///   names its missing ops).
+///   placement, or a file without ops on the later stages) it is the loop. A stage with no op in the file fits any
+///   placement (validate() then names its missing ops).
 ///
 /// Text rules: rows end in `\n`, `\r\n` or `\r` (Python's csv module writes `\r\n`); blank
 /// lines after the last row add no row; a UTF-8 byte order mark at the start is skipped.
@@ -590,8 +610,7 @@ inline void check_csv_contents(const csv_reader& reader, int S, bool any_compute
 /// or validate_lowered() (with transfers) check that the schedule runs. Linear.
 inline csv_schedule parse_csv(std::string_view text) {
   detail::csv_reader reader = detail::read_csv_rows(text);
-  const bool any_compute =
-      std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) { return is_compute(o.kind()); });
+  const bool any_compute = std::any_of(reader.ops.begin(), reader.ops.end(), [](op o) { return is_compute(o.kind()); });
   const pipeline_shape shape = detail::csv_shape(reader, any_compute);
   detail::check_csv_contents(reader, shape.stages(), any_compute);
   csv_schedule out{schedule{shape, reader.ops.size()}, std::move(reader.annotations)};

@@ -24,9 +24,7 @@ inline std::string to_string(rational x) {
 /// `1SEND_F2` (torch.distributed.pipelining `_Action`). An overlapped pair's word alone
 /// prints as `7OVERLAP_F_B4`, which parse_action() does not read: actions() writes a
 /// whole pair.
-inline std::string action(op o) {
-  return fmt::format("{}{}{}", o.stage(), kind_name(o.kind()), o.microbatch());
-}
+inline std::string action(op o) { return fmt::format("{}{}{}", o.stage(), kind_name(o.kind()), o.microbatch()); }
 
 /// PyTorch's action string of an overlapped pair (its word and its B word):
 /// `(<forward>;<backward>)OVERLAP_F_B`, e.g. `(7F4;0B0)OVERLAP_F_B`.
@@ -66,7 +64,7 @@ inline op parse_action(std::string_view text) {
   std::size_t i = 0;
   const int stage = number(i, max_stages);
   for (int k = static_cast<int>(op_kind::recv_act) + 1; k-- > 0;) {  // longest names first: SEND_F before F
-    if (k == static_cast<int>(op_kind::overlap_f_b)) continue;          // a pair has a cell of its own
+    if (k == static_cast<int>(op_kind::overlap_f_b)) continue;       // a pair has a cell of its own
     const std::string_view name = kind_name(static_cast<op_kind>(k));
     if (text.substr(i, name.size()) == name) {
       i += name.size();

@@ -49,7 +49,8 @@ inline nlohmann::ordered_json memory_json(const readout& ro) {
       {"limit_bytes", per_rank(b.limit_bytes)},
       {"over_bytes", b.limit_bytes ? strings(over(b.peak_bytes, *b.limit_bytes)) : json(nullptr)},
       {"limit_activations", per_rank(b.limit_activations)},
-      {"over_activations", b.limit_activations ? strings(over(peak_activations(ro), *b.limit_activations)) : json(nullptr)},
+      {"over_activations",
+       b.limit_activations ? strings(over(peak_activations(ro), *b.limit_activations)) : json(nullptr)},
   };
 }
 /// One fill_result of `jobs` (docs/json.md, `fill`): placed pieces, jobs not (wholly)
@@ -60,17 +61,28 @@ inline nlohmann::ordered_json fill_result_json(const std::vector<fill_job>& jobs
   json placed = json::array(), unplaced = json::array();
   for (const fill_piece& p : r.pieces.span()) {
     const fill_job& job = jobs[p.job];
-    placed.push_back({{"job", job.name}, {"microbatch", job.microbatch < 0 ? json(nullptr) : json(job.microbatch)}, {"rank", p.rank},
-                      {"start", to_string(p.start)}, {"end", to_string(p.end)}});
+    placed.push_back({{"job", job.name},
+                      {"microbatch", job.microbatch < 0 ? json(nullptr) : json(job.microbatch)},
+                      {"rank", p.rank},
+                      {"start", to_string(p.start)},
+                      {"end", to_string(p.end)}});
   }
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (r.reason[j] == fill_reason::placed) continue;
-    unplaced.push_back({{"job", jobs[j].name}, {"microbatch", jobs[j].microbatch < 0 ? json(nullptr) : json(jobs[j].microbatch)},
-                        {"missing", to_string(jobs[j].duration - r.placed[j])}, {"reason", reason_text(r.reason[j])}});
+    unplaced.push_back({{"job", jobs[j].name},
+                        {"microbatch", jobs[j].microbatch < 0 ? json(nullptr) : json(jobs[j].microbatch)},
+                        {"missing", to_string(jobs[j].duration - r.placed[j])},
+                        {"reason", reason_text(r.reason[j])}});
   }
-  return json{{"placed", std::move(placed)},     {"unplaced", std::move(unplaced)},   {"filled", string_array(r.filled)},
-              {"remaining_idle", string_array(r.remaining_idle)}, {"work", to_string(r.work)}, {"total", to_string(r.total)},
-              {"bound", to_string(r.bound)},     {"optimal", r.optimal},             {"method", r.method}};
+  return json{{"placed", std::move(placed)},
+              {"unplaced", std::move(unplaced)},
+              {"filled", string_array(r.filled)},
+              {"remaining_idle", string_array(r.remaining_idle)},
+              {"work", to_string(r.work)},
+              {"total", to_string(r.total)},
+              {"bound", to_string(r.bound)},
+              {"optimal", r.optimal},
+              {"method", r.method}};
 }
 
 /// The `fill.stretch` object (docs/json.md) of a stretch_fill() result of `jobs`: the
@@ -81,7 +93,10 @@ inline nlohmann::ordered_json fill_result_json(const std::vector<fill_job>& jobs
 /// those, by job index, and how many there are).
 inline nlohmann::ordered_json stretch_json(const std::vector<fill_job>& jobs, const stretch_result& s) {
   using json = nlohmann::ordered_json;
-  const auto name = [&](std::uint32_t j) { return json{{"job", jobs[j].name}, {"microbatch", jobs[j].microbatch < 0 ? json(nullptr) : json(jobs[j].microbatch)}}; };
+  const auto name = [&](std::uint32_t j) {
+    return json{{"job", jobs[j].name},
+                {"microbatch", jobs[j].microbatch < 0 ? json(nullptr) : json(jobs[j].microbatch)}};
+  };
   json placed = json::array(), impossible = json::array(), blocked = json::array();
   for (const fill_piece& x : s.placed) {
     json one = name(x.job);
@@ -91,15 +106,22 @@ inline nlohmann::ordered_json stretch_json(const std::vector<fill_job>& jobs, co
   for (const std::uint32_t j : s.impossible) impossible.push_back(name(j));
   for (const stretch_blocked& b : s.blocked) {
     json one = name(b.job), by = json::array();
-    for (std::size_t q = 0; q < b.by.size() && q < 20; ++q) by.push_back(name(b.by[q]));  // the total beside: n x n entries could be huge
+    for (std::size_t q = 0; q < b.by.size() && q < 20; ++q)
+      by.push_back(name(b.by[q]));  // the total beside: n x n entries could be huge
     one["by"] = std::move(by);
     one["by_total"] = b.by.size();
     one["proved"] = b.proved;
     blocked.push_back(std::move(one));
   }
-  return json{{"makespan", to_string(s.makespan)}, {"stretch", to_string(s.stretch)}, {"bound", to_string(s.bound)},
-              {"least", s.least},                  {"method", s.method},                 {"passes", s.passes},
-              {"placed", std::move(placed)},       {"impossible", std::move(impossible)}, {"blocked", std::move(blocked)}};
+  return json{{"makespan", to_string(s.makespan)},
+              {"stretch", to_string(s.stretch)},
+              {"bound", to_string(s.bound)},
+              {"least", s.least},
+              {"method", s.method},
+              {"passes", s.passes},
+              {"placed", std::move(placed)},
+              {"impossible", std::move(impossible)},
+              {"blocked", std::move(blocked)}};
 }
 
 /// The `fill.stretch_not_computed` object (docs/json.md): why --allow-stretch has no
@@ -118,14 +140,16 @@ inline nlohmann::ordered_json fill_json(const fill_overlay& f) {
   nlohmann::ordered_json out = {{"request", f.request}};
   out.update(fill_result_json(f.jobs, f.result));
   out["stretch"] = f.stretch ? stretch_json(f.jobs, *f.stretch) : nlohmann::ordered_json(nullptr);
-  out["stretch_not_computed"] = f.stretch_refused ? stretch_refusal_json(*f.stretch_refused) : nlohmann::ordered_json(nullptr);
+  out["stretch_not_computed"] =
+      f.stretch_refused ? stretch_refusal_json(*f.stretch_refused) : nlohmann::ordered_json(nullptr);
   out["steady_state"] = f.steady ? fill_result_json(f.jobs, *f.steady) : nlohmann::ordered_json(nullptr);
   return out;
 }
 
 /// A move of a rebalancing plan: {"microbatch", "stage", "from", "to", "send", "back"}.
 inline nlohmann::ordered_json move_json(const activation_move& mv) {
-  return {{"microbatch", mv.microbatch}, {"stage", mv.stage}, {"from", mv.from}, {"to", mv.to}, {"send", to_string(mv.send)}, {"back", to_string(mv.back)}};
+  return {{"microbatch", mv.microbatch}, {"stage", mv.stage},         {"from", mv.from}, {"to", mv.to},
+          {"send", to_string(mv.send)},  {"back", to_string(mv.back)}};
 }
 
 /// The `rebalance.delay` object (docs/json.md): least_delay()'s result.
@@ -142,8 +166,12 @@ inline nlohmann::ordered_json delay_json(const rebalance_delay& d) {
   out["makespan"] = to_string(d.makespan);
   json waits = json::array();
   for (const delayed_op& w : d.waits) {
-    waits.push_back({{"rank", w.rank}, {"kind", kind_name(w.o.kind())}, {"stage", w.o.stage()}, {"microbatch", w.o.microbatch()},
-                     {"start", to_string(w.start)}, {"delayed_start", to_string(w.delayed_start)}});
+    waits.push_back({{"rank", w.rank},
+                     {"kind", kind_name(w.o.kind())},
+                     {"stage", w.o.stage()},
+                     {"microbatch", w.o.microbatch()},
+                     {"start", to_string(w.start)},
+                     {"delayed_start", to_string(w.delayed_start)}});
   }
   out["waits"] = std::move(waits);
   json moves = json::array();
@@ -163,9 +191,13 @@ inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
   const auto plan_json = [](const rebalance_plan& p, bool moves_listed) {
     json moves = json::array();
     for (const activation_move& mv : p.moves) moves.push_back(move_json(mv));
-    json out = {{"capacity", string_array(p.capacity)}, {"feasible", p.feasible}, {"peak_in_flight", string_array(p.peak_after)}};
-    if (moves_listed) out["moves"] = std::move(moves);
-    else out["move_count"] = p.moves.size();
+    json out = {{"capacity", string_array(p.capacity)},
+                {"feasible", p.feasible},
+                {"peak_in_flight", string_array(p.peak_after)}};
+    if (moves_listed)
+      out["moves"] = std::move(moves);
+    else
+      out["move_count"] = p.moves.size();
     out["channel_busy"] = string_array(p.channel_busy);
     out["stuck"] = p.feasible ? json(nullptr) : json{{"rank", p.stuck_rank}, {"time", to_string(p.stuck_at)}};
     return out;
@@ -183,8 +215,11 @@ inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
   out["delay"] = o.delay ? delay_json(*o.delay) : json(nullptr);
   if (o.executed) {
     const executed_plan& e = *o.executed;
-    out["executed"] = {{"runtime", runtime_model_name(e.model)}, {"copy_ops", e.copy_ops}, {"completed", e.completed},
-                       {"as_planned", e.as_planned}, {"makespan", e.completed ? json(to_string(e.makespan)) : json(nullptr)},
+    out["executed"] = {{"runtime", runtime_model_name(e.model)},
+                       {"copy_ops", e.copy_ops},
+                       {"completed", e.completed},
+                       {"as_planned", e.as_planned},
+                       {"makespan", e.completed ? json(to_string(e.makespan)) : json(nullptr)},
                        {"peak_in_flight", e.peak.empty() ? json(nullptr) : json(string_array(e.peak))}};
   }
   return out;
@@ -196,15 +231,15 @@ inline nlohmann::ordered_json rebalance_json(const rebalance_overlay& o) {
 /// per field of readout `ro` up to `timeline`, with the same names, in this order. Exact
 /// numbers are strings ("3/11", "33"); counts are integers. Fields, exactly:
 /// `schedule` (the family, or the file name of a schedule read from a file: schedule_name),
-/// `P`, `m`, `V`, `chunk_fraction` (the share of a full activation and of an op's cost one chunk holds, as a string: "1/V", or "1" for DualPipe, whose chunk is a whole stage of one of its two model copies), `placement` ("loop", "v" or "bidirectional"), `costs` ({"f","b","i","w","c","fb"} as strings),
-/// `stage_scale` and `microbatch_scale` (the cost_scale factors as strings, S = P*V and m of
-/// them, or null when not given), `gamma`, `makespan`, `bubble_fraction`, `bubble_fraction_formula` (the closed form's
-/// value, or null where none applies), `idle` (per rank), `span_bubble`,
-/// `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry
-/// null where no closed form applies; the whole field null when none applies), `messages`
-/// (integer), `memory` (memory_json(): bytes per rank from a model and the limit, or
-/// null), `ranks` (per rank, action strings such as "0F3"), `timeline` (per rank,
-/// [action, start, end] triples: the simulated times, never an executed run's). An
+/// `P`, `m`, `V`, `chunk_fraction` (the share of a full activation and of an op's cost one chunk holds, as a string:
+/// "1/V", or "1" for DualPipe, whose chunk is a whole stage of one of its two model copies), `placement` ("loop", "v"
+/// or "bidirectional"), `costs` ({"f","b","i","w","c","fb"} as strings), `stage_scale` and `microbatch_scale` (the
+/// cost_scale factors as strings, S = P*V and m of them, or null when not given), `gamma`, `makespan`,
+/// `bubble_fraction`, `bubble_fraction_formula` (the closed form's value, or null where none applies), `idle` (per
+/// rank), `span_bubble`, `peak_in_flight` (per rank, in chunks), `peak_in_flight_formula` (per rank, an entry null
+/// where no closed form applies; the whole field null when none applies), `messages` (integer), `memory`
+/// (memory_json(): bytes per rank from a model and the limit, or null), `ranks` (per rank, action strings such as
+/// "0F3"), `timeline` (per rank, [action, start, end] triples: the simulated times, never an executed run's). An
 /// overlapped pair (its word and its B word) is one action in both, PyTorch's
 /// `(7F4;0B0)OVERLAP_F_B` (io::actions(), as the reference vectors hold it), with the
 /// pair's start and end. With a fill (readout::fill) a last field `fill` (fill_json()),
@@ -243,8 +278,13 @@ inline nlohmann::ordered_json to_json(const readout& ro) {
       {"chunk_fraction", to_string(ro.chunk_fraction)},
       {"placement", placement_name(ro.placement)},
       {"pairs", ro.pairs.empty() ? json(nullptr) : json(ro.pairs)},
-      {"costs", {{"f", to_string(ro.costs.f)}, {"b", to_string(ro.costs.b)}, {"i", to_string(ro.costs.i)},
-                 {"w", to_string(ro.costs.w)}, {"c", to_string(ro.costs.c)}, {"fb", to_string(ro.costs.pair())}}},
+      {"costs",
+       {{"f", to_string(ro.costs.f)},
+        {"b", to_string(ro.costs.b)},
+        {"i", to_string(ro.costs.i)},
+        {"w", to_string(ro.costs.w)},
+        {"c", to_string(ro.costs.c)},
+        {"fb", to_string(ro.costs.pair())}}},
       {"stage_scale", ro.stage_scale.empty() ? json(nullptr) : strings(ro.stage_scale)},
       {"microbatch_scale", ro.microbatch_scale.empty() ? json(nullptr) : strings(ro.microbatch_scale)},
       {"gamma", to_string(ro.gamma)},

@@ -60,7 +60,9 @@ class op_timeline {
     return run_ != nullptr ? run_->makespan_ticks : sim_ != nullptr ? sim_->makespan_ticks() : 0;
   }
   /// Op k's start and end, in ticks.
-  std::int64_t start_ticks(std::size_t k) const { return run_ != nullptr ? run_->start_ticks[k] : sim_->start_ticks(k); }
+  std::int64_t start_ticks(std::size_t k) const {
+    return run_ != nullptr ? run_->start_ticks[k] : sim_->start_ticks(k);
+  }
   std::int64_t end_ticks(std::size_t k) const { return run_ != nullptr ? run_->end_ticks[k] : sim_->end_ticks(k); }
   /// `ticks` ticks in time units.
   rational time(std::int64_t ticks) const { return tick() * rational{ticks}; }
@@ -122,27 +124,27 @@ struct readout {
   /// holds pairs, `"split"` when they were generated split (schedule_spec::pairs), empty
   /// when it has none (JSON: null).
   std::string pairs;
-  ctpipe::costs costs;   ///< t_f, t_b, t_i, t_w, t_c as analysed, time units (t_f is the unit)
+  ctpipe::costs costs;  ///< t_f, t_b, t_i, t_w, t_c as analysed, time units (t_f is the unit)
   /// The per-stage and per-micro-batch factors the costs are scaled by (report::stage_scale,
   /// report::microbatch_scale; S = P*V and m entries, or empty for factors of 1; JSON:
   /// arrays of exact strings, or null).
   std::vector<rational> stage_scale, microbatch_scale;
-  rational gamma;        ///< M_W / M_B of the finer memory model, in [0, 1]
+  rational gamma;            ///< M_W / M_B of the finer memory model, in [0, 1]
   rational makespan;         ///< simulated: the end of the last op, time units
   rational bubble_fraction;  ///< simulated: total idle / (P * makespan), in [0, 1]
   /// The bubble fraction's closed form: its value where it holds (JSON: the value, else
   /// null), its formula text and condition for the text views.
   closed_form bubble_fraction_formula;
-  std::vector<rational> idle;  ///< per rank: simulated makespan - busy time, time units
-  rational span_bubble;        ///< simulated: max over ranks of (span - busy), time units
+  std::vector<rational> idle;            ///< per rank: simulated makespan - busy time, time units
+  rational span_bubble;                  ///< simulated: max over ranks of (span - busy), time units
   std::vector<rational> peak_in_flight;  ///< per rank: peak in-flight activations with `gamma`, chunks
   /// Per rank: the peak's closed form, in chunks (JSON: each value or null; the whole
   /// field null when no rank's holds).
   std::vector<closed_form> peak_in_flight_formula;
   std::size_t messages = 0;  ///< point-to-point transfers of the whole step (a count)
   /// Per rank: its compute ops in execution order, `ranks.rank(r)` (JSON: action
-  /// strings, an overlapped pair's two words as one, io::actions()); op k of the whole schedule is `ranks.ops[k]`. Refers to the report's op
-  /// lists (report::ops); `ranks.shape` is P, m, V and the placement.
+  /// strings, an overlapped pair's two words as one, io::actions()); op k of the whole schedule is `ranks.ops[k]`.
+  /// Refers to the report's op lists (report::ops); `ranks.shape` is P, m, V and the placement.
   schedule_view ranks;
   /// The simulated [start, end) of each op of `ranks`: `timeline.start(k)`, `end(k)`
   /// (JSON: [action, start, end] per rank and action, time units); the trace writes its
@@ -189,7 +191,9 @@ inline readout readout_of(const report& rep) {
   out.V = s.V;
   out.chunk_fraction = rational{1, s.cost_chunks()};  // 1 on the bidirectional placement (DualPipe)
   out.placement = s.layout;
-  out.pairs = rep.spec.pairs == pair_model::split && rep.source.empty() ? "split" : has_pairs(rep.ops.view()) ? "fused" : "";
+  out.pairs = rep.spec.pairs == pair_model::split && rep.source.empty() ? "split"
+              : has_pairs(rep.ops.view())                               ? "fused"
+                                                                        : "";
   out.costs = rep.cost;
   out.budget = rep.budget ? &*rep.budget : nullptr;
   out.fill = rep.fill ? &*rep.fill : nullptr;
@@ -290,15 +294,18 @@ inline std::vector<std::string> readout_lines(const readout& ro) {
   const char* simulated = "";
   if (ro.drawn_run != nullptr) {
     const executed_timeline& e = *ro.drawn_run;
-    lines.push_back(fmt::format("timeline: run executed under {}: makespan {} (simulated {}); stall per rank {}; idle per rank {}",
-                                runtime_model_name(e.model), to_string(e.tick * rational{e.makespan_ticks}),
-                                to_string(ro.makespan), detail::spaced(e.stall), detail::spaced(e.idle)));
+    lines.push_back(
+        fmt::format("timeline: run executed under {}: makespan {} (simulated {}); stall per rank {}; idle per rank {}",
+                    runtime_model_name(e.model), to_string(e.tick * rational{e.makespan_ticks}), to_string(ro.makespan),
+                    detail::spaced(e.stall), detail::spaced(e.idle)));
     simulated = "simulated ";
   }
   const rational msgs{static_cast<std::int64_t>(ro.messages)};
-  lines.push_back(fmt::format("{}makespan {} {}", simulated, to_string(ro.makespan), detail::against(ro.makespan, ro.makespan_formula)));
+  lines.push_back(fmt::format("{}makespan {} {}", simulated, to_string(ro.makespan),
+                              detail::against(ro.makespan, ro.makespan_formula)));
   lines.push_back(fmt::format("{}idle per rank {}", simulated, detail::spaced(ro.idle)));
-  lines.push_back(fmt::format("simulated bubble {} ({}) {}", to_string(ro.bubble_fraction), detail::percent(ro.bubble_fraction),
+  lines.push_back(fmt::format("simulated bubble {} ({}) {}", to_string(ro.bubble_fraction),
+                              detail::percent(ro.bubble_fraction),
                               detail::against(ro.bubble_fraction, ro.bubble_fraction_formula)));
   lines.push_back(fmt::format("span bubble {} (largest span - busy over ranks) {}", to_string(ro.span_bubble),
                               detail::against(ro.span_bubble, ro.span_bubble_formula)));
@@ -311,13 +318,13 @@ inline std::vector<std::string> readout_lines(const report& rep) { return readou
 
 /// Title line, ending in a newline: schedule (readout::schedule), shape, the interleaved
 /// parameters, costs (with t_fb and `pairs fused` when the schedule holds overlapped
-/// pairs, `pairs split` when they were generated split); with an executed run (readout::drawn_run) `timeline: run executed
-/// under MODEL` and its note in brackets.
+/// pairs, `pairs split` when they were generated split); with an executed run (readout::drawn_run) `timeline: run
+/// executed under MODEL` and its note in brackets.
 inline std::string render_title(const readout& ro) {
   std::string params;
   if (ro.interleaved) {
-    params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(ro.interleaved->variant), ro.interleaved->group,
-                         ro.interleaved->warmup_factor);
+    params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(ro.interleaved->variant),
+                         ro.interleaved->group, ro.interleaved->warmup_factor);
   }
   const std::string pairs = ro.pairs == "fused"   ? fmt::format(", t_fb = {}  pairs fused", to_string(ro.costs.pair()))
                             : ro.pairs == "split" ? std::string("  pairs split")
@@ -325,10 +332,10 @@ inline std::string render_title(const readout& ro) {
   std::string scales;
   if (!ro.stage_scale.empty()) scales += "  stage scale " + detail::joined(ro.stage_scale, ",");
   if (!ro.microbatch_scale.empty()) scales += "  micro-batch scale " + detail::joined(ro.microbatch_scale, ",");
-  return fmt::format("{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}{}{}\n",
-                     ro.schedule, ro.P, ro.m, ro.V, placement_name(ro.placement), params, to_string(ro.costs.f),
-                     to_string(ro.costs.b), to_string(ro.costs.i), to_string(ro.costs.w), to_string(ro.costs.c), pairs, scales,
-                     detail::title_run(ro));
+  return fmt::format(
+      "{}  P = {}  m = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}{}{}{}\n",
+      ro.schedule, ro.P, ro.m, ro.V, placement_name(ro.placement), params, to_string(ro.costs.f), to_string(ro.costs.b),
+      to_string(ro.costs.i), to_string(ro.costs.w), to_string(ro.costs.c), pairs, scales, detail::title_run(ro));
 }
 
 /// render_title() of readout_of(rep).

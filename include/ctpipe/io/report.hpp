@@ -43,8 +43,8 @@ struct executed_timeline {
   runtime_model model = runtime_model::blocking;
   /// Why this model is drawn, for the title (`blocking hangs`); empty when it needs no word.
   std::string note;
-  rational tick{1};                ///< the length of a tick, in time units
-  std::int64_t makespan_ticks = 0; ///< the end of the last op, transfers included
+  rational tick{1};                 ///< the length of a tick, in time units
+  std::int64_t makespan_ticks = 0;  ///< the end of the last op, transfers included
   /// Per compute op, indexed like report::ops (the lowered lists' compute ops in each
   /// rank's order, as compute_part() keeps them): start and end in ticks.
   std::vector<std::int64_t> start_ticks, end_ticks;
@@ -52,8 +52,8 @@ struct executed_timeline {
   std::vector<std::uint32_t> offsets;
   /// Per rank: its stalls (execution::stall_intervals(), touching ones merged), in time order.
   std::vector<std::vector<tick_span>> stalls;
-  std::vector<rational> stall;     ///< per rank: execution::stall()
-  std::vector<rational> idle;      ///< per rank: execution::idle()
+  std::vector<rational> stall;  ///< per rank: execution::stall()
+  std::vector<rational> idle;   ///< per rank: execution::idle()
 
   bool has_stall() const {
     for (const auto& spans : stalls) {
@@ -106,10 +106,10 @@ inline executed_timeline executed_timeline_of(schedule_view lowered, const execu
 /// Memory per rank against a limit (docs/spec.md §3.1): in bytes from a model, and/or a
 /// limit. Per-rank vectors have P entries; a vector is empty when its part is not given.
 struct memory_budget {
-  std::string model;                       ///< the model's name or file; empty without a model
-  std::vector<std::int64_t> layers;        ///< per stage (S entries): the layer split; empty without a model
-  std::vector<rational> static_bytes;      ///< per rank: weights, gradients, optimizer state
-  std::vector<rational> peak_bytes;        ///< per rank: static bytes + the most activation bytes held at once
+  std::string model;                   ///< the model's name or file; empty without a model
+  std::vector<std::int64_t> layers;    ///< per stage (S entries): the layer split; empty without a model
+  std::vector<rational> static_bytes;  ///< per rank: weights, gradients, optimizer state
+  std::vector<rational> peak_bytes;    ///< per rank: static bytes + the most activation bytes held at once
   /// `--memory-limit`: bytes per rank (a byte unit, with a model), or full activations
   /// per rank (a plain number: compared with peak_in_flight x chunk_fraction).
   std::optional<rational> limit_bytes, limit_activations;
@@ -131,24 +131,26 @@ struct stretch_refusal {
 /// pipeline may grow (or why that was not computed). `jobs` index `result`'s per-job
 /// vectors; their names view `names` (a deque: its strings never move).
 struct fill_overlay {
-  std::string request;                ///< what was asked, as given (`encoder:f=1/4,b=1/2; ...`), for the views
-  std::deque<std::string> names;      ///< storage of the jobs' names
-  std::vector<fill_job> jobs;         ///< the jobs, in the order asked
-  fill_result result;                 ///< one iteration: what the timeline draws
-  std::optional<fill_result> steady;  ///< with --steady-state: back-to-back iterations
+  std::string request;                    ///< what was asked, as given (`encoder:f=1/4,b=1/2; ...`), for the views
+  std::deque<std::string> names;          ///< storage of the jobs' names
+  std::vector<fill_job> jobs;             ///< the jobs, in the order asked
+  fill_result result;                     ///< one iteration: what the timeline draws
+  std::optional<fill_result> steady;      ///< with --steady-state: back-to-back iterations
   std::optional<stretch_result> stretch;  ///< with --allow-stretch: stretch_fill() of `result` (empty when refused)
-  std::optional<stretch_refusal> stretch_refused;  ///< with --allow-stretch when stretch_fill() refused the work, else empty
+  std::optional<stretch_refusal>
+      stretch_refused;  ///< with --allow-stretch when stretch_fill() refused the work, else empty
 };
 
 /// A rebalancing shown with its schedule (`ctpipe rebalance`, docs/spec.md §8.2): the
 /// plan, BPipe's at the same capacity, and the least uniform capacity each reaches.
 struct rebalance_overlay {
-  rebalance_plan plan;                   ///< ctpipe's planner at the capacity asked (or the least it reaches)
-  rebalance_plan bpipe;                  ///< BPipe's pairing (x <-> P-1-x) at the same capacity
-  rational least{0};                     ///< least uniform capacity ctpipe's planner reaches
-  rational bpipe_least{0};               ///< and BPipe's
-  bool searched = false;                 ///< no capacity asked: `plan` is at `least`
-  std::optional<executed_plan> executed; ///< `plan` written into lowered lists as activation copies and run (run_moves())
+  rebalance_plan plan;      ///< ctpipe's planner at the capacity asked (or the least it reaches)
+  rebalance_plan bpipe;     ///< BPipe's pairing (x <-> P-1-x) at the same capacity
+  rational least{0};        ///< least uniform capacity ctpipe's planner reaches
+  rational bpipe_least{0};  ///< and BPipe's
+  bool searched = false;    ///< no capacity asked: `plan` is at `least`
+  std::optional<executed_plan>
+      executed;  ///< `plan` written into lowered lists as activation copies and run (run_moves())
   std::optional<rebalance_delay> delay;  ///< when `plan` does not fit: least_delay() at the same capacity
 };
 
@@ -158,12 +160,12 @@ struct report {
   schedule_spec spec;
   costs cost;
   rational gamma;
-  schedule ops;                       ///< the generated op lists
-  simulation sim;                     ///< exact timeline
-  in_flight_profile memory;           ///< in-flight activations for `gamma`
-  std::size_t message_count = 0;      ///< point-to-point transfers of the step
-  validation_result validity;         ///< ok() for every generated schedule
-  closed_form makespan_formula;       ///< see analysis/formulas.hpp
+  schedule ops;                   ///< the generated op lists
+  simulation sim;                 ///< exact timeline
+  in_flight_profile memory;       ///< in-flight activations for `gamma`
+  std::size_t message_count = 0;  ///< point-to-point transfers of the step
+  validation_result validity;     ///< ok() for every generated schedule
+  closed_form makespan_formula;   ///< see analysis/formulas.hpp
   closed_form bubble_formula;
   closed_form span_bubble_formula;
   closed_form message_formula;
@@ -197,7 +199,8 @@ struct report {
 /// Counts `rep`'s memory in bytes for `model` (named `name`) with `layers` per stage (S
 /// entries; memory_of(), with rep's gamma and micro-batch factors). Raises memory_of()'s
 /// messages.
-inline void set_memory(report& rep, std::string name, const transformer_model& model, std::vector<std::int64_t> layers) {
+inline void set_memory(report& rep, std::string name, const transformer_model& model,
+                       std::vector<std::int64_t> layers) {
   const model_memory ranks = memory_of(rep.ops.view(), model, layers, rep.gamma, rep.microbatch_scale);
   if (!rep.budget) rep.budget.emplace();
   memory_budget& m = *rep.budget;
@@ -216,8 +219,9 @@ inline void set_memory(report& rep, std::string name, const transformer_model& m
 /// plain number is full activations per rank)` and `ctpipe: a memory limit must be > 0`.
 inline void set_memory_limit(report& rep, rational limit, bool bytes) {
   ctpipe::detail::require(limit > rational{0}, "ctpipe: a memory limit must be > 0");
-  ctpipe::detail::require(!bytes || (rep.budget && !rep.budget->model.empty()),
-                          "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+  ctpipe::detail::require(
+      !bytes || (rep.budget && !rep.budget->model.empty()),
+      "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
   if (!rep.budget) rep.budget.emplace();
   (bytes ? rep.budget->limit_bytes : rep.budget->limit_activations) = limit;
 }
@@ -226,12 +230,30 @@ inline void set_memory_limit(report& rep, rational limit, bool bytes) {
 /// micro-batch when `stage_scale` or `microbatch_scale` is given (cost_scale: S = P*V
 /// and m factors, or empty for factors of 1). Raises the check_spec(), check_costs(),
 /// check_gamma() and check_scale() messages as ctpipe::error.
-inline report analyze(const schedule_spec& spec, const costs& cost, rational gamma, std::vector<rational> stage_scale = {},
-                      std::vector<rational> microbatch_scale = {}) {
+inline report analyze(const schedule_spec& spec, const costs& cost, rational gamma,
+                      std::vector<rational> stage_scale = {}, std::vector<rational> microbatch_scale = {}) {
   check_costs(cost);
   check_gamma(gamma);
-  report out{spec, cost, gamma, generate(spec), {}, {}, 0, {}, {}, {}, {}, {}, {}, {}, {}, std::move(stage_scale),
-             std::move(microbatch_scale), {}, {}, {}};
+  report out{spec,
+             cost,
+             gamma,
+             generate(spec),
+             {},
+             {},
+             0,
+             {},
+             {},
+             {},
+             {},
+             {},
+             {},
+             {},
+             {},
+             std::move(stage_scale),
+             std::move(microbatch_scale),
+             {},
+             {},
+             {}};
   const cost_scale scale = out.scale();
   check_scale(scale, spec.shape);
   out.validity = validate(out.ops.view());
@@ -255,7 +277,8 @@ inline report analyze(const schedule_spec& spec, const costs& cost, rational gam
 /// schedule (`validity` holds validate()'s verdict). Raises the check_costs() and
 /// check_gamma() messages, and `ctpipe: analyze() needs the source of a schedule it did
 /// not generate` for an empty `source`.
-inline report analyze(schedule ops, const costs& cost, rational gamma, std::string source, const char* no_form = "read from a file") {
+inline report analyze(schedule ops, const costs& cost, rational gamma, std::string source,
+                      const char* no_form = "read from a file") {
   check_costs(cost);
   check_gamma(gamma);
   ctpipe::detail::require(!source.empty(), "ctpipe: analyze() needs the source of a schedule it did not generate");

@@ -24,17 +24,18 @@
 // `pair` and its data-action is PyTorch's `(7F4;0B0)OVERLAP_F_B`), `rect.idle` (data-rank, data-start,
 // data-end), `rect.stall` (the same; an executed run's stalls), `rect.fill` (data-rank, data-job: index
 // into fill_overlay::jobs, data-start, data-end: a fill's piece), `rect.peak-after`
-// (data-rank, data-peak: rebalance_plan::peak_after, chunks). Geometry: `svg_style::scale` pixels per time unit; x = left + time * scale.
+// (data-rank, data-peak: rebalance_plan::peak_after, chunks). Geometry: `svg_style::scale` pixels per time unit; x =
+// left + time * scale.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <span>    // a fill's pieces
+#include <span>  // a fill's pieces
 #include <string>
 #include <utility>  // std::move
-#include <vector>  // compare's schedules
+#include <vector>   // compare's schedules
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/readout.hpp"  // the model; readout_lines, render_title
@@ -76,7 +77,6 @@ inline constexpr const char* svg_piece_stroke = "#a86f00";
 /// a dark grey, apart from the orange peak bar it sits in.
 inline constexpr const char* svg_rebalanced_fill = "#4d4d4d";
 
-
 /// The kind's colour for chunk c of V: later chunks lighter (mixed with white), so the
 /// chunks of an interleaved schedule stand apart even where no label fits.
 inline std::string svg_fill(op_kind k, int chunk, int V) {
@@ -107,7 +107,10 @@ inline std::size_t utf8_sequence(const std::string& text, std::size_t k) {
   const auto byte = [&text](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   const unsigned char lead = byte(k);
   if (lead < 0x80) return 1;
-  const std::size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  const std::size_t n = lead >= 0xC2 && lead <= 0xDF   ? 2
+                        : lead >= 0xE0 && lead <= 0xEF ? 3
+                        : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                       : 0;
   if (n == 0 || k + n > text.size()) return 0;
   for (std::size_t i = 1; i < n; ++i) {
     if ((byte(k + i) & 0xC0) != 0x80) return 0;
@@ -131,14 +134,21 @@ inline std::string svg_escape(const std::string& text) {
     const std::size_t n = utf8_sequence(text, k);
     const bool control = n == 1 && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r';
     // U+FFFE and U+FFFF (EF BF BE, EF BF BF): well-formed UTF-8 that XML 1.0 forbids.
-    const bool nonchar = n == 3 && static_cast<unsigned char>(ch) == 0xEF && static_cast<unsigned char>(text[k + 1]) == 0xBF &&
+    const bool nonchar = n == 3 && static_cast<unsigned char>(ch) == 0xEF &&
+                         static_cast<unsigned char>(text[k + 1]) == 0xBF &&
                          static_cast<unsigned char>(text[k + 2]) >= 0xBE;
-    if (n == 0 || control || nonchar) out += "\xEF\xBF\xBD";  // U+FFFD
-    else if (ch == '<') out += "&lt;";
-    else if (ch == '>') out += "&gt;";
-    else if (ch == '&') out += "&amp;";
-    else if (ch == '"') out += "&quot;";
-    else out.append(text, k, n);
+    if (n == 0 || control || nonchar)
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    else if (ch == '<')
+      out += "&lt;";
+    else if (ch == '>')
+      out += "&gt;";
+    else if (ch == '&')
+      out += "&amp;";
+    else if (ch == '"')
+      out += "&quot;";
+    else
+      out.append(text, k, n);
     k += n == 0 ? 1 : n;
   }
   return out;
@@ -186,7 +196,8 @@ class svg_drawing {
           hatched(from, a);
           out += fmt::format(
               "<rect class=\"stall\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
-              "width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#c0392b\" stroke-width=\"0.5\"><title>stall [{}, {}]: "
+              "width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#c0392b\" stroke-width=\"0.5\"><title>stall [{}, "
+              "{}]: "
               "blocked in a transfer, the next op's inputs ready</title></rect>\n",
               r, to_string(a), to_string(b), x(a), y, (b - a).to_double() * scale_, lane_, svg_stall_fill, to_string(a),
               to_string(b));
@@ -271,7 +282,8 @@ class svg_drawing {
   void fill_boxes(std::string& out, int r, double y) const {
     if (ro_.fill == nullptr) return;
     const std::span<const fill_piece> pieces = ro_.fill->result.pieces.span();  // sorted by rank, then start
-    const auto first = std::partition_point(pieces.begin(), pieces.end(), [r](const fill_piece& p) { return p.rank < r; });
+    const auto first =
+        std::partition_point(pieces.begin(), pieces.end(), [r](const fill_piece& p) { return p.rank < r; });
     const auto last = std::partition_point(first, pieces.end(), [r](const fill_piece& p) { return p.rank <= r; });
     for (auto it = first; it != last; ++it) {
       const fill_piece& p = *it;
@@ -281,11 +293,12 @@ class svg_drawing {
           "<rect class=\"fill\" data-rank=\"{}\" data-job=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" "
           "y=\"{:.2f}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"{}\" stroke-width=\"0.5\"><title>{}: "
           "[{}, {})</title></rect>\n",
-          r, p.job, to_string(p.start), to_string(p.end), x(p.start), y, w, lane_, svg_piece_fill, svg_piece_stroke, label,
-          to_string(p.start), to_string(p.end));
+          r, p.job, to_string(p.start), to_string(p.end), x(p.start), y, w, lane_, svg_piece_fill, svg_piece_stroke,
+          label, to_string(p.start), to_string(p.end));
       if (w >= 6.5 * static_cast<double>(fill_job_label(ro_.fill->jobs[p.job]).size()) + 3) {
-        out += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" style=\"fill:#222\">{}</text>\n",
-                           x(p.start) + w / 2, y + lane_ * 0.7, label);
+        out += fmt::format(
+            "<text class=\"label\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" style=\"fill:#222\">{}</text>\n",
+            x(p.start) + w / 2, y + lane_ * 0.7, label);
       }
     }
   }
@@ -308,8 +321,8 @@ class svg_drawing {
       const double base = top + (r + 1) * mem_lane_;
       out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n",
                          left_ - 8, base - 4, r);
-      out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#ccc\"/>\n", x(0), base,
-                         x(span_), base);
+      out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#ccc\"/>\n", x(0),
+                         base, x(span_), base);
       // Steps: the level changes at an F's start and at a B/I/W's end (an overlapped
       // pair's word at its start, as its forward; its B word at its end); events at the
       // same instant (a B ending as the next F starts) make one step to their last level.
@@ -317,7 +330,8 @@ class svg_drawing {
       double level = 0;
       rational pending_at{0};
       double pending = 0;
-      for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1];
+           ++k) {
         const op_kind kind = v.ops[k].kind();
         const bool allocates = kind == op_kind::F || kind == op_kind::overlap_f_b;
         const rational at = ro_.drawn.time(allocates ? ro_.drawn.start_ticks(k) : ro_.drawn.end_ticks(k));
@@ -331,15 +345,17 @@ class svg_drawing {
       }
       path += fmt::format(" L{:.3f},{:.3f} L{:.3f},{:.3f} L{:.3f},{:.3f}", x(pending_at), base - level * unit,
                           x(pending_at), base - pending * unit, x(ro_.drawn.makespan()), base - pending * unit);
-      out += fmt::format("<path class=\"in-flight\" data-rank=\"{}\" d=\"{}\" fill=\"none\" stroke=\"#e15759\" "
-                         "stroke-width=\"1.5\"/>\n",
-                         r, path);
+      out += fmt::format(
+          "<path class=\"in-flight\" data-rank=\"{}\" d=\"{}\" fill=\"none\" stroke=\"#e15759\" "
+          "stroke-width=\"1.5\"/>\n",
+          r, path);
       peak_bar(out, r, bar_left, base, bar_top);
     }
     if (ro_.rebalance == nullptr) return P * mem_lane_ + 10;
-    out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">orange bar: peak in flight; dark inner bar "
-                       "(the value after -&gt;): the peak after rebalancing, activations moved between ranks (chunks)</text>\n",
-                       left_, top + P * mem_lane_ + 16);
+    out += fmt::format(
+        "<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">orange bar: peak in flight; dark inner bar "
+        "(the value after -&gt;): the peak after rebalancing, activations moved between ranks (chunks)</text>\n",
+        left_, top + P * mem_lane_ + 16);
     return P * mem_lane_ + 26;
   }
 
@@ -353,22 +369,25 @@ class svg_drawing {
     const rational peak = ro_.peak_in_flight[static_cast<std::size_t>(r)];
     const auto length = [top](rational value) { return top > rational{0} ? 120 * (value / top).to_double() : 0; };
     const double bar = length(peak);
-    out += fmt::format("<rect class=\"peak\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
-                       "height=\"{:.2f}\" fill=\"#f28e2b\"/>\n",
-                       r, to_string(peak), bar_left, base - mem_lane_ + 8, bar, mem_lane_ - 12);
+    out += fmt::format(
+        "<rect class=\"peak\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
+        "height=\"{:.2f}\" fill=\"#f28e2b\"/>\n",
+        r, to_string(peak), bar_left, base - mem_lane_ + 8, bar, mem_lane_ - 12);
     std::string value = to_string(peak);
     double end = bar;
     if (ro_.rebalance != nullptr) {
       const rational after = ro_.rebalance->plan.peak_after[static_cast<std::size_t>(r)];
       end = std::max(bar, length(after));
-      out += fmt::format("<rect class=\"peak-after\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" "
-                         "width=\"{:.2f}\" height=\"8\" fill=\"{}\"><title>rank {}: peak {} chunks after rebalancing "
-                         "(before {})</title></rect>\n",
-                         r, to_string(after), bar_left, base - mem_lane_ + 15, length(after), svg_rebalanced_fill, r,
-                         to_string(after), to_string(peak));
+      out += fmt::format(
+          "<rect class=\"peak-after\" data-rank=\"{}\" data-peak=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" "
+          "width=\"{:.2f}\" height=\"8\" fill=\"{}\"><title>rank {}: peak {} chunks after rebalancing "
+          "(before {})</title></rect>\n",
+          r, to_string(after), bar_left, base - mem_lane_ + 15, length(after), svg_rebalanced_fill, r, to_string(after),
+          to_string(peak));
       value += fmt::format(" -&gt; {} rebalanced", to_string(after));
     }
-    out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", bar_left + end + 6, base - 8, value);
+    out +=
+        fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", bar_left + end + 6, base - 8, value);
   }
 
   /// The right edge of the drawing, in pixels: past the peak bars' values (longer with a
@@ -386,8 +405,8 @@ class svg_drawing {
       const double at = left_ + t * scale_;
       out += fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#333\"/>\n", at, y, at,
                          y + 4);
-      out += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n", at, y + 16,
-                         static_cast<long long>(t));
+      out += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">{}</text>\n", at,
+                         y + 16, static_cast<long long>(t));
     }
   }
 
@@ -409,7 +428,8 @@ inline std::string svg_header(double width, double height) {
       "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#999\" stroke-width=\"1.5\"/></pattern></defs>\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
       "<style>.label{{fill:#fff;font-size:10px}} .title{{font-size:15px;font-weight:bold}} "
-      ".lane,.axis,.value,.readout,.legend{{fill:#222}} .section{{font-size:12px;font-weight:bold;fill:#222}}</style>\n",
+      ".lane,.axis,.value,.readout,.legend{{fill:#222}} "
+      ".section{{font-size:12px;font-weight:bold;fill:#222}}</style>\n",
       width, height, width, height);
 }
 
@@ -424,10 +444,11 @@ inline std::string svg_title(const readout& ro) {
 /// The legend's swatch for a bubble fill's pieces (svg_piece_fill) at x, its text's
 /// baseline at y (pixels), `filled (independent work in the bubbles)` and then `labels`.
 inline void svg_legend_fill(std::string& out, double x, double y, const char* labels) {
-  out += fmt::format("<rect class=\"legend-fill\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
-                     "stroke=\"{}\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">filled (independent work in the "
-                     "bubbles){}</text>\n",
-                     x, y - 10, svg_piece_fill, svg_piece_stroke, x + 18, y, labels);
+  out += fmt::format(
+      "<rect class=\"legend-fill\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
+      "stroke=\"{}\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">filled (independent work in the "
+      "bubbles){}</text>\n",
+      x, y - 10, svg_piece_fill, svg_piece_stroke, x + 18, y, labels);
 }
 
 /// The legend: one swatch per op kind present (an overlapped pair as `F&B overlapped
@@ -445,15 +466,16 @@ inline double svg_legend(std::string& out, const readout& ro, double left, doubl
       if (starts_pair(v, k, rank_end)) ++k;
     }
   }
-  const char* names[op_kind_count] = {"F forward", "B backward", "I input gradient", "W weight gradient",
-                                      "send activation", "receive activation", "send gradient", "receive gradient",
-                                      "F&B overlapped pair"};
+  const char* names[op_kind_count] = {"F forward",         "B backward",       "I input gradient",
+                                      "W weight gradient", "send activation",  "receive activation",
+                                      "send gradient",     "receive gradient", "F&B overlapped pair"};
   double x = left;
   for (int k = 0; k < op_kind_count; ++k) {
     if (!present[k]) continue;
-    out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\"/>"
-                       "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                       x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, svg_escape(names[k]));
+    out += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\"/>"
+        "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+        x, y - 10, svg_fill(static_cast<op_kind>(k)), x + 18, y, svg_escape(names[k]));
     x += 30 + 7.0 * static_cast<double>(std::string(names[k]).size());
   }
   const bool pairs = present[static_cast<int>(op_kind::overlap_f_b)];
@@ -462,15 +484,17 @@ inline double svg_legend(std::string& out, const readout& ro, double left, doubl
                                 : (pairs ? ";   labels: micro-batch; F4/B0 a pair" : ";   labels: micro-batch");
   const bool stall = ro.drawn_run != nullptr && ro.drawn_run->has_stall();
   const bool filled = ro.fill != nullptr && ro.fill->result.pieces.size() > 0;
-  out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
-                     "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",
-                     x, y - 10, x + 18, y, stall || filled ? "" : labels);
+  out += fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"url(#hatch)\" stroke=\"#999\"/>"
+      "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">idle (bubble){}</text>\n",
+      x, y - 10, x + 18, y, stall || filled ? "" : labels);
   x += 30 + 7.0 * static_cast<double>(std::string("idle (bubble)").size());
   if (stall) {
     const std::string name = "stall (blocked in a transfer, the next op's inputs ready)";
-    out += fmt::format("<rect class=\"legend-stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
-                       "stroke=\"#c0392b\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
-                       x, y - 10, svg_stall_fill, x + 18, y, svg_escape(name), filled ? "" : labels);
+    out += fmt::format(
+        "<rect class=\"legend-stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
+        "stroke=\"#c0392b\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
+        x, y - 10, svg_stall_fill, x + 18, y, svg_escape(name), filled ? "" : labels);
     x += 30 + 7.0 * static_cast<double>(name.size());
   }
   if (filled) svg_legend_fill(out, x, y, labels);
@@ -481,8 +505,8 @@ inline double svg_legend(std::string& out, const readout& ro, double left, doubl
 /// bound 20: optimal; method greedy` (times in time units of t_f, exact).
 inline std::string svg_fill_line(const fill_result& r, const char* what) {
   const rational share = r.work == rational{0} ? rational{0} : r.total / r.work;
-  return fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}", what, to_string(r.total), to_string(r.work), percent(share),
-                     to_string(r.bound), r.optimal ? ": optimal" : "", r.method);
+  return fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}", what, to_string(r.total), to_string(r.work),
+                     percent(share), to_string(r.bound), r.optimal ? ": optimal" : "", r.method);
 }
 
 /// The short summaries of a bubble fill (readout::fill: what was asked, then
@@ -492,21 +516,23 @@ inline std::string svg_fill_line(const fill_result& r, const char* what) {
 inline std::vector<std::string> svg_overlay_lines(const readout& ro) {
   std::vector<std::string> lines;
   if (ro.fill != nullptr) {
-    lines.push_back(fmt::format("bubble filling: {} ({} job{}; no pipeline op moves)", ro.fill->request, ro.fill->jobs.size(),
-                                ro.fill->jobs.size() == 1 ? "" : "s"));
+    lines.push_back(fmt::format("bubble filling: {} ({} job{}; no pipeline op moves)", ro.fill->request,
+                                ro.fill->jobs.size(), ro.fill->jobs.size() == 1 ? "" : "s"));
     lines.push_back(svg_fill_line(ro.fill->result, "one iteration"));
     if (ro.fill->steady) lines.push_back(svg_fill_line(*ro.fill->steady, "steady state (back-to-back iterations)"));
   }
   if (ro.rebalance != nullptr) {
     const rebalance_plan& p = ro.rebalance->plan;
-    const bool uniform = std::all_of(p.capacity.begin(), p.capacity.end(), [&p](rational c) { return c == p.capacity.front(); });
+    const bool uniform =
+        std::all_of(p.capacity.begin(), p.capacity.end(), [&p](rational c) { return c == p.capacity.front(); });
     const std::string capacity = uniform && !p.capacity.empty() ? to_string(p.capacity.front()) : spaced(p.capacity);
     lines.push_back(fmt::format(
         "rebalancing: capacity {} per rank (chunks{}), t_move = {}; bound {}; peak after {}; {}", capacity,
-        ro.rebalance->searched ? ", the least this planner reaches" : "", to_string(p.move_cost), to_string(p.bound.bound),
-        spaced(p.peak_after),
-        p.feasible ? fmt::format("fits, {} moves, no compute op delayed", p.moves.size())
-                   : fmt::format("does not fit: rank {} cannot be relieved at time {}", p.stuck_rank, to_string(p.stuck_at))));
+        ro.rebalance->searched ? ", the least this planner reaches" : "", to_string(p.move_cost),
+        to_string(p.bound.bound), spaced(p.peak_after),
+        p.feasible
+            ? fmt::format("fits, {} moves, no compute op delayed", p.moves.size())
+            : fmt::format("does not fit: rank {} cannot be relieved at time {}", p.stuck_rank, to_string(p.stuck_at))));
   }
   return lines;
 }
@@ -515,12 +541,12 @@ inline std::vector<std::string> svg_overlay_lines(const readout& ro) {
 /// a rebalancing's summaries (svg_overlay_lines()).
 inline double svg_readouts(std::string& out, const readout& ro, double left, double y) {
   std::vector<std::string> lines = readout_lines(ro);
-  lines.push_back(fmt::format("peak in-flight per rank ({}): {}", ro.V > 1 ? "chunks" : "activations",
-                              spaced(ro.peak_in_flight)));
+  lines.push_back(
+      fmt::format("peak in-flight per rank ({}): {}", ro.V > 1 ? "chunks" : "activations", spaced(ro.peak_in_flight)));
   for (std::string& line : svg_overlay_lines(ro)) lines.push_back(std::move(line));
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y + 16.0 * static_cast<double>(i),
-                       svg_escape(lines[i]));
+    out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left,
+                       y + 16.0 * static_cast<double>(i), svg_escape(lines[i]));
   }
   return 16.0 * static_cast<double>(lines.size()) + 6;
 }
@@ -535,11 +561,16 @@ inline double svg_compare_table(std::string& out, const std::vector<readout>& re
   }
   for (const readout& ro : readouts) {
     y += 16;
-    const std::string cells[] = {ro.schedule, to_string(ro.makespan), to_string(ro.bubble_fraction),
-                                 to_string(ro.span_bubble), to_string(ro.peak_in_flight[0] * ro.chunk_fraction),
-                                 to_string(ro.peak_in_flight[0]), fmt::format("{}", ro.messages)};
+    const std::string cells[] = {ro.schedule,
+                                 to_string(ro.makespan),
+                                 to_string(ro.bubble_fraction),
+                                 to_string(ro.span_bubble),
+                                 to_string(ro.peak_in_flight[0] * ro.chunk_fraction),
+                                 to_string(ro.peak_in_flight[0]),
+                                 fmt::format("{}", ro.messages)};
     for (int c = 0; c < 7; ++c) {
-      out += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, cells[c]);
+      out +=
+          fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left + 150.0 * c, y, cells[c]);
     }
   }
   return y - top;
@@ -562,26 +593,32 @@ inline double svg_memory(std::string& out, const readout& ro, double left, doubl
       const bool over = b.limit_bytes && b.peak_bytes[i] > *b.limit_bytes;
       std::string label = fmt::format("{:.2f} GiB (static {:.2f})", peak, fixed);
       if (over) label += fmt::format(", over by {:.2f} GiB", peak - gib(*b.limit_bytes));
-      out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n", left - 8, y + 14, r);
-      out += fmt::format("<rect class=\"static-bytes\" data-rank=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"16\" "
-                         "fill=\"#7f7f7f\"/>\n",
-                         r, left, y + 2, fixed * unit);
-      out += fmt::format("<rect class=\"peak-bytes\" data-rank=\"{}\" data-bytes=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
-                         "height=\"16\" fill=\"{}\"/>\n",
-                         r, to_string(b.peak_bytes[i]), left + fixed * unit, y + 2, (peak - fixed) * unit,
-                         over ? "#e15759" : "#f28e2b");
-      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", left + most * unit + 8, y + 14, label);
+      out += fmt::format("<text class=\"lane\" x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"end\">rank {}</text>\n",
+                         left - 8, y + 14, r);
+      out += fmt::format(
+          "<rect class=\"static-bytes\" data-rank=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"16\" "
+          "fill=\"#7f7f7f\"/>\n",
+          r, left, y + 2, fixed * unit);
+      out += fmt::format(
+          "<rect class=\"peak-bytes\" data-rank=\"{}\" data-bytes=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
+          "height=\"16\" fill=\"{}\"/>\n",
+          r, to_string(b.peak_bytes[i]), left + fixed * unit, y + 2, (peak - fixed) * unit,
+          over ? "#e15759" : "#f28e2b");
+      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">{}</text>\n", left + most * unit + 8, y + 14,
+                         label);
       y += 20;
     }
-    out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">grey: static bytes; orange: activations within the limit; "
-                       "red: a rank over it</text>\n",
-                       left, y + 12);
+    out += fmt::format(
+        "<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">grey: static bytes; orange: activations within the limit; "
+        "red: a rank over it</text>\n",
+        left, y + 12);
     y += 16;
     if (b.limit_bytes) {
       const double at = left + gib(*b.limit_bytes) * unit;
-      out += fmt::format("<line class=\"limit\" x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#222\" "
-                         "stroke-dasharray=\"4 3\"/>\n",
-                         at, top, at, y);
+      out += fmt::format(
+          "<line class=\"limit\" x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#222\" "
+          "stroke-dasharray=\"4 3\"/>\n",
+          at, top, at, y);
       out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">limit {:.2f} GiB</text>\n", at + 4, y + 12,
                          gib(*b.limit_bytes));
       y += 16;
@@ -594,8 +631,8 @@ inline double svg_memory(std::string& out, const readout& ro, double left, doubl
       const rational limit = *b.limit_activations;
       const std::string verdict = p > limit ? "over the limit " + to_string(limit) + " by " + to_string(p - limit)
                                             : "within the limit " + to_string(limit);
-      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">rank {}: {} full activations, {}</text>\n", left,
-                         y + 12, r, to_string(p), verdict);
+      out += fmt::format("<text class=\"value\" x=\"{:.2f}\" y=\"{:.2f}\">rank {}: {} full activations, {}</text>\n",
+                         left, y + 12, r, to_string(p), verdict);
       y += 16;
     }
   }
@@ -623,8 +660,9 @@ inline std::string render_svg(const readout& ro, const svg_style& style = {}) {
   y += 14;
   y += drawing.timeline(body, y);
   y += 10 + detail::svg_readouts(body, ro, left, y + 6);
-  body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">in-flight activations over time and peak per rank{}</text>\n",
-                      y + 10, ro.V > 1 ? " (chunks)" : "");
+  body += fmt::format(
+      "<text class=\"section\" x=\"10\" y=\"{:.1f}\">in-flight activations over time and peak per rank{}</text>\n",
+      y + 10, ro.V > 1 ? " (chunks)" : "");
   y += 16;
   y += drawing.in_flight_view(body, y);
   if (ro.budget != nullptr) {  // memory per rank against the limit (docs/memory.md)
@@ -639,7 +677,9 @@ inline std::string render_svg(const readout& ro, const svg_style& style = {}) {
 }
 
 /// render_svg() of readout_of(rep).
-inline std::string render_svg(const report& rep, const svg_style& style = {}) { return render_svg(readout_of(rep), style); }
+inline std::string render_svg(const report& rep, const svg_style& style = {}) {
+  return render_svg(readout_of(rep), style);
+}
 
 /// Several schedules one above another on one time axis (the longest simulated makespan),
 /// each with its title and timeline, then a table of their makespan, bubble, span bubble,
@@ -658,7 +698,8 @@ inline std::string render_svg_compare(const std::vector<readout>& readouts, doub
   y += 16;
   for (const readout& ro : readouts) {
     y += 18;
-    body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">{}</text>\n", y, detail::svg_escape(detail::svg_title(ro)));
+    body += fmt::format("<text class=\"section\" x=\"10\" y=\"{:.1f}\">{}</text>\n", y,
+                        detail::svg_escape(detail::svg_title(ro)));
     y += 8;
     const detail::svg_drawing drawing(ro, {width, longest}, left);
     y += drawing.timeline(body, y);
@@ -667,7 +708,8 @@ inline std::string render_svg_compare(const std::vector<readout>& readouts, doub
   y += detail::svg_compare_table(body, readouts, left, y);
   for (const std::string& note : notes) {
     y += 16;
-    body += fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y, detail::svg_escape(note));
+    body +=
+        fmt::format("<text class=\"readout\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", left, y, detail::svg_escape(note));
   }
   return detail::svg_header(std::max(left + width + 40, 900.0), y + 20) + body + "</svg>\n";
 }

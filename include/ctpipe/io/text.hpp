@@ -46,12 +46,12 @@ namespace detail {
 
 inline const char* kind_color(op_kind k) {
   switch (k) {
-    case op_kind::F: return "\x1b[44;97m";  // blue
-    case op_kind::B: return "\x1b[42;30m";  // green
-    case op_kind::I: return "\x1b[46;30m";  // cyan
-    case op_kind::W: return "\x1b[45;97m";  // magenta
+    case op_kind::F: return "\x1b[44;97m";             // blue
+    case op_kind::B: return "\x1b[42;30m";             // green
+    case op_kind::I: return "\x1b[46;30m";             // cyan
+    case op_kind::W: return "\x1b[45;97m";             // magenta
     case op_kind::overlap_f_b: return "\x1b[104;30m";  // bright blue: an overlapped F&B pair
-    default: return "\x1b[43;30m";          // yellow: transfers
+    default: return "\x1b[43;30m";                     // yellow: transfers
   }
 }
 inline constexpr const char* bubble_color = "\x1b[90m";
@@ -75,13 +75,12 @@ inline char fill(op_kind k) {
   }
 }
 
-
 /// The timeline's horizontal scale: how many columns, how many ticks each.
 struct timeline_scale {
-  std::int64_t width = 0;         ///< columns per band
-  std::int64_t columns = 0;       ///< columns of the whole timeline
-  bool fixed_span = false;        ///< text_style::time_span set the scale
-  double span_ticks = 0;          ///< ticks the columns cover
+  std::int64_t width = 0;    ///< columns per band
+  std::int64_t columns = 0;  ///< columns of the whole timeline
+  bool fixed_span = false;   ///< text_style::time_span set the scale
+  double span_ticks = 0;     ///< ticks the columns cover
   double ticks_per_column = 1;
 
   /// First column whose middle lies at or after `ticks`.
@@ -133,9 +132,8 @@ inline timeline_scale scale_timeline(const readout& ro, const text_style& style)
       longest_label = std::max(longest_label, timeline_label(v.ops[k], v.shape).size());
     }
   }
-  const double per_shortest =
-      std::max({std::floor(static_cast<double>(sc.width) / total * shortest), static_cast<double>(longest_label + 1),
-                std::ceil(pair_per_tick * shortest)});
+  const double per_shortest = std::max({std::floor(static_cast<double>(sc.width) / total * shortest),
+                                        static_cast<double>(longest_label + 1), std::ceil(pair_per_tick * shortest)});
   sc.fixed_span = style.time_span > rational{0};
   sc.span_ticks = sc.fixed_span ? (style.time_span / ro.drawn.tick()).to_double() : total;
   const double per_tick = sc.fixed_span ? static_cast<double>(sc.width) / sc.span_ticks : per_shortest / shortest;
@@ -245,10 +243,10 @@ inline std::string timeline_row(const timeline_grid& grid, int r, std::size_t fi
     const int kind = grid.kinds[static_cast<std::size_t>(r)][c];
     if (color && kind != current) {
       row += reset_color;
-      row += kind == timeline_grid::stall_cell ? stall_color
+      row += kind == timeline_grid::stall_cell  ? stall_color
              : kind == timeline_grid::fill_cell ? fill_color
-             : kind < 0                        ? bubble_color
-                                               : kind_color(static_cast<op_kind>(kind));
+             : kind < 0                         ? bubble_color
+                                                : kind_color(static_cast<op_kind>(kind));
       current = kind;
     }
     row += grid.cells[static_cast<std::size_t>(r)][c];
@@ -265,22 +263,25 @@ inline std::string timeline_legend(const readout& ro, const timeline_grid& grid,
   constexpr const char* names[] = {"forward", "backward", "input-gradient", "weight-gradient"};
   std::string legend;
   for (int k = 0; k < 4; ++k) {
-    if (grid.present[k]) legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), fill(static_cast<op_kind>(k)), names[k]);
+    if (grid.present[k])
+      legend += fmt::format("{}{} {}  ", kind_name(static_cast<op_kind>(k)), fill(static_cast<op_kind>(k)), names[k]);
   }
-  if (grid.present[static_cast<int>(op_kind::overlap_f_b)]) legend += fmt::format("F/B{} F&B overlapped pair  ", fill(op_kind::overlap_f_b));
+  if (grid.present[static_cast<int>(op_kind::overlap_f_b)])
+    legend += fmt::format("F/B{} F&B overlapped pair  ", fill(op_kind::overlap_f_b));
   const rational unit_cols =
       rational{sc.columns} /
       (sc.fixed_span ? style.time_span : ro.drawn.time(std::max<std::int64_t>(ro.drawn.makespan_ticks(), 1)));
   const std::string stall_legend = ro.drawn_run != nullptr && ro.drawn_run->has_stall()
                                        ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", stall_shade)
                                        : "";
-  const std::string fill_legend = grid.filled ? fmt::format("  {} filled (independent work in the bubbles)", fill_shade) : "";
+  const std::string fill_legend =
+      grid.filled ? fmt::format("  {} filled (independent work in the bubbles)", fill_shade) : "";
   return fmt::format("{:<{}}{}{} bubble (idle){}{};  1 time unit = {} column{}{}{}\n", "", label_width, legend, shade,
                      stall_legend, fill_legend, to_string(unit_cols), unit_cols == rational{1} ? "" : "s",
                      v.shape.V > 1 ? ";  F3.1 = micro-batch 3 on chunk 1" : "",
                      !grid.present[static_cast<int>(op_kind::overlap_f_b)] ? ""
-                     : v.shape.V > 1 ? ";  F4.1/B0.0 = F4.1 and B0.0 overlapped"
-                                     : ";  F4/B0 = F4 and B0 overlapped");
+                     : v.shape.V > 1                                       ? ";  F4.1/B0.0 = F4.1 and B0.0 overlapped"
+                                                                           : ";  F4/B0 = F4 and B0 overlapped");
 }
 
 }  // namespace detail
@@ -293,12 +294,11 @@ inline std::string timeline_legend(const readout& ro, const timeline_grid& grid,
 /// (so bubbles and ops keep their true proportions at any scale); an op whose box is wide
 /// enough carries a label with its kind and micro-batch, and its chunk when V > 1
 /// (`F3.1`); an overlapped pair is one box, `#`-filled, labelled with both halves
-/// (`F4/B0`, `F4.1/B0.0`; pair_label()), with a legend entry when there are any. The scale gives the shortest op room for its label and one fill character;
-/// a timeline wider than `style.width` is cut into bands of that width, one above the
-/// other, each with its own axis. Beyond 12 bands the scale shrinks instead and labels
-/// drop out where they do not fit. Ops that take no time, or much less than a column,
-/// do not show. Column positions are computed in floating point: display only; every
-/// number printed is exact.
+/// (`F4/B0`, `F4.1/B0.0`; pair_label()), with a legend entry when there are any. The scale gives the shortest op room
+/// for its label and one fill character; a timeline wider than `style.width` is cut into bands of that width, one above
+/// the other, each with its own axis. Beyond 12 bands the scale shrinks instead and labels drop out where they do not
+/// fit. Ops that take no time, or much less than a column, do not show. Column positions are computed in floating
+/// point: display only; every number printed is exact.
 inline std::string render_timeline(const readout& ro, const text_style& style = {}) {
   const detail::timeline_scale sc = detail::scale_timeline(ro, style);
   const detail::timeline_grid grid = detail::fill_timeline(ro, sc);
@@ -337,7 +337,9 @@ namespace detail {
 /// and after, then '▒' for what moved away (before > after) or '▓' for what it hosts
 /// (after > before); `top` is the longest bar's value, `width` its columns.
 inline std::string rebalanced_bar(rational after, rational before, rational top, int width) {
-  const auto cols = [&](rational x) { return top == rational{0} ? 0 : static_cast<int>((x / top * rational{width}).to_double() + 0.5); };
+  const auto cols = [&](rational x) {
+    return top == rational{0} ? 0 : static_cast<int>((x / top * rational{width}).to_double() + 0.5);
+  };
   const int low = cols(std::min(after, before)), high = cols(max(after, before));
   std::string bar;
   for (int k = 0; k < high; ++k) bar += k < low ? "\u2588" : after < before ? stall_shade : fill_shade;
@@ -361,10 +363,12 @@ inline std::string render_in_flight(const readout& ro, const text_style& style =
   }
   const int bar_width = std::max(10, std::min(style.width - 40, 50));
   const int label_width = static_cast<int>(fmt::format("rank {}", ro.P - 1).size()) + 2;
-  std::string out = fmt::format("in-flight activations: peak per rank{} (gamma = {}{})\n",
-                                ro.chunk_fraction != rational{1} ? ", in chunks (a chunk is 1/V of a full activation)" : "",
-                                to_string(ro.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
-  if (ro.rebalance != nullptr) out += fmt::format("after rebalancing: {} moved away, {} hosted\n", detail::stall_shade, detail::fill_shade);
+  std::string out =
+      fmt::format("in-flight activations: peak per rank{} (gamma = {}{})\n",
+                  ro.chunk_fraction != rational{1} ? ", in chunks (a chunk is 1/V of a full activation)" : "",
+                  to_string(ro.gamma), compare ? "; in brackets the plain count, gamma = 1" : "");
+  if (ro.rebalance != nullptr)
+    out += fmt::format("after rebalancing: {} moved away, {} hosted\n", detail::stall_shade, detail::fill_shade);
   for (std::size_t r = 0; r < ro.peak_in_flight.size(); ++r) {
     const rational peak = ro.peak_in_flight[r];
     const int len = top == rational{0} ? 0 : static_cast<int>((peak / top * rational{bar_width}).to_double() + 0.5);
@@ -375,7 +379,8 @@ inline std::string render_in_flight(const readout& ro, const text_style& style =
     if (compare) tail += fmt::format(" [{}]", to_string(ro.plain_peak_in_flight[r]));
     if (ro.chunk_fraction != rational{1}) tail += fmt::format(" ({} full)", to_string(peak * ro.chunk_fraction));
     tail += " " + detail::against(peak, ro.peak_in_flight_formula[r]);
-    if (ro.rebalance != nullptr) tail += fmt::format("; {} after rebalancing", to_string(ro.rebalance->plan.peak_after[r]));
+    if (ro.rebalance != nullptr)
+      tail += fmt::format("; {} after rebalancing", to_string(ro.rebalance->plan.peak_after[r]));
     out += fmt::format("{:<{}}{}{}{}{}\n", fmt::format("rank {}", r), label_width, style.color ? "\x1b[33m" : "", bar,
                        style.color ? detail::reset_color : "", tail);
   }
@@ -416,8 +421,9 @@ inline std::string memory_summary(const readout& ro) {
         const rational x = b.peak_bytes[static_cast<std::size_t>(r)];
         if (x > *b.limit_bytes) over += fmt::format(" rank {} by {},", r, bytes_text(x - *b.limit_bytes, scale));
       }
-      out += over.empty() ? "; every rank fits the limit " + bytes_text(*b.limit_bytes, scale)
-                          : "; over the limit " + bytes_text(*b.limit_bytes, scale) + ":" + over.substr(0, over.size() - 1);
+      out += over.empty()
+                 ? "; every rank fits the limit " + bytes_text(*b.limit_bytes, scale)
+                 : "; over the limit " + bytes_text(*b.limit_bytes, scale) + ":" + over.substr(0, over.size() - 1);
     }
   }
   if (b.limit_activations) {
@@ -458,12 +464,13 @@ inline std::string render_memory(const readout& ro) {
     const auto gib = [&scale](rational x) { return bytes_text(x, scale); };
     std::string layers;
     for (std::size_t s = 0; s < b.layers.size(); ++s) layers += (s == 0 ? "" : ",") + std::to_string(b.layers[s]);
-    out += fmt::format("memory per rank, model {} (layers per stage {}; gamma = {}):\n", detail::one_line(b.model), layers,
-                       to_string(ro.gamma));
+    out += fmt::format("memory per rank, model {} (layers per stage {}; gamma = {}):\n", detail::one_line(b.model),
+                       layers, to_string(ro.gamma));
     for (int r = 0; r < ro.P; ++r) {
       const std::size_t i = static_cast<std::size_t>(r);
       out += fmt::format("rank {}  static {} + activations {} = peak {}{}\n", r, gib(b.static_bytes[i]),
-                         gib(b.peak_bytes[i] - b.static_bytes[i]), gib(b.peak_bytes[i]), verdict(b.peak_bytes[i], b.limit_bytes, gib));
+                         gib(b.peak_bytes[i] - b.static_bytes[i]), gib(b.peak_bytes[i]),
+                         verdict(b.peak_bytes[i], b.limit_bytes, gib));
     }
   }
   if (b.limit_activations) {
@@ -485,12 +492,15 @@ namespace detail {
 /// 20, then how many more).
 inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_result& r, const char* what) {
   const rational share = r.work == rational{0} ? rational{0} : r.total / r.work;
-  const std::string verdict = r.optimal ? ": optimal" : fmt::format(" (gap {}: not proved optimal)", to_string(r.bound - r.total));
-  std::string out = fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}\n", what, to_string(r.total), to_string(r.work),
-                                percent(share), to_string(r.bound), verdict, r.method);
-  out += fmt::format("  filled per rank          {}\n", spaced(std::vector<rational>(r.filled.data(), r.filled.data() + r.filled.size())));
-  out += fmt::format("  idle left per rank       {}\n",
-                     spaced(std::vector<rational>(r.remaining_idle.data(), r.remaining_idle.data() + r.remaining_idle.size())));
+  const std::string verdict =
+      r.optimal ? ": optimal" : fmt::format(" (gap {}: not proved optimal)", to_string(r.bound - r.total));
+  std::string out = fmt::format("{}: filled {} of {} ({}), bound {}{}; method {}\n", what, to_string(r.total),
+                                to_string(r.work), percent(share), to_string(r.bound), verdict, r.method);
+  out += fmt::format("  filled per rank          {}\n",
+                     spaced(std::vector<rational>(r.filled.data(), r.filled.data() + r.filled.size())));
+  out += fmt::format(
+      "  idle left per rank       {}\n",
+      spaced(std::vector<rational>(r.remaining_idle.data(), r.remaining_idle.data() + r.remaining_idle.size())));
   std::size_t listed = 0, unlisted = 0;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (r.reason[j] == fill_reason::placed) continue;
@@ -499,8 +509,9 @@ inline std::string fill_lines(const std::vector<fill_job>& jobs, const fill_resu
       continue;
     }
     ++listed;
-    out += fmt::format("  not placed: {}, {} of {}: {}\n", one_line(fill_job_label(jobs[j])),
-                       to_string(jobs[j].duration - r.placed[j]), to_string(jobs[j].duration), reason_text(r.reason[j]));
+    out +=
+        fmt::format("  not placed: {}, {} of {}: {}\n", one_line(fill_job_label(jobs[j])),
+                    to_string(jobs[j].duration - r.placed[j]), to_string(jobs[j].duration), reason_text(r.reason[j]));
   }
   if (unlisted > 0) out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", unlisted);
   return out;
@@ -524,40 +535,51 @@ inline std::string stretch_lines(const std::vector<fill_job>& jobs, const stretc
     verdict = s.impossible.empty() ? ": least" : ": reached, no stretch of the jobs some order admits ends earlier";
   }
   const std::string passes = s.passes > 1 ? fmt::format(" ({} orders tried)", s.passes) : std::string();
-  std::string out = fmt::format("stretched to take the rest (--allow-stretch): makespan {} -> {}, stretch {}; bound {}{}; method {}{}\n",
-                                to_string(s.old_makespan), to_string(s.makespan), to_string(s.stretch), to_string(s.bound), verdict,
-                                s.method, passes);
+  std::string out = fmt::format(
+      "stretched to take the rest (--allow-stretch): makespan {} -> {}, stretch {}; bound {}{}; method {}{}\n",
+      to_string(s.old_makespan), to_string(s.makespan), to_string(s.stretch), to_string(s.bound), verdict, s.method,
+      passes);
   for (std::size_t k = 0; k < s.placed.size() && k < 20; ++k) {
     const fill_piece& x = s.placed[k];
-    out += fmt::format("  inserted: {}, {} on rank {} at {} to {}\n", one_line(fill_job_label(jobs[x.job])), to_string(x.end - x.start),
-                       x.rank, to_string(x.start), to_string(x.end));
+    out += fmt::format("  inserted: {}, {} on rank {} at {} to {}\n", one_line(fill_job_label(jobs[x.job])),
+                       to_string(x.end - x.start), x.rank, to_string(x.start), to_string(x.end));
   }
-  if (s.placed.size() > 20) out += fmt::format("  ... and {} more inserted (--format json lists them all)\n", s.placed.size() - 20);
+  if (s.placed.size() > 20)
+    out += fmt::format("  ... and {} more inserted (--format json lists them all)\n", s.placed.size() - 20);
   for (std::size_t k = 0; k < s.impossible.size() && k < 20; ++k) {
-    out += fmt::format("  not placed even so: {}: its release op depends on its deadline op\n", one_line(fill_job_label(jobs[s.impossible[k]])));
+    out += fmt::format("  not placed even so: {}: its release op depends on its deadline op\n",
+                       one_line(fill_job_label(jobs[s.impossible[k]])));
   }
-  if (s.impossible.size() > 20) out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", s.impossible.size() - 20);
+  if (s.impossible.size() > 20)
+    out += fmt::format("  ... and {} more not placed (--format json lists them all)\n", s.impossible.size() - 20);
   for (std::size_t k = 0; k < s.blocked.size() && k < 20; ++k) {
     const stretch_blocked& b = s.blocked[k];
     std::string by;
-    for (std::size_t q = 0; q < b.by.size() && q < 4; ++q) by += (q == 0 ? "" : ", ") + one_line(fill_job_label(jobs[b.by[q]]));
+    for (std::size_t q = 0; q < b.by.size() && q < 4; ++q)
+      by += (q == 0 ? "" : ", ") + one_line(fill_job_label(jobs[b.by[q]]));
     if (b.by.size() > 4) by += fmt::format(", ... ({} more)", b.by.size() - 4);
-    out += fmt::format("  not placed even so: {}: blocked by the remainders inserted before it ({}): with them its release op depends on its "
-                       "deadline op; {}\n",
-                       one_line(fill_job_label(jobs[b.job])), by,
-                       b.proved ? "no stretch inserts it beside all those inserted (proved)" : "another order might insert it");
+    out += fmt::format(
+        "  not placed even so: {}: blocked by the remainders inserted before it ({}): with them its release op depends "
+        "on its "
+        "deadline op; {}\n",
+        one_line(fill_job_label(jobs[b.job])), by,
+        b.proved ? "no stretch inserts it beside all those inserted (proved)" : "another order might insert it");
   }
-  if (s.blocked.size() > 20) out += fmt::format("  ... and {} more blocked (--format json lists them all)\n", s.blocked.size() - 20);
+  if (s.blocked.size() > 20)
+    out += fmt::format("  ... and {} more blocked (--format json lists them all)\n", s.blocked.size() - 20);
   return out;
 }
 
 /// The line saying why --allow-stretch has no stretch (fill_overlay::stretch_refused), in
 /// the tool's terms: how many remainders, how far over the limit, what to shrink.
 inline std::string stretch_refused_line(const stretch_refusal& r) {
-  return fmt::format("stretch not computed (--allow-stretch): too large: inserting the {} remainder{} into this schedule would take about {} "
-                     "times the work the tool allows (a few seconds); ask for fewer jobs (fewer --fill requests or a smaller count=) or "
-                     "a smaller shape (fewer ranks, micro-batches or chunks)\n",
-                     r.remainders, r.remainders == 1 ? "" : "s", r.over_limit());
+  return fmt::format(
+      "stretch not computed (--allow-stretch): too large: inserting the {} remainder{} into this schedule would take "
+      "about {} "
+      "times the work the tool allows (a few seconds); ask for fewer jobs (fewer --fill requests or a smaller count=) "
+      "or "
+      "a smaller shape (fewer ranks, micro-batches or chunks)\n",
+      r.remainders, r.remainders == 1 ? "" : "s", r.over_limit());
 }
 }  // namespace detail
 
@@ -584,25 +606,29 @@ namespace detail {
 /// or why no delayed plan was found.
 inline std::string render_delay(const rebalance_delay& d, rational makespan) {
   if (!d.found) {
-    return fmt::format("  with forwards waiting for room (least_delay): no delayed plan found: {}{}\n", d.why_not != nullptr ? d.why_not : "",
-                       d.stuck_rank < 0 ? std::string()
-                                        : fmt::format(" (last stuck at rank {}, time {})", d.stuck_rank, to_string(d.stuck_at)));
+    return fmt::format("  with forwards waiting for room (least_delay): no delayed plan found: {}{}\n",
+                       d.why_not != nullptr ? d.why_not : "",
+                       d.stuck_rank < 0
+                           ? std::string()
+                           : fmt::format(" (last stuck at rank {}, time {})", d.stuck_rank, to_string(d.stuck_at)));
   }
   std::string waits;
   for (std::size_t k = 0; k < d.waits.size() && k < 8; ++k) {
     const delayed_op& w = d.waits[k];
     const bool pair = w.o.kind() == op_kind::overlap_f_b;  // the pair's forward waits
-    waits += fmt::format("{}rank {} {}F{}{} {} -> {}", k == 0 ? "" : ", ", w.rank, w.o.stage(), w.o.microbatch(), pair ? " (overlapped pair)" : "",
-                         to_string(w.start), to_string(w.delayed_start));
+    waits += fmt::format("{}rank {} {}F{}{} {} -> {}", k == 0 ? "" : ", ", w.rank, w.o.stage(), w.o.microbatch(),
+                         pair ? " (overlapped pair)" : "", to_string(w.start), to_string(w.delayed_start));
   }
   if (d.waits.size() > 8) waits += fmt::format(", ... ({} more)", d.waits.size() - 8);
-  std::string out = fmt::format("  with forwards waiting for room (least_delay): fits with makespan {} -> {} (delay {}{})\n", to_string(makespan),
-                                to_string(d.makespan), to_string(d.delay),
-                                d.delay == rational{0} ? ", the least possible: the forwards below wait in idle time"
-                                                       : "; the least this greedy reaches, not proved least");
-  out += fmt::format("    {} forward{} wait{}: {}\n", d.waits.size(), d.waits.size() == 1 ? "" : "s", d.waits.size() == 1 ? "s" : "", waits);
-  out += fmt::format("    peak per rank {}; moves {}; copy channels busy per rank {}\n", spaced(d.peak_after), d.moves.size(),
-                     spaced(d.channel_busy));
+  std::string out =
+      fmt::format("  with forwards waiting for room (least_delay): fits with makespan {} -> {} (delay {}{})\n",
+                  to_string(makespan), to_string(d.makespan), to_string(d.delay),
+                  d.delay == rational{0} ? ", the least possible: the forwards below wait in idle time"
+                                         : "; the least this greedy reaches, not proved least");
+  out += fmt::format("    {} forward{} wait{}: {}\n", d.waits.size(), d.waits.size() == 1 ? "" : "s",
+                     d.waits.size() == 1 ? "s" : "", waits);
+  out += fmt::format("    peak per rank {}; moves {}; copy channels busy per rank {}\n", spaced(d.peak_after),
+                     d.moves.size(), spaced(d.channel_busy));
   return out;
 }
 
@@ -616,39 +642,48 @@ inline std::string render_rebalance(const readout& ro) {
   const rebalance_plan& p = o.plan;
   const auto verdict = [&](const rebalance_plan& x) {
     if (x.feasible) return std::string("fits, no compute op delayed");
-    const char* why = ro.P == 1                                                      ? "no other rank to take an activation"
-                      : x.capacity[static_cast<std::size_t>(x.stuck_rank)] < rational{1} ? "a capacity under one chunk: a forward holds its own activation"
-                                                                                       : "moves too slow or no room";
-    return fmt::format("does not fit: rank {} cannot be relieved at time {} ({})", x.stuck_rank, to_string(x.stuck_at), why);
+    const char* why = ro.P == 1 ? "no other rank to take an activation"
+                      : x.capacity[static_cast<std::size_t>(x.stuck_rank)] < rational{1}
+                          ? "a capacity under one chunk: a forward holds its own activation"
+                          : "moves too slow or no room";
+    return fmt::format("does not fit: rank {} cannot be relieved at time {} ({})", x.stuck_rank, to_string(x.stuck_at),
+                       why);
   };
-  const bool uniform = std::all_of(p.capacity.begin(), p.capacity.end(), [&](rational x) { return x == p.capacity.front(); });
-  std::string out = fmt::format("activation rebalancing: capacity {} per rank (chunks, gamma = {}{}), t_move = {}\n",
-                                uniform ? to_string(p.capacity.front()) : detail::spaced(p.capacity), to_string(ro.gamma),
-                                o.searched ? "; the least this planner reaches" : "", to_string(p.move_cost));
-  out += fmt::format("  live activations at most {} at once over {} rank{}: no plan goes below {} per rank\n", to_string(p.bound.live),
-                     ro.P, ro.P == 1 ? "" : "s", to_string(p.bound.bound));
+  const bool uniform =
+      std::all_of(p.capacity.begin(), p.capacity.end(), [&](rational x) { return x == p.capacity.front(); });
+  std::string out =
+      fmt::format("activation rebalancing: capacity {} per rank (chunks, gamma = {}{}), t_move = {}\n",
+                  uniform ? to_string(p.capacity.front()) : detail::spaced(p.capacity), to_string(ro.gamma),
+                  o.searched ? "; the least this planner reaches" : "", to_string(p.move_cost));
+  out += fmt::format("  live activations at most {} at once over {} rank{}: no plan goes below {} per rank\n",
+                     to_string(p.bound.live), ro.P, ro.P == 1 ? "" : "s", to_string(p.bound.bound));
   out += fmt::format("  peak per rank before     {}\n", detail::spaced(p.peak_before));
   out += fmt::format("  peak per rank after      {}  ({})\n", detail::spaced(p.peak_after), verdict(p));
   out += fmt::format("  moves {}; copy channels busy per rank {}\n", p.moves.size(), detail::spaced(p.channel_busy));
   if (o.delay) out += detail::render_delay(*o.delay, p.makespan);
   if (o.executed) {
     const executed_plan& e = *o.executed;
-    out += fmt::format("  run as {} activation copies (SEND_ACT/RECV_ACT) in the {} lowering: {}\n", e.copy_ops,
-                       runtime_model_name(e.model),
-                       !e.completed   ? std::string("hangs (execute() names where)")
-                       : e.as_planned ? fmt::format("every copy at its planned time, no compute op moved; makespan {}, peaks {}",
-                                                    to_string(e.makespan), detail::spaced(e.peak))
-                                      : fmt::format("not as planned (compute ops or copies ran off the plan's times: lower()'s "
-                                                    "lists for this model are not zero loss here); makespan {}{}",
-                                                    to_string(e.makespan), e.peak.empty() ? std::string() : fmt::format(", peaks {}", detail::spaced(e.peak))));
+    out += fmt::format(
+        "  run as {} activation copies (SEND_ACT/RECV_ACT) in the {} lowering: {}\n", e.copy_ops,
+        runtime_model_name(e.model),
+        !e.completed ? std::string("hangs (execute() names where)")
+        : e.as_planned
+            ? fmt::format("every copy at its planned time, no compute op moved; makespan {}, peaks {}",
+                          to_string(e.makespan), detail::spaced(e.peak))
+            : fmt::format("not as planned (compute ops or copies ran off the plan's times: lower()'s "
+                          "lists for this model are not zero loss here); makespan {}{}",
+                          to_string(e.makespan),
+                          e.peak.empty() ? std::string() : fmt::format(", peaks {}", detail::spaced(e.peak))));
   }
-  const char* reached = o.least == p.bound.bound          ? " = the bound"
-                        : o.least == p.bound.level_bound ? " = the bound rounded up to a level (levels are multiples of 1/q)"
-                                                         : " (the bound is not reached: moves too slow, or the planner's limit)";
+  const char* reached = o.least == p.bound.bound ? " = the bound"
+                        : o.least == p.bound.level_bound
+                            ? " = the bound rounded up to a level (levels are multiples of 1/q)"
+                            : " (the bound is not reached: moves too slow, or the planner's limit)";
   out += fmt::format("  least uniform capacity reached: {}{}\n", to_string(o.least), reached);
   if (ro.P > 1) {  // one rank pairs with itself: nothing to show
-    out += fmt::format("BPipe (rank x pairs with rank P-1-x) at the same capacity: peak after {}  ({}); moves {}; least capacity {}\n",
-                       detail::spaced(o.bpipe.peak_after), verdict(o.bpipe), o.bpipe.moves.size(), to_string(o.bpipe_least));
+    out += fmt::format(
+        "BPipe (rank x pairs with rank P-1-x) at the same capacity: peak after {}  ({}); moves {}; least capacity {}\n",
+        detail::spaced(o.bpipe.peak_after), verdict(o.bpipe), o.bpipe.moves.size(), to_string(o.bpipe_least));
   }
   return out;
 }
@@ -657,7 +692,8 @@ inline std::string render_rebalance(const readout& ro) {
 /// in-flight view, a blank line between them; the memory, fill and rebalancing sections
 /// after them when given.
 inline std::string render_text(const readout& ro, const text_style& style = {}) {
-  std::string out = render_title(ro) + "\n" + render_timeline(ro, style) + "\n" + render_readout(ro) + "\n" + render_in_flight(ro, style);
+  std::string out = render_title(ro) + "\n" + render_timeline(ro, style) + "\n" + render_readout(ro) + "\n" +
+                    render_in_flight(ro, style);
   for (const std::string& section : {render_memory(ro), render_fill(ro), render_rebalance(ro)}) {
     if (!section.empty()) out += "\n" + section;
   }

@@ -56,8 +56,8 @@ struct torch_action {
   std::size_t first = 0;
   std::size_t last = 0;
   int stages[2] = {0, 0};
-  int count = 1;        ///< stages held: 1, or 2 for a pair
-  int backwards = 0;    ///< how many of its stages' backwards it completes: B or W words
+  int count = 1;      ///< stages held: 1, or 2 for a pair
+  int backwards = 0;  ///< how many of its stages' backwards it completes: B or W words
   int backward_stage[2] = {0, 0};
 };
 
@@ -69,8 +69,9 @@ inline std::vector<torch_action> torch_actions_of(std::span<const op> ops) {
     if (!is_compute(k)) continue;
     torch_action a{i, i, {ops[i].stage(), 0}, 1, 0, {0, 0}};
     if (k == op_kind::overlap_f_b) {
-      ctpipe::detail::require(i + 1 < ops.size() && ops[i + 1].kind() == op_kind::B,
-                              "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank");
+      ctpipe::detail::require(
+          i + 1 < ops.size() && ops[i + 1].kind() == op_kind::B,
+          "ctpipe: to_csv(): an overlapped pair's word (OVERLAP_F_B) must be followed by its B on its rank");
       a.last = ++i;
       if (ops[i].stage() != a.stages[0]) a.stages[a.count++] = ops[i].stage();
       a.backward_stage[a.backwards++] = ops[i].stage();

@@ -7,9 +7,9 @@
 
 #include <algorithm>  // std::max
 #include <cstdint>
-#include <span>       // a fill's pieces
+#include <span>  // a fill's pieces
 #include <string>
-#include <utility>    // std::move
+#include <utility>  // std::move
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/readout.hpp"
@@ -36,7 +36,8 @@ inline void trace_fill(nlohmann::ordered_json& events, const readout& ro, ration
   int named = -1;  // the last rank whose fill thread is named
   for (const fill_piece& p : ro.fill->result.pieces.span()) {
     if (p.rank != named) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", p.rank}, {"tid", 1}, {"args", {{"name", "fill"}}}});
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", p.rank}, {"tid", 1}, {"args", {{"name", "fill"}}}});
       named = p.rank;
     }
     const fill_job& job = ro.fill->jobs[p.job];
@@ -74,8 +75,13 @@ inline nlohmann::ordered_json to_trace(const readout& ro) {
   const schedule_view v = ro.ranks;
   json events = json::array();
   for (int r = 0; r < v.shape.P; ++r) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"name", fmt::format("rank {}", r)}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"sort_index", r}}}});
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", r},
+                      {"tid", 0},
+                      {"args", {{"name", fmt::format("rank {}", r)}}}});
+    events.push_back(
+        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"tid", 0}, {"args", {{"sort_index", r}}}});
   }
   for (int r = 0; r < v.shape.P; ++r) {
     const std::uint32_t rank_end = v.offsets[static_cast<std::size_t>(r) + 1];

@@ -140,8 +140,9 @@ constexpr void deepseek_lowered_rank(const schedule_spec& s, int r, Out&& out) {
 /// Linear in the number of ops.
 constexpr schedule lower_deepseek(const schedule_spec& s) {
   check_spec(s);
-  detail::require(s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe,
-                  "ctpipe: lower_deepseek() reproduces DeepSeek's step() (dualpipev, dualpipe); lower() lowers every family");
+  detail::require(
+      s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe,
+      "ctpipe: lower_deepseek() reproduces DeepSeek's step() (dualpipev, dualpipe); lower() lowers every family");
   std::size_t total = 0;
   for (int r = 0; r < s.shape.P; ++r) detail::deepseek_lowered_rank(s, r, [&total](op) { ++total; });
   schedule out{s.shape, total};

@@ -148,7 +148,8 @@ class execution {
   template <bool PerOp>
   friend struct detail::lowered_run;
   template <bool PerOp>
-  friend constexpr execution detail::execute_with(schedule_view v, const costs& c, runtime_model model, const cost_scale& scale);
+  friend constexpr execution detail::execute_with(schedule_view v, const costs& c, runtime_model model,
+                                                  const cost_scale& scale);
   static constexpr std::size_t idx(int r) { return static_cast<std::size_t>(r); }
   constexpr rational time(std::int64_t ticks) const { return tick_ * rational{ticks}; }
 
@@ -206,12 +207,12 @@ struct lowered_run {
   // rank pair and side: the first op of that side's current group, of that pair, not
   // yet matched (the later ones of the pair follow it in list order), or `nil`.
   static constexpr std::uint32_t nil = ~0u;
-  buffer<std::uint32_t> pair_b;    // per (kind - 4) * S + stage of a transfer: its ordered rank pair
-  buffer<std::uint32_t> cursor_b;  // per 2 * pair + side (0: the SENDs, 1: the RECVs)
+  buffer<std::uint32_t> pair_b;                     // per (kind - 4) * S + stage of a transfer: its ordered rank pair
+  buffer<std::uint32_t> cursor_b;                   // per 2 * pair + side (0: the SENDs, 1: the RECVs)
   buffer<std::uint32_t> group_last_b, unmatched_b;  // per rank: its current group's last op, ops not yet matched
   buffer<std::int64_t> group_post_b, group_done_b;  // per rank: its current group's post time (-1: none), latest end
   bool mispaired = false;                           // a match of two ops of different messages
-  rank_worklist work;  // per rank its next op; the runnable ranks
+  rank_worklist work;                               // per rank its next op; the runnable ranks
   buffer<std::int64_t> clock_b;
   // Activation copies (SEND_ACT, RECV_ACT; docs/spec.md §8.3), set up by
   // prepare_copies() only when the lists hold some. A copy is a SEND_ACT and its
@@ -231,7 +232,11 @@ struct lowered_run {
 
   constexpr lowered_run(schedule_view view, runtime_model mdl, const std::int64_t* durations, std::int64_t lat,
                         stage_table&& stages)
-      : v(view), model(mdl), dur(durations), latency(lat), table(static_cast<stage_table&&>(stages)),
+      : v(view),
+        model(mdl),
+        dur(durations),
+        latency(lat),
+        table(static_cast<stage_table&&>(stages)),
         work(static_cast<std::uint32_t>(view.shape.P), view.offsets.data()) {
     P = static_cast<std::uint32_t>(v.shape.P);
     S = static_cast<std::uint32_t>(v.shape.stages());
@@ -293,7 +298,8 @@ struct lowered_run {
 
   /// The index into cursor_b of transfer op `bits`: its pair and side.
   constexpr std::uint32_t cursor_of(std::uint32_t bits) const {
-    return 2 * pair_b[((bits >> 28) - 4) * S + ((bits >> 16) & 0xFFFu)] + ((bits >> 28) == 4 || (bits >> 28) == 6 ? 0 : 1);
+    return 2 * pair_b[((bits >> 28) - 4) * S + ((bits >> 16) & 0xFFFu)] +
+           ((bits >> 28) == 4 || (bits >> 28) == 6 ? 0 : 1);
   }
 
   /// Batched: op x of rank r (its group posted) meets op y, the first unmatched op of the
@@ -378,8 +384,10 @@ struct lowered_run {
       std::uint32_t last = first, transfers = 1;
       for (std::uint32_t z = first + 1; z < v.offsets[r + 1]; ++z) {
         const std::uint32_t kz = ops[z].bits >> 28;
-        if (kz - 4u < 4u) last = z, ++transfers;
-        else if (kz - 9u >= 2u) break;
+        if (kz - 4u < 4u)
+          last = z, ++transfers;
+        else if (kz - 9u >= 2u)
+          break;
       }
       for (std::uint32_t x = first; x <= last; ++x) {  // every SEND's compute op has run
         bits = ops[x].bits;
@@ -418,13 +426,15 @@ struct lowered_run {
     copies = true, move = move_ticks;
     site_b = buffer<std::uint32_t>(4 * static_cast<std::size_t>(keys));
     chain_b = buffer<std::uint32_t>(n), next_b = buffer<std::uint32_t>(n), posted_b = buffer<std::int64_t>(n, -1);
-    done_b = buffer<std::uint8_t>(n), waiting_b = buffer<std::uint32_t>(keys), pending_copies_b = buffer<std::uint32_t>(4 * n + 4);
+    done_b = buffer<std::uint8_t>(n), waiting_b = buffer<std::uint32_t>(keys),
+    pending_copies_b = buffer<std::uint32_t>(4 * n + 4);
     for (std::uint32_t r = 0; r < P; ++r) {
       std::uint32_t last[2] = {0, 0};  // the last SEND_ACT, RECV_ACT so far + 1
       for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
         const std::uint32_t bits = ops[k].bits, kind = bits >> 28;
         if (kind != 9 && kind != 10) continue;
-        const std::uint32_t key = ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu), home = table.owner[(bits >> 16) & 0xFFFu] == r;
+        const std::uint32_t key = ((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu),
+                            home = table.owner[(bits >> 16) & 0xFFFu] == r;
         site_b[4 * static_cast<std::size_t>(key) + (home ? (kind == 9 ? 0 : 3) : (kind == 10 ? 1 : 2))] = k + 1;
         chain_b[k] = last[kind - 9];
         if (last[kind - 9] != 0) next_b[last[kind - 9] - 1] = k + 1;
@@ -506,7 +516,9 @@ struct lowered_run {
       if (kind <= 3) {  // compute: its input from another rank must have been received
         // ... and its inputs on this rank computed (`a`, `b`: their entries of
         // `computed`, as dependency_walk's): else the compute part is not a schedule.
-        a = kind == 0 ? (s > 0 && ed == none ? key - m : 2 * keys) : kind == 3 ? keys + key : key,
+        a = kind == 0   ? (s > 0 && ed == none ? key - m : 2 * keys)
+            : kind == 3 ? keys + key
+                        : key,
         b = (kind == 1 || kind == 2) && s + 1 < S && ed == none ? keys + key + m : 2 * keys;
         if ((computed[a] & computed[b]) == 0) break;  // execute() then runs validate_lowered_ops()
         std::int64_t at = clock;                      // a moved activation's backward: after its copy back
@@ -532,7 +544,8 @@ struct lowered_run {
         if (posted_b[k] < 0) posted_b[k] = clock, start[k] = end[k] = clock, try_copies(k);
         continue;
       }
-      if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted: send before compute
+      if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0)
+        break;  // halted: send before compute
       if (model == runtime_model::batched) {
         work.pos[r] = k, clock_b[r] = clock;
         if (!run_group(r)) {
@@ -564,7 +577,8 @@ struct lowered_run {
   constexpr bool run_pair(std::uint32_t r, std::uint32_t& k, std::int64_t& clock, std::int64_t& busy) {
     const op* ops = v.ops.data();
     const std::uint32_t f = ops[k].bits, b = ops[k + 1].bits;
-    const std::uint32_t sf = (f >> 16) & 0xFFFu, sb = (b >> 16) & 0xFFFu, key_f = sf * m + (f & 0xFFFFu), key_b = sb * m + (b & 0xFFFFu);
+    const std::uint32_t sf = (f >> 16) & 0xFFFu, sb = (b >> 16) & 0xFFFu, key_f = sf * m + (f & 0xFFFFu),
+                        key_b = sb * m + (b & 0xFFFFu);
     const std::uint32_t ed[2] = {table.channel[code_overlap_f_b * S + sf], table.channel[code_b * S + sb]};
     const std::uint32_t j[2] = {f & 0xFFFFu, b & 0xFFFFu};
     const std::uint32_t local_f = sf > 0 && ed[0] == none ? key_f - m : 2 * keys;
@@ -576,7 +590,7 @@ struct lowered_run {
       if (ed[h] == none) continue;
       message* x = msg_b.data() + (static_cast<std::size_t>(ed[h]) * m + j[h]);
       if ((x->state & received) == 0) return false;  // halted: diagnose() names it
-      if ((x->state & arrived) == 0) {                // posted: the data is not there yet
+      if ((x->state & arrived) == 0) {               // posted: the data is not there yet
         x->parked = r + 1;
         return false;
       }
@@ -601,8 +615,11 @@ struct lowered_run {
     if (ops[k].kind() != op_kind::overlap_f_b) return k;
     const std::uint32_t ed_f = table.channel[code_overlap_f_b * S + (ops[k].bits >> 16 & 0xFFFu)];
     const std::uint32_t ed_b = table.channel[code_b * S + (ops[k + 1].bits >> 16 & 0xFFFu)];
-    const std::uint32_t state_f = ed_f == none ? received | arrived : msg_b[static_cast<std::size_t>(ed_f) * m + (ops[k].bits & 0xFFFFu)].state;
-    const std::uint32_t state_b = ed_b == none ? received | arrived : msg_b[static_cast<std::size_t>(ed_b) * m + (ops[k + 1].bits & 0xFFFFu)].state;
+    const std::uint32_t state_f =
+        ed_f == none ? received | arrived : msg_b[static_cast<std::size_t>(ed_f) * m + (ops[k].bits & 0xFFFFu)].state;
+    const std::uint32_t state_b = ed_b == none
+                                      ? received | arrived
+                                      : msg_b[static_cast<std::size_t>(ed_b) * m + (ops[k + 1].bits & 0xFFFFu)].state;
     if ((state_f & received) == 0) return k;
     if ((state_b & received) == 0) return k + 1;
     return (state_f & arrived) == 0 ? k : k + 1;
@@ -616,7 +633,9 @@ struct lowered_run {
   constexpr bool post(std::uint32_t r, message* x, std::uint32_t side, std::int64_t clock) {
     if ((x->state & side) == 0) {
       x->state |= side;
-      if (model != runtime_model::rendezvous ? side == send_posted : (x->state & (send_posted | recv_posted)) == (send_posted | recv_posted)) {
+      if (model != runtime_model::rendezvous
+              ? side == send_posted
+              : (x->state & (send_posted | recv_posted)) == (send_posted | recv_posted)) {
         x->t = (model == runtime_model::rendezvous && x->t > clock ? x->t : clock) + latency, x->state |= arrived;
         wake(x->parked);
         x->parked = 0;
@@ -635,9 +654,7 @@ struct lowered_run {
   }
 
   /// Whether every rank ran its whole list.
-  constexpr bool finished() const {
-    return work.finished(v.offsets.data());
-  }
+  constexpr bool finished() const { return work.finished(v.offsets.data()); }
 
   /// Whether every activation copy ran (true without copies).
   constexpr bool copies_done() const {
@@ -688,7 +705,8 @@ struct lowered_run {
         const std::uint32_t ed = link[static_cast<std::uint32_t>(o.kind()) * S + static_cast<std::uint32_t>(st)];
         const std::size_t slot = static_cast<std::size_t>(ed) * m + static_cast<std::size_t>(mb);
         const std::size_t key = static_cast<std::size_t>(st) * m + static_cast<std::size_t>(mb);
-        if (copies && (o.kind() == op_kind::B || o.kind() == op_kind::I) && site_b[4 * key + 3] != 0 && done_b[site_b[4 * key + 3] - 1] == 0) {
+        if (copies && (o.kind() == op_kind::B || o.kind() == op_kind::I) && site_b[4 * key + 3] != 0 &&
+            done_b[site_b[4 * key + 3] - 1] == 0) {
           // Waiting for its activation's copy back, which never runs (the channels'
           // orders wait on each other, or a partner's rank stopped before its copy op).
           if (pass == 1) report(fault::deadlock, static_cast<int>(r), step, o, op{op_kind::recv_act, st, mb});
@@ -697,7 +715,8 @@ struct lowered_run {
         if (pass == 0) {
           if (!is_transfer(o.kind()) && (msg_b[slot].state & received) == 0) {
             const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
-            report(pending_b[ed] != 0 ? fault::wrong_microbatch : fault::not_received, static_cast<int>(r), step, o, recv);
+            report(pending_b[ed] != 0 ? fault::wrong_microbatch : fault::not_received, static_cast<int>(r), step, o,
+                   recv);
             halted[r] = 1;
           } else if (is_send(o.kind()) && computed_b[(o.kind() == op_kind::send_f ? 0 : keys) + key] == 0) {
             const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : backward_kind(split, v.shape, st, mb);
@@ -711,7 +730,7 @@ struct lowered_run {
           const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
           report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(recv));
         } else if (model == runtime_model::batched) {  // the first partner whose group is not posted
-          std::uint32_t x = k;  // from the group's first op to the first not matched
+          std::uint32_t x = k;                         // from the group's first op to the first not matched
           while (x < group_last_b[r] && ((ops[x].bits >> 28) - 9u < 2u || cursor_b[cursor_of(ops[x].bits)] == nil ||
                                          cursor_b[cursor_of(ops[x].bits)] > x)) {
             ++x;
@@ -795,7 +814,8 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   auto count = [&faults](fault, int, int, op, op) { ++faults; };
   auto require_ops = [&faults] {
     require(faults == 0,
-            "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names the problems)");
+            "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names "
+            "the problems)");
   };
   stage_table table(v.shape);
   check_compute_ops<true>(v, count);
@@ -842,7 +862,8 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
     if (model == runtime_model::batched) run.report_pairings(stuck);
     if (run.out.stuck_count_ != 0) {
       run.mispaired_rank_b = buffer<std::uint8_t>(run.P);
-      for (std::size_t i = 0; i < run.out.stuck_count_; ++i) run.mispaired_rank_b[static_cast<std::size_t>(run.out.stuck_[i].rank)] = 1;
+      for (std::size_t i = 0; i < run.out.stuck_count_; ++i)
+        run.mispaired_rank_b[static_cast<std::size_t>(run.out.stuck_[i].rank)] = 1;
       for (std::size_t k = 0; k < v.size(); ++k) run.out.start_[k] = run.out.end_[k] = 0;
       for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
     }

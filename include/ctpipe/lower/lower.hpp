@@ -45,9 +45,9 @@
 #pragma once
 
 #include <algorithm>  // std::sort (key order with costs of fine denominators)
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint32_t
-#include <span>     // rank lists
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint32_t
+#include <span>       // rank lists
 
 #include "ctpipe/analysis/communication.hpp"
 #include "ctpipe/analysis/simulate.hpp"
@@ -70,7 +70,8 @@ namespace detail {
 constexpr std::size_t check_lowerable(schedule_view v) {
   check_view(v);
   std::size_t pairs = 0, issues = 0;
-  validate_counting_pairs(v, [&issues](const validation_issue&) { ++issues; }, &pairs);
+  validate_counting_pairs(
+      v, [&issues](const validation_issue&) { ++issues; }, &pairs);
   require(issues == 0, "ctpipe: lower() takes a valid compute schedule (validate() names the problems)");
   return pairs;
 }
@@ -120,7 +121,9 @@ constexpr schedule lower_adjacent(schedule_view v, std::size_t pairs) {
   const op* ops = v.ops.data();
   // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
   std::uint32_t bits = 0, row = 0, extra = 0;
-  for (std::size_t k = 0; k < n; ++k) bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), extra += sends[row] + (channel[row] != none ? 1 : 0);
+  for (std::size_t k = 0; k < n; ++k)
+    bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu),
+    extra += sends[row] + (channel[row] != none ? 1 : 0);
   schedule out{v.shape, n + extra};
   op* lowered = out.ops().data();
   std::uint32_t* offsets = out.offsets().data();
@@ -131,7 +134,8 @@ constexpr schedule lower_adjacent(schedule_view v, std::size_t pairs) {
   std::uint32_t w = 0, gradient = 0;
   for (int r = 0; r < v.shape.P; ++r) {
     for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
-      bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu), gradient = ((bits >> 28) & 7u) != 0 ? 1u : 0u;
+      bits = ops[k].bits, row = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu),
+      gradient = ((bits >> 28) & 7u) != 0 ? 1u : 0u;
       if (channel[row] != none) lowered[w++].bits = ((5 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
       lowered[w++].bits = bits;
       if (sends[row] != 0) lowered[w++].bits = ((4 + 2 * gradient) << 28) | (bits & 0x0FFFFFFFu);
@@ -168,7 +172,8 @@ constexpr void receive_in_send_order(schedule& out) {
   for (std::size_t r = 0; r < P; ++r) fill[r] = first[r];
   for (std::uint32_t k = 0; k < n; ++k) {
     if (is_send(v.ops[k].kind())) {
-      incoming[fill[static_cast<std::size_t>(peer_rank(shape, v.ops[k]))]++] = recv_at[static_cast<std::size_t>(message_tag(shape, v.ops[k]))];
+      incoming[fill[static_cast<std::size_t>(peer_rank(shape, v.ops[k]))]++] =
+          recv_at[static_cast<std::size_t>(message_tag(shape, v.ops[k]))];
     }
   }
   // Per sender's run, from its last receive back: a RECV stays when it comes before every
@@ -226,11 +231,11 @@ constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c) {
   if (c.b == rational{0} || c.i == rational{0} || c.pair() == rational{0}) {
     std::uint32_t seen = 0;
     dependency_walk walk(v);
-    walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t) {
-      return walk_order[seen++] = k, std::int64_t{1};
-    }, [&](std::uint32_t, std::uint32_t k, auto...) {  // a pair: its word, then its B word
-      return walk_order[seen++] = k, walk_order[seen++] = k + 1, std::int64_t{1};
-    });
+    walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t,
+                 std::int64_t) { return walk_order[seen++] = k, std::int64_t{1}; },
+             [&](std::uint32_t, std::uint32_t k, auto...) {  // a pair: its word, then its B word
+               return walk_order[seen++] = k, walk_order[seen++] = k + 1, std::int64_t{1};
+             });
   } else {
     for (std::uint32_t q = 0; q < n; ++q) walk_order[q] = q;
   }
@@ -323,7 +328,8 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
   const int P = v.shape.P;
   schedule out{v.shape, events + (events - n)};
   std::uint32_t* offsets = out.offsets().data();
-  for (int r = 0; r < P; ++r) offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
+  for (int r = 0; r < P; ++r)
+    offsets[r + 1] = v.offsets[static_cast<std::size_t>(r) + 1] - v.offsets[static_cast<std::size_t>(r)];
   for (std::size_t q = 0; q < n; ++q) {
     bits = ops[q].bits, k = (bits >> 28) * uS + ((bits >> 16) & 0xFFFu);
     if (sends[k] != 0) ++offsets[peer[k] + 1];
@@ -347,8 +353,8 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
       continue;
     }
     lowered[cursor[rank]++] = make_op(static_cast<op_kind>(4 + 2 * gradient), static_cast<int>(s), static_cast<int>(j));
-    lowered[cursor[peer[kind * uS + s]]++] =
-        make_op(static_cast<op_kind>(5 + 2 * gradient), static_cast<int>(gradient != 0 ? s - 1 : s + 1), static_cast<int>(j));
+    lowered[cursor[peer[kind * uS + s]]++] = make_op(
+        static_cast<op_kind>(5 + 2 * gradient), static_cast<int>(gradient != 0 ? s - 1 : s + 1), static_cast<int>(j));
   }
   if (pairs != 0) keep_pairs_whole(out);
   return out;
@@ -422,7 +428,9 @@ constexpr schedule lower(schedule_view v) { return lower(v, costs{}, runtime_mod
 constexpr schedule compute_part(schedule_view v) {
   check_view(v);
   std::size_t n = 0;
-  for (const op o : v.ops) n += (o.bits >> 28) - 4u < 4u || (o.bits >> 28) - 9u < 2u ? 0 : 1;  // not SEND/RECV (4..7), SEND_ACT/RECV_ACT (9, 10)
+  for (const op o : v.ops)
+    n += (o.bits >> 28) - 4u < 4u || (o.bits >> 28) - 9u < 2u ? 0
+                                                              : 1;  // not SEND/RECV (4..7), SEND_ACT/RECV_ACT (9, 10)
   schedule out{v.shape, n};
   std::span<op> ops = out.ops();
   std::span<std::uint32_t> offsets = out.offsets();

@@ -32,8 +32,8 @@ namespace detail {
 /// SEND_F, RECV_F, SEND_B or RECV_B missing from `seen` ([kind - SEND_F][slot]); rank =
 /// owner, step = -1. Calls `report` per op.
 template <class Report>
-constexpr void report_missing_transfers(const pipeline_shape& shape, const std::uint8_t* seen, const std::uint32_t* owner,
-                                        Report& report) {
+constexpr void report_missing_transfers(const pipeline_shape& shape, const std::uint8_t* seen,
+                                        const std::uint32_t* owner, Report& report) {
   const int S = shape.stages();
   const int m = shape.m;
   const std::size_t slots = 2 * static_cast<std::size_t>(S) * static_cast<std::size_t>(m);
@@ -44,14 +44,17 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
     // placement the down ones below stage P, the up ones from it).
     const int j_first = both_ways && e >= shape.P ? (m + 1) / 2 : 0, j_end = both_ways && e < shape.P ? (m + 1) / 2 : m;
     for (int j = j_first; j < j_end; ++j) {
-      const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j),
+      const std::size_t activation = (2 * static_cast<std::size_t>(e)) * static_cast<std::size_t>(m) +
+                                     static_cast<std::size_t>(j),
                         gradient = activation + static_cast<std::size_t>(m);
-      if ((seen[activation] & seen[slots + activation] & seen[2 * slots + gradient] & seen[3 * slots + gradient]) != 0) continue;
+      if ((seen[activation] & seen[slots + activation] & seen[2 * slots + gradient] & seen[3 * slots + gradient]) != 0)
+        continue;
       const op needed[4] = {op{op_kind::send_f, e, j}, op{op_kind::recv_f, e + 1, j}, op{op_kind::send_b, e + 1, j},
                             op{op_kind::recv_b, e, j}};
       const std::size_t where[4] = {activation, slots + activation, 2 * slots + gradient, 3 * slots + gradient};
       for (int n = 0; n < 4; ++n) {
-        if (seen[where[n]] == 0) report(fault::missing, static_cast<int>(owner[needed[n].stage()]), -1, needed[n], needed[n]);
+        if (seen[where[n]] == 0)
+          report(fault::missing, static_cast<int>(owner[needed[n].stage()]), -1, needed[n], needed[n]);
       }
     }
   }
@@ -62,7 +65,8 @@ constexpr void report_missing_transfers(const pipeline_shape& shape, const std::
 template <class Report>
 constexpr void report_transfers_outside_pipelines(schedule_view v, Report& report) {
   for (int r = 0; r < v.shape.P; ++r) {
-    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1];
+         ++k) {
       const op o = v.ops[k];
       if (!is_transfer(o.kind()) || o.stage() >= v.shape.stages() || o.microbatch() >= v.shape.m) continue;
       const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
@@ -141,7 +145,8 @@ struct move_sites {
 
   constexpr explicit move_sites(schedule_view v) {
     const std::size_t keys = static_cast<std::size_t>(v.shape.stages()) * static_cast<std::size_t>(v.shape.m);
-    for (buffer<std::uint32_t>* b : {&f, &back, &home_send, &home_recv, &host_send, &host_recv, &host}) *b = buffer<std::uint32_t>(keys);
+    for (buffer<std::uint32_t>* b : {&f, &back, &home_send, &home_recv, &host_send, &host_recv, &host})
+      *b = buffer<std::uint32_t>(keys);
   }
 };
 
@@ -152,7 +157,8 @@ constexpr void report_move_order(schedule_view v, const stage_table& table, cons
   for (std::size_t key = 0; key < at.f.size(); ++key) {
     const int s = static_cast<int>(key / um), j = static_cast<int>(key % um);
     if ((at.home_send[key] | at.home_recv[key] | at.host_send[key] | at.host_recv[key]) == 0) continue;
-    const int home = static_cast<int>(table.owner[static_cast<std::size_t>(s)]), host = at.host[key] != 0 ? static_cast<int>(at.host[key]) - 1 : home;
+    const int home = static_cast<int>(table.owner[static_cast<std::size_t>(s)]),
+              host = at.host[key] != 0 ? static_cast<int>(at.host[key]) - 1 : home;
     const std::uint32_t sites[4] = {at.home_send[key], at.host_recv[key], at.host_send[key], at.home_recv[key]};
     const op_kind kinds[4] = {op_kind::send_act, op_kind::recv_act, op_kind::send_act, op_kind::recv_act};
     bool whole = true;
@@ -169,7 +175,8 @@ constexpr void report_move_order(schedule_view v, const stage_table& table, cons
                                        {sites[2], sites[1], static_cast<std::uint32_t>(host)}};
     for (const auto& [later, earlier, r] : order) {
       if (later == 0 || earlier == 0 || later > earlier) continue;
-      report(fault::out_of_order, static_cast<int>(r), static_cast<int>(later - 1 - v.offsets[r]), v.ops[later - 1], v.ops[earlier - 1]);
+      report(fault::out_of_order, static_cast<int>(r), static_cast<int>(later - 1 - v.offsets[r]), v.ops[later - 1],
+             v.ops[earlier - 1]);
     }
   }
 }
@@ -190,9 +197,11 @@ constexpr void check_moves(schedule_view v, const stage_table& table, Report& re
   for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(v.shape.P); ++r) {
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
       const op o = v.ops[k];
-      const std::uint32_t kind = o.bits >> 28, s = static_cast<std::uint32_t>(o.stage()), j = static_cast<std::uint32_t>(o.microbatch());
+      const std::uint32_t kind = o.bits >> 28, s = static_cast<std::uint32_t>(o.stage()),
+                          j = static_cast<std::uint32_t>(o.microbatch());
       if (s >= uS || j >= um) {
-        if (kind == 9 || kind == 10) report(fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - v.offsets[r]), o, o);
+        if (kind == 9 || kind == 10)
+          report(fault::out_of_shape, static_cast<int>(r), static_cast<int>(k - v.offsets[r]), o, o);
         continue;
       }
       const std::size_t key = static_cast<std::size_t>(s) * um + j;
@@ -200,7 +209,8 @@ constexpr void check_moves(schedule_view v, const stage_table& table, Report& re
       if (home && (kind == 0 || kind == 8) && at.f[key] == 0) at.f[key] = k + 1;
       if (home && (kind == 1 || kind == 2) && at.back[key] == 0) at.back[key] = k + 1;
       if (kind != 9 && kind != 10) continue;
-      buffer<std::uint32_t>& site = home ? (kind == 9 ? at.home_send : at.home_recv) : (kind == 9 ? at.host_send : at.host_recv);
+      buffer<std::uint32_t>& site =
+          home ? (kind == 9 ? at.home_send : at.home_recv) : (kind == 9 ? at.host_send : at.host_recv);
       const int step = static_cast<int>(k - v.offsets[r]);
       if (!home && at.host[key] != 0 && at.host[key] != r + 1) {
         const buffer<std::uint32_t>& first = at.host_recv[key] != 0 ? at.host_recv : at.host_send;
@@ -220,8 +230,8 @@ constexpr void check_moves(schedule_view v, const stage_table& table, Report& re
 /// Calls `report(fault, rank, step, at, needs)` per issue; counts the overlapped pairs in
 /// `*pairs` and the activation copies in `*copy_ops` when given.
 template <class Report>
-constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report, std::size_t* pairs = nullptr,
-                                 std::size_t* copy_ops = nullptr) {
+constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Report&& report,
+                                 std::size_t* pairs = nullptr, std::size_t* copy_ops = nullptr) {
   const std::uint32_t* off = v.offsets.data();
   const op* ops = v.ops.data();
 
@@ -231,19 +241,24 @@ constexpr void check_lowered_ops(schedule_view v, const stage_table& table, Repo
   std::size_t copies = 0;
   for (std::uint32_t k = 0, c = 0, n = static_cast<std::uint32_t>(v.size()); k < n; ++k) {
     const std::uint32_t kind = ops[k].bits >> 28;
-    if (kind <= 3 || kind == 8 || kind >= 11) position[c++] = k;  // what compute_part keeps: all but transfers and copies
-    else if (kind >= 9) ++copies;
+    if (kind <= 3 || kind == 8 || kind >= 11)
+      position[c++] = k;  // what compute_part keeps: all but transfers and copies
+    else if (kind >= 9)
+      ++copies;
   }
   if (copy_ops != nullptr) *copy_ops = copies;
   const schedule_view cv = compute.view();
   std::size_t found = 0;
-  validate_counting_pairs(cv, [&](validation_issue issue) {
-    if (issue.step >= 0) {
-      const std::size_t c = cv.offsets[static_cast<std::size_t>(issue.rank)] + static_cast<std::size_t>(issue.step);
-      issue.step = static_cast<int>(position[c] - off[issue.rank]);
-    }
-    report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
-  }, &found);
+  validate_counting_pairs(
+      cv,
+      [&](validation_issue issue) {
+        if (issue.step >= 0) {
+          const std::size_t c = cv.offsets[static_cast<std::size_t>(issue.rank)] + static_cast<std::size_t>(issue.step);
+          issue.step = static_cast<int>(position[c] - off[issue.rank]);
+        }
+        report(issue.what, issue.rank, issue.step, issue.at, issue.needs);
+      },
+      &found);
   if (pairs != nullptr) *pairs = found;
   // An overlapped pair's halves stand next to each other in the lowered lists too: a
   // transfer between them is a broken pair (the compute part, without it, is not).
@@ -280,17 +295,20 @@ constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const
     const op o = ops[k];
     const int step = static_cast<int>(k - off[r]);
     const int st = o.stage(), mb = o.microbatch();
-    const std::uint32_t in_ed = table.channel[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
+    const std::uint32_t in_ed =
+        table.channel[static_cast<std::uint32_t>(o.kind()) * uS + static_cast<std::uint32_t>(st)];
     if (!is_transfer(o.kind())) {
       const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
       halted[static_cast<std::size_t>(r)] =
           validation_issue{pending[in_ed] != 0 ? fault::wrong_microbatch : fault::not_received, r, step, o, recv};
       is_halted[static_cast<std::size_t>(r)] = 1;
     } else if (is_send(o.kind()) &&
-               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um + static_cast<std::uint32_t>(mb)] == 0) {
+               computed[(o.kind() == op_kind::send_f ? 0 : keys) + static_cast<std::uint32_t>(st) * um +
+                        static_cast<std::uint32_t>(mb)] == 0) {
       if (split.size() == 0) split = split_backwards(v);  // once, on the first halted SEND_B
       const op_kind producer = o.kind() == op_kind::send_f ? op_kind::F : backward_kind(split, v.shape, st, mb);
-      halted[static_cast<std::size_t>(r)] = validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
+      halted[static_cast<std::size_t>(r)] =
+          validation_issue{fault::send_before_compute, r, step, o, op{producer, st, mb}};
       is_halted[static_cast<std::size_t>(r)] = 1;
     }
   }
@@ -322,10 +340,12 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_tabl
   // its SEND or RECV; per F and per B or I whether it ran; per ed messages not yet consumed.
   constexpr std::uint8_t posted = 1, arrived = 2;
   detail::buffer<std::uint8_t> state_b(slots), computed_b(2 * static_cast<std::size_t>(keys));  // [F | B or I]
-  detail::buffer<std::uint32_t> parked_b(2 * slots), pending_b(2 * static_cast<std::size_t>(uS));  // [at SEND | at RECV]
+  detail::buffer<std::uint32_t> parked_b(2 * slots),
+      pending_b(2 * static_cast<std::size_t>(uS));  // [at SEND | at RECV]
   rank_worklist work(static_cast<std::uint32_t>(v.shape.P), off);
   std::uint8_t *state = state_b.data(), *computed = computed_b.data();
-  std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = work.pos.data(), *stack = work.stack.data();
+  std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = work.pos.data(),
+                *stack = work.stack.data();
   std::uint32_t top = work.top;  // the pop loop of rank_worklist (core/engine.hpp)
   const std::uint32_t at_recv = static_cast<std::uint32_t>(slots);
   const bool rendezvous = sem == send_semantics::rendezvous;
@@ -344,7 +364,7 @@ constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_tabl
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
-      if (kind == 4 || kind == 6) {  // SEND: its data must exist; posting wakes the RECV
+      if (kind == 4 || kind == 6) {                              // SEND: its data must exist; posting wakes the RECV
         if (computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted (diagnosed below)
         if ((state[slot] & posted) == 0) {
           state[slot] |= posted;
@@ -404,7 +424,8 @@ constexpr void run_lowered_lists(schedule_view v, send_semantics sem, std::size_
   // pays nothing for pairs; a stuck op is then named as the lists hold it.
   const schedule plain = split_pairs(v);
   detail::run_lowered(plain.view(), sem, detail::stage_table(v.shape), [&](fault f, int r, int step, op at, op needs) {
-    report(f, r, step, step >= 0 ? v.ops[v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)] : at, needs);
+    report(f, r, step, step >= 0 ? v.ops[v.offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(step)] : at,
+           needs);
   });
 }
 
@@ -477,7 +498,9 @@ constexpr std::size_t validate_lowered(schedule_view v, send_semantics sem, OnIs
   const schedule_view pv = plain.lists.view();
   detail::run_lowered_lists(pv, sem, pairs, [&](fault f, int r, int step, op at, op needs) {
     const std::size_t ur = static_cast<std::size_t>(r);
-    report(f, r, step >= 0 ? static_cast<int>(plain.position[pv.offsets[ur] + static_cast<std::size_t>(step)] - v.offsets[ur]) : step,
+    report(f, r,
+           step >= 0 ? static_cast<int>(plain.position[pv.offsets[ur] + static_cast<std::size_t>(step)] - v.offsets[ur])
+                     : step,
            at, needs);
   });
   return count;
@@ -560,7 +583,8 @@ constexpr bool directed_order_consistent(schedule_view v) {
       (is_send(o.kind()) ? sender_index : receiver_index)[slot] = ++counter[side];
     }
     for (const op o : ops) {  // every transfer of this rank passed the checks above
-      if (is_transfer(o.kind())) counter[2 * static_cast<std::size_t>(peer_rank(shape, o)) + (is_send(o.kind()) ? 0 : 1)] = 0;
+      if (is_transfer(o.kind()))
+        counter[2 * static_cast<std::size_t>(peer_rank(shape, o)) + (is_send(o.kind()) ? 0 : 1)] = 0;
     }
   }
   for (std::size_t slot = 0; slot < slots; ++slot) {

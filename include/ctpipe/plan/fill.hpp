@@ -65,7 +65,8 @@ enum class fill_reason : std::uint8_t { placed, no_window, no_idle_time, no_room
 /// taken or too short)`.
 constexpr const char* reason_text(fill_reason r) {
   constexpr const char* names[] = {"placed", "no window (nothing lies between its release and its deadline)",
-                                   "no idle time on its ranks within its window", "no room left (idle time taken or too short)"};
+                                   "no idle time on its ranks within its window",
+                                   "no room left (idle time taken or too short)"};
   return names[static_cast<int>(r)];
 }
 
@@ -90,18 +91,18 @@ struct fill_options {
 /// per rank its filled and remaining idle time; the pieces sorted by (rank, start).
 /// All times exact, in time units of `t_f`.
 struct fill_result {
-  detail::buffer<fill_piece> pieces;     ///< sorted by rank, then start
-  detail::buffer<rational> placed;       ///< per job: time placed
-  detail::buffer<fill_reason> reason;    ///< per job: placed, or why not all of it
-  detail::buffer<rational> filled;       ///< per rank: time of its pieces
+  detail::buffer<fill_piece> pieces;        ///< sorted by rank, then start
+  detail::buffer<rational> placed;          ///< per job: time placed
+  detail::buffer<fill_reason> reason;       ///< per job: placed, or why not all of it
+  detail::buffer<rational> filled;          ///< per rank: time of its pieces
   detail::buffer<rational> remaining_idle;  ///< per rank: idle time left
-  rational makespan{0};                  ///< T, unchanged (proved)
-  rational work{0};                      ///< sum of the jobs' durations
-  rational total{0};                     ///< sum of placed
-  rational bound{0};                     ///< an upper bound on what any placement fills
-  bool optimal = false;                  ///< total == bound, or proved by an exact method
-  bool exact_method = false;             ///< an exact method decided (fill_bubbles_optimal)
-  const char* method = "greedy";         ///< "greedy", "max-flow", "branch-and-bound", ...
+  rational makespan{0};                     ///< T, unchanged (proved)
+  rational work{0};                         ///< sum of the jobs' durations
+  rational total{0};                        ///< sum of placed
+  rational bound{0};                        ///< an upper bound on what any placement fills
+  bool optimal = false;                     ///< total == bound, or proved by an exact method
+  bool exact_method = false;                ///< an exact method decided (fill_bubbles_optimal)
+  const char* method = "greedy";            ///< "greedy", "max-flow", "branch-and-bound", ...
 };
 
 namespace detail {
@@ -152,16 +153,16 @@ struct fill_frame {
   std::int64_t T = 0, c = 0;
   int P = 1;
   bool steady = false;
-  buffer<std::int64_t> start, end;  ///< per op, flat order
-  buffer<std::uint32_t> gap_off;    ///< per rank r: its gaps are [gap_off[r], gap_off[r+1])
+  buffer<std::int64_t> start, end;                  ///< per op, flat order
+  buffer<std::uint32_t> gap_off;                    ///< per rank r: its gaps are [gap_off[r], gap_off[r+1])
   buffer<std::int64_t> gap_lo, gap_hi, gap_prefix;  ///< per gap; prefix: idle before it on its rank
   /// The idle time of all ranks together as a function of time: at each of `bends`
   /// times (sorted) the idle time before it (`idle_before`) and how many ranks are idle
   /// from it on (`idle_ranks`). all_idle_within() reads it.
   buffer<std::int64_t> bend_at, idle_before, idle_ranks;
-  buffer<std::int64_t> dur, min_piece;              ///< per job, ticks
-  buffer<std::int64_t> after_end, before_start;     ///< per job: end(X) / start(Y) ticks, or -1
-  buffer<int> after_rank, before_rank, rank;        ///< per job
+  buffer<std::int64_t> dur, min_piece;           ///< per job, ticks
+  buffer<std::int64_t> after_end, before_start;  ///< per job: end(X) / start(Y) ticks, or -1
+  buffer<int> after_rank, before_rank, rank;     ///< per job
   std::size_t gaps = 0;
   op_index index;     ///< the schedule's ops by identity
   buffer<int> ranks;  ///< per op, flat order: its rank
@@ -201,7 +202,9 @@ constexpr int job_window(const fill_frame& f, std::size_t j, int r, window_part 
 }
 
 /// Whether job j may run on rank r.
-constexpr bool job_allowed(const fill_frame& f, std::size_t j, int r) { return f.rank[j] == any_rank || f.rank[j] == r; }
+constexpr bool job_allowed(const fill_frame& f, std::size_t j, int r) {
+  return f.rank[j] == any_rank || f.rank[j] == r;
+}
 
 /// Idle time of rank r within [lo, hi): prefix sums over its gaps and two binary
 /// searches, O(log gaps).
@@ -292,9 +295,11 @@ constexpr void find_gaps(schedule_view v, fill_frame& f) {
   }
   // The all-rank profile: +1 idle rank at each gap's start, -1 at its end, in time order.
   buffer<std::int64_t> bends(2 * n);
-  for (std::size_t g = 0; g < n; ++g) bends[2 * g] = 2 * f.gap_lo[g] + 1, bends[2 * g + 1] = 2 * f.gap_hi[g];  // ends first
+  for (std::size_t g = 0; g < n; ++g)
+    bends[2 * g] = 2 * f.gap_lo[g] + 1, bends[2 * g + 1] = 2 * f.gap_hi[g];  // ends first
   std::sort(bends.data(), bends.data() + 2 * n);
-  f.bend_at = buffer<std::int64_t>(2 * n), f.idle_before = buffer<std::int64_t>(2 * n), f.idle_ranks = buffer<std::int64_t>(2 * n);
+  f.bend_at = buffer<std::int64_t>(2 * n), f.idle_before = buffer<std::int64_t>(2 * n),
+  f.idle_ranks = buffer<std::int64_t>(2 * n);
   std::int64_t idle = 0, ranks = 0, last = 0;
   for (std::size_t e = 0; e < 2 * n; ++e) {
     const std::int64_t t = bends[e] / 2;
@@ -307,8 +312,8 @@ constexpr void find_gaps(schedule_view v, fill_frame& f) {
 /// The frame of a fill of `v` under `c` and `scale` with `jobs`: one tick for the op
 /// times, t_c and every job's duration and minimum piece. Raises simulate()'s messages,
 /// check_jobs()' and rational overflow. Linear in ops + jobs.
-constexpr fill_frame make_fill_frame(schedule_view v, const costs& c, const cost_scale& scale, std::span<const fill_job> jobs,
-                                     bool steady) {
+constexpr fill_frame make_fill_frame(schedule_view v, const costs& c, const cost_scale& scale,
+                                     std::span<const fill_job> jobs, bool steady) {
   const simulation sim = simulate(v, c, scale);
   fill_frame f;
   f.index = op_index(v);
@@ -325,11 +330,13 @@ constexpr fill_frame make_fill_frame(schedule_view v, const costs& c, const cost
   f.T = rational::mul(sim.makespan_ticks(), f.scale);
   f.c = f.ticks(c.c);
   f.start = buffer<std::int64_t>(v.size()), f.end = buffer<std::int64_t>(v.size());
-  for (std::size_t k = 0; k < v.size(); ++k) f.start[k] = sim.start_ticks(k) * f.scale, f.end[k] = sim.end_ticks(k) * f.scale;
+  for (std::size_t k = 0; k < v.size(); ++k)
+    f.start[k] = sim.start_ticks(k) * f.scale, f.end[k] = sim.end_ticks(k) * f.scale;
   find_gaps(v, f);
   const std::size_t J = jobs.size();
   f.dur = buffer<std::int64_t>(J), f.min_piece = buffer<std::int64_t>(J), f.after_end = buffer<std::int64_t>(J, -1);
-  f.before_start = buffer<std::int64_t>(J, -1), f.after_rank = buffer<int>(J), f.before_rank = buffer<int>(J), f.rank = buffer<int>(J);
+  f.before_start = buffer<std::int64_t>(J, -1), f.after_rank = buffer<int>(J), f.before_rank = buffer<int>(J),
+  f.rank = buffer<int>(J);
   rational::mul(f.T + f.c + 1, 4);  // every window bound lies within +-2(T + c)
   for (std::size_t j = 0; j < J; ++j) {
     const fill_job& job = jobs[j];
@@ -367,8 +374,13 @@ struct greedy_fill {
   std::size_t heap_size = 0;
 
   constexpr explicit greedy_fill(const fill_frame& frame)
-      : f(frame), left(frame.dur.size()), free_at(frame.dur.size()), earliest(frame.dur.size()), latest(frame.dur.size()),
-        pieces(9 * frame.dur.size() + frame.gaps + 1), heap(frame.dur.size()) {
+      : f(frame),
+        left(frame.dur.size()),
+        free_at(frame.dur.size()),
+        earliest(frame.dur.size()),
+        latest(frame.dur.size()),
+        pieces(9 * frame.dur.size() + frame.gaps + 1),
+        heap(frame.dur.size()) {
     for (std::size_t j = 0; j < left.size(); ++j) {
       left[j] = f.dur[j];
       earliest[j] = f.T, latest[j] = -1;
@@ -390,10 +402,12 @@ struct greedy_fill {
   }
   constexpr void push(std::uint32_t j) {
     heap[heap_size++] = j;
-    std::push_heap(heap.data(), heap.data() + heap_size, [this](std::uint32_t a, std::uint32_t b) { return before(a, b); });
+    std::push_heap(heap.data(), heap.data() + heap_size,
+                   [this](std::uint32_t a, std::uint32_t b) { return before(a, b); });
   }
   constexpr std::uint32_t pop() {
-    std::pop_heap(heap.data(), heap.data() + heap_size, [this](std::uint32_t a, std::uint32_t b) { return before(a, b); });
+    std::pop_heap(heap.data(), heap.data() + heap_size,
+                  [this](std::uint32_t a, std::uint32_t b) { return before(a, b); });
     return heap[--heap_size];
   }
 
@@ -401,12 +415,14 @@ struct greedy_fill {
   /// start (or -1 when there is none) and, in `piece_end`, its end. An indivisible job
   /// needs room for all that is left, a divisible one for its minimum piece (or all that
   /// is left, when less).
-  constexpr std::int64_t try_place(std::size_t j, int r, std::int64_t t, std::int64_t gap_end, std::int64_t& piece_end) const {
+  constexpr std::int64_t try_place(std::size_t j, int r, std::int64_t t, std::int64_t gap_end,
+                                   std::int64_t& piece_end) const {
     window_part w[2] = {};
     const int n = job_allowed(f, j, r) ? job_window(f, j, r, w) : 0;
     const std::int64_t need = !is_divisible(j) ? left[j] : (f.min_piece[j] < left[j] ? f.min_piece[j] : left[j]);
     for (int q = 0; q < n; ++q) {
-      const std::int64_t lo = t > free_at[j] ? (t > w[q].lo ? t : w[q].lo) : (free_at[j] > w[q].lo ? free_at[j] : w[q].lo);
+      const std::int64_t lo =
+          t > free_at[j] ? (t > w[q].lo ? t : w[q].lo) : (free_at[j] > w[q].lo ? free_at[j] : w[q].lo);
       const std::int64_t hi = gap_end < w[q].hi ? gap_end : w[q].hi;
       if (hi - lo < need || hi <= lo) continue;
       piece_end = lo + (hi - lo < left[j] ? hi - lo : left[j]);
@@ -421,7 +437,8 @@ struct greedy_fill {
   /// Fills gap [lo, hi) of rank r from its start: the job due first among those released
   /// that can start at the cursor goes next (earliest deadline first); `next` walks
   /// `by_release` (jobs by earliest start).
-  constexpr void fill_gap(int r, std::int64_t lo, std::int64_t hi, const buffer<std::uint32_t>& by_release, std::size_t& next) {
+  constexpr void fill_gap(int r, std::int64_t lo, std::int64_t hi, const buffer<std::uint32_t>& by_release,
+                          std::size_t& next) {
     std::int64_t t = lo;
     std::uint32_t aside[set_aside_limit] = {};
     std::int64_t aside_at[set_aside_limit] = {};
@@ -472,7 +489,8 @@ struct greedy_fill {
       return earliest[a] != earliest[b] ? earliest[a] < earliest[b] : a < b;
     });
     std::size_t next = 0;
-    for (std::size_t q = 0; q < f.gaps; ++q) fill_gap(gap_rank[gaps[q]], f.gap_lo[gaps[q]], f.gap_hi[gaps[q]], by_release, next);
+    for (std::size_t q = 0; q < f.gaps; ++q)
+      fill_gap(gap_rank[gaps[q]], f.gap_lo[gaps[q]], f.gap_hi[gaps[q]], by_release, next);
   }
 };
 
@@ -514,7 +532,8 @@ constexpr void check_pieces(const fill_frame& f, std::span<const fill_job> jobs,
     const bool last = q + 1 == p.size() || p[order[q + 1]].job != x.job;
     require(last || x.hi - x.lo >= f.min_piece[x.job], message);
   }
-  for (std::size_t j = 0; j < jobs.size(); ++j) require(got[j] <= f.dur[j] && (jobs[j].divisible || pieces_of[j] <= 1), message);
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    require(got[j] <= f.dur[j] && (jobs[j].divisible || pieces_of[j] <= 1), message);
 }
 
 /// The dependency edges of a re-simulation: (from, to, latency) triples, then a CSR of
@@ -525,14 +544,16 @@ struct fill_graph {
   buffer<std::int64_t> lat;
   std::size_t edges = 0;
   constexpr explicit fill_graph(std::size_t capacity) : from(capacity), to(capacity), lat(capacity) {}
-  constexpr void add(std::uint32_t a, std::uint32_t b, std::int64_t l) { from[edges] = a, to[edges] = b, lat[edges++] = l; }
+  constexpr void add(std::uint32_t a, std::uint32_t b, std::int64_t l) {
+    from[edges] = a, to[edges] = b, lat[edges++] = l;
+  }
 };
 
 /// The ops that op k of `v` waits for, by docs/spec.md §2 restated (not the walk's
 /// tables): added to `g` as edges into node k with t_c across ranks. `pair_b[k]`: op k
 /// is a pair's B word (its node is k - 1).
-constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer<int>& ranks, const buffer<std::uint8_t>& pair_b,
-                            std::int64_t c, std::size_t k, fill_graph& g) {
+constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer<int>& ranks,
+                            const buffer<std::uint8_t>& pair_b, std::int64_t c, std::size_t k, fill_graph& g) {
   const auto need = [&](std::uint32_t found) {  // found: flat index + 1 (0: none)
     if (found == 0) return;
     const std::uint32_t d = found - 1, node = pair_b[d] ? d - 1 : d;
@@ -561,8 +582,8 @@ constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer
 /// Runs graph `g` over the ops of `v` and pieces `p` (Kahn's order: a node runs once all
 /// its inputs have; it starts at the latest input end plus that edge's latency) and
 /// compares: every op's start equals `f.start`, nothing ends after T, every node ran.
-constexpr bool run_resimulation(schedule_view v, const fill_frame& f, std::span<const tick_piece> p, const fill_graph& g,
-                                const buffer<std::uint8_t>& pair_b) {
+constexpr bool run_resimulation(schedule_view v, const fill_frame& f, std::span<const tick_piece> p,
+                                const fill_graph& g, const buffer<std::uint8_t>& pair_b) {
   const std::size_t n_ops = v.size(), N = n_ops + p.size();
   buffer<std::uint32_t> first(N + 1), next(g.edges), pending(N), queue(N);
   for (std::size_t e = 0; e < g.edges; ++e) ++first[g.from[e] + 1], ++pending[g.to[e]];
@@ -599,7 +620,8 @@ constexpr bool run_resimulation(schedule_view v, const fill_frame& f, std::span<
 /// deadline op waits for each of its pieces (+ t_c across ranks); every node starts as
 /// soon as its rank and its inputs allow (§2's rule). Returns true when every op starts
 /// exactly when simulate() said and nothing ends after T. Linear in ops + pieces.
-constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, std::span<const tick_piece> p) {
+constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs,
+                                    std::span<const tick_piece> p) {
   const op_index& index = f.index;
   const buffer<int>& ranks = f.ranks;
   const std::size_t n_ops = v.size(), N = n_ops + p.size();
@@ -612,7 +634,8 @@ constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::s
   buffer<std::uint32_t> last_piece(jobs.size(), 0);  // piece node + 1 of the job's latest piece by time
   buffer<std::uint32_t> by_time(p.size());
   for (std::size_t q = 0; q < p.size(); ++q) by_time[q] = static_cast<std::uint32_t>(q);
-  std::sort(by_time.data(), by_time.data() + p.size(), [&](std::uint32_t a, std::uint32_t b) { return p[a].lo < p[b].lo; });
+  std::sort(by_time.data(), by_time.data() + p.size(),
+            [&](std::uint32_t a, std::uint32_t b) { return p[a].lo < p[b].lo; });
   for (std::size_t q0 = 0; q0 < p.size(); ++q0) {
     const std::uint32_t q = by_time[q0], node = static_cast<std::uint32_t>(n_ops + q);
     const fill_job& job = jobs[p[q].job];
@@ -635,8 +658,10 @@ constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::s
     while (k < v.offsets[r + 1] || (q < p.size() && p[q].rank == r)) {
       const bool take_op = k < v.offsets[r + 1] && (q == p.size() || p[q].rank != r || f.start[k] <= p[q].lo);
       const std::uint32_t node = take_op ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n_ops + q);
-      if (take_op) k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
-      else ++q;
+      if (take_op)
+        k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
+      else
+        ++q;
       if (prev != 0) g.add(prev - 1, node, 0);
       prev = node + 1;
     }
@@ -676,14 +701,14 @@ constexpr std::int64_t window_idle(const fill_frame& f, std::size_t j, bool& has
 /// per rank, the total, and the bound: the least of the total idle time and the sum over
 /// jobs of min(duration, window_idle()). Raises `ctpipe: fill's re-simulation moved a
 /// pipeline op (a bug)` when the proof fails.
-constexpr fill_result finish_fill(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, buffer<tick_piece>& p,
-                                  std::size_t count) {
-  std::sort(p.data(), p.data() + count, [](const tick_piece& a, const tick_piece& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.lo < b.lo;
-  });
+constexpr fill_result finish_fill(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs,
+                                  buffer<tick_piece>& p, std::size_t count) {
+  std::sort(p.data(), p.data() + count,
+            [](const tick_piece& a, const tick_piece& b) { return a.rank != b.rank ? a.rank < b.rank : a.lo < b.lo; });
   const std::span<const tick_piece> pieces{p.data(), count};
   check_pieces(f, jobs, pieces);
-  if (!f.steady) require(resimulate_unchanged(v, f, jobs, pieces), "ctpipe: fill's re-simulation moved a pipeline op (a bug)");
+  if (!f.steady)
+    require(resimulate_unchanged(v, f, jobs, pieces), "ctpipe: fill's re-simulation moved a pipeline op (a bug)");
   fill_result out;
   const std::size_t J = jobs.size(), P = static_cast<std::size_t>(f.P);
   out.pieces = buffer<fill_piece>(count), out.placed = buffer<rational>(J), out.reason = buffer<fill_reason>(J);
@@ -745,8 +770,8 @@ namespace ctpipe {
 /// fill_bubbles_optimal() (ctpipe/plan/fill_optimal.hpp).
 ///
 /// Errors: simulate()'s messages, check_jobs()' (detail), rational overflow.
-constexpr fill_result fill_bubbles(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options = {},
-                                   const cost_scale& scale = {}) {
+constexpr fill_result fill_bubbles(schedule_view v, const costs& c, std::span<const fill_job> jobs,
+                                   fill_options options = {}, const cost_scale& scale = {}) {
   const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, options.steady_state);
   detail::greedy_fill greedy(f);
   greedy.run(jobs);
@@ -770,8 +795,10 @@ constexpr detail::buffer<fill_job> encoder_jobs(schedule_view v, rational forwar
     const op b{op_kind::B, s, j}, i{op_kind::I, s, j};
     const bool divisible = min_piece.has_value();
     const rational piece = divisible ? *min_piece : rational{0};
-    jobs[static_cast<std::size_t>(j)] = {"encoder F", j, forward, any_rank, std::nullopt, op{op_kind::F, s, j}, divisible, piece};
-    jobs[static_cast<std::size_t>(m + j)] = {"encoder B", j, backward, any_rank, index.find(b) != 0 ? b : i, std::nullopt, divisible, piece};
+    jobs[static_cast<std::size_t>(j)] = {"encoder F",          j,         forward, any_rank, std::nullopt,
+                                         op{op_kind::F, s, j}, divisible, piece};
+    jobs[static_cast<std::size_t>(m + j)] = {"encoder B",  j,         backward, any_rank, index.find(b) != 0 ? b : i,
+                                             std::nullopt, divisible, piece};
   }
   return jobs;
 }

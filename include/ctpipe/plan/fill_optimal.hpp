@@ -65,7 +65,8 @@ class max_flow {
     for (std::size_t q = 0; q < queue.size(); ++q) {
       for (long e = head_[queue[q]]; e >= 0; e = next_[static_cast<std::size_t>(e)]) {
         const std::size_t w = to_[static_cast<std::size_t>(e)];
-        if (cap_[static_cast<std::size_t>(e)] > 0 && level_[w] < 0) level_[w] = level_[queue[q]] + 1, queue.push_back(w);
+        if (cap_[static_cast<std::size_t>(e)] > 0 && level_[w] < 0)
+          level_[w] = level_[queue[q]] + 1, queue.push_back(w);
       }
     }
     return level_[t] >= 0;
@@ -173,11 +174,16 @@ inline bool in_window(const fill_frame& f, std::size_t j, int r, std::int64_t lo
 
 /// The flow of the file comment over slots `b`: its value, and (when `pieces` is given)
 /// the decomposed placement.
-inline std::int64_t flow_fill(const fill_frame& f, const std::vector<std::int64_t>& b, std::vector<tick_piece>* pieces) {
+inline std::int64_t flow_fill(const fill_frame& f, const std::vector<std::int64_t>& b,
+                              std::vector<tick_piece>* pieces) {
   const std::size_t J = f.dur.size();
   max_flow net(2 + J);
   for (std::size_t j = 0; j < J; ++j) net.add(0, 2 + j, f.dur[j]);
-  struct cell { std::uint32_t job; int rank; std::size_t edge; };
+  struct cell {
+    std::uint32_t job;
+    int rank;
+    std::size_t edge;
+  };
   std::vector<std::vector<cell>> cells(b.size());
   std::vector<std::size_t> next_gap(static_cast<std::size_t>(f.P));
   for (int r = 0; r < f.P; ++r) next_gap[static_cast<std::size_t>(r)] = f.gap_off[r];
@@ -196,8 +202,10 @@ inline std::int64_t flow_fill(const fill_frame& f, const std::vector<std::int64_
       long job_node = -1;
       for (int r = 0; r < f.P; ++r) {
         if (rank_node[static_cast<std::size_t>(r)] < 0 || !in_window(f, j, r, lo)) continue;
-        if (job_node < 0) job_node = static_cast<long>(net.add_node()), net.add(2 + j, static_cast<std::size_t>(job_node), len);
-        const std::size_t e = net.add(static_cast<std::size_t>(job_node), static_cast<std::size_t>(rank_node[static_cast<std::size_t>(r)]), len);
+        if (job_node < 0)
+          job_node = static_cast<long>(net.add_node()), net.add(2 + j, static_cast<std::size_t>(job_node), len);
+        const std::size_t e = net.add(static_cast<std::size_t>(job_node),
+                                      static_cast<std::size_t>(rank_node[static_cast<std::size_t>(r)]), len);
         cells[q].push_back({static_cast<std::uint32_t>(j), r, e});
       }
     }
@@ -214,7 +222,8 @@ inline std::int64_t flow_fill(const fill_frame& f, const std::vector<std::int64_
       if (jt == share.jobs.end()) share.jobs.push_back(c.job), share.x.emplace_back(), jt = share.jobs.end() - 1;
       if (rt == share.ranks.end()) share.ranks.push_back(c.rank), rt = share.ranks.end() - 1;
       for (auto& row : share.x) row.resize(share.ranks.size(), 0);
-      share.x[static_cast<std::size_t>(jt - share.jobs.begin())][static_cast<std::size_t>(rt - share.ranks.begin())] += x;
+      share.x[static_cast<std::size_t>(jt - share.jobs.begin())][static_cast<std::size_t>(rt - share.ranks.begin())] +=
+          x;
     }
     if (!share.jobs.empty()) decompose(share, *pieces);
   }
@@ -251,7 +260,8 @@ inline bool tidy_pieces(const fill_frame& f, std::vector<tick_piece>& p) {
     }
   }
   const auto before = out.size();
-  std::erase_if(out, [&](const tick_piece& x) { return x.hi - x.lo < f.min_piece[x.job] && x.hi - x.lo < f.dur[x.job]; });
+  std::erase_if(out,
+                [&](const tick_piece& x) { return x.hi - x.lo < f.min_piece[x.job] && x.hi - x.lo < f.dur[x.job]; });
   p = std::move(out);
   return p.size() != before;
 }
@@ -309,17 +319,29 @@ struct exact_fill {
 };
 
 /// fill_bubbles_optimal()'s branch-and-bound (exact_fill) over `f`'s idle intervals.
-inline fill_result branch_and_bound(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, const fill_limits& limits) {
-  exact_fill bb{f, {}, {}, {}, {}, -1, std::vector<char>(jobs.size(), 0), 0, limits.exact_nodes, std::vector<char>(jobs.size(), 0)};
+inline fill_result branch_and_bound(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs,
+                                    const fill_limits& limits) {
+  exact_fill bb{f,
+                {},
+                {},
+                {},
+                {},
+                -1,
+                std::vector<char>(jobs.size(), 0),
+                0,
+                limits.exact_nodes,
+                std::vector<char>(jobs.size(), 0)};
   for (std::size_t j = 1; j < jobs.size(); ++j) {  // symmetry: identical jobs are interchangeable
-    bb.same_as_previous[j] = f.dur[j] == f.dur[j - 1] && f.rank[j] == f.rank[j - 1] && jobs[j].after == jobs[j - 1].after &&
-                             jobs[j].before == jobs[j - 1].before;
+    bb.same_as_previous[j] = f.dur[j] == f.dur[j - 1] && f.rank[j] == f.rank[j - 1] &&
+                             jobs[j].after == jobs[j - 1].after && jobs[j].before == jobs[j - 1].before;
   }
   std::vector<int> rank_of(f.gaps);
   for (int r = 0; r < f.P; ++r) {
     for (std::uint32_t g = f.gap_off[r]; g < f.gap_off[r + 1]; ++g) rank_of[g] = r, bb.gaps.push_back(g);
   }
-  std::sort(bb.gaps.begin(), bb.gaps.end(), [&](std::uint32_t a, std::uint32_t b) { return f.gap_lo[a] != f.gap_lo[b] ? f.gap_lo[a] < f.gap_lo[b] : a < b; });
+  std::sort(bb.gaps.begin(), bb.gaps.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return f.gap_lo[a] != f.gap_lo[b] ? f.gap_lo[a] < f.gap_lo[b] : a < b;
+  });
   for (const std::uint32_t g : bb.gaps) bb.gap_rank.push_back(rank_of[g]);
   if (!bb.gaps.empty()) bb.search(0, f.gap_lo[bb.gaps[0]], 0);
   buffer<tick_piece> p(bb.best.size());
@@ -333,8 +355,8 @@ inline fill_result branch_and_bound(schedule_view v, const fill_frame& f, std::s
 }
 
 /// fill_bubbles_optimal() for one kind of window (one iteration, or the steady state).
-inline fill_result fill_optimal_once(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options,
-                                     const cost_scale& scale, fill_limits limits) {
+inline fill_result fill_optimal_once(schedule_view v, const costs& c, std::span<const fill_job> jobs,
+                                     fill_options options, const cost_scale& scale, fill_limits limits) {
   const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, options.steady_state);
   const bool all_divisible = std::all_of(jobs.begin(), jobs.end(), [](const fill_job& j) { return j.divisible; });
   const bool none_divisible = std::none_of(jobs.begin(), jobs.end(), [](const fill_job& j) { return j.divisible; });
@@ -355,7 +377,8 @@ inline fill_result fill_optimal_once(schedule_view v, const costs& c, std::span<
     if (dropped) {  // the greedy keeps minimum pieces as it goes: it may do better
       fill_result greedy = fill_bubbles(v, c, jobs, options, scale);
       if (greedy.total > out.total) {
-        greedy.bound = out.bound, greedy.optimal = greedy.total == greedy.bound, greedy.method = "greedy, bound by max-flow";
+        greedy.bound = out.bound, greedy.optimal = greedy.total == greedy.bound,
+        greedy.method = "greedy, bound by max-flow";
         return greedy;
       }
     }
@@ -386,8 +409,9 @@ inline fill_result fill_optimal_once(schedule_view v, const costs& c, std::span<
 /// and proof as fill_bubbles(). Errors: fill_bubbles()'.
 /// With `options.steady_state` it also places for one iteration (those windows lie
 /// inside the steady state's) and keeps the better, with the steady state's bound.
-inline fill_result fill_bubbles_optimal(schedule_view v, const costs& c, std::span<const fill_job> jobs, fill_options options = {},
-                                        const cost_scale& scale = {}, fill_limits limits = {}) {
+inline fill_result fill_bubbles_optimal(schedule_view v, const costs& c, std::span<const fill_job> jobs,
+                                        fill_options options = {}, const cost_scale& scale = {},
+                                        fill_limits limits = {}) {
   fill_result out = detail::fill_optimal_once(v, c, jobs, options, scale, limits);
   if (!options.steady_state || out.optimal) return out;
   fill_result once = detail::fill_optimal_once(v, c, jobs, {false}, scale, limits);

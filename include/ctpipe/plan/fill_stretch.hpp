@@ -23,8 +23,9 @@ namespace ctpipe {
 /// does not depend on its deadline op in the schedule with the fill's pieces, but does
 /// once the remainders in `by` sit where the greedy inserted them.
 struct stretch_blocked {
-  std::uint32_t job = 0;            ///< the job (index into the jobs)
-  std::vector<std::uint32_t> by;    ///< the jobs whose inserted remainders lie on the path from its deadline op to its release op (sorted, at least one)
+  std::uint32_t job = 0;          ///< the job (index into the jobs)
+  std::vector<std::uint32_t> by;  ///< the jobs whose inserted remainders lie on the path from its deadline op to its
+                                  ///< release op (sorted, at least one)
   /// Proved: no stretch (keeping every rank's pipeline ops in their order) inserts it
   /// beside all the remainders of stretch_result::placed: with their windows, its window
   /// closes a cycle of the schedule's dependencies (the bound's relaxation; stretch_fill()
@@ -62,10 +63,11 @@ struct stretch_result {
   /// Jobs with time left that the schedule admits but the greedy could not insert, even
   /// after retrying them earlier in its order (stretch_blocked). Not placed.
   std::vector<stretch_blocked> blocked;
-  std::vector<fill_piece> pieces;          ///< the fill's pieces, moved with the timeline (same rank and order)
-  std::vector<rational> op_start, op_end;  ///< every pipeline op's new start and end (a pair's B word: its pair's)
+  std::vector<fill_piece> pieces;           ///< the fill's pieces, moved with the timeline (same rank and order)
+  std::vector<rational> op_start, op_end;   ///< every pipeline op's new start and end (a pair's B word: its pair's)
   const char* method = "greedy insertion";  ///< how the remainders were placed
-  int passes = 0;  ///< greedy passes run (orders tried): 1, more when a job was blocked (stretch_fill()); 0 with nothing left
+  int passes =
+      0;  ///< greedy passes run (orders tried): 1, more when a job was blocked (stretch_fill()); 0 with nothing left
 };
 
 /// Limits of stretch_fill(). `work` bounds the steps of its re-simulations: one greedy
@@ -86,7 +88,9 @@ struct stretch_limits {
 class stretch_limit_error : public error {
  public:
   stretch_limit_error(std::size_t remainders_, std::uint64_t work_, std::uint64_t limit_) noexcept
-      : error("ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 positions x graph size)"),
+      : error(
+            "ctpipe: stretch_fill would take more work than stretch_limits::work allows (remainders x ranks x 4 "
+            "positions x graph size)"),
         remainders(remainders_),
         work(work_),
         limit(limit_) {}
@@ -114,7 +118,9 @@ struct stretch_graph {
   std::vector<std::vector<std::uint32_t>> lists;
   std::vector<std::uint32_t> out_first, out_edge, in_first, in_edge;  ///< CSR of the edges (build())
 
-  void add(std::uint32_t a, std::uint32_t b, bool crosses) { from.push_back(a), to.push_back(b), cross.push_back(crosses ? 1 : 0); }
+  void add(std::uint32_t a, std::uint32_t b, bool crosses) {
+    from.push_back(a), to.push_back(b), cross.push_back(crosses ? 1 : 0);
+  }
   /// The CSR of the edges in both directions. Linear.
   void build() {
     const std::size_t N = dur.size(), E = from.size();
@@ -122,7 +128,8 @@ struct stretch_graph {
     for (std::size_t e = 0; e < E; ++e) ++out_first[from[e] + 1], ++in_first[to[e] + 1];
     for (std::size_t u = 0; u < N; ++u) out_first[u + 1] += out_first[u], in_first[u + 1] += in_first[u];
     std::vector<std::uint32_t> o(out_first.begin(), out_first.end() - 1), i(in_first.begin(), in_first.end() - 1);
-    for (std::size_t e = 0; e < E; ++e) out_edge[o[from[e]]++] = static_cast<std::uint32_t>(e), in_edge[i[to[e]]++] = static_cast<std::uint32_t>(e);
+    for (std::size_t e = 0; e < E; ++e)
+      out_edge[o[from[e]]++] = static_cast<std::uint32_t>(e), in_edge[i[to[e]]++] = static_cast<std::uint32_t>(e);
   }
   std::int64_t latency(std::uint32_t e) const { return cross[e] != 0 && rank[from[e]] != rank[to[e]] ? c : 0; }
 
@@ -165,7 +172,8 @@ struct stretch_graph {
       const std::uint32_t u = queue[h];
       const std::int64_t end = start[u] + dur[u];
       makespan = std::max(makespan, end);
-      for (std::uint32_t q = out_first[u]; q < out_first[u + 1]; ++q) reach(to[out_edge[q]], end + latency(out_edge[q]));
+      for (std::uint32_t q = out_first[u]; q < out_first[u + 1]; ++q)
+        reach(to[out_edge[q]], end + latency(out_edge[q]));
       if (next[u] != no_node) reach(next[u], end);
     }
     return queue.size() == N;
@@ -173,7 +181,8 @@ struct stretch_graph {
 
   /// The nodes reachable from `seeds` (themselves included) along the edges and the
   /// ranks' orders, forward or backward. Linear.
-  std::vector<char> reach_from(std::span<const std::uint32_t> seeds, bool forward, const std::vector<std::uint32_t>& next) const {
+  std::vector<char> reach_from(std::span<const std::uint32_t> seeds, bool forward,
+                               const std::vector<std::uint32_t>& next) const {
     std::vector<std::uint32_t> prev(dur.size(), no_node), stack;
     for (std::size_t u = 0; u < dur.size(); ++u) {
       if (next[u] != no_node) prev[next[u]] = static_cast<std::uint32_t>(u);
@@ -204,9 +213,11 @@ struct stretch_graph {
 /// window; sorted by rank, then start, not overlapping; per job adding up to `placed`,
 /// at most its duration; the same makespan), and the re-simulation with the pieces as
 /// ops moves no pipeline op (resimulate_unchanged()). Returns the pieces in ticks.
-inline buffer<tick_piece> stretch_input(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, const fill_result& fill) {
+inline buffer<tick_piece> stretch_input(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs,
+                                        const fill_result& fill) {
   constexpr const char* message =
-      "ctpipe: stretch_fill takes a one-iteration fill of these jobs on this schedule (fill_bubbles() or fill_bubbles_optimal() without "
+      "ctpipe: stretch_fill takes a one-iteration fill of these jobs on this schedule (fill_bubbles() or "
+      "fill_bubbles_optimal() without "
       "steady_state)";
   const std::size_t J = jobs.size();
   require(fill.placed.size() == J && fill.reason.size() == J && fill.makespan == f.tick * rational{f.T}, message);
@@ -309,8 +320,8 @@ inline buffer<tick_piece> stretch_input(schedule_view v, const fill_frame& f, st
 /// stretch_limit_error (`ctpipe: stretch_fill would take more work than
 /// stretch_limits::work allows (remainders x ranks x 4 positions x graph size)`, with the
 /// numbers).
-inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<const fill_job> jobs, const fill_result& fill,
-                                   const cost_scale& scale = {}, stretch_limits limits = {}) {
+inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<const fill_job> jobs,
+                                   const fill_result& fill, const cost_scale& scale = {}, stretch_limits limits = {}) {
   using detail::no_node;
   detail::require(limits.passes >= 1, "ctpipe: stretch_limits::passes must be >= 1");
   const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, false);
@@ -328,7 +339,9 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
   for (std::size_t j = 0; j < J; ++j) left[j] = f.dur[j] - f.ticks(fill.placed[j]);
   std::vector<std::uint32_t> rem_node(J, no_node), rems;
   for (std::size_t j = 0; j < J; ++j) {
-    if (left[j] > 0) rem_node[j] = static_cast<std::uint32_t>(n_ops + n_pieces + rems.size()), rems.push_back(static_cast<std::uint32_t>(j));
+    if (left[j] > 0)
+      rem_node[j] = static_cast<std::uint32_t>(n_ops + n_pieces + rems.size()),
+      rems.push_back(static_cast<std::uint32_t>(j));
   }
   const std::size_t N = n_ops + n_pieces + rems.size();
 
@@ -362,10 +375,13 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
   for (std::size_t q = 0, r = 0; r < static_cast<std::size_t>(f.P); ++r) {
     std::size_t k = v.offsets[r];
     while (k < v.offsets[r + 1] || (q < n_pieces && p[q].rank == static_cast<int>(r))) {
-      const bool take_op = k < v.offsets[r + 1] && (q == n_pieces || p[q].rank != static_cast<int>(r) || f.start[k] <= p[q].lo);
+      const bool take_op =
+          k < v.offsets[r + 1] && (q == n_pieces || p[q].rank != static_cast<int>(r) || f.start[k] <= p[q].lo);
       g.lists[r].push_back(take_op ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n_ops + q));
-      if (take_op) k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
-      else ++q;
+      if (take_op)
+        k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
+      else
+        ++q;
     }
   }
   // Every stretched time is at most the sum of all lengths and a latency per node (a
@@ -391,10 +407,14 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
   const auto deadline = [&](std::uint32_t j) {
     return jobs[j].before ? f.start[f.index.find(*jobs[j].before) - 1] : std::numeric_limits<std::int64_t>::max();
   };
-  const auto release = [&](std::uint32_t j) { return jobs[j].after ? f.end[f.index.find(*jobs[j].after) - 1] : std::int64_t{-1}; };
+  const auto release = [&](std::uint32_t j) {
+    return jobs[j].after ? f.end[f.index.find(*jobs[j].after) - 1] : std::int64_t{-1};
+  };
   std::vector<std::uint32_t> first_order = rems;
   std::sort(first_order.begin(), first_order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return deadline(a) != deadline(b) ? deadline(a) < deadline(b) : release(a) != release(b) ? release(a) < release(b) : a < b;
+    return deadline(a) != deadline(b) ? deadline(a) < deadline(b)
+           : release(a) != release(b) ? release(a) < release(b)
+                                      : a < b;
   });
   g.build();
   {
@@ -409,7 +429,8 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
   const auto impossible_job = [&](std::uint32_t j) {
     if (base_depends[j] < 0) {
       const std::uint32_t D = node_of(*jobs[j].before);
-      base_depends[j] = g.reach_from(std::span<const std::uint32_t>(&D, 1), true, base_next)[node_of(*jobs[j].after)] ? 1 : 0;
+      base_depends[j] =
+          g.reach_from(std::span<const std::uint32_t>(&D, 1), true, base_next)[node_of(*jobs[j].after)] ? 1 : 0;
     }
     return base_depends[j] == 1;
   };
@@ -435,7 +456,8 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
     for (const std::uint32_t j : out.order) {
       const fill_job& job = jobs[j];
       const std::uint32_t u = rem_node[j];
-      const std::uint32_t A = job.after ? node_of(*job.after) : no_node, D = job.before ? node_of(*job.before) : no_node;
+      const std::uint32_t A = job.after ? node_of(*job.after) : no_node,
+                          D = job.before ? node_of(*job.before) : no_node;
       const std::uint32_t L = last_piece[j];
       const std::vector<std::uint32_t> next = h.next_on_rank();
       std::vector<char> after_it(N, 0), before_it(N, 0);  // must follow D; must precede A or L
@@ -495,10 +517,14 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
           if (k > 0 && positions[k] == positions[k - 1]) continue;
           h.rank[u] = r;
           std::int64_t T = 0;
-          detail::require(h.run(h.next_on_rank(u, r, positions[k]), trial, T), "ctpipe: stretch_fill's insertion made a cycle (a bug)");
+          detail::require(h.run(h.next_on_rank(u, r, positions[k]), trial, T),
+                          "ctpipe: stretch_fill's insertion made a cycle (a bug)");
           const std::int64_t end = trial[u] + left[j];
           std::int64_t delay = 0;  // the pipeline ops' starts summed (saturating: a tie-break only)
-          for (std::size_t q = 0; q < n_ops; ++q) delay = trial[q] > std::numeric_limits<std::int64_t>::max() - delay ? std::numeric_limits<std::int64_t>::max() : delay + trial[q];
+          for (std::size_t q = 0; q < n_ops; ++q)
+            delay = trial[q] > std::numeric_limits<std::int64_t>::max() - delay
+                        ? std::numeric_limits<std::int64_t>::max()
+                        : delay + trial[q];
           const bool better = T != best_T ? T < best_T : delay != best_delay ? delay < best_delay : end < best_end;
           if (better) best_T = T, best_delay = delay, best_end = end, best_r = r, best_p = positions[k];
         }
@@ -537,7 +563,7 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
     tried.push_back(retry);
     pass next = run_pass(std::move(retry));
     ++passes, spent += pass_work;
-    const bool better = next.left_out != best.left_out                 ? next.left_out < best.left_out
+    const bool better = next.left_out != best.left_out               ? next.left_out < best.left_out
                         : next.blocked.size() != best.blocked.size() ? next.blocked.size() < best.blocked.size()
                                                                      : next.makespan < best.makespan;
     if (better) best = std::move(next);
@@ -580,7 +606,8 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
     b.proved = !with.run(with.next_on_rank(), relaxed_start, bound);
   }
   relaxed.build();
-  detail::require(relaxed.run(relaxed.next_on_rank(), relaxed_start, bound), "ctpipe: stretch_fill's graph has a cycle (a bug)");
+  detail::require(relaxed.run(relaxed.next_on_rank(), relaxed_start, bound),
+                  "ctpipe: stretch_fill's graph has a cycle (a bug)");
   std::vector<std::int64_t> load(static_cast<std::size_t>(f.P), 0);  // per rank: what must run on it
   for (std::size_t u = 0; u < n_ops + n_pieces; ++u) load[static_cast<std::size_t>(h.rank[u])] += h.dur[u];
   for (const std::uint32_t j : rems) {
@@ -594,7 +621,8 @@ inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<co
   out.impossible = std::move(best.impossible);
   std::sort(out.impossible.begin(), out.impossible.end());
   out.blocked = std::move(best.blocked);
-  std::sort(out.blocked.begin(), out.blocked.end(), [](const stretch_blocked& a, const stretch_blocked& b) { return a.job < b.job; });
+  std::sort(out.blocked.begin(), out.blocked.end(),
+            [](const stretch_blocked& a, const stretch_blocked& b) { return a.job < b.job; });
   out.passes = rems.empty() ? 0 : passes;
   const auto time = [&](std::int64_t t) { return f.tick * rational{t}; };
   out.old_makespan = time(f.T), out.makespan = time(makespan), out.stretch = time(makespan - f.T);

@@ -48,10 +48,12 @@ struct copy_op {
 inline const char* plan_problem(const char* problem) {
   const std::string_view p = problem == nullptr ? "" : problem;
   if (p == "a move must take an F's activation from its own rank to another, once") {
-    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move must take an F's activation from its own rank to another, once";
+    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move must take an F's activation from its "
+           "own rank to another, once";
   }
   if (p == "a move leaves before its F ends or comes back after its backward starts") {
-    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move leaves before its F ends or comes back after its backward starts";
+    return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: a move leaves before its F ends or comes "
+           "back after its backward starts";
   }
   if (p == "two transfers share a copy channel") {
     return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: two transfers share a copy channel";
@@ -83,9 +85,11 @@ inline const char* plan_problem(const char* problem) {
 /// validate_lowered_ops() accepts (lower()'s)`; `ctpipe: lower_moves() takes a plan
 /// check_rebalance() accepts: ` and check_rebalance()'s problem; simulate()'s messages.
 /// Run time: O(n log n).
-inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<const activation_move> moves, const cost_scale& scale = {}) {
+inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<const activation_move> moves,
+                            const cost_scale& scale = {}) {
   check_view(lowered);
-  for (const op o : lowered.ops) detail::require(!is_move(o.kind()), "ctpipe: lower_moves() takes lowered lists without activation copies");
+  for (const op o : lowered.ops)
+    detail::require(!is_move(o.kind()), "ctpipe: lower_moves() takes lowered lists without activation copies");
   detail::require(validate_lowered_ops(lowered, [](const validation_issue&) {}) == 0,
                   "ctpipe: lower_moves() takes lowered lists that validate_lowered_ops() accepts (lower()'s)");
   const schedule compute = compute_part(lowered);
@@ -141,7 +145,8 @@ inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<con
   for (std::size_t r = 0; r < static_cast<std::size_t>(lowered.shape.P); ++r) {
     std::size_t seen = 0;  // compute ops of r written so far
     const auto copies_here = [&] {
-      for (; next < copies.size() && copies[next].rank == r && copies[next].position == seen; ++next) ops[w++] = copies[next].what;
+      for (; next < copies.size() && copies[next].rank == r && copies[next].position == seen; ++next)
+        ops[w++] = copies[next].what;
     };
     copies_here();
     for (const op o : lowered.rank(static_cast<int>(r))) {
@@ -163,12 +168,17 @@ inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<con
 /// these lists` when `run` is not a completed execution of `lists`. Linear.
 inline std::vector<activation_move> executed_moves(schedule_view lists, const execution& run) {
   check_view(lists);
-  detail::require(run.completed() && run.size() == lists.size(), "ctpipe: executed_moves() takes a completed run of these lists");
+  detail::require(run.completed() && run.size() == lists.size(),
+                  "ctpipe: executed_moves() takes a completed run of these lists");
   const std::size_t keys = static_cast<std::size_t>(lists.shape.stages()) * static_cast<std::size_t>(lists.shape.m);
   std::vector<std::size_t> host_of(keys), back_of(keys);  // per key: the host + 1, the home's RECV_ACT + 1
-  const auto key_of = [&](op o) { return static_cast<std::size_t>(o.stage()) * static_cast<std::size_t>(lists.shape.m) + static_cast<std::size_t>(o.microbatch()); };
+  const auto key_of = [&](op o) {
+    return static_cast<std::size_t>(o.stage()) * static_cast<std::size_t>(lists.shape.m) +
+           static_cast<std::size_t>(o.microbatch());
+  };
   for (int r = 0; r < lists.shape.P; ++r) {
-    for (std::uint32_t k = lists.offsets[static_cast<std::size_t>(r)]; k < lists.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = lists.offsets[static_cast<std::size_t>(r)];
+         k < lists.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
       const op o = lists.ops[k];
       if (!is_move(o.kind())) continue;
       const bool home = lists.shape.rank_of(o.stage()) == r;
@@ -178,11 +188,13 @@ inline std::vector<activation_move> executed_moves(schedule_view lists, const ex
   }
   std::vector<activation_move> out;
   for (int r = 0; r < lists.shape.P; ++r) {
-    for (std::uint32_t k = lists.offsets[static_cast<std::size_t>(r)]; k < lists.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = lists.offsets[static_cast<std::size_t>(r)];
+         k < lists.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
       const op o = lists.ops[k];
       if (o.kind() != op_kind::send_act || lists.shape.rank_of(o.stage()) != r) continue;
       const std::size_t key = key_of(o);
-      out.push_back({o.stage(), o.microbatch(), r, static_cast<int>(host_of[key]) - 1, run.start(k), run.start(back_of[key] - 1)});
+      out.push_back({o.stage(), o.microbatch(), r, static_cast<int>(host_of[key]) - 1, run.start(k),
+                     run.start(back_of[key] - 1)});
     }
   }
   return out;
@@ -191,13 +203,13 @@ inline std::vector<activation_move> executed_moves(schedule_view lists, const ex
 /// A plan run as a runtime runs it (run_moves()).
 struct executed_plan {
   runtime_model model = runtime_model::blocking;  ///< the lowering and the run's model
-  schedule lists;                     ///< lower(v, c, model) with the moves written in (lower_moves())
-  std::size_t copy_ops = 0;           ///< 4 per move
-  bool completed = false;             ///< execute() ran every list to its end
-  bool as_planned = false;            ///< every compute op at its simulated times, every copy at its planned start
-  rational makespan{0};               ///< the run's makespan (time units of t_f)
-  std::vector<rational> peak;         ///< per rank (P): check_rebalance() of the executed moves (chunks, gamma-weighted)
-  std::vector<activation_move> moves; ///< executed_moves() of the run
+  schedule lists;                                 ///< lower(v, c, model) with the moves written in (lower_moves())
+  std::size_t copy_ops = 0;                       ///< 4 per move
+  bool completed = false;                         ///< execute() ran every list to its end
+  bool as_planned = false;     ///< every compute op at its simulated times, every copy at its planned start
+  rational makespan{0};        ///< the run's makespan (time units of t_f)
+  std::vector<rational> peak;  ///< per rank (P): check_rebalance() of the executed moves (chunks, gamma-weighted)
+  std::vector<activation_move> moves;  ///< executed_moves() of the run
 };
 
 /// Plan `plan` of schedule `v` (rebalance()'s, under `c`, `gamma`, `scale`) written into
@@ -205,8 +217,8 @@ struct executed_plan {
 /// executed under `model`: whether the run kept every compute op and every copy where
 /// the plan has it, its makespan, and the peaks of the moves it ran. Errors: lower()'s,
 /// lower_moves()'s and execute()'s messages. Run time, O(n log n).
-inline executed_plan run_moves(schedule_view v, const costs& c, const rebalance_plan& plan, runtime_model model, rational gamma = rational{1},
-                               const cost_scale& scale = {}) {
+inline executed_plan run_moves(schedule_view v, const costs& c, const rebalance_plan& plan, runtime_model model,
+                               rational gamma = rational{1}, const cost_scale& scale = {}) {
   executed_plan out;
   out.model = model;
   const schedule plain = lower(v, c, model, scale);
@@ -222,7 +234,8 @@ inline executed_plan run_moves(schedule_view v, const costs& c, const rebalance_
   bool same = true;
   for (int r = 0; r < v.shape.P; ++r) {  // the compute ops in order against the simulation
     std::size_t i = v.offsets[static_cast<std::size_t>(r)];
-    for (std::uint32_t k = lv.offsets[static_cast<std::size_t>(r)]; k < lv.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (std::uint32_t k = lv.offsets[static_cast<std::size_t>(r)]; k < lv.offsets[static_cast<std::size_t>(r) + 1];
+         ++k) {
       if (is_transfer(lv.ops[k].kind()) || is_move(lv.ops[k].kind())) continue;
       same = same && run.start(k) == sim.start(i) && run.end(k) == sim.end(i);
       ++i;
@@ -235,7 +248,8 @@ inline executed_plan run_moves(schedule_view v, const costs& c, const rebalance_
   std::vector<activation_move> ran = out.moves;
   std::sort(planned.begin(), planned.end(), order), std::sort(ran.begin(), ran.end(), order);
   same = same && ran.size() == planned.size();
-  for (std::size_t i = 0; same && i < ran.size(); ++i) same = ran[i].send == planned[i].send && ran[i].back == planned[i].back;
+  for (std::size_t i = 0; same && i < ran.size(); ++i)
+    same = ran[i].send == planned[i].send && ran[i].back == planned[i].back;
   out.as_planned = same;
   const rebalance_check replay = check_rebalance(v, c, out.moves, gamma, scale);
   out.peak = replay.problem == nullptr ? replay.peak : std::vector<rational>{};

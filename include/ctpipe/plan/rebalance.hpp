@@ -55,7 +55,8 @@ constexpr bool event_before(const memory_event& a, const memory_event& b) {
 /// p/q): per op, the F's +q at its start, a B's -q, an I's -(q - p), a W's -p at their
 /// ends (an overlapped pair: its word +q at its start, its B word -q at its end).
 /// `ranks` receives each event's rank. Linear.
-constexpr buffer<memory_event> memory_events(schedule_view v, const simulation& sim, rational gamma, buffer<int>& ranks) {
+constexpr buffer<memory_event> memory_events(schedule_view v, const simulation& sim, rational gamma,
+                                             buffer<int>& ranks) {
   const std::int64_t q = gamma.den, p = gamma.num;
   const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};
   buffer<memory_event> out(v.size());
@@ -77,7 +78,8 @@ constexpr buffer<memory_event> memory_events(schedule_view v, const simulation& 
 /// expressions. Errors: simulate()'s and in_flight()'s messages. Source of the question:
 /// BPipe (Kim et al., ICML 2023) balances activations between rank pairs; this bound
 /// holds for any set of moves.
-constexpr live_bound_result live_bound(schedule_view v, const costs& c, rational gamma = rational{1}, const cost_scale& scale = {}) {
+constexpr live_bound_result live_bound(schedule_view v, const costs& c, rational gamma = rational{1},
+                                       const cost_scale& scale = {}) {
   check_gamma(gamma);
   const simulation sim = simulate(v, c, scale);
   detail::buffer<int> ranks;
@@ -91,7 +93,8 @@ constexpr live_bound_result live_bound(schedule_view v, const costs& c, rational
   const std::int64_t P = v.shape.P;
   const std::int64_t per_rank = (most + P - 1) / P;  // in 1/q chunks, rounded up
   const rational rounded{per_rank, gamma.den};
-  return {rational{most, gamma.den}, gamma == rational{1} ? rounded : rational{most, rational::mul(gamma.den, P)}, rounded};
+  return {rational{most, gamma.den}, gamma == rational{1} ? rounded : rational{most, rational::mul(gamma.den, P)},
+          rounded};
 }
 
 /// One activation moved: chunk `stage` of micro-batch `microbatch`, from its home rank
@@ -119,17 +122,17 @@ enum class rebalance_pairing : std::uint8_t { any, bpipe };
 /// peaks and copy-channel busy time; `moves` in the order planned. Peaks and capacities
 /// in chunks (gamma-weighted, in_flight_profile::peak()); times in time units of `t_f`.
 struct rebalance_plan {
-  std::vector<rational> capacity;              ///< per rank: the limit asked for
-  std::vector<rational> peak_before;           ///< per rank: in_flight() peaks, no moves
-  std::vector<rational> peak_after;            ///< per rank: peaks with the moves (check_rebalance())
-  std::vector<activation_move> moves;          ///< the plan
-  std::vector<rational> channel_busy;          ///< per rank: outgoing + incoming copy time
-  live_bound_result bound;                     ///< live activations and the lower bound
-  rational move_cost{0};                       ///< t_move
-  rational makespan{0};                        ///< the compute makespan, unchanged
-  bool feasible = false;  ///< every rank stays within its capacity and no compute op waits
-  int stuck_rank = -1;    ///< when not feasible: the first rank the planner could not relieve
-  rational stuck_at{0};   ///< and when
+  std::vector<rational> capacity;      ///< per rank: the limit asked for
+  std::vector<rational> peak_before;   ///< per rank: in_flight() peaks, no moves
+  std::vector<rational> peak_after;    ///< per rank: peaks with the moves (check_rebalance())
+  std::vector<activation_move> moves;  ///< the plan
+  std::vector<rational> channel_busy;  ///< per rank: outgoing + incoming copy time
+  live_bound_result bound;             ///< live activations and the lower bound
+  rational move_cost{0};               ///< t_move
+  rational makespan{0};                ///< the compute makespan, unchanged
+  bool feasible = false;               ///< every rank stays within its capacity and no compute op waits
+  int stuck_rank = -1;                 ///< when not feasible: the first rank the planner could not relieve
+  rational stuck_at{0};                ///< and when
 };
 
 namespace detail {
@@ -158,10 +161,20 @@ enum class send_policy : std::uint8_t { early, late };
 /// The greedy planner of rebalance() (its doc comment), in ticks.
 class rebalance_planner {
  public:
-  rebalance_planner(std::vector<activation> acts, std::vector<std::vector<memory_event>> own, std::vector<std::vector<std::int64_t>> ends,
-                    std::vector<std::int64_t> cap, std::int64_t move, std::int64_t q, rebalance_pairing pairing, send_policy policy)
-      : acts_(std::move(acts)), events_(std::move(own)), ends_(std::move(ends)), cap_(std::move(cap)), move_(move), q_(q),
-        pairing_(pairing), policy_(policy), by_rank_(cap_.size()), out_(cap_.size()), in_(cap_.size()) {
+  rebalance_planner(std::vector<activation> acts, std::vector<std::vector<memory_event>> own,
+                    std::vector<std::vector<std::int64_t>> ends, std::vector<std::int64_t> cap, std::int64_t move,
+                    std::int64_t q, rebalance_pairing pairing, send_policy policy)
+      : acts_(std::move(acts)),
+        events_(std::move(own)),
+        ends_(std::move(ends)),
+        cap_(std::move(cap)),
+        move_(move),
+        q_(q),
+        pairing_(pairing),
+        policy_(policy),
+        by_rank_(cap_.size()),
+        out_(cap_.size()),
+        in_(cap_.size()) {
     for (std::size_t a = 0; a < acts_.size(); ++a) by_rank_[static_cast<std::size_t>(acts_[a].rank)].push_back(a);
     for (auto& e : events_) std::sort(e.begin(), e.end(), event_before);
   }
@@ -252,13 +265,15 @@ class rebalance_planner {
   /// starts the copy at without a clock (docs/spec.md §8.3): the end of a compute op of
   /// ra or rb (or 0), where its op is posted, or the end of a transfer on channel a or
   /// b, whose successor it is.
-  std::int64_t slot(const spans& a, const spans& b, int ra, int rb, std::int64_t lo, std::int64_t hi, bool earliest) const {
+  std::int64_t slot(const spans& a, const spans& b, int ra, int rb, std::int64_t lo, std::int64_t hi,
+                    bool earliest) const {
     std::int64_t s = earliest ? start_after(ra, rb, a, b, lo) : start_before(ra, rb, a, b, hi - move_);
     for (bool clash = true; clash && s >= lo && s + move_ <= hi;) {
       clash = false;
       for (const spans* ch : {&a, &b}) {
         for (const auto& [x, y] : *ch) {
-          if (x < s + move_ && s < y && (move_ > 0 || x == s)) s = earliest ? y : start_before(ra, rb, a, b, x - move_), clash = true;
+          if (x < s + move_ && s < y && (move_ > 0 || x == s))
+            s = earliest ? y : start_before(ra, rb, a, b, x - move_), clash = true;
         }
       }
     }
@@ -270,7 +285,8 @@ class rebalance_planner {
 
   std::vector<activation> acts_;
   std::vector<std::vector<memory_event>> events_;  // per rank, sorted: its own and those of the moves so far
-  std::vector<std::vector<std::int64_t>> ends_;    // per rank, sorted: 0 and the end of each of its compute ops that lasts
+  std::vector<std::vector<std::int64_t>>
+      ends_;  // per rank, sorted: 0 and the end of each of its compute ops that lasts
   std::vector<std::int64_t> cap_;
   std::int64_t move_, q_;
   rebalance_pairing pairing_;
@@ -287,7 +303,8 @@ inline bool rebalance_planner::relieve(int r, std::int64_t t) {
   std::vector<std::size_t> candidates;
   for (const std::size_t a : by_rank_[ri]) {
     const activation& x = acts_[a];
-    if (!x.moved && x.alloc <= t && x.need > t && x.ready + move_ <= t && x.need - x.ready >= 2 * move_) candidates.push_back(a);
+    if (!x.moved && x.alloc <= t && x.need > t && x.ready + move_ <= t && x.need - x.ready >= 2 * move_)
+      candidates.push_back(a);
   }
   std::sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
     return acts_[a].need != acts_[b].need ? acts_[a].need > acts_[b].need : a < b;
@@ -305,7 +322,8 @@ inline bool rebalance_planner::relieve(int r, std::int64_t t) {
       const std::int64_t back = slot(out_[hi], in_[ri], h, r, send + move_, x.need, false);
       if (back < 0) continue;
       const std::int64_t slack = cap_[hi] - most(h, send + move_, back + move_) - q_;
-      if (slack >= 0 && (best_host < 0 || slack > best_slack)) best_host = h, best_slack = slack, best_send = send, best_back = back;
+      if (slack >= 0 && (best_host < 0 || slack > best_slack))
+        best_host = h, best_slack = slack, best_send = send, best_back = back;
     }
     if (best_host < 0) continue;
     const std::size_t hi = static_cast<std::size_t>(best_host);
@@ -331,8 +349,10 @@ inline std::vector<activation> activations_of(schedule_view v, const simulation&
       if (o.kind() != op_kind::F && o.kind() != op_kind::overlap_f_b) continue;
       const std::uint32_t b = index.find(op{op_kind::B, o.stage(), o.microbatch()});
       const std::uint32_t first_back = b != 0 ? b : index.find(op{op_kind::I, o.stage(), o.microbatch()});
-      const std::int64_t need = first_back != 0 ? sim.start_ticks(first_back - 1) * factor : sim.makespan_ticks() * factor;
-      out.push_back({r, o.stage(), o.microbatch(), sim.start_ticks(k) * factor, sim.end_ticks(k) * factor, need, false});
+      const std::int64_t need =
+          first_back != 0 ? sim.start_ticks(first_back - 1) * factor : sim.makespan_ticks() * factor;
+      out.push_back(
+          {r, o.stage(), o.microbatch(), sim.start_ticks(k) * factor, sim.end_ticks(k) * factor, need, false});
     }
   }
   return out;
@@ -360,8 +380,8 @@ struct move_planning {
   }
 };
 
-inline move_planning plan_moves(schedule_view v, const simulation& sim, rational move, std::span<const rational> capacity, rational gamma,
-                                rebalance_pairing pairing) {
+inline move_planning plan_moves(schedule_view v, const simulation& sim, rational move,
+                                std::span<const rational> capacity, rational gamma, rebalance_pairing pairing) {
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   const std::int64_t den = lcm(sim.tick().den, move.den), factor = den / sim.tick().den;
   const std::int64_t move_ticks = (move * rational{den}).num;
@@ -386,12 +406,15 @@ inline move_planning plan_moves(schedule_view v, const simulation& sim, rational
     }
     std::sort(ends[r].begin(), ends[r].end());
   }
-  move_planning out{rational{1, den}, rebalance_planner(acts, own, ends, cap, move_ticks, gamma.den, pairing, send_policy::early), false};
+  move_planning out{rational{1, den},
+                    rebalance_planner(acts, own, ends, cap, move_ticks, gamma.den, pairing, send_policy::early), false};
   out.done = out.planner.run();
   for (int attempt = 1; attempt < (pairing == rebalance_pairing::any ? 4 : 2) && !out.done; ++attempt) {
     const rebalance_pairing with = attempt < 2 ? pairing : rebalance_pairing::bpipe;
-    rebalance_planner other(acts, own, ends, cap, move_ticks, gamma.den, with, attempt % 2 == 1 ? send_policy::late : send_policy::early);
-    if (other.run() || other.stuck_at > out.planner.stuck_at) out.done = other.stuck_rank < 0, out.planner = std::move(other);
+    rebalance_planner other(acts, own, ends, cap, move_ticks, gamma.den, with,
+                            attempt % 2 == 1 ? send_policy::late : send_policy::early);
+    if (other.run() || other.stuck_at > out.planner.stuck_at)
+      out.done = other.stuck_rank < 0, out.planner = std::move(other);
   }
   return out;
 }
@@ -420,8 +443,8 @@ struct rebalance_check {
 /// - the peak of each rank, counting an activation on its sender until it arrives.
 /// Compute keeps `sim`'s times (no op waits for a move when the checks pass). O(n log n)
 /// in memory events plus moves per rank (channel overlaps by sorting).
-inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, rational move, std::span<const activation_move> moves,
-                                       rational gamma = rational{1}) {
+inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, rational move,
+                                       std::span<const activation_move> moves, rational gamma = rational{1}) {
   const detail::op_index index(v);
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   std::vector<std::vector<std::pair<rational, rational>>> events(P), out_ch(P), in_ch(P);  // (time, delta) / intervals
@@ -437,8 +460,8 @@ inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, r
   for (const activation_move& mv : moves) {
     const bool inside = mv.stage >= 0 && mv.stage < v.shape.stages() && mv.microbatch >= 0 && mv.microbatch < v.shape.m;
     const std::uint32_t fk = inside ? index.find(op{op_kind::F, mv.stage, mv.microbatch}) : 0;
-    const bool own = fk != 0 && v.shape.rank_of(mv.stage) == mv.from && mv.to >= 0 && mv.to < v.shape.P && mv.to != mv.from &&
-                     !moved[fk - 1];
+    const bool own = fk != 0 && v.shape.rank_of(mv.stage) == mv.from && mv.to >= 0 && mv.to < v.shape.P &&
+                     mv.to != mv.from && !moved[fk - 1];
     if (!own) return out.problem = "a move must take an F's activation from its own rank to another, once", out;
     moved[fk - 1] = 1;
     const std::uint32_t b = index.find(op{op_kind::B, mv.stage, mv.microbatch});
@@ -463,7 +486,8 @@ inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, r
       std::sort(ch->begin(), ch->end());
       for (std::size_t k = 0; k < ch->size(); ++k) {
         busy += (*ch)[k].second - (*ch)[k].first;
-        if (k > 0 && (*ch)[k].first < (*ch)[k - 1].second) return out.problem = "two transfers share a copy channel", out;
+        if (k > 0 && (*ch)[k].first < (*ch)[k - 1].second)
+          return out.problem = "two transfers share a copy channel", out;
       }
     }
     out.channel_busy.push_back(busy);
@@ -472,8 +496,8 @@ inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, r
 }
 
 /// check_rebalance() on the timeline simulate(v, c, scale) with t_move = c.move.
-inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::span<const activation_move> moves, rational gamma = rational{1},
-                                       const cost_scale& scale = {}) {
+inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::span<const activation_move> moves,
+                                       rational gamma = rational{1}, const cost_scale& scale = {}) {
   return check_rebalance(v, simulate(v, c, scale), c.move, moves, gamma);
 }
 
@@ -504,11 +528,13 @@ inline rebalance_check check_rebalance(schedule_view v, const costs& c, std::spa
 /// every rise and the replay passed. Errors: simulate()'s messages; `ctpipe: rebalance
 /// takes one capacity per rank (P of them) or one for all`, `ctpipe: a capacity must be
 /// >= 0`; `ctpipe: rebalance's replay rejected its own plan (a bug)`.
-inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const rational> capacity, rational gamma = rational{1},
-                                rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}) {
+inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const rational> capacity,
+                                rational gamma = rational{1}, rebalance_pairing pairing = rebalance_pairing::any,
+                                const cost_scale& scale = {}) {
   check_gamma(gamma);
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
-  detail::require(capacity.size() == 1 || capacity.size() == P, "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
+  detail::require(capacity.size() == 1 || capacity.size() == P,
+                  "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
   for (const rational x : capacity) detail::require(x >= rational{0}, "ctpipe: a capacity must be >= 0");
   const simulation sim = simulate(v, c, scale);
   rebalance_plan plan;
@@ -523,7 +549,8 @@ inline rebalance_plan rebalance(schedule_view v, const costs& c, std::span<const
   plan.bound = live_bound(v, c, gamma, scale);
   plan.move_cost = c.move, plan.makespan = sim.makespan();
   plan.feasible = mp.done;
-  for (std::size_t r = 0; r < P && mp.done; ++r) detail::require(plan.peak_after[r] <= plan.capacity[r], "ctpipe: rebalance's replay rejected its own plan (a bug)");
+  for (std::size_t r = 0; r < P && mp.done; ++r)
+    detail::require(plan.peak_after[r] <= plan.capacity[r], "ctpipe: rebalance's replay rejected its own plan (a bug)");
   if (!mp.done) plan.stuck_rank = mp.planner.stuck_rank, plan.stuck_at = mp.tick * rational{mp.planner.stuck_at};
   return plan;
 }
@@ -560,12 +587,13 @@ struct delayed_op {
 /// `t_f`. `waits` lists the binding holds only: a forward whose hold is later than its
 /// rank and inputs would let it start.
 struct rebalance_delay {
-  bool found = false;                  ///< a plan fits the capacity on the delayed timeline
-  rational delay{0};                   ///< the delayed makespan minus simulate()'s (0: no op waits)
-  rational makespan{0};                ///< the delayed timeline's makespan
-  std::vector<delayed_op> waits;       ///< the forwards the gate holds back (their start is their hold)
-  std::vector<activation_move> moves;  ///< the plan on the delayed timeline (check_rebalance() of `timeline` accepts it)
-  std::vector<rational> peak_after;    ///< per rank: peaks with the moves on the delayed timeline
+  bool found = false;             ///< a plan fits the capacity on the delayed timeline
+  rational delay{0};              ///< the delayed makespan minus simulate()'s (0: no op waits)
+  rational makespan{0};           ///< the delayed timeline's makespan
+  std::vector<delayed_op> waits;  ///< the forwards the gate holds back (their start is their hold)
+  std::vector<activation_move>
+      moves;                         ///< the plan on the delayed timeline (check_rebalance() of `timeline` accepts it)
+  std::vector<rational> peak_after;  ///< per rank: peaks with the moves on the delayed timeline
   std::vector<rational> channel_busy;  ///< per rank: outgoing + incoming copy time
   simulation timeline;                 ///< when found: the delayed timeline (simulation::delayed()); move-only
   int rounds = 0;                      ///< plannings run (one per hold, and the last)
@@ -582,9 +610,10 @@ namespace detail {
 /// start it would have without its own hold). `dur`: each op's length; an overlapped
 /// pair's B word starts with its word. Kahn's order over the edges fill.hpp's
 /// add_op_edges() states (docs/spec.md §2 restated). Linear.
-inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& index, const buffer<int>& ranks, const buffer<std::uint8_t>& pair_b,
-                                             std::int64_t latency, const std::vector<std::int64_t>& dur, const std::vector<std::int64_t>& hold,
-                                             std::vector<std::int64_t>& ready) {
+inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& index, const buffer<int>& ranks,
+                                             const buffer<std::uint8_t>& pair_b, std::int64_t latency,
+                                             const std::vector<std::int64_t>& dur,
+                                             const std::vector<std::int64_t>& hold, std::vector<std::int64_t>& ready) {
   const std::size_t n = v.size();
   fill_graph g(5 * n + 1);
   for (std::size_t k = 0; k < n; ++k) {
@@ -664,11 +693,13 @@ inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& in
 /// one for all`, `ctpipe: a capacity must be >= 0`), simulate()'s, `ctpipe: rational
 /// overflow (64-bit numerator or denominator)` where times with t_move leave 64 bits, and `ctpipe: least_delay's replay
 /// rejected its own plan (a bug)`.
-inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<const rational> capacity, rational gamma = rational{1},
-                                   rebalance_pairing pairing = rebalance_pairing::any, const cost_scale& scale = {}, int max_rounds = 0) {
+inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<const rational> capacity,
+                                   rational gamma = rational{1}, rebalance_pairing pairing = rebalance_pairing::any,
+                                   const cost_scale& scale = {}, int max_rounds = 0) {
   check_gamma(gamma);
   const std::size_t P = static_cast<std::size_t>(v.shape.P), n = v.size();
-  detail::require(capacity.size() == 1 || capacity.size() == P, "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
+  detail::require(capacity.size() == 1 || capacity.size() == P,
+                  "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
   for (const rational x : capacity) detail::require(x >= rational{0}, "ctpipe: a capacity must be >= 0");
   std::vector<rational> cap;
   for (std::size_t r = 0; r < P; ++r) cap.push_back(capacity[capacity.size() == 1 ? 0 : r]);
@@ -699,7 +730,8 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
   std::size_t most_forwards = 0;  // forwards (and pair words) of the rank with the most
   for (int r = 0; r < v.shape.P; ++r) {
     std::size_t f = 0;
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) f += v.ops[k].kind() == op_kind::F || v.ops[k].kind() == op_kind::overlap_f_b;
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k)
+      f += v.ops[k].kind() == op_kind::F || v.ops[k].kind() == op_kind::overlap_f_b;
     most_forwards = std::max(most_forwards, f);
   }
   // The default budget: 4 plannings per forward of the rank with the most, and 64, at
@@ -711,7 +743,7 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
   std::int64_t serial = 0;
   for (std::size_t k = 0; k < n; ++k) serial = rational::add(serial, rational::add(dur[k], latency));
   rational::add(rational::add(serial, rational::mul(move, 4)), 1);  // every time below stays within 64 bits, with moves
-  std::vector<std::size_t> held;  // ops held, in the order first held
+  std::vector<std::size_t> held;                                    // ops held, in the order first held
   std::vector<std::int64_t> ready;
   while (out.rounds < budget) {
     ++out.rounds;
@@ -727,7 +759,8 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
       out.moves = mp.moves();
       const rebalance_check replay = check_rebalance(v, sim, c.move, out.moves, gamma);
       detail::require(replay.problem == nullptr, "ctpipe: least_delay's replay rejected its own plan (a bug)");
-      for (std::size_t r = 0; r < P; ++r) detail::require(replay.peak[r] <= cap[r], "ctpipe: least_delay's replay rejected its own plan (a bug)");
+      for (std::size_t r = 0; r < P; ++r)
+        detail::require(replay.peak[r] <= cap[r], "ctpipe: least_delay's replay rejected its own plan (a bug)");
       out.peak_after = replay.peak, out.channel_busy = replay.channel_busy;
       out.makespan = sim.makespan(), out.delay = sim.makespan() - base.makespan();
       for (const std::size_t k : held) {  // the holds that bind: the forward would start earlier without its own

@@ -15,7 +15,7 @@
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::int64_t
 #include <span>
-#include <utility>    // std::index_sequence
+#include <utility>  // std::index_sequence
 #include <vector>
 
 #include "ctpipe/analysis/memory.hpp"
@@ -82,16 +82,16 @@ enum class search_method : std::uint8_t {
 /// What search() reports. Times in time units of `t_f`; memory in full activations.
 struct search_report {
   search_method method = search_method::greedy;
-  bool optimal = false;         ///< span == lower_bound (proved optimal)
-  rational span{0};             ///< largest per-rank span of the schedule
-  rational lower_bound{0};      ///< no valid schedule has a smaller largest span (search_lower_bound())
-  rational bubble{0};           ///< the authors' bubble rate (span - m(t_f + t_i + t_w)) / span
-  rational makespan{0};         ///< end of the last op
-  rational peak{0};             ///< the largest per-rank peak of in-flight activations (full ones: chunks / V)
-  int rule_sets = 0;            ///< greedy constructions tried (rule sets, on the V-shape each with its rounds, and fixed orders)
-  int rule_sets_fitting = 0;    ///< of them, those that stayed within the limit
-  int repairs = 0;              ///< local repair: swaps kept (each lowered the span)
-  double seconds = 0;           ///< wall time of the search (steady clock)
+  bool optimal = false;     ///< span == lower_bound (proved optimal)
+  rational span{0};         ///< largest per-rank span of the schedule
+  rational lower_bound{0};  ///< no valid schedule has a smaller largest span (search_lower_bound())
+  rational bubble{0};       ///< the authors' bubble rate (span - m(t_f + t_i + t_w)) / span
+  rational makespan{0};     ///< end of the last op
+  rational peak{0};         ///< the largest per-rank peak of in-flight activations (full ones: chunks / V)
+  int rule_sets = 0;  ///< greedy constructions tried (rule sets, on the V-shape each with its rounds, and fixed orders)
+  int rule_sets_fitting = 0;  ///< of them, those that stayed within the limit
+  int repairs = 0;            ///< local repair: swaps kept (each lowered the span)
+  double seconds = 0;         ///< wall time of the search (steady clock)
 };
 
 /// A searched schedule (CSR, as generate()'s) and its report.
@@ -112,10 +112,18 @@ class zb_greedy {
  public:
   /// Rank r's limit is cap[r] memory units; an F adds mf units, an I mi and a W mw (mi,
   /// mw <= 0). Times in ticks.
-  constexpr zb_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
-                      std::int64_t mw, const std::int64_t* cap, const greedy_rules& rules)
-      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), rules_(rules), ints_(static_cast<std::size_t>(5 * P)),
-        times_(static_cast<std::size_t>(3 * P + 2 * P * m)), ops_(static_cast<std::size_t>(3 * P * m)) {
+  constexpr zb_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf,
+                      std::int64_t mi, std::int64_t mw, const std::int64_t* cap, const greedy_rules& rules)
+      : P_(P),
+        m_(m),
+        cost_{tf, ti, tw},
+        tc_(tc),
+        mem_{mf, mi, mw},
+        cap_(cap),
+        rules_(rules),
+        ints_(static_cast<std::size_t>(5 * P)),
+        times_(static_cast<std::size_t>(3 * P + 2 * P * m)),
+        ops_(static_cast<std::size_t>(3 * P * m)) {
     // one block of ints and one of times, cut into the per-rank tables (indexing by raw
     // pointers keeps the constant evaluation's steps per op low)
     f_ = ints_.data(), i_ = f_ + P, w_ = i_ + P, written_ = w_ + P, scratch_ = written_ + P;
@@ -162,7 +170,10 @@ class zb_greedy {
     if (k == 0) tf_end_[j * m_ + mb] = t, ++f_[j];
     if (k == 1) ti_end_[j * m_ + mb] = t, ++i_[j];
     if (k == 2) ++w_[j];
-    ops_[static_cast<std::size_t>(3 * j * m_ + written_[j]++)] = make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, j, mb);
+    ops_[static_cast<std::size_t>(3 * j * m_ + written_[j]++)] = make_op(k == 0   ? op_kind::F
+                                                                         : k == 1 ? op_kind::I
+                                                                                  : op_kind::W,
+                                                                         j, mb);
   }
   /// Ws before rank j's next F (k = 0) or I (k = 1): first as many as memory needs, then
   /// those that end by the time its input arrives (`ready`), then one more for a gap
@@ -275,12 +286,14 @@ inline void check_search_problem(const search_problem& p) {
   check_costs(p.cost);
   check_gamma(p.gamma);
   detail::require(detail::searchable(p.shape),
-                  "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement (two chunks per rank)");
+                  "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape "
+                  "placement (two chunks per rank)");
   detail::require(p.memory_limit.size() == 1 || p.memory_limit.size() == static_cast<std::size_t>(p.shape.P),
                   "ctpipe: search takes one memory limit for every rank or P of them");
   for (const rational x : p.memory_limit) {
     detail::require(x >= rational{1},
-                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one micro-batch in flight)");
+                    "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule "
+                    "needs: one micro-batch in flight)");
   }
 }
 
@@ -323,7 +336,8 @@ inline rational search_lower_bound(const search_problem& p) {
       const rational limit = p.limit(r);
       const rational chunks = limit * rational{2};
       const std::int64_t n = std::min<std::int64_t>(chunks.num / chunks.den, 2 * static_cast<std::int64_t>(s.m));
-      const rational chain = rational{2 * s.P - r} * c.f * half + rational{r} * c.i * half + rational{2 * s.P - 2} * c.c;
+      const rational chain =
+          rational{2 * s.P - r} * c.f * half + rational{r} * c.i * half + rational{2 * s.P - 2} * c.c;
       best = max(best, work + max(rational{0}, chain - rational{n} * c.f * half));
       const rational h0 = rational{2 * s.P - r} * (c.f + c.i) * half + rational{2 * (2 * s.P - 2 - r)} * c.c;
       const rational h1 = rational{r + 1} * (c.f + c.i) * half + rational{2 * r} * c.c;
@@ -461,7 +475,8 @@ constexpr int unit_count(const pipeline_shape& s, int rule_sets) {
 /// t_c whole, each limit twice its full activations). Raises rational's overflow message
 /// when a time or level of `ops` ops could leave 64 bits (every time lies within ops x (the
 /// largest cost + t_c), every level within ops x unit).
-constexpr integer_units construction_units(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits) {
+constexpr integer_units construction_units(const pipeline_shape& s, const costs& c, rational gamma,
+                                           std::span<const rational> limits) {
   costs unit_costs = c;
   buffer<rational> unit_limits(limits.size());
   const rational scale{s.layout == placement::v_shape ? 2 : 1};
@@ -469,7 +484,10 @@ constexpr integer_units construction_units(const pipeline_shape& s, const costs&
   for (std::size_t r = 0; r < limits.size(); ++r) unit_limits[r] = limits[r] * scale;
   integer_units u = integer_units_of(unit_costs, gamma, unit_limits.span(), s.P);
   const std::int64_t n = 3 * static_cast<std::int64_t>(s.V) * s.P * s.m;
-  rational::mul(n + 1, rational::add(rational::add(u.ticks(unit_costs.f) + u.ticks(unit_costs.i), u.ticks(unit_costs.w)), u.ticks(c.c)) + 1);
+  rational::mul(
+      n + 1,
+      rational::add(rational::add(u.ticks(unit_costs.f) + u.ticks(unit_costs.i), u.ticks(unit_costs.w)), u.ticks(c.c)) +
+          1);
   rational::mul(n + 1, u.unit);
   return u;
 }
@@ -485,8 +503,9 @@ constexpr bool uniform_limits(std::span<const rational> limits) {
 
 /// The span in ticks of 1/den of the schedule (ops, offsets) when it is valid and every
 /// rank's peak is within its limit, else -1.
-constexpr std::int64_t checked_ticks(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, std::int64_t den,
-                                     const op* ops, const std::uint32_t* offsets) {
+constexpr std::int64_t checked_ticks(const pipeline_shape& s, const costs& c, rational gamma,
+                                     std::span<const rational> limits, std::int64_t den, const op* ops,
+                                     const std::uint32_t* offsets) {
   const std::size_t P = static_cast<std::size_t>(s.P);
   const schedule_view v{s, std::span<const op>(ops, offsets[P]), std::span<const std::uint32_t>(offsets, P + 1)};
   if (!validate(v).ok()) return -1;
@@ -508,8 +527,9 @@ constexpr std::int64_t checked_ticks(const pipeline_shape& s, const costs& c, ra
 /// (fill_schedule(); V-Half and V-Min only for P <= 2m, where their generator's grid stays
 /// within a few slots an op: docs/compile-time.md), each validated, memory-checked and
 /// simulated; a rule set's schedule too when the per-rank limits differ.
-constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
-                                     int k, op* ops, std::uint32_t* offsets) {
+constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, rational gamma,
+                                     std::span<const rational> limits, int rule_sets, int k, op* ops,
+                                     std::uint32_t* offsets) {
   const integer_units u = construction_units(s, c, gamma, limits);
   costs chunk = c;
   chunk.f = c.f / rational{2}, chunk.i = c.i / rational{2}, chunk.w = c.w / rational{2};
@@ -519,8 +539,8 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
   if (k < rule_sets) {
     buffer<std::int64_t> approved(P);
     for (int round = 0; round < v_rounds; ++round) {
-      zbv_greedy g(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
-                   v_rule_set(k), round == 0 ? nullptr : approved.data());
+      zbv_greedy g(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw,
+                   u.cap.data(), v_rule_set(k), round == 0 ? nullptr : approved.data());
       if (!g.run() || (out.span >= 0 && g.span() >= out.span)) break;
       out.span = g.span();
       for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
@@ -553,8 +573,8 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
     // with and without the wait) that changed a result on a sweep of limits (P = 4 to 24,
     // k = 1/4 to 3)
     constexpr int lists[4][2] = {{0, 1}, {1, 0}, {1, 1}, {2, 1}};
-    v_list_scheduler list(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
-                          lists[fixed - 1][0], lists[fixed - 1][1] == 1);
+    v_list_scheduler list(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi,
+                          -u.fw, u.cap.data(), lists[fixed - 1][0], lists[fixed - 1][1] == 1);
     if (!list.run()) return out;
     take_ranks(list, P, per, ops);
     consider();
@@ -564,7 +584,8 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
     const schedule_spec spec{f, s};
     // V-Half and V-Min come from their generator's grid of P (8m + 6P + 2) slots
     // (docs/compile-time.md): taken where it stays within a few slots an op, P <= 2m
-    if ((f != schedule_family::zbv && s.P > 2 * s.m) || spec_error(spec) != nullptr || total_ops(spec) != P * per) return {-1, false};
+    if ((f != schedule_family::zbv && s.P > 2 * s.m) || spec_error(spec) != nullptr || total_ops(spec) != P * per)
+      return {-1, false};
     fill_schedule(spec, ops, offsets);  // 6m ops a rank: the offsets stay r * 6m
     consider();
   }
@@ -583,15 +604,17 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
 /// invalid list there. V-shape: greedy_unit_v(). The
 /// same code at run time and in a constant expression (searched_v runs each construction
 /// in its own). Raises rational's overflow message when a time or level leaves 64 bits.
-constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets, int k,
-                                   op* ops, std::uint32_t* offsets) {
+constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rational gamma,
+                                   std::span<const rational> limits, int rule_sets, int k, op* ops,
+                                   std::uint32_t* offsets) {
   if (s.layout == placement::v_shape) return greedy_unit_v(s, c, gamma, limits, rule_sets, k, ops, offsets);
   const integer_units u = construction_units(s, c, gamma, limits);
   const std::size_t P = static_cast<std::size_t>(s.P), per = 3 * static_cast<std::size_t>(s.m);
   for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
   unit_outcome out;
   if (k < rule_sets) {
-    zb_greedy g(s.P, s.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(), rule_set(k));
+    zb_greedy g(s.P, s.m, u.ticks(c.f), u.ticks(c.i), u.ticks(c.w), u.ticks(c.c), u.unit, -u.fi, -u.fw, u.cap.data(),
+                rule_set(k));
     if (!g.run()) return out;
     take_ranks(g, P, per, ops);
     // per-rank limits that differ can leave the authors' rules an invalid list: checked
@@ -611,7 +634,8 @@ constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rati
       for (int first = 0; first < s.m; first += g) {
         const int last = first + g < s.m ? first + g : s.m;
         for (int j = first; j < last; ++j) ops[at++] = make_op(op_kind::F, stage, j);
-        for (int j = first; j < last; ++j) ops[at++] = make_op(op_kind::I, stage, j), ops[at++] = make_op(op_kind::W, stage, j);
+        for (int j = first; j < last; ++j)
+          ops[at++] = make_op(op_kind::I, stage, j), ops[at++] = make_op(op_kind::W, stage, j);
       }
     } else {
       int warmup = g - 1 < s.P - 1 - stage ? g - 1 : s.P - 1 - stage;
@@ -636,11 +660,13 @@ constexpr unit_outcome greedy_unit(const pipeline_shape& s, const costs& c, rati
 /// alone too (3 V P m; not a schedule when none fitted). The same code at run time and in
 /// a constant expression, so searched() and searched_v equal search() without local
 /// repair. Raises rational's overflow message when a time or level leaves 64 bits.
-constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma, std::span<const rational> limits, int rule_sets,
-                                     op* ops, std::uint32_t* offsets, op* rules_best = nullptr) {
+constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, rational gamma,
+                                     std::span<const rational> limits, int rule_sets, op* ops, std::uint32_t* offsets,
+                                     op* rules_best = nullptr) {
   greedy_outcome out;
   out.den = construction_units(s, c, gamma, limits).den;
-  const std::size_t n = 3 * static_cast<std::size_t>(s.V) * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m);
+  const std::size_t n =
+      3 * static_cast<std::size_t>(s.V) * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m);
   buffer<op> trial(n);
   const int units = unit_count(s, rule_sets);
   for (int k = 0; k < units; ++k) {
@@ -658,7 +684,8 @@ constexpr greedy_outcome greedy_best(const pipeline_shape& s, const costs& c, ra
   if (units == rule_sets && rules_best != nullptr) {
     for (std::size_t x = 0; x < n; ++x) rules_best[x] = ops[x];
   }
-  for (std::size_t r = 0; r <= static_cast<std::size_t>(s.P); ++r) offsets[r] = static_cast<std::uint32_t>(r * (n / static_cast<std::size_t>(s.P)));
+  for (std::size_t r = 0; r <= static_cast<std::size_t>(s.P); ++r)
+    offsets[r] = static_cast<std::uint32_t>(r * (n / static_cast<std::size_t>(s.P)));
   return out;
 }
 
@@ -705,7 +732,8 @@ constexpr bool swappable(const pipeline_shape& s, op a, op b) {
   }
   const op later = a.microbatch() > b.microbatch() ? a : b, earlier = a.microbatch() > b.microbatch() ? b : a;
   return later.microbatch() != earlier.microbatch() &&
-         (later.kind() == op_kind::F ? earlier.kind() != op_kind::F : later.kind() == op_kind::I && earlier.kind() == op_kind::W);
+         (later.kind() == op_kind::F ? earlier.kind() != op_kind::F
+                                     : later.kind() == op_kind::I && earlier.kind() == op_kind::W);
 }
 
 /// Local repair: passes over every pair of neighbours on a rank that may trade places
@@ -721,7 +749,8 @@ inline int repair(schedule& s, const search_problem& p, std::int64_t budget) {
   for (bool improved = true; improved && budget >= n;) {
     improved = false;
     for (int r = 0; r < p.shape.P && budget >= n; ++r) {
-      for (std::uint32_t k = s.offsets()[static_cast<std::size_t>(r)]; k + 1 < s.offsets()[static_cast<std::size_t>(r) + 1] && budget >= n; ++k) {
+      for (std::uint32_t k = s.offsets()[static_cast<std::size_t>(r)];
+           k + 1 < s.offsets()[static_cast<std::size_t>(r) + 1] && budget >= n; ++k) {
         if (!swappable(p.shape, s.ops()[k], s.ops()[k + 1])) continue;
         std::swap(s.ops()[k], s.ops()[k + 1]);
         budget -= n;
@@ -769,18 +798,23 @@ inline search_result search(const search_problem& p, const search_options& optio
   const costs& c = p.cost;
   search_result out;
   search_report& rep = out.report;
-  out.ops = schedule{s, 3 * static_cast<std::size_t>(s.V) * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m)};
+  out.ops =
+      schedule{s, 3 * static_cast<std::size_t>(s.V) * static_cast<std::size_t>(s.P) * static_cast<std::size_t>(s.m)};
   schedule rules{s, out.ops.size()};  // the best of the rule sets alone, for local repair
-  const detail::greedy_outcome g = detail::greedy_best(s, c, p.gamma, p.memory_limit, detail::rule_sets_of(s, options.authors_only),
-                                                       out.ops.ops().data(), out.ops.offsets().data(), rules.ops().data());
+  const detail::greedy_outcome g =
+      detail::greedy_best(s, c, p.gamma, p.memory_limit, detail::rule_sets_of(s, options.authors_only),
+                          out.ops.ops().data(), out.ops.offsets().data(), rules.ops().data());
   for (std::size_t r = 0; r <= static_cast<std::size_t>(s.P); ++r) rules.offsets()[r] = out.ops.offsets()[r];
   rep.rule_sets = g.tried, rep.rule_sets_fitting = g.fitting;
-  detail::require(g.span >= 0 || !options.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
+  detail::require(g.span >= 0 || !options.authors_only,
+                  "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their "
+                  "code stops on an assertion here); search without authors_only finds a schedule");
   detail::require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");  // a limit >= 1 always fits
   const std::int64_t best = g.span, den = g.den;
   rep.method = search_method::greedy;
   rep.lower_bound = search_lower_bound(p);
-  if (options.repair && !options.authors_only && rational{best, den} > rep.lower_bound) {  // nothing to gain at the bound
+  if (options.repair && !options.authors_only &&
+      rational{best, den} > rep.lower_bound) {  // nothing to gain at the bound
     // repair the best schedule, and the best of the rule sets when a fixed order won
     // (and some rule set fitted): each with the whole budget, the shorter kept (ties:
     // the first)
@@ -789,7 +823,8 @@ inline search_result search(const search_problem& p, const search_options& optio
     rep.repairs = detail::repair(out.ops, p, options.repair_ops);
     if (fixed_won && detail::checked_span(rules, p) >= rational{0}) {
       const int kept = detail::repair(rules, p, options.repair_ops);
-      if (detail::checked_span(rules, p) < detail::checked_span(out.ops, p)) out.ops = std::move(rules), rep.repairs = kept;
+      if (detail::checked_span(rules, p) < detail::checked_span(out.ops, p))
+        out.ops = std::move(rules), rep.repairs = kept;
     }
   }
   const schedule_view v = out.ops.view();
@@ -798,7 +833,8 @@ inline search_result search(const search_problem& p, const search_options& optio
   const rational span = sim.largest_span();
   rational peak{0};
   bool within = true;
-  for (int r = 0; r < s.P; ++r) within = within && memory.peak_activations(r) <= p.limit(r), peak = max(peak, memory.peak_activations(r));
+  for (int r = 0; r < s.P; ++r)
+    within = within && memory.peak_activations(r) <= p.limit(r), peak = max(peak, memory.peak_activations(r));
   detail::require(validate(v).ok() && span <= rational{best, den} && within,
                   "ctpipe: search's schedule failed its own check (a bug)");
   rep.span = span;
@@ -832,9 +868,11 @@ constexpr void check_search_spec(const search_spec& p) {
   check_costs(p.cost);
   check_gamma(p.gamma);
   require(searchable(p.shape),
-          "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement (two chunks per rank)");
+          "ctpipe: search takes V = 1 with loop placement (one stage per rank) or V = 2 with the V-shape placement "
+          "(two chunks per rank)");
   require(p.memory_limit >= rational{1},
-          "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one micro-batch in flight)");
+          "ctpipe: search's memory limit must be >= 1 full activation per rank (the least any schedule needs: one "
+          "micro-batch in flight)");
 }
 }  // namespace detail
 
@@ -845,14 +883,18 @@ constexpr void check_search_spec(const search_spec& p) {
 /// v_rounds constructions and 8 fixed orders (4 rule sets with authors_only); each a
 /// linear pass over the 3 V P m ops (O(P m)); usable in a constant expression (transient
 /// storage; one evaluation holds every construction, so the compilers' limits bound their
-/// sum: searched_v evaluates them one by one). Errors: check_search_problem()'s messages, search()'s authors_only message,
-/// and `ctpipe: search's schedule failed its own check (a bug)`.
+/// sum: searched_v evaluates them one by one). Errors: check_search_problem()'s messages, search()'s authors_only
+/// message, and `ctpipe: search's schedule failed its own check (a bug)`.
 constexpr schedule searched(const search_spec& p) {
   detail::check_search_spec(p);
-  schedule out{p.shape, 3 * static_cast<std::size_t>(p.shape.V) * static_cast<std::size_t>(p.shape.P) * static_cast<std::size_t>(p.shape.m)};
-  const detail::greedy_outcome g = detail::greedy_best(p.shape, p.cost, p.gamma, std::span<const rational>(&p.memory_limit, 1),
-                                                       detail::rule_sets_of(p.shape, p.authors_only), out.ops().data(), out.offsets().data());
-  detail::require(g.span >= 0 || !p.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
+  schedule out{p.shape, 3 * static_cast<std::size_t>(p.shape.V) * static_cast<std::size_t>(p.shape.P) *
+                            static_cast<std::size_t>(p.shape.m)};
+  const detail::greedy_outcome g =
+      detail::greedy_best(p.shape, p.cost, p.gamma, std::span<const rational>(&p.memory_limit, 1),
+                          detail::rule_sets_of(p.shape, p.authors_only), out.ops().data(), out.offsets().data());
+  detail::require(g.span >= 0 || !p.authors_only,
+                  "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their "
+                  "code stops on an assertion here); search without authors_only finds a schedule");
   detail::require(g.span >= 0, "ctpipe: search's schedule failed its own check (a bug)");
   return out;
 }
@@ -864,11 +906,12 @@ namespace detail {
 template <search_spec S, int K>
 inline constexpr std::int64_t searched_unit_span = [] {
   check_search_spec(S);
-  const std::size_t n = 3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m);
+  const std::size_t n = 3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) *
+                        static_cast<std::size_t>(S.shape.m);
   buffer<op> ops(n);
   buffer<std::uint32_t> offsets(static_cast<std::size_t>(S.shape.P) + 1);
-  return greedy_unit(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1), rule_sets_of(S.shape, S.authors_only), K, ops.data(),
-                     offsets.data())
+  return greedy_unit(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1),
+                     rule_sets_of(S.shape, S.authors_only), K, ops.data(), offsets.data())
       .span;
 }();
 
@@ -888,16 +931,18 @@ constexpr int searched_best_unit(std::index_sequence<K...>) {
 /// constructions only then, so a bad spec gives its message once, not once for each).
 constexpr bool search_spec_fine(const search_spec& p) {
   const costs& c = p.cost;
-  return shape_error(p.shape) == nullptr && c.f > rational{0} && c.b >= rational{0} && c.i >= rational{0} && c.w >= rational{0} &&
-         c.c >= rational{0} && c.move >= rational{0} && (c.fb >= rational{0} || c.fb == rational{-1}) && p.gamma >= rational{0} &&
-         p.gamma <= rational{1} && searchable(p.shape) && p.memory_limit >= rational{1};
+  return shape_error(p.shape) == nullptr && c.f > rational{0} && c.b >= rational{0} && c.i >= rational{0} &&
+         c.w >= rational{0} && c.c >= rational{0} && c.move >= rational{0} &&
+         (c.fb >= rational{0} || c.fb == rational{-1}) && p.gamma >= rational{0} && p.gamma <= rational{1} &&
+         searchable(p.shape) && p.memory_limit >= rational{1};
 }
 
 /// searched_best_unit() over S's constructions when S is fine, else -1 (none evaluated).
 template <search_spec S>
 constexpr int searched_best() {
   if constexpr (search_spec_fine(S)) {
-    return searched_best_unit<S>(std::make_index_sequence<static_cast<std::size_t>(unit_count(S.shape, rule_sets_of(S.shape, S.authors_only)))>{});
+    return searched_best_unit<S>(std::make_index_sequence<static_cast<std::size_t>(
+                                     unit_count(S.shape, rule_sets_of(S.shape, S.authors_only)))>{});
   } else {
     return -1;
   }
@@ -907,13 +952,17 @@ template <search_spec S>
 constexpr auto freeze_searched() {
   check_search_spec(S);  // a bad spec stops here, with the library's message
   constexpr int best = searched_best<S>();
-  frozen_schedule<3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) * static_cast<std::size_t>(S.shape.m),
+  frozen_schedule<3 * static_cast<std::size_t>(S.shape.V) * static_cast<std::size_t>(S.shape.P) *
+                      static_cast<std::size_t>(S.shape.m),
                   static_cast<std::size_t>(S.shape.P)>
       f{};
   f.shape = S.shape;
-  require(best >= 0 || !S.authors_only, "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops on an assertion here); search without authors_only finds a schedule");
+  require(best >= 0 || !S.authors_only,
+          "ctpipe: search: none of the Zero Bubble authors' rule sets stays within this memory limit (their code stops "
+          "on an assertion here); search without authors_only finds a schedule");
   require(best >= 0, "ctpipe: search's schedule failed its own check (a bug)");
-  greedy_unit(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1), rule_sets_of(S.shape, S.authors_only), best, f.ops, f.offsets);
+  greedy_unit(S.shape, S.cost, S.gamma, std::span<const rational>(&S.memory_limit, 1),
+              rule_sets_of(S.shape, S.authors_only), best, f.ops, f.offsets);
   return f;
 }
 }  // namespace detail

@@ -71,14 +71,24 @@ class zbv_greedy {
  public:
   /// Chunk op costs tf, ti, tw and the latency tc in ticks; an F adds mf memory units,
   /// an I mi and a W mw (mi, mw <= 0); rank r's limit is cap[r] units.
-  constexpr zbv_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
-                       std::int64_t mw, const std::int64_t* cap, const v_greedy_rules& rules, const std::int64_t* approved)
-      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), approved_(approved), rules_(rules),
-        ints_(static_cast<std::size_t>(7 * P + 2 * P * m)), times_(static_cast<std::size_t>(3 * P + 4 * P * m)),
+  constexpr zbv_greedy(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc,
+                       std::int64_t mf, std::int64_t mi, std::int64_t mw, const std::int64_t* cap,
+                       const v_greedy_rules& rules, const std::int64_t* approved)
+      : P_(P),
+        m_(m),
+        cost_{tf, ti, tw},
+        tc_(tc),
+        mem_{mf, mi, mw},
+        cap_(cap),
+        approved_(approved),
+        rules_(rules),
+        ints_(static_cast<std::size_t>(7 * P + 2 * P * m)),
+        times_(static_cast<std::size_t>(3 * P + 4 * P * m)),
         ops_(static_cast<std::size_t>(6 * P * m)) {
     // one block of ints and one of times, cut into the per-rank tables (indexing by raw
     // pointers keeps the constant evaluation's steps per op low)
-    nf_ = ints_.data(), ni_ = nf_ + 2 * P, nw_ = ni_ + 2 * P, written_ = nw_ + P, chunk_ = written_ + P, queue_ = chunk_ + P;
+    nf_ = ints_.data(), ni_ = nf_ + 2 * P, nw_ = ni_ + 2 * P, written_ = nw_ + P, chunk_ = written_ + P,
+    queue_ = chunk_ + P;
     end_ = times_.data(), level_ = end_ + P, bubble_ = level_ + P, f_end_ = bubble_ + P, i_end_ = f_end_ + 2 * P * m;
     for (std::int64_t* t = f_end_; t != i_end_ + 2 * P * m; ++t) *t = -1;
     if (approved_ != nullptr) {
@@ -133,8 +143,10 @@ class zbv_greedy {
     end_[r] = t;
     level_[r] += mem_[k];
     ok_ = ok_ && level_[r] <= cap_[r];
-    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] =
-        make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, c == 0 ? r : 2 * P_ - 1 - r, j);
+    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] = make_op(k == 0   ? op_kind::F
+                                                                         : k == 1 ? op_kind::I
+                                                                                  : op_kind::W,
+                                                                         c == 0 ? r : 2 * P_ - 1 - r, j);
   }
   /// Rank r's oldest pending W.
   constexpr void put_w(int r) {
@@ -149,7 +161,8 @@ class zbv_greedy {
   constexpr void put_f(int r, int c) {
     const int j = nf_[2 * r + c];
     const int from = c == 0 ? r - 1 : r + 1;  // the input's rank; none on rank 0 for chunk 0
-    if (j >= m_ || (c == 1 && from == P_ && f_end_[(2 * r) * m_ + j] < 0)) return static_cast<void>(ok_ = false);  // the turn
+    if (j >= m_ || (c == 1 && from == P_ && f_end_[(2 * r) * m_ + j] < 0))
+      return static_cast<void>(ok_ = false);  // the turn
     const bool remote = from >= 0 && from < P_;
     const std::int64_t input = remote ? f_end_[(2 * from + c) * m_ + j] : 0;
     if (input < 0) return static_cast<void>(ok_ = false);
@@ -181,7 +194,8 @@ class zbv_greedy {
   constexpr void fill_gap(int r, bool has_input, std::int64_t input_end, bool fill) {
     int pending = ni_[2 * r] + ni_[2 * r + 1] - nw_[r];
     if (has_input) {
-      for (; ok_ && pending > rules_.w_reserve && pending > 0 && input_end + tc_ >= end_[r] + cost_[2]; --pending) put_w(r);
+      for (; ok_ && pending > rules_.w_reserve && pending > 0 && input_end + tc_ >= end_[r] + cost_[2]; --pending)
+        put_w(r);
     }
     const std::int64_t seen = has_input ? input_end : last_w_end_;  // the authors' end_time[-1] when there is no input
     if (ok_ && fill && pending > rules_.w_reserve && pending > 0 && seen + tc_ - end_[r] > room(r)) put_w(r);
@@ -294,12 +308,23 @@ class zbv_greedy {
 class v_list_scheduler {
  public:
   /// As zbv_greedy's (chunk costs, latency, memory units, per-rank limits).
-  constexpr v_list_scheduler(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc, std::int64_t mf, std::int64_t mi,
-                             std::int64_t mw, const std::int64_t* cap, int priority, bool wait_for_input)
-      : P_(P), m_(m), cost_{tf, ti, tw}, tc_(tc), mem_{mf, mi, mw}, cap_(cap), priority_(priority), wait_(wait_for_input),
-        ints_(static_cast<std::size_t>(8 * P + 2 * P * m)), times_(static_cast<std::size_t>(2 * P + 4 * P * m)),
-        heap_(static_cast<std::size_t>(18 * P * m + 2 * P + 2)), ops_(static_cast<std::size_t>(6 * P * m)) {
-    nf_ = ints_.data(), ni_ = nf_ + 2 * P, nw_ = ni_ + 2 * P, written_ = nw_ + P, blocked_ = written_ + P, queue_ = blocked_ + P;
+  constexpr v_list_scheduler(int P, int m, std::int64_t tf, std::int64_t ti, std::int64_t tw, std::int64_t tc,
+                             std::int64_t mf, std::int64_t mi, std::int64_t mw, const std::int64_t* cap, int priority,
+                             bool wait_for_input)
+      : P_(P),
+        m_(m),
+        cost_{tf, ti, tw},
+        tc_(tc),
+        mem_{mf, mi, mw},
+        cap_(cap),
+        priority_(priority),
+        wait_(wait_for_input),
+        ints_(static_cast<std::size_t>(8 * P + 2 * P * m)),
+        times_(static_cast<std::size_t>(2 * P + 4 * P * m)),
+        heap_(static_cast<std::size_t>(18 * P * m + 2 * P + 2)),
+        ops_(static_cast<std::size_t>(6 * P * m)) {
+    nf_ = ints_.data(), ni_ = nf_ + 2 * P, nw_ = ni_ + 2 * P, written_ = nw_ + P, blocked_ = written_ + P,
+    queue_ = blocked_ + P;
     free_ = times_.data(), level_ = free_ + P, f_end_ = level_ + P, i_end_ = f_end_ + 2 * P * m;
     for (std::int64_t* t = f_end_; t != i_end_ + 2 * P * m; ++t) *t = -1;
   }
@@ -331,14 +356,17 @@ class v_list_scheduler {
     std::int64_t time;
     int rank;
   };
-  static constexpr bool before(const entry& a, const entry& b) { return a.time < b.time || (a.time == b.time && a.rank < b.rank); }
+  static constexpr bool before(const entry& a, const entry& b) {
+    return a.time < b.time || (a.time == b.time && a.rank < b.rank);
+  }
   constexpr void push(std::int64_t time, int r) {
     if (static_cast<std::size_t>(size_) == heap_.size()) return static_cast<void>(ok_ = false);
     int k = size_++;
     heap_[static_cast<std::size_t>(k)] = {time, r};
     while (k > 0 && before(heap_[static_cast<std::size_t>(k)], heap_[static_cast<std::size_t>((k - 1) / 2)])) {
       const entry x = heap_[static_cast<std::size_t>(k)];
-      heap_[static_cast<std::size_t>(k)] = heap_[static_cast<std::size_t>((k - 1) / 2)], heap_[static_cast<std::size_t>((k - 1) / 2)] = x;
+      heap_[static_cast<std::size_t>(k)] = heap_[static_cast<std::size_t>((k - 1) / 2)],
+      heap_[static_cast<std::size_t>((k - 1) / 2)] = x;
       k = (k - 1) / 2;
     }
   }
@@ -351,7 +379,8 @@ class v_list_scheduler {
       if (b < size_ && before(heap_[static_cast<std::size_t>(b)], heap_[static_cast<std::size_t>(best)])) best = b;
       if (best == k) return;
       const entry x = heap_[static_cast<std::size_t>(k)];
-      heap_[static_cast<std::size_t>(k)] = heap_[static_cast<std::size_t>(best)], heap_[static_cast<std::size_t>(best)] = x;
+      heap_[static_cast<std::size_t>(k)] = heap_[static_cast<std::size_t>(best)],
+      heap_[static_cast<std::size_t>(best)] = x;
       k = best;
     }
   }
@@ -382,7 +411,8 @@ class v_list_scheduler {
   constexpr int decide(int r) {
     const std::int64_t t = free_[r];
     // candidates in priority order: (kind, chunk)
-    constexpr int orders[3][4][2] = {{{1, 0}, {1, 1}, {0, 1}, {0, 0}}, {{0, 1}, {0, 0}, {1, 0}, {1, 1}}, {{1, 1}, {1, 0}, {0, 1}, {0, 0}}};
+    constexpr int orders[3][4][2] = {
+        {{1, 0}, {1, 1}, {0, 1}, {0, 0}}, {{0, 1}, {0, 0}, {1, 0}, {1, 1}}, {{1, 1}, {1, 0}, {0, 1}, {0, 0}}};
     std::int64_t next = -1;  // the earliest known arrival after t
     for (const auto& kc : orders[priority_]) {
       const std::int64_t a = arrival(r, kc[0], kc[1]);
@@ -418,8 +448,10 @@ class v_list_scheduler {
     ok_ = ok_ && level_[r] <= cap_[r];
     if (k == 0) f_end_[(2 * r + c) * m_ + j] = end;
     if (k == 1) i_end_[(2 * r + c) * m_ + j] = end, queue_[2 * r * m_ + ni_[2 * r] + ni_[2 * r + 1] - 1] = 2 * j + c;
-    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] =
-        make_op(k == 0 ? op_kind::F : k == 1 ? op_kind::I : op_kind::W, c == 0 ? r : 2 * P_ - 1 - r, j);
+    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] = make_op(k == 0   ? op_kind::F
+                                                                         : k == 1 ? op_kind::I
+                                                                                  : op_kind::W,
+                                                                         c == 0 ? r : 2 * P_ - 1 - r, j);
     push(end, r);
     // the ranks this op feeds (F: the next stage's rank; I: the previous stage's)
     const int to = k == 0 ? (c == 0 ? r + 1 : r - 1) : k == 1 ? (c == 1 ? r + 1 : r - 1) : -1;

@@ -43,11 +43,11 @@ struct split_point {
 /// advice for comparison.
 struct split_result {
   split_point best;
-  split_point even;                 ///< even_split() on each copy
-  std::optional<split_point> zb;    ///< the first and last stage one layer fewer, when L = kS - 2 (else none)
-  bool exact = false;               ///< `best` is proved optimal (GPipe, no memory limit)
-  int simulations = 0;              ///< how many splits were simulated
-  bool stopped = false;             ///< the search reached max_simulations before it ended
+  split_point even;               ///< even_split() on each copy
+  std::optional<split_point> zb;  ///< the first and last stage one layer fewer, when L = kS - 2 (else none)
+  bool exact = false;             ///< `best` is proved optimal (GPipe, no memory limit)
+  int simulations = 0;            ///< how many splits were simulated
+  bool stopped = false;           ///< the search reached max_simulations before it ended
 };
 
 namespace detail {
@@ -73,7 +73,10 @@ inline std::vector<std::int64_t> min_max_split(const transformer_model& m, int p
   std::int64_t lo = unit, hi = rational::add(rational::mul(L, unit), m.vocab);  // hi is feasible
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    if (feasible(mid)) hi = mid; else lo = mid + 1;
+    if (feasible(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   std::vector<std::int64_t> out(static_cast<std::size_t>(per), 1);
   std::int64_t left = L - per;
@@ -91,17 +94,20 @@ inline std::vector<std::int64_t> min_max_split(const transformer_model& m, int p
 /// over the copies (costs `c`: model_costs() in the caller's unit, with t_c; stage factors
 /// model_stage_factors()) and sums how far each rank's peak bytes pass `limit_bytes`.
 /// Raises memory_of()'s and simulate()'s errors.
-inline split_point evaluate_split(const schedule& s, const transformer_model& model, const std::vector<std::int64_t>& copy,
-                                  const costs& c, rational gamma, std::optional<rational> limit_bytes) {
+inline split_point evaluate_split(const schedule& s, const transformer_model& model,
+                                  const std::vector<std::int64_t>& copy, const costs& c, rational gamma,
+                                  std::optional<rational> limit_bytes) {
   const pipeline_shape& shape = s.view().shape;
   split_point out;
-  for (int k = 0; k < shape.stages() / copy_stages(shape); ++k) out.layers.insert(out.layers.end(), copy.begin(), copy.end());
+  for (int k = 0; k < shape.stages() / copy_stages(shape); ++k)
+    out.layers.insert(out.layers.end(), copy.begin(), copy.end());
   std::vector<rational> factors(out.layers.size());
   model_stage_factors(model, shape, out.layers, factors);
   out.makespan = simulate(s.view(), c, cost_scale{factors, {}}).makespan();
   if (limit_bytes) {
     const model_memory mm = memory_of(s.view(), model, out.layers, gamma);
-    for (int r = 0; r < mm.ranks(); ++r) out.over_bytes = out.over_bytes + max(rational{0}, mm.peak_bytes(r) - *limit_bytes);
+    for (int r = 0; r < mm.ranks(); ++r)
+      out.over_bytes = out.over_bytes + max(rational{0}, mm.peak_bytes(r) - *limit_bytes);
   }
   return out;
 }
@@ -155,7 +161,8 @@ inline split_result choose_split(const schedule_spec& spec, const transformer_mo
       }
     }
   }
-  for (const split_point* p : {&out.even, out.zb ? &*out.zb : nullptr}) {  // never worse than the splits it is compared with
+  for (const split_point* p :
+       {&out.even, out.zb ? &*out.zb : nullptr}) {  // never worse than the splits it is compared with
     if (p != nullptr && better(*p, out.best)) out.best = *p;
   }
   return out;

@@ -13,11 +13,11 @@ namespace ctpipe {
 /// t_c never matters there. The functions that give them expect a valid spec
 /// (`spec_error(s) == nullptr`) and, for peaks, 0 <= r < P.
 struct closed_form {
-  bool holds = false;           ///< a formula applies to these parameters
-  rational value{};             ///< its exact value (when holds)
-  const char* formula = "";     ///< the formula, in the article's letters
-  const char* source = "";      ///< paper or framework it comes from
-  const char* condition = "";   ///< when it applies (or, when !holds, why not)
+  bool holds = false;          ///< a formula applies to these parameters
+  rational value{};            ///< its exact value (when holds)
+  const char* formula = "";    ///< the formula, in the article's letters
+  const char* source = "";     ///< paper or framework it comes from
+  const char* condition = "";  ///< when it applies (or, when !holds, why not)
 };
 
 namespace detail {
@@ -37,8 +37,8 @@ constexpr closed_form idle_fraction(const closed_form& T, rational idle, const c
 constexpr closed_form rank0_span_bubble(const schedule_spec& s, const costs& c, const closed_form& T) {
   if (!T.holds) return T;
   const char* text = s.family == schedule_family::gpipe && c.c != rational{0} ? "(P-1)(t_f+t_b+2t_c)"
-                     : s.shape.V > 1                                            ? "(P-1)(t_f+t_b)/V"
-                                                                                : "(P-1)(t_f+t_b)";
+                     : s.shape.V > 1                                          ? "(P-1)(t_f+t_b)/V"
+                                                                              : "(P-1)(t_f+t_b)";
   return {true, T.value - rational{s.shape.m} * (c.f + c.b), text, T.source, T.condition};
 }
 }  // namespace detail

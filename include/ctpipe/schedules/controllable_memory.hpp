@@ -105,9 +105,13 @@ struct v_grid {
   max_tree levels;          ///< `level` as a tree, while the Ws are explicit
 
   constexpr v_grid(int ranks, int microbatches)
-      : P(ranks), m(microbatches), T(8 * microbatches + 6 * ranks + 2),
-        time(static_cast<std::size_t>(ranks) * 12 * static_cast<std::size_t>(microbatches)), slot(cells()),
-        level(cells()), pending(cells()) {}
+      : P(ranks),
+        m(microbatches),
+        T(8 * microbatches + 6 * ranks + 2),
+        time(static_cast<std::size_t>(ranks) * 12 * static_cast<std::size_t>(microbatches)),
+        slot(cells()),
+        level(cells()),
+        pending(cells()) {}
 
   constexpr std::size_t cells() const { return static_cast<std::size_t>(P) * static_cast<std::size_t>(T); }
   constexpr int& at(int r, int t, int k) { return time[(static_cast<std::size_t>(r) * 6 + t) * 2 * m + k]; }
@@ -217,7 +221,10 @@ struct v_grid {
     while (lo < hi) {  // how many of chunk 1's Is are among the k+1 earliest
       const int a = (lo + hi) / 2;
       const bool among = k - a >= m || (k - a >= 0 && at(r, 2, a) < at(r, 3, k - a));
-      if (among) lo = a + 1; else hi = a;
+      if (among)
+        lo = a + 1;
+      else
+        hi = a;
     }
     const int from_a = lo > 0 ? at(r, 2, lo - 1) : -1, from_b = k + 1 - lo > 0 ? at(r, 3, k - lo) : -1;
     return from_a > from_b ? from_a : from_b;
@@ -399,7 +406,8 @@ constexpr closed_form v_memory_makespan(const schedule_spec& s, const costs& c) 
 constexpr closed_form v_memory_bubble_fraction(const schedule_spec& s, const costs& c) {
   const closed_form T = v_memory_makespan(s, c);
   if (!T.holds) return T;  // the idle is computed only where the formula holds
-  return detail::idle_fraction(T, rational{detail::v_memory_idle_slots(s)} * c.f / rational{2}, detail::v_memory_text(s)[1]);
+  return detail::idle_fraction(T, rational{detail::v_memory_idle_slots(s)} * c.f / rational{2},
+                               detail::v_memory_text(s)[1]);
 }
 /// Their span bubble: none claimed (simulate() gives it).
 constexpr closed_form v_memory_span_bubble(const schedule_spec&, const costs&) {
@@ -418,7 +426,8 @@ constexpr closed_form v_memory_peak_in_flight(const schedule_spec& s, rational, 
 /// reached once m is large enough (ctpipe's proof: every rank at most this, one rank
 /// exactly this, P <= 8, m <= 4P at compile time; P <= 16, m <= 6P at run time).
 constexpr closed_form v_memory_peak_bound(const schedule_spec& s, rational gamma) {
-  if (s.family != schedule_family::v_half && s.family != schedule_family::v_min) return detail::no_formula("v-half and v-min only");
+  if (s.family != schedule_family::v_half && s.family != schedule_family::v_min)
+    return detail::no_formula("v-half and v-min only");
   if (gamma != rational{1}) return detail::no_formula("needs gamma = 1 (the paper's count)");
   const bool half = s.family == schedule_family::v_half;
   const int full = half ? (s.shape.P + 2) / 2 : (s.shape.P + 4) / 3;

@@ -117,7 +117,8 @@ constexpr void dual_phases(int P, int m, int r, Rank& g) {
   // Step 4: nF0B1F1B0; on the last rank the first (F 0; B 1) is not overlapped.
   for (int i = 0; i < m - 2 * P + r + 1; ++i) {
     if (i == 0 && last) {
-      g.forward(0, false, false), g.send_forward(1), g.backward(1, false, true, false), g.send_forward(0), g.send_backward(1);
+      g.forward(0, false, false), g.send_forward(1), g.backward(1, false, true, false), g.send_forward(0),
+          g.send_backward(1);
     } else {
       g.pair(0, 1, i != 0);
     }
@@ -259,7 +260,8 @@ namespace ctpipe::schedules {
 /// is one too high for DualPipe at P = 4, m = 8; nor with the pairs read split
 /// (schedule_spec::pairs).
 constexpr closed_form dual_makespan(const schedule_spec& s, const costs& c) {
-  if (s.pairs != pair_model::fused) return ctpipe::detail::no_formula("the pairs are read split: DeepSeek's idle is for fused pairs");
+  if (s.pairs != pair_model::fused)
+    return ctpipe::detail::no_formula("the pairs are read split: DeepSeek's idle is for fused pairs");
   if (const char* why = ctpipe::detail::dual_idle_exception(c)) return ctpipe::detail::no_formula(why);
   const bool v = s.family == schedule_family::dualpipev;
   return {true, rational{s.shape.m} * (c.f + c.b) + ctpipe::detail::dual_idle(s, c),
@@ -273,8 +275,9 @@ constexpr closed_form dual_makespan(const schedule_spec& s, const costs& c) {
 constexpr closed_form dual_bubble_fraction(const schedule_spec& s, const costs& c) {
   const closed_form T = dual_makespan(s, c);
   if (!T.holds) return T;  // the idle is computed only where the formula holds
-  return ctpipe::detail::idle_fraction(T, ctpipe::detail::dual_idle(s, c),
-                                       s.family == schedule_family::dualpipev ? "(P-1)(F&B+B-3W) / T" : "(P/2-1)(F&B+B-3W) / T");
+  return ctpipe::detail::idle_fraction(
+      T, ctpipe::detail::dual_idle(s, c),
+      s.family == schedule_family::dualpipev ? "(P-1)(F&B+B-3W) / T" : "(P/2-1)(F&B+B-3W) / T");
 }
 
 /// DualPipeV's and DualPipe's span bubble: no closed form (the ranks start at different

@@ -47,11 +47,11 @@ struct rule_report {
 
 /// One schedule family: what the library and the tool know of it.
 struct family_entry {
-  schedule_family id{};                    ///< its enumerator (the table is in enumerator order)
-  const char* name = "";                   ///< as the tool, JSON and the vectors spell it
-  bool splits_backward = false;            ///< runs I and W instead of B (the Zero Bubble family)
-  int default_V = 1;                       ///< model chunks per rank when none is asked for
-  bool chunks_free = false;                ///< V is the caller's choice (else fixed at default_V)
+  schedule_family id{};                           ///< its enumerator (the table is in enumerator order)
+  const char* name = "";                          ///< as the tool, JSON and the vectors spell it
+  bool splits_backward = false;                   ///< runs I and W instead of B (the Zero Bubble family)
+  int default_V = 1;                              ///< model chunks per rank when none is asked for
+  bool chunks_free = false;                       ///< V is the caller's choice (else fixed at default_V)
   placement natural_placement = placement::loop;  ///< the placement it runs on
   /// Its own rules, after the shape rules and the interleaved-only parameters: reports
   /// the first one broken (its message literal) and returns false.
@@ -125,7 +125,9 @@ constexpr bool dualpipe_rule(const schedule_spec& s, rule_report report) {
   }
   if (s.shape.m % 2 == 0 && s.shape.m >= 2 * s.shape.P) return true;
   if (!s.structural_minimum) {
-    report("ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)");
+    report(
+        "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and "
+        "num_chunks >= num_ranks * 2)");
     return false;
   }
   if (s.shape.m % 2 == 0 && s.shape.m >= 2 * s.shape.P - 2) return true;
@@ -151,22 +153,34 @@ constexpr bool interleaved_group_rule(const schedule_spec& s, rule_report report
   const int P = s.shape.P, m = s.shape.m, g = group_size(s);
   switch (s.variant) {
     case interleaved_variant::megatron:
-      if (m < P) { report("ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m], but m < P"); return false; }
-      if (g < P || g > m) { report("ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m]"); return false; }
+      if (m < P) {
+        report("ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m], but m < P");
+        return false;
+      }
+      if (g < P || g > m) {
+        report("ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m]");
+        return false;
+      }
       if (m % g != 0 && m % g < P) {
         report("ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or m % group >= P");
         return false;
       }
       return true;
     case interleaved_variant::megatron_legacy:
-      if (m % P != 0) { report("ctpipe: interleaved-1f1b (megatron-legacy) needs m % P == 0"); return false; }
+      if (m % P != 0) {
+        report("ctpipe: interleaved-1f1b (megatron-legacy) needs m % P == 0");
+        return false;
+      }
       if (s.group != 0 && s.group != P) {
         report("ctpipe: interleaved-1f1b (megatron-legacy) groups P micro-batches (group must be 0 or P)");
         return false;
       }
       return true;
     case interleaved_variant::torch:
-      if (m % (m / P > 1 ? m / P : 1) != 0) { report("ctpipe: interleaved-1f1b (torch) needs m % max(1, m / P) == 0"); return false; }
+      if (m % (m / P > 1 ? m / P : 1) != 0) {
+        report("ctpipe: interleaved-1f1b (torch) needs m % max(1, m / P) == 0");
+        return false;
+      }
       if (s.group != 0) {
         report("ctpipe: interleaved-1f1b (torch) sets the group to m / max(1, m / P) (group must be 0)");
         return false;
@@ -177,8 +191,14 @@ constexpr bool interleaved_group_rule(const schedule_spec& s, rule_report report
 }
 constexpr bool interleaved_rule(const schedule_spec& s, rule_report report) {
   if (!loop_rule(s, report)) return false;
-  if (s.warmup_factor != 1 && s.warmup_factor != 2) { report("ctpipe: the warmup factor must be 1 or 2"); return false; }
-  if (s.group < 0) { report("ctpipe: the group size must be >= 0 (0 = the variant's default)"); return false; }
+  if (s.warmup_factor != 1 && s.warmup_factor != 2) {
+    report("ctpipe: the warmup factor must be 1 or 2");
+    return false;
+  }
+  if (s.group < 0) {
+    report("ctpipe: the group size must be >= 0 (0 = the variant's default)");
+    return false;
+  }
   return (s.shape.V == 1 && s.variant != interleaved_variant::torch) || interleaved_group_rule(s, report);
 }
 
@@ -235,11 +255,13 @@ constexpr op* fill_interleaved_zb(const schedule_spec& s, int r, op* out) {
 }
 
 constexpr op* fill_dualpipev(const schedule_spec& s, int r, op* out) {
-  schedules::dualpipev(s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
+  schedules::dualpipev(
+      s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
   return out;
 }
 constexpr op* fill_dualpipe(const schedule_spec& s, int r, op* out) {
-  schedules::dualpipe(s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
+  schedules::dualpipe(
+      s.shape, r, [&out](op o) { *out++ = o; }, s.pairs == pair_model::fused);
   return out;
 }
 
@@ -262,7 +284,10 @@ constexpr int v_warmup(const schedule_spec& s, int r) {
   bool backward_seen = false;
   schedules::v_schedule(s.shape.P, s.shape.m, s.family == schedule_family::v_half, [&](int rank, op o) {
     if (rank != r || backward_seen) return;
-    if (o.kind() == op_kind::F) ++forwards; else backward_seen = true;
+    if (o.kind() == op_kind::F)
+      ++forwards;
+    else
+      backward_seen = true;
   });
   return forwards;
 }
@@ -283,8 +308,8 @@ constexpr std::size_t fiw_ops_of_rank(const schedule_spec& s, int) {
 /// splits backward, default V, V free, placement, rules, warmup, generator, closed forms.
 inline constexpr family_entry family_table[] = {
     {schedule_family::gpipe, "gpipe", false, 1, false, placement::loop, detail::one_chunk_rule,
-     detail::all_forwards_first, detail::fill_gpipe, detail::fb_ops_of_rank, schedules::gpipe_makespan, schedules::gpipe_bubble_fraction,
-     schedules::gpipe_span_bubble, schedules::gpipe_peak_in_flight},
+     detail::all_forwards_first, detail::fill_gpipe, detail::fb_ops_of_rank, schedules::gpipe_makespan,
+     schedules::gpipe_bubble_fraction, schedules::gpipe_span_bubble, schedules::gpipe_peak_in_flight},
     {schedule_family::one_f_one_b, "1f1b", false, 1, false, placement::loop, detail::one_chunk_rule,
      detail::one_f_one_b_warmup, detail::fill_one_f_one_b, detail::fb_ops_of_rank, schedules::one_f_one_b_makespan,
      schedules::one_f_one_b_bubble_fraction, schedules::one_f_one_b_span_bubble, schedules::one_f_one_b_peak_in_flight},
@@ -295,17 +320,18 @@ inline constexpr family_entry family_table[] = {
      detail::all_forwards_first, detail::fill_looped_bfs, detail::fb_ops_of_rank, schedules::chunked_makespan,
      schedules::chunked_bubble_fraction, schedules::chunked_span_bubble, schedules::looped_peak_in_flight},
     {schedule_family::zb_h1, "zb-h1", true, 1, false, placement::loop, detail::zb_one_chunk_rule,
-     detail::one_f_one_b_warmup, detail::fill_zb_h1, detail::fiw_ops_of_rank, schedules::zb_h1_makespan, schedules::zb_h1_bubble_fraction,
-     schedules::zb_h1_span_bubble, schedules::zb_h1_peak_in_flight},
-    {schedule_family::zb_h2, "zb-h2", true, 1, false, placement::loop, detail::zb_one_chunk_rule,
-     detail::zb_h2_warmup, detail::fill_zb_h2, detail::fiw_ops_of_rank, schedules::zb_h2_makespan, schedules::zb_h2_bubble_fraction,
+     detail::one_f_one_b_warmup, detail::fill_zb_h1, detail::fiw_ops_of_rank, schedules::zb_h1_makespan,
+     schedules::zb_h1_bubble_fraction, schedules::zb_h1_span_bubble, schedules::zb_h1_peak_in_flight},
+    {schedule_family::zb_h2, "zb-h2", true, 1, false, placement::loop, detail::zb_one_chunk_rule, detail::zb_h2_warmup,
+     detail::fill_zb_h2, detail::fiw_ops_of_rank, schedules::zb_h2_makespan, schedules::zb_h2_bubble_fraction,
      schedules::zb_h2_span_bubble, schedules::zb_h2_peak_in_flight},
     {schedule_family::zbv, "zbv", true, 2, false, placement::v_shape, detail::zbv_rule, detail::zbv_warmup,
-     detail::fill_zbv, detail::fiw_ops_of_rank, schedules::zbv_makespan, schedules::zbv_bubble_fraction, schedules::zbv_span_bubble,
-     schedules::zbv_peak_in_flight},
+     detail::fill_zbv, detail::fiw_ops_of_rank, schedules::zbv_makespan, schedules::zbv_bubble_fraction,
+     schedules::zbv_span_bubble, schedules::zbv_peak_in_flight},
     {schedule_family::interleaved_zb, "interleaved-zb", true, 2, true, placement::loop, detail::interleaved_zb_rule,
-     detail::interleaved_zb_warmup, detail::fill_interleaved_zb, detail::fiw_ops_of_rank, schedules::interleaved_zb_timing,
-     schedules::interleaved_zb_timing, schedules::interleaved_zb_span_bubble, schedules::interleaved_zb_peak_in_flight},
+     detail::interleaved_zb_warmup, detail::fill_interleaved_zb, detail::fiw_ops_of_rank,
+     schedules::interleaved_zb_timing, schedules::interleaved_zb_timing, schedules::interleaved_zb_span_bubble,
+     schedules::interleaved_zb_peak_in_flight},
     {schedule_family::dualpipev, "dualpipev", true, 2, false, placement::v_shape, detail::dualpipev_rule,
      detail::dualpipev_warmup, detail::fill_dualpipev, schedules::dualpipev_ops_of_rank, schedules::dual_makespan,
      schedules::dual_bubble_fraction, schedules::dual_span_bubble, schedules::dualpipev_peak_in_flight},
@@ -432,7 +458,8 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)`
 /// - `ctpipe: dualpipe runs two model copies on the bidirectional placement (V = 2, placement bidirectional)`
 /// - `ctpipe: dualpipe needs P even (DeepSeek's DualPipe.step asserts num_ranks % 2 == 0)`
-/// - `ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2)`
+/// - `ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks >=
+/// num_ranks * 2)`
 /// - `ctpipe: dualpipe needs m even and m >= 2P-2 (its structural minimum)`
 /// - `ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: only dualpipev and dualpipe take the structural minimum`

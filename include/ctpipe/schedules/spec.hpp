@@ -79,8 +79,8 @@ constexpr const char* variant_name(interleaved_variant v) {
 
 /// The variant called `name`, or false if there is none (then `out` is unchanged).
 constexpr bool variant_from_name(std::string_view name, interleaved_variant& out) {
-  for (interleaved_variant v : {interleaved_variant::megatron, interleaved_variant::megatron_legacy,
-                                interleaved_variant::torch}) {
+  for (interleaved_variant v :
+       {interleaved_variant::megatron, interleaved_variant::megatron_legacy, interleaved_variant::torch}) {
     if (name == variant_name(v)) {
       out = v;
       return true;

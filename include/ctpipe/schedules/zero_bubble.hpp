@@ -166,7 +166,8 @@ constexpr const char* zb_timing_exception(const schedule_spec& s, const costs& c
   return nullptr;
 }
 /// Every rank of a Zero Bubble schedule is busy m(t_f+t_i+t_w): bubble = 1 - busy / T.
-constexpr closed_form zb_bubble_fraction(const schedule_spec& s, const costs& c, const closed_form& T, const char* text) {
+constexpr closed_form zb_bubble_fraction(const schedule_spec& s, const costs& c, const closed_form& T,
+                                         const char* text) {
   if (!T.holds) return T;
   const rational busy = rational{s.shape.m} * (c.f + c.i + c.w);
   return {true, (T.value - busy) / T.value, text, T.source, T.condition};

@@ -114,7 +114,8 @@ inline constexpr command_entry commands[] = {
      make_rebalance},
     {"search",
      "searches the split-backward schedule (F, I, W) with the least bubble under --memory-limit per rank, for --costs "
-     "and --gamma; says whether it is proved optimal, its lower bound, and what the Zero Bubble authors' heuristic gets.",
+     "and --gamma; says whether it is proved optimal, its lower bound, and what the Zero Bubble authors' heuristic "
+     "gets.",
      make_search},
 };
 

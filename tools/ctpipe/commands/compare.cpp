@@ -27,19 +27,21 @@ namespace {
 class compare final : public command_with_options {
  public:
   compare()
-      : command_with_options({opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width | opt_scale | opt_model,
-                              {"text", "svg", "json"},
-                              "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)",
-                              "compare",
-                              chunks_scope::chunked_families}) {}
+      : command_with_options(
+            {opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width | opt_scale | opt_model,
+             {"text", "svg", "json"},
+             "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)",
+             "compare",
+             chunks_scope::chunked_families}) {}
 
  private:
   void declare_own(CLI::App& app) override {
     app.add_option("--fill", fill_requests_,
                    "also fill each schedule's bubbles (as `ctpipe fill --fill`, e.g. encoder:f=1/4,b=1/2; repeatable)");
-    app.add_flag("--rebalance", rebalance_,
-                 "also rebalance each schedule's activations (as `ctpipe rebalance` without --capacity: the least uniform "
-                 "capacity reached, with t_move from --costs move=)");
+    app.add_flag(
+        "--rebalance", rebalance_,
+        "also rebalance each schedule's activations (as `ctpipe rebalance` without --capacity: the least uniform "
+        "capacity reached, with t_move from --costs move=)");
   }
 
   std::string run_checked() override {
@@ -71,7 +73,8 @@ class compare final : public command_with_options {
                                       opts_.family_names[k], total_ops(spec)));
       }
       io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
-      apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
+      apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
+                   opts_.memory_limit_text);
       try {  // a job naming an op (after=, before=) may fit some schedules only: the others become rejected rows
         if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
       } catch (const usage_error& e) {
@@ -121,10 +124,11 @@ class compare final : public command_with_options {
   /// schedule the shape does not suit, with the library's reason.
   std::vector<std::string> notes(const std::vector<io::readout>& readouts,
                                  const std::vector<std::pair<std::string, std::string>>& rejected) const {
-    std::vector<std::string> lines{fmt::format(
-        "peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers (chunks x chunk_fraction: chunks / V, chunks for dualpipe) "
-        "and in model chunks",
-        io::to_string(opts_.gamma))};
+    std::vector<std::string> lines{
+        fmt::format("peak r0: rank 0's peak in-flight activations (gamma = {}), in full activations of its layers "
+                    "(chunks x chunk_fraction: chunks / V, chunks for dualpipe) "
+                    "and in model chunks",
+                    io::to_string(opts_.gamma))};
     for (const io::readout& ro : readouts) {  // with --model or --memory-limit: each schedule's memory per rank
       if (ro.budget != nullptr) lines.push_back(ro.schedule + " memory: " + io::memory_summary(ro));
     }
@@ -172,15 +176,18 @@ class compare final : public command_with_options {
                              100 * (r.total / r.work).to_double(), r.optimal ? "" : " ~");
       }
       if (ro.rebalance != nullptr) {
-        flat = fmt::format("{} ({})", io::to_string(ro.rebalance->least), io::to_string(ro.rebalance->plan.bound.bound));
+        flat =
+            fmt::format("{} ({})", io::to_string(ro.rebalance->least), io::to_string(ro.rebalance->plan.bound.bound));
         bpipe = io::to_string(ro.rebalance->bpipe_least);
       }
       out += fmt::format(row, ro.schedule, filled, flat, bpipe);
     }
     if (!fill_requests_.empty()) out += "filled: the work of --fill placed in the bubbles, optimal unless marked ~\n";
     if (rebalance_) {
-      out += "rebalanced peak: the least uniform in-flight capacity (chunks) the planner reaches without delaying compute; "
-             "bound: live activations / P\n";
+      out +=
+          "rebalanced peak: the least uniform in-flight capacity (chunks) the planner reaches without delaying "
+          "compute; "
+          "bound: live activations / P\n";
     }
     return out;
   }

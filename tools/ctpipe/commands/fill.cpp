@@ -21,8 +21,8 @@ namespace {
 class fill final : public command_with_options {
  public:
   fill()
-      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_width |
-                                  opt_color | opt_scale,
+      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
+                                  opt_width | opt_color | opt_scale,
                               {"text", "json", "svg", "trace"},
                               "text, json (the schedule's JSON plus \"fill\"), svg or trace",
                               "fill",
@@ -30,22 +30,26 @@ class fill final : public command_with_options {
 
  private:
   void declare_own(CLI::App& app) override {
-    app.add_option("--fill", requests_,
-                   "what to put into the bubbles, repeatable: encoder:f=T,b=T[,piece=T] (the article's vision encoder: per "
-                   "micro-batch a forward before its F on the first stage, a backward after its B/I there; indivisible "
-                   "unless piece= gives a minimum piece), or job:t=T[,name=N][,rank=R|any][,after=ACTION][,before=ACTION]"
-                   "[,piece=T][,count=N] (ACTION as in the CSV, e.g. 0B3)")
+    app.add_option(
+           "--fill", requests_,
+           "what to put into the bubbles, repeatable: encoder:f=T,b=T[,piece=T] (the article's vision encoder: per "
+           "micro-batch a forward before its F on the first stage, a backward after its B/I there; indivisible "
+           "unless piece= gives a minimum piece), or job:t=T[,name=N][,rank=R|any][,after=ACTION][,before=ACTION]"
+           "[,piece=T][,count=N] (ACTION as in the CSV, e.g. 0B3)")
         ->required();
-    app.add_flag("--steady-state", steady_,
-                 "also fill back-to-back iterations: jobs due before their op may use the previous iteration's cool-down, "
-                 "jobs released after theirs the next warm-up");
-    app.add_flag("--allow-stretch", stretch_,
-                 "let the pipeline get longer to take what one iteration's bubbles could not: each job's remainder is inserted "
-                 "as an op into a rank's list (greedy insertion) and the schedule re-simulated; reports the new makespan, the "
-                 "stretch and where each remainder went (the timeline stays the unstretched one); --format text and json only");
-    app.add_option("--fill-method", method_text_,
-                   "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
-                   "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
+    app.add_flag(
+        "--steady-state", steady_,
+        "also fill back-to-back iterations: jobs due before their op may use the previous iteration's cool-down, "
+        "jobs released after theirs the next warm-up");
+    app.add_flag(
+        "--allow-stretch", stretch_,
+        "let the pipeline get longer to take what one iteration's bubbles could not: each job's remainder is inserted "
+        "as an op into a rank's list (greedy insertion) and the schedule re-simulated; reports the new makespan, the "
+        "stretch and where each remainder went (the timeline stays the unstretched one); --format text and json only");
+    app.add_option(
+        "--fill-method", method_text_,
+        "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
+        "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
   }
 
   std::string run_checked() override {
@@ -53,13 +57,15 @@ class fill final : public command_with_options {
       throw usage_error(fmt::format("ctpipe: --fill-method takes best or greedy, not '{}'", method_text_));
     }
     if (stretch_ && opts_.format != "text" && opts_.format != "json") {
-      throw usage_error(fmt::format("ctpipe: --allow-stretch shows in --format text and json only (--format {} draws the unstretched timeline)",
-                                    opts_.format));
+      throw usage_error(fmt::format(
+          "ctpipe: --allow-stretch shows in --format text and json only (--format {} draws the unstretched timeline)",
+          opts_.format));
     }
     const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
     check_spec(spec);
     const long long ops = static_cast<long long>(total_ops(spec));
-    if (ops > max_json_ops) throw usage_error(fmt::format("ctpipe: fill takes at most {} ops; this schedule has {}", max_json_ops, ops));
+    if (ops > max_json_ops)
+      throw usage_error(fmt::format("ctpipe: fill takes at most {} ops; this schedule has {}", max_json_ops, ops));
     const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);

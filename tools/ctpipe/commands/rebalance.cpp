@@ -20,20 +20,22 @@ namespace {
 class rebalance_command final : public command_with_options {
  public:
   rebalance_command()
-      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_width |
-                                  opt_color | opt_scale | opt_runtime,
-                              {"text", "json", "svg", "trace", "csv-comms"},
-                              "text, json (the schedule's JSON plus \"rebalance\"), svg, trace or csv-comms (the lowered lists "
-                              "with the moves as SEND_ACT/RECV_ACT copies, for --runtime's model)",
-                              "rebalance",
-                              chunks_scope::every_family}) {}
+      : command_with_options(
+            {opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_width |
+                 opt_color | opt_scale | opt_runtime,
+             {"text", "json", "svg", "trace", "csv-comms"},
+             "text, json (the schedule's JSON plus \"rebalance\"), svg, trace or csv-comms (the lowered lists "
+             "with the moves as SEND_ACT/RECV_ACT copies, for --runtime's model)",
+             "rebalance",
+             chunks_scope::every_family}) {}
 
  private:
   void declare_own(CLI::App& app) override {
-    app.add_option("--capacity", capacity_,
-                   "in-flight activations each rank may hold, in chunks (gamma-weighted, as peak_in_flight): one number for "
-                   "every rank or P comma-separated; default: the least uniform capacity the planner reaches. Moves cost "
-                   "--costs move=T each way (default 0)");
+    app.add_option(
+        "--capacity", capacity_,
+        "in-flight activations each rank may hold, in chunks (gamma-weighted, as peak_in_flight): one number for "
+        "every rank or P comma-separated; default: the least uniform capacity the planner reaches. Moves cost "
+        "--costs move=T each way (default 0)");
   }
 
   std::string run_checked() override {
@@ -41,7 +43,8 @@ class rebalance_command final : public command_with_options {
     check_spec(spec);
     const long long ops = static_cast<long long>(total_ops(spec));
     constexpr long long limit = 1LL << 16;  // the planner is quadratic in the worst case (rebalance.hpp)
-    if (ops > limit) throw usage_error(fmt::format("ctpipe: rebalance takes at most {} ops; this schedule has {}", limit, ops));
+    if (ops > limit)
+      throw usage_error(fmt::format("ctpipe: rebalance takes at most {} ops; this schedule has {}", limit, ops));
     const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);

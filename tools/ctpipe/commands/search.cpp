@@ -48,29 +48,33 @@ std::string activations(rational n, const char* noun) {
 class search_command final : public command_with_options {
  public:
   search_command()
-      : command_with_options({opt_shape | opt_placement | opt_costs | opt_width | opt_color | opt_model,
-                              {"text", "json", "svg", "trace", "csv"},
-                              "text, json (a schedule's JSON plus \"search\"), svg, trace or csv (PyTorch's CSV schedule)",
-                              "search",
-                              chunks_scope::every_family}) {}
+      : command_with_options(
+            {opt_shape | opt_placement | opt_costs | opt_width | opt_color | opt_model,
+             {"text", "json", "svg", "trace", "csv"},
+             "text, json (a schedule's JSON plus \"search\"), svg, trace or csv (PyTorch's CSV schedule)",
+             "search",
+             chunks_scope::every_family}) {}
 
  private:
   void declare_own(CLI::App& app) override {
-    app.add_option("--method", method_text_,
-                   "auto (default: exact for P*m <= 32, i.e. up to 96 ops, on the V-shape P*m <= 8, when the greedy is not "
-                   "already proved optimal; else greedy), greedy (the best of the greedy rule sets, then local repair) or exact "
-                   "(also CBC on the mixed-integer program, the same sizes)");
+    app.add_option(
+        "--method", method_text_,
+        "auto (default: exact for P*m <= 32, i.e. up to 96 ops, on the V-shape P*m <= 8, when the greedy is not "
+        "already proved optimal; else greedy), greedy (the best of the greedy rule sets, then local repair) or exact "
+        "(also CBC on the mixed-integer program, the same sizes)");
     app.add_option("--time-limit", seconds_text_, "wall-clock seconds CBC may take in the exact method (default 10)");
   }
 
   void adjust_shared(CLI::App& app) override {
-    app.get_option("--placement")->description("loop (default: one stage per rank) or v (the V-shape: two chunks per rank)");
+    app.get_option("--placement")
+        ->description("loop (default: one stage per rank) or v (the V-shape: two chunks per rank)");
     app.get_option("--memory-limit")
-        ->description("the limit per rank the schedule must stay within: full activations, gamma-weighted (a plain number, "
-                      "default P, 1F1B's rank 0), or bytes with a unit (80GiB; needs --model)");
-    app.get_option("--model")
-        ->description("a dense transformer, for the memory in bytes per rank (the costs still come from --costs): a preset "
-                      "(gpt3-175b, llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
+        ->description(
+            "the limit per rank the schedule must stay within: full activations, gamma-weighted (a plain number, "
+            "default P, 1F1B's rank 0), or bytes with a unit (80GiB; needs --model)");
+    app.get_option("--model")->description(
+        "a dense transformer, for the memory in bytes per rank (the costs still come from --costs): a preset "
+        "(gpt3-175b, llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
     app.remove_option(app.get_option("--device-flops"));  // search takes its costs from --costs
     app.remove_option(app.get_option("--link-bandwidth"));
   }
@@ -85,29 +89,35 @@ class search_command final : public command_with_options {
       if (seconds <= rational{0} || seconds > rational{86400}) throw ctpipe::error("range");
       exact.seconds = seconds.to_double();
     } catch (const ctpipe::error&) {
-      throw usage_error(fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", seconds_text_));
+      throw usage_error(
+          fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", seconds_text_));
     }
     search_problem p;
     const bool v_shape = opts_.placement_given && opts_.layout == placement::v_shape;
     p.shape = pipeline_shape{opts_.P, opts_.m, v_shape ? 2 : 1, opts_.placement_given ? opts_.layout : placement::loop};
     if (!detail::searchable(p.shape)) {
-      throw usage_error("ctpipe: search takes --placement loop (one stage per rank, V = 1) or --placement v (the V-shape, V = 2)");
+      throw usage_error(
+          "ctpipe: search takes --placement loop (one stage per rank, V = 1) or --placement v (the V-shape, V = 2)");
     }
     check_shape(p.shape);
     const long long ops = 3LL * p.shape.V * p.shape.P * p.shape.m;
-    const long long limit = std::min(max_ops(opts_.format), 1LL << 20);  // some 80 linear constructions, then local repair
-    if (ops > limit) throw usage_error(fmt::format("ctpipe: search takes at most {} ops for --format {}; this one has {}", limit, opts_.format, ops));
+    const long long limit =
+        std::min(max_ops(opts_.format), 1LL << 20);  // some 80 linear constructions, then local repair
+    if (ops > limit)
+      throw usage_error(fmt::format("ctpipe: search takes at most {} ops for --format {}; this one has {}", limit,
+                                    opts_.format, ops));
     p.cost = opts_.cost;
     p.gamma = opts_.gamma;
-    const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
+    const std::string limit_text =
+        opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
     const memory_limit given = parse_memory_limit(limit_text);
     p.memory_limit = limits_in_activations(p.shape, p.gamma, given);
-    const int most = v_shape ? exact.max_v_pairs : exact.max_pairs;  // the V-shape's program has 6 P m ops and more pairs
+    const int most =
+        v_shape ? exact.max_v_pairs : exact.max_pairs;  // the V-shape's program has 6 P m ops and more pairs
     const bool small = p.shape.P * p.shape.m <= most;
     if (method_text_ == "exact" && !small) {
-      throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {}{} (here {}); the greedy runs at any size", most,
-                                    v_shape ? " on the V-shape" : "",
-                                    p.shape.P * p.shape.m));
+      throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {}{} (here {}); the greedy runs at any size",
+                                    most, v_shape ? " on the V-shape" : "", p.shape.P * p.shape.m));
     }
     const bool lasting = p.cost.i > rational{0} && p.cost.w > rational{0};
     if (method_text_ == "exact" && !lasting) {
@@ -134,8 +144,10 @@ class search_command final : public command_with_options {
     }
     if (opts_.format == "text") {
       out += search_text(p, given, found, authors);
-      if (method_text_ == "auto" && small && !lasting && !found.optimal) out += "  the exact method was not run: it needs t_i > 0 and t_w > 0\n";
-      if (found.method == search_method::exact && !found.optimal) out += "  CBC stopped at its time limit (--time-limit) without closing the gap\n";
+      if (method_text_ == "auto" && small && !lasting && !found.optimal)
+        out += "  the exact method was not run: it needs t_i > 0 and t_w > 0\n";
+      if (found.method == search_method::exact && !found.optimal)
+        out += "  CBC stopped at its time limit (--time-limit) without closing the gap\n";
       if (opts_.model_given) out += "  costs from --costs: --model gives the memory only (bytes per rank)\n";
     }
     return out;
@@ -148,16 +160,19 @@ class search_command final : public command_with_options {
   /// bytes stay within the limit whichever chunk it holds). Rounded down to the levels a
   /// rank can hold (multiples of 1/(V q) activations, gamma = p/q: no level lies
   /// between). A limit under 1 activation on some rank is an error naming the least.
-  std::vector<rational> limits_in_activations(const pipeline_shape& shape, rational gamma, const memory_limit& given) const {
+  std::vector<rational> limits_in_activations(const pipeline_shape& shape, rational gamma,
+                                              const memory_limit& given) const {
     if (!given.bytes) {
       if (given.value < rational{1}) {
-        throw usage_error(fmt::format("ctpipe: --memory-limit {} is below what any schedule needs: at least 1 full activation "
-                                      "per rank (one micro-batch in flight)",
-                                      io::to_string(given.value)));
+        throw usage_error(
+            fmt::format("ctpipe: --memory-limit {} is below what any schedule needs: at least 1 full activation "
+                        "per rank (one micro-batch in flight)",
+                        io::to_string(given.value)));
       }
       return {given.value};
     }
-    if (!opts_.model_given) throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+    if (!opts_.model_given)
+      throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
     const std::vector<std::int64_t> layers = layer_split(opts_.model, shape, opts_.layers);
     std::vector<rational> fixed(static_cast<std::size_t>(shape.P)), chunk(static_cast<std::size_t>(shape.P));
     for (int st = 0; st < shape.stages(); ++st) {
@@ -168,7 +183,8 @@ class search_command final : public command_with_options {
     }
     std::vector<rational> out;
     rational least{0};
-    const std::int64_t levels = static_cast<std::int64_t>(shape.V) * gamma.den;  // a level is a whole number of 1/(V q)-ths
+    const std::int64_t levels =
+        static_cast<std::int64_t>(shape.V) * gamma.den;  // a level is a whole number of 1/(V q)-ths
     for (std::size_t r = 0; r < fixed.size(); ++r) {
       const rational activation = chunk[r] * rational{shape.V};
       least = max(least, fixed[r] + activation);
@@ -177,9 +193,10 @@ class search_command final : public command_with_options {
     }
     for (const rational x : out) {
       if (x < rational{1}) {
-        throw usage_error(fmt::format("ctpipe: --memory-limit {} is below the least the search takes: at least {} bytes per rank "
-                                      "(a rank's static bytes and one micro-batch's activation; on the V-shape twice its larger chunk's)",
-                                      opts_.memory_limit_text, io::to_string(least)));
+        throw usage_error(fmt::format(
+            "ctpipe: --memory-limit {} is below the least the search takes: at least {} bytes per rank "
+            "(a rank's static bytes and one micro-batch's activation; on the V-shape twice its larger chunk's)",
+            opts_.memory_limit_text, io::to_string(least)));
       }
     }
     return out;
@@ -227,23 +244,34 @@ class search_command final : public command_with_options {
                                      activations(given.value, "full activation"), io::to_string(p.gamma),
                                      std::min(p.shape.P, p.shape.m));
     out += p.shape.layout == placement::v_shape
-               ? fmt::format("  method greedy: the best of {} constructions ({} fit the limit): the authors' 4 rule sets (their automatic ZB-V), "
-                             "ctpipe's 24 variants, 8 fixed orders (groups, 4 list schedules, ZB-V, V-Half, V-Min)\n",
-                             r.rule_sets, r.rule_sets_fitting)
-               : fmt::format("  method greedy: the best of {} constructions ({} fit the limit): the authors' 8 rule sets, ctpipe's 64 variants, 2 fixed orders\n",
-                             r.rule_sets, r.rule_sets_fitting);
-    if (r.method != search_method::greedy) out += fmt::format("  then local repair: {} swaps of neighbours kept\n", r.repairs);
-    if (r.method == search_method::exact) out += "  then the exact method: CBC on the mixed-integer program, started from that schedule\n";
+               ? fmt::format(
+                     "  method greedy: the best of {} constructions ({} fit the limit): the authors' 4 rule sets "
+                     "(their automatic ZB-V), "
+                     "ctpipe's 24 variants, 8 fixed orders (groups, 4 list schedules, ZB-V, V-Half, V-Min)\n",
+                     r.rule_sets, r.rule_sets_fitting)
+               : fmt::format(
+                     "  method greedy: the best of {} constructions ({} fit the limit): the authors' 8 rule sets, "
+                     "ctpipe's 64 variants, 2 fixed orders\n",
+                     r.rule_sets, r.rule_sets_fitting);
+    if (r.method != search_method::greedy)
+      out += fmt::format("  then local repair: {} swaps of neighbours kept\n", r.repairs);
+    if (r.method == search_method::exact)
+      out += "  then the exact method: CBC on the mixed-integer program, started from that schedule\n";
     out += fmt::format("  largest span {}, bubble rate {} = {} (span - m(t_f+t_i+t_w)) / span; peak {}\n",
-                       io::to_string(r.span), io::to_string(r.bubble), percent(r.bubble), activations(r.peak, "activation"));
+                       io::to_string(r.span), io::to_string(r.bubble), percent(r.bubble),
+                       activations(r.peak, "activation"));
     out += r.optimal ? fmt::format("  lower bound {} = the span: proved optimal\n", io::to_string(r.lower_bound))
-                     : fmt::format("  lower bound {} (bubble rate {}): not proved optimal, the span is at most {} above\n",
-                                   io::to_string(r.lower_bound), percent(bound_bubble), io::to_string(r.span - r.lower_bound));
-    const char* const theirs = p.shape.layout == placement::v_shape ? "their automatic ZB-V, 4 rule sets" : "their 8 rule sets";
-    out += authors ? fmt::format("  the authors' heuristic alone ({}): span {}, bubble rate {}\n", theirs, io::to_string(authors->span),
-                                 percent(authors->bubble))
-                   : fmt::format("  the authors' heuristic alone ({}): no schedule within the limit (their code stops on an assertion here)\n",
-                                 theirs);
+                     : fmt::format(
+                           "  lower bound {} (bubble rate {}): not proved optimal, the span is at most {} above\n",
+                           io::to_string(r.lower_bound), percent(bound_bubble), io::to_string(r.span - r.lower_bound));
+    const char* const theirs =
+        p.shape.layout == placement::v_shape ? "their automatic ZB-V, 4 rule sets" : "their 8 rule sets";
+    out += authors ? fmt::format("  the authors' heuristic alone ({}): span {}, bubble rate {}\n", theirs,
+                                 io::to_string(authors->span), percent(authors->bubble))
+                   : fmt::format(
+                         "  the authors' heuristic alone ({}): no schedule within the limit (their code stops on an "
+                         "assertion here)\n",
+                         theirs);
     out += fmt::format("  searched in {:.4f} s\n", r.seconds);
     return out;
   }

@@ -31,8 +31,9 @@ void check_lowering(const schedule_spec& spec, const options& o) {
     throw usage_error("ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())");
   }
   if (o.runtime_given && o.format == "csv-comms") {
-    throw usage_error("ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model "
-                      "(--runtime applies to json's executed entry)");
+    throw usage_error(
+        "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model "
+        "(--runtime applies to json's executed entry)");
   }
 }
 
@@ -54,11 +55,13 @@ class show final : public command_with_options {
     const long long ops = static_cast<long long>(total_ops(spec));
     const long long limit = max_ops(opts_.format);
     if (ops > limit) {
-      throw usage_error(fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, opts_.format, limit));
+      throw usage_error(
+          fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, opts_.format, limit));
     }
     if (opts_.runtime_given && opts_.format != "csv-comms" && opts_.format != "json") {
-      throw usage_error("ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
-                        "executed entry) only");
+      throw usage_error(
+          "ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
+          "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
     if (opts_.torch_passes_given && opts_.format != "csv-comms") {
@@ -78,12 +81,14 @@ class show final : public command_with_options {
       return io::to_torch_csv(lower(s.view(), run.cost, opts_.runtime, scale).view(), opts_.passes);
     }
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
-    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, opts_.memory_limit_text);
+    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
+                 opts_.memory_limit_text);
     std::string out = render(rep, opts_);
     if (opts_.format == "text" && !opts_.device_flops_text.empty()) out += "\ntimes in seconds (--device-flops)\n";
     if (opts_.format != "json") return out;
     if (opts_.deepseek_lowering) {
-      return with_executed(out, executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale)));
+      return with_executed(
+          out, executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale)));
     }
     return with_executed(out, own_lowering_json(generate(spec).view(), run.cost, opts_.runtime_or_all(), scale));
   }

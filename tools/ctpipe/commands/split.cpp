@@ -26,35 +26,41 @@ std::string joined(const std::vector<std::int64_t>& layers) {
 }
 
 nlohmann::ordered_json point_json(const split_point& p) {
-  return {{"layers", p.layers}, {"makespan", io::to_string(p.makespan)}, {"fits", p.fits()},
+  return {{"layers", p.layers},
+          {"makespan", io::to_string(p.makespan)},
+          {"fits", p.fits()},
           {"over_bytes", io::to_string(p.over_bytes)}};
 }
 
 /// `  (over the memory limit by 1.25 GiB, summed over ranks)` for a split that does not fit.
 std::string over_note(const split_point& p) {
-  return p.fits() ? "" : fmt::format("  (over the memory limit by {:.2f} GiB, summed over ranks)", p.over_bytes.to_double() / 1073741824.0);
+  return p.fits() ? ""
+                  : fmt::format("  (over the memory limit by {:.2f} GiB, summed over ranks)",
+                                p.over_bytes.to_double() / 1073741824.0);
 }
 
 /// `ctpipe split` (see the file comment).
 class split final : public command_with_options {
  public:
   split()
-      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_model,
-                              {"text", "json"},
-                              "text or json ({\"split\": {layers, makespan, fits, over_bytes}, \"even\", \"zb\" (or null), "
-                              "\"exact\", \"method\", \"simulations\", \"fits\"})",
-                              "split",
-                              chunks_scope::every_family}) {}
+      : command_with_options(
+            {opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_model,
+             {"text", "json"},
+             "text or json ({\"split\": {layers, makespan, fits, over_bytes}, \"even\", \"zb\" (or null), "
+             "\"exact\", \"method\", \"simulations\", \"fits\"})",
+             "split",
+             chunks_scope::every_family}) {}
 
  private:
   std::string run_checked() override {
     if (!opts_.model_given) throw usage_error("ctpipe: split needs --model (a preset or a JSON file)");
-    if (!opts_.layers.empty()) throw usage_error("ctpipe: split chooses the layers; --layers is for the other commands");
+    if (!opts_.layers.empty())
+      throw usage_error("ctpipe: split chooses the layers; --layers is for the other commands");
     const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
     check_spec(spec);
     if (static_cast<long long>(total_ops(spec)) > max_json_ops) {
-      throw usage_error(fmt::format("ctpipe: split simulates at most {} ops per split; this schedule has {}", max_json_ops,
-                                    total_ops(spec)));
+      throw usage_error(fmt::format("ctpipe: split simulates at most {} ops per split; this schedule has {}",
+                                    max_json_ops, total_ops(spec)));
     }
     std::optional<rational> limit;
     if (!opts_.memory_limit_text.empty()) {
@@ -64,9 +70,10 @@ class split final : public command_with_options {
     }
     const run_costs run = costs_for(opts_, spec);  // the model's costs (in seconds with --device-flops), --costs' c
     const split_result r = choose_split(spec, opts_.model, run.cost, opts_.gamma, limit);
-    std::string method = r.exact ? "min-max stage FLOPs by binary search (exact for gpipe)"
-                                 : "min-max stage FLOPs by binary search, then one layer moved between any two stages while "
-                                   "the bytes over the limit or the simulated makespan fall (not proved optimal)";
+    std::string method =
+        r.exact ? "min-max stage FLOPs by binary search (exact for gpipe)"
+                : "min-max stage FLOPs by binary search, then one layer moved between any two stages while "
+                  "the bytes over the limit or the simulated makespan fall (not proved optimal)";
     if (r.stopped) method += fmt::format("; stopped at {} simulations", r.simulations);
     if (opts_.format == "json") {
       return json_text(nlohmann::ordered_json{{"schedule", family_name(spec.family)},
@@ -88,12 +95,13 @@ class split final : public command_with_options {
                                   family_name(spec.family), spec.shape.P, spec.shape.m, spec.shape.V, opts_.model_text,
                                   opts_.model.layers, spec.shape.stages());
     if (limit && !r.best.fits()) out += "no split found within the memory limit; the one closest to it:\n";
-    out += fmt::format("split     {}  makespan {}{}\n", joined(r.best.layers), io::to_string(r.best.makespan), over_note(r.best));
-    out += fmt::format("even      {}  makespan {}  gain {}{}\n", joined(r.even.layers), io::to_string(r.even.makespan), gain(r.even),
-                       over_note(r.even));
+    out += fmt::format("split     {}  makespan {}{}\n", joined(r.best.layers), io::to_string(r.best.makespan),
+                       over_note(r.best));
+    out += fmt::format("even      {}  makespan {}  gain {}{}\n", joined(r.even.layers), io::to_string(r.even.makespan),
+                       gain(r.even), over_note(r.even));
     if (r.zb) {
-      out += fmt::format("zb advice {}  makespan {}  gain {}{}\n", joined(r.zb->layers), io::to_string(r.zb->makespan), gain(*r.zb),
-                         over_note(*r.zb));
+      out += fmt::format("zb advice {}  makespan {}  gain {}{}\n", joined(r.zb->layers), io::to_string(r.zb->makespan),
+                         gain(*r.zb), over_note(*r.zb));
     } else {
       out += "zb advice (first and last stage one layer fewer) needs L = kS - 2 layers\n";
     }

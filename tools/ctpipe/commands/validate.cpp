@@ -56,8 +56,9 @@ void require_valid(const std::vector<validation_issue>& issues, const std::strin
   std::vector<std::string> lines;
   for (const validation_issue& issue : issues) {
     if (lines.size() == max_issue_lines) break;
-    std::string where = issue.step >= 0 ? fmt::format("rank {}, step {}, op {}", issue.rank, issue.step, io::action(issue.at))
-                                        : fmt::format("rank {}, op {}", issue.rank, io::action(issue.at));
+    std::string where = issue.step >= 0
+                            ? fmt::format("rank {}, step {}, op {}", issue.rank, issue.step, io::action(issue.at))
+                            : fmt::format("rank {}, op {}", issue.rank, io::action(issue.at));
     std::string message = fmt::format("ctpipe: {}: {}: {}", path, where, fault_description(issue.what));
     if (issue.needs != issue.at) message += fmt::format(" (needs {})", io::action(issue.needs));
     lines.push_back(std::move(message));
@@ -113,9 +114,10 @@ class validate_command final : public command_with_options {
     const auto collect = [&issues](const validation_issue& i) { issues.push_back(i); };
     std::vector<executed_run> runs;
     if (transfers + copies == 0 && opts_.runtime_given && opts_.format != "json") {
-      throw usage_error(fmt::format("ctpipe: {}: --runtime applies to a file with SEND/RECV ops, or to --format json "
-                                    "(the executed entry of the file's lowering)",
-                                    path_));
+      throw usage_error(
+          fmt::format("ctpipe: {}: --runtime applies to a file with SEND/RECV ops, or to --format json "
+                      "(the executed entry of the file's lowering)",
+                      path_));
     }
     if (transfers + copies == 0) {
       validate(v, collect);
@@ -137,13 +139,16 @@ class validate_command final : public command_with_options {
       if (runs_under.empty()) throw invalid_schedule(hang_lines(path_, shape, runs));
       compute = compute_part(v);
       const std::string hangs = hangs_under.empty() ? "" : "; hangs under " + hangs_under;
-      verdict = copies == 0 ? fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under, hangs)
-                            : fmt::format("valid lowered schedule ({} transfer ops, {} activation copy ops): runs under {}{}",
-                                          transfers, copies, runs_under, hangs);
+      verdict =
+          copies == 0
+              ? fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under, hangs)
+              : fmt::format("valid lowered schedule ({} transfer ops, {} activation copy ops): runs under {}{}",
+                            transfers, copies, runs_under, hangs);
     }
     nlohmann::ordered_json executed;  // a lowered file's own lists; a compute file's lowering
     if (opts_.format == "json") {
-      executed = runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all()) : executed_json(runs);
+      executed =
+          runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all()) : executed_json(runs);
     }
     io::report rep = io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_);
     if (!runs.empty() && (opts_.format == "text" || opts_.format == "svg")) draw_first_run(rep, v, runs);
@@ -171,9 +176,12 @@ class validate_command final : public command_with_options {
       const std::vector<activation_move> moves = executed_moves(lists, r.run);
       const schedule compute = compute_part(lists);
       const rebalance_check replay = check_rebalance(compute.view(), opts_.cost, moves, opts_.gamma);
-      if (replay.problem != nullptr) return fmt::format("activation copies, {}: {} moves; {}\n", runtime_model_name(r.model), moves.size(), replay.problem);
+      if (replay.problem != nullptr)
+        return fmt::format("activation copies, {}: {} moves; {}\n", runtime_model_name(r.model), moves.size(),
+                           replay.problem);
       return fmt::format("activation copies, {}: {} moves; in-flight peak per rank with them {} (chunks, gamma = {})\n",
-                         runtime_model_name(r.model), moves.size(), io::detail::spaced(replay.peak), io::to_string(opts_.gamma));
+                         runtime_model_name(r.model), moves.size(), io::detail::spaced(replay.peak),
+                         io::to_string(opts_.gamma));
     }
     return "";
   }
@@ -190,7 +198,8 @@ class validate_command final : public command_with_options {
         ++hung;
         continue;
       }
-      io::draw_executed(rep, io::executed_timeline_of(lowered, r.run, hung == 0 ? "" : hang + (hung > 1 ? " hang" : " hangs")));
+      io::draw_executed(
+          rep, io::executed_timeline_of(lowered, r.run, hung == 0 ? "" : hang + (hung > 1 ? " hang" : " hangs")));
       return;
     }
   }
