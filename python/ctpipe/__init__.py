@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -81,17 +82,31 @@ def fraction(text: str | int | Fraction) -> Fraction:
         raise Error(f"ctpipe: not an exact number: {text!r}") from None
 
 
+def _item(name: str, value: Any) -> str:
+    """One item of a mapping or list option: a comma, '=' or line break in it would make
+    further items of the tool's text, so it is refused."""
+    text = _value(name, value)
+    if any(c in text for c in ",=\r\n"):
+        raise Error(f"ctpipe: {name}: an item's value holds ',', '=' or a line break: {text!r}")
+    return text
+
+
 def _value(name: str, value: Any) -> str:
-    """One option's value as the tool's text: exact numbers stay exact."""
+    """One option's value as the tool's text: exact numbers stay exact. Integers of any
+    type (``numpy.int64``) are whole numbers; floats (``float`` and its subclasses, such as
+    ``numpy.float64``) are read as their shortest repr."""
     if isinstance(value, bool):
         raise Error(f"ctpipe: {name} takes a value, not {value!r}")
     if isinstance(value, Fraction):
         return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-    if isinstance(value, (int, str)):
-        return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
     if isinstance(value, float):
-        # A float is read as its shortest repr (0.1 means 1/10, 1e-05 1/100000), the number typed.
-        value = Decimal(repr(value))
+        # A float is read as its shortest repr (0.1 means 1/10, 1e-05 1/100000), the number
+        # typed; float() first: a subclass (numpy.float64) may print itself otherwise.
+        value = Decimal(repr(float(value)))
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise Error(f"ctpipe: {name} takes a finite number, not {value}")
@@ -103,9 +118,9 @@ def _value(name: str, value: Any) -> str:
             if not isinstance(k, str) or not k or any(c in k for c in ",=: \t\r\n"):
                 raise Error(f"ctpipe: {name}: a key is a name such as 'f' (no ',', '=', ':' or "
                             f"space), not {k!r}")
-        return ",".join(f"{k}={_value(name, v)}" for k, v in value.items())
+        return ",".join(f"{k}={_item(name, v)}" for k, v in value.items())
     if isinstance(value, Sequence):
-        return ",".join(_value(name, v) for v in value)
+        return ",".join(_item(name, v) for v in value)
     raise Error(f"ctpipe: {name} takes a number, a string, a list or a mapping, not {type(value).__name__}")
 
 
@@ -407,6 +422,10 @@ class Schedule:
         """The tool's arguments for ``fmt`` with ``options`` added. The request's own options
         that only one view takes (_FORMAT_ONLY) are left out of the others, so that
         ``Schedule(..., runtime="posted").csv()`` is the compute-only file."""
+        for key in options:
+            if key in ("family", "schedule", "s", "P", "m", "V", "format"):
+                raise Error(f"ctpipe: {key} is the schedule's own (or the view's): make another Schedule "
+                            f"(or call render(format=...)), not a readout option")
         merged = dict(self._options)
         for key, formats in _FORMAT_ONLY.items():
             if fmt not in formats:
@@ -437,10 +456,23 @@ def validate(source: str | os.PathLike[str] | Sequence[Sequence[str]], **options
     if isinstance(source, str):
         text = source
     else:
+        rows: list[list[Any]] = []
         try:
-            text = "\n".join(",".join(str(a) for a in row) for row in source) + "\n"
+            for r, row in enumerate(source):
+                if isinstance(row, (str, bytes)):
+                    raise Error(f"ctpipe: validate(): rank {r} is a string, not a list of action strings "
+                                f"(CSV text is one string for all ranks)")
+                rows.append(list(row))
         except TypeError as e:
             raise Error(f"ctpipe: validate() takes CSV text, a path or per-rank lists of action strings ({e})") from None
+        for r, row in enumerate(rows):
+            for a in row:
+                if not isinstance(a, str):
+                    raise Error(f"ctpipe: validate(): rank {r} holds {a!r}, not an action string")
+                if any(c in a for c in ",\r\n"):
+                    raise Error(f"ctpipe: validate(): rank {r} holds {a!r}: one action per string "
+                                f"(no ',' or line break)")
+        text = "\n".join(",".join(row) for row in rows) + "\n"
     if "\0" in text:
         raise Error("ctpipe: the CSV text holds a NUL character")
     try:

@@ -24,6 +24,7 @@ before anything is built, and a problem raises ``ctpipe.Error`` (message ``ctpip
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import re
@@ -447,6 +448,7 @@ def pipeline_schedule(
     fsdp: bool = True,
     scale_grads: bool = True,
     actions: Sequence[Sequence[str]] | None = None,
+    check_ranks: bool = True,
     **kwargs: Any,
 ) -> _PipelineScheduleRuntime:
     """PyTorch's pipeline runtime, loaded with ctpipe's order.
@@ -482,6 +484,13 @@ def pipeline_schedule(
     not ``schedule.stages_of(rank)`` (``check_stages``); an action list that does not parse
     or pair up (``parse_actions``); and if PyTorch's ``_validate_schedule`` or lowering
     refuses the list, with PyTorch's message.
+
+    Every rank must give the same schedule, route and actions: with ``check_ranks=True``
+    (the default) and ``torch.distributed`` initialised, the ranks compare them with one
+    ``all_gather`` on the stages' group (a collective: every rank calls
+    ``pipeline_schedule`` once, as it must anyway) and each raises ``ctpipe.Error`` naming
+    every rank's family, P, m, V, route and list where they differ (two ranks with 1F1B
+    and GPipe at the same P and m would otherwise hang in the first step).
     """
     _check_route(route)
     _check_schedule(schedule)
@@ -491,6 +500,9 @@ def pipeline_schedule(
     check_stages(stage_list, schedule)
     rows = route_actions(schedule, route, runtime=runtime, fsdp=fsdp) if actions is None else actions
     parsed = parse_actions(rows, schedule, route=route)
+    _check_bool_option("check_ranks", check_ranks)
+    if check_ranks:
+        _check_ranks_agree(stage_list, schedule, route, rows)
 
     sched = _PipelineScheduleRuntime(
         stage_list,
@@ -512,6 +524,41 @@ def pipeline_schedule(
         raise _error(f"PyTorch refused the {route} action list of {schedule.family} (P = "
                      f"{schedule.P}, m = {schedule.m}): {first}") from exc
     return sched
+
+
+def _check_bool_option(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise _error(f"{name} must be True or False, not {value!r}")
+
+
+def _check_ranks_agree(stage_list: list[Any], schedule: Any, route: str, rows: Sequence[Sequence[str]]) -> None:
+    """Raises ctpipe.Error on every rank when the ranks' schedules, routes or action lists
+    differ (one all_gather on the stages' group; nothing without torch.distributed)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    text = "\n".join(",".join(str(a) for a in row) for row in rows)
+    mine = (str(schedule.family), schedule.P, schedule.m, schedule.V, route,
+            hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:12])
+    first = stage_list[0]
+    group = getattr(first, "group", None)
+    # One fixed-size byte tensor per rank (all_gather_object pickles through NumPy, which
+    # PyTorch's wheel does not require): on the CPU for gloo, on the stage's device else.
+    device = torch.device("cpu") if dist.get_backend(group) == "gloo" else first.device
+    size = 256
+    data = "|".join(str(x) for x in mine).encode("utf-8")[:size]
+    local = torch.zeros(size, dtype=torch.uint8, device=device)
+    local[: len(data)] = torch.tensor(list(data), dtype=torch.uint8, device=device)
+    gathered = [torch.zeros_like(local) for _ in range(first.group_size)]
+    dist.all_gather(gathered, local, group=group)
+    everyone = [bytes(t.cpu().tolist()).rstrip(b"\0").decode("utf-8", errors="replace").split("|")
+                for t in gathered]
+    if any(x != everyone[0] for x in everyone):
+        each = "; ".join(f"rank {r}: {x[0]}, P = {x[1]}, m = {x[2]}, V = {x[3]}, {x[4]}, actions {x[5]}"
+                         for r, x in enumerate(everyone))
+        raise _error("the ranks give pipeline_schedule different schedules (every rank must give the same "
+                     f"schedule, route and actions): {each}")
 
 
 def write_schedule_csv(schedule: Any, path: str | os.PathLike[str], *, comms: bool = False,

@@ -248,3 +248,34 @@ def test_import_does_not_import_torch():
     code = "import sys, ctpipe; ctpipe.Schedule().simulate(); print('torch' in sys.modules)"
     out = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_new_users_values_float_subclasses_items_and_overrides():
+    """A new user's findings (2026-12-04): a float subclass that prints itself otherwise
+    (numpy's float64 prints np.float64(0.5)) raised decimal.InvalidOperation; a value
+    holding ',' or '=' made further items of a mapping or list option; a rank given as
+    one string was read character by character; readout(P=8) gave another schedule's
+    readout."""
+
+    class NumpyLikeFloat(float):
+        def __repr__(self) -> str:
+            return f"np.float64({float(self)!r})"
+
+    s = ctpipe.Schedule("1f1b", P=2, m=2, costs={"f": NumpyLikeFloat(0.5), "b": 1})
+    assert s.readout()["costs"]["f"] == "1/2"
+    assert ctpipe.Schedule("zb-h1", P=2, m=2, gamma=NumpyLikeFloat(0.25)).readout()["gamma"] == "1/4"
+    with pytest.raises(ctpipe.Error, match="holds ',', '=' or a line break"):
+        ctpipe.Schedule("1f1b", P=2, m=2, costs={"f": "1,b=5"})
+    with pytest.raises(ctpipe.Error, match="holds ',', '=' or a line break"):
+        ctpipe.Schedule("1f1b", P=2, m=2, stage_scale=["1,2", 1])
+    with pytest.raises(ctpipe.Error, match="rank 0 is a string"):
+        ctpipe.validate(["0F0,0B0", "1F0,1B0"])
+    with pytest.raises(ctpipe.Error, match=r"rank 0 holds '0F0\\n1F0': one action per string"):
+        ctpipe.validate([["0F0\n1F0", "0B0"]])
+    with pytest.raises(ctpipe.Error, match="rank 0 holds '0F0,0B0'"):
+        ctpipe.validate([["0F0,0B0"]])
+    zbv = ctpipe.Schedule("zbv", P=2, m=4)
+    for key in ("P", "m", "V", "family", "format"):
+        with pytest.raises(ctpipe.Error, match=f"{key} is the schedule's own"):
+            zbv.readout(**{key: 8})
+    assert zbv.readout()["P"] == 2

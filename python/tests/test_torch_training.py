@@ -152,6 +152,12 @@ def _bad_cases(swapped):
              expect=["1F1", "1RECV_F1"]),
         dict(base, name="bad-receive-order", bad="actions", route="compute_comms", rows=swapped,
              expect=["another order", "1SEND_B0", "1SEND_B1"]),
+        # Ranks that build different schedules of the same P and stage count: 1F1B and GPipe
+        # hung in the first step; different m failed in it. Every rank raises, naming both.
+        dict(base, name="bad-ranks-families", bad="ranks", families=["1f1b", "gpipe"], ms=[4, 4],
+             expect=["different schedules", "rank 0: 1f1b, P = 2, m = 4", "rank 1: gpipe, P = 2, m = 4"]),
+        dict(base, name="bad-ranks-m", bad="ranks", families=["1f1b", "1f1b"], ms=[4, 2],
+             expect=["different schedules", "rank 0: 1f1b, P = 2, m = 4", "rank 1: 1f1b, P = 2, m = 2"]),
     ]
 
 

@@ -297,10 +297,13 @@ def run_bad_case(case, rank, world):
     import ctpipe
     import ctpipe.torch as ct
 
-    schedule = _schedule(case)
+    bad = case["bad"]
+    if bad == "ranks":  # each rank its own schedule
+        schedule = ctpipe.Schedule(case["families"][rank], P=case["P"], m=case["ms"][rank])
+    else:
+        schedule = _schedule(case)
     S = schedule.num_stages
     blocks = make_blocks(max(S, 2 * world) + 2, case.get("seed", 1))
-    bad = case["bad"]
     held = schedule.stages_of(rank) if rank < schedule.P else [rank]
     num_stages = S
     actions = None
