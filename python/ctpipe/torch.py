@@ -496,11 +496,11 @@ def pipeline_schedule(
     _check_schedule(schedule)
     _refuse_family(schedule)
     _check_runtime_fsdp(runtime, fsdp)
+    ctpipe._check_bool("check_ranks", check_ranks)
     stage_list = _stage_list(stages)
     check_stages(stage_list, schedule)
     rows = route_actions(schedule, route, runtime=runtime, fsdp=fsdp) if actions is None else actions
     parsed = parse_actions(rows, schedule, route=route)
-    _check_bool_option("check_ranks", check_ranks)
     if check_ranks:
         _check_ranks_agree(stage_list, schedule, route, rows)
 
@@ -524,11 +524,6 @@ def pipeline_schedule(
         raise _error(f"PyTorch refused the {route} action list of {schedule.family} (P = "
                      f"{schedule.P}, m = {schedule.m}): {first}") from exc
     return sched
-
-
-def _check_bool_option(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise _error(f"{name} must be True or False, not {value!r}")
 
 
 def _check_ranks_agree(stage_list: list[Any], schedule: Any, route: str, rows: Sequence[Sequence[str]]) -> None:

@@ -325,6 +325,8 @@ def test_checks_without_processes():
     assert ct.check_stages([_Stage(1, 4, 1, 2), _Stage(2, 4, 1, 2)], s) == 1
     with pytest.raises(ctpipe.Error, match="route 'x'"):
         ct.pipeline_schedule([_Stage(0, 4, 0, 2), _Stage(3, 4, 0, 2)], s, route="x")
+    with pytest.raises(ctpipe.Error, match="check_ranks must be True or False, not 'yes'"):
+        ct.pipeline_schedule([_Stage(0, 4, 0, 2), _Stage(3, 4, 0, 2)], s, check_ranks="yes")
     with pytest.raises(ctpipe.Error, match="two copies"):
         ct.pipeline_schedule([_Stage(0, 4, 0, 2)], ctpipe.Schedule("dualpipe", P=2, m=4))
     rows = s.actions()
