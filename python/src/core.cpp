@@ -65,12 +65,8 @@ constexpr long long max_ops = ctpipe::tool::max_text_ops;
 /// generate(), or ctpipe.Error when the request has more than max_ops ops.
 ctpipe::schedule generate_within_limit(const request& req) {
   return guarded([&] {
-    const long long ops = static_cast<long long>(ctpipe::total_ops(req.spec));
-    if (ops > max_ops) {
-      throw ctpipe::tool::usage_error("ctpipe: " + std::to_string(ops) +
-                                      " ops are too many for the Python package (at most " + std::to_string(max_ops) +
-                                      ", as the tool's text view)");
-    }
+    ctpipe::tool::check_op_limit(static_cast<long long>(ctpipe::total_ops(req.spec)), max_ops,
+                                 "the Python package");  // the tool's text view's limit
     return ctpipe::generate(req.spec);
   });
 }

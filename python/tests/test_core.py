@@ -150,7 +150,7 @@ def test_subcommands_return_the_tools_json():
     (dict(P=b"4"), "ctpipe: -P takes a number or a string, not bytes"),
     (dict(P=False), "ctpipe: -P takes a whole number, not False"),
     (dict(gamma=float("nan")), "ctpipe: --gamma takes a finite number, not NaN"),
-    (dict(family="gpipe", P=4096, m=65536), "ops are too many for the Python package (at most 16777216"),
+    (dict(family="gpipe", P=4096, m=65536), "ops are too many for the Python package (at most 16777216)"),
 ])
 def test_bad_requests_raise_ctpipe_error_with_the_tools_message(kwargs, message):
     family = kwargs.pop("family", "1f1b")

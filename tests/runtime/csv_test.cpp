@@ -782,9 +782,9 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
       {"validate /nonexistent/x.csv", "ctpipe: cannot read '/nonexistent/x.csv'\n"},
       {"validate /tmp", "ctpipe: cannot read '/tmp'\n"},
       {"validate", "ctpipe: "},
-      {"validate --format csv -", "ctpipe: unknown format 'csv' for validate (known: text, json, svg, trace)\n"},
+      {"validate --format csv -", "ctpipe: validate --format takes text, json, svg or trace, not 'csv'\n"},
       {"validate --gamma 2 -", "ctpipe: gamma must lie in [0, 1]\n"},
-      {"--format yaml", "ctpipe: unknown format 'yaml' (known: text, json, svg, trace, csv, csv-comms)\n"},
+      {"--format yaml", "ctpipe: --format takes text, json, svg, trace, csv or csv-comms, not 'yaml'\n"},
   };
   for (const auto& c : usage) {
     INFO(c.args);

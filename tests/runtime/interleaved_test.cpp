@@ -173,5 +173,5 @@ TEST_CASE("tool: interleaved options, chunk labels, formula that does not apply"
   REQUIRE(wrong_option.err == "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
   const auto bad_variant = ctpipe::tests::run_tool("--schedule interleaved-1f1b --variant deepspeed");
   REQUIRE(bad_variant.exit_code == 2);
-  REQUIRE(bad_variant.err == "ctpipe: unknown variant 'deepspeed' (known: megatron, megatron-legacy, torch)\n");
+  REQUIRE(bad_variant.err == "ctpipe: --variant takes megatron, megatron-legacy or torch, not 'deepspeed'\n");
 }

@@ -146,14 +146,6 @@ inline nlohmann::ordered_json own_lowering_json(schedule_view compute, const cos
   return executed;
 }
 
-/// The JSON text `json` (a schedule's object, as render() writes it) with the `executed`
-/// object added as its last field.
-inline std::string with_executed(const std::string& json, nlohmann::ordered_json executed) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
-  j["executed"] = std::move(executed);
-  return j.dump(2) + "\n";
-}
-
 /// The `ctpipe:` lines for lists that hang under every model that was run (all four, or
 /// the one --runtime named): one per stuck rank of the first model's run, then the
 /// cycle, if any.

@@ -236,8 +236,9 @@ rational parse_link_bandwidth(std::string_view text) {
   return unit == 'b' ? rate / rational{8} : rate;
 }
 
-run_costs costs_for(const options& opts, const schedule_spec& spec) {
-  run_costs out{opts.cost, opts.stage_scale};
+run_costs costs_for(const cost_options& given_costs, const model_options& opts, std::vector<rational> stage_scale,
+                    const schedule_spec& spec) {
+  run_costs out{given_costs.cost, std::move(stage_scale)};
   const bool link = !opts.link_bandwidth_text.empty();
   const bool seconds = !opts.device_flops_text.empty();
   if ((link || seconds) && !opts.model_given) {
@@ -246,7 +247,7 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
   if (link && !seconds)
     throw usage_error("ctpipe: --link-bandwidth needs --device-flops (the compute's time in seconds)");
   if (!opts.model_given) return out;
-  const std::vector<std::string> given = cost_keys(opts.costs_text);
+  const std::vector<std::string> given = cost_keys(given_costs.costs_text);
   const auto is_given = [&given](const char* k) { return std::find(given.begin(), given.end(), k) != given.end(); };
   if (seconds && std::any_of(given.begin(), given.end(), [](const std::string& k) { return k != "c"; })) {
     throw usage_error(
@@ -261,7 +262,7 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
     if (!is_given(keys[k])) *mine[k] = theirs[k];
   }
   // A full backward is its two halves when only they are given (docs/spec.md §1).
-  if ((is_given("i") || is_given("w")) && opts.costs_text.find("b=") == std::string::npos)
+  if ((is_given("i") || is_given("w")) && given_costs.costs_text.find("b=") == std::string::npos)
     out.cost.b = out.cost.i + out.cost.w;
   const int S = spec.shape.stages();
   const std::vector<std::int64_t> layers = layer_split(opts.model, spec.shape, opts.layers);
@@ -281,7 +282,7 @@ run_costs costs_for(const options& opts, const schedule_spec& spec) {
     if (out.cost.fb != rational{-1}) out.cost.fb = out.cost.fb * second;
     const rational link_time =
         link ? message_bytes(opts.model) / parse_link_bandwidth(opts.link_bandwidth_text) : rational{0};
-    out.cost.c = link_time + (is_given("c") ? opts.cost.c : rational{0});
+    out.cost.c = link_time + (is_given("c") ? given_costs.cost.c : rational{0});
   }
   return out;
 }

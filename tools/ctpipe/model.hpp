@@ -49,7 +49,8 @@ std::vector<std::int64_t> layer_split(const transformer_model& model, const pipe
 void apply_memory(io::report& rep, const std::string& name, const transformer_model* model,
                   const std::vector<std::int64_t>& layers, const std::string& limit_text);
 
-struct options;
+struct cost_options;
+struct model_options;
 
 /// The tool's check of --stage-scale and --microbatch-scale lengths for `shape`, naming
 /// how many were given and how many the shape needs: usage_error(`ctpipe: --stage-scale
@@ -66,7 +67,8 @@ rational parse_device_flops(std::string_view text);
 rational parse_link_bandwidth(std::string_view text);
 
 /// The costs and stage factors one schedule runs with (docs/tool.md, docs/memory.md):
-/// --costs and --stage-scale as given; with --model, the keys --costs leaves out come
+/// --costs (`given_costs`) and --stage-scale (`stage_scale`, empty when the command has
+/// none) as given; with --model, the keys --costs leaves out come
 /// from model_costs() (t_f = one rank's average forward) and, without --stage-scale, the
 /// stage factors from model_stage_factors() over the layer split for `spec`'s S stages;
 /// with --device-flops, the op costs in seconds, t_c = --costs' c (then the only key it
@@ -78,6 +80,7 @@ struct run_costs {
   costs cost;
   std::vector<rational> stage_scale;
 };
-run_costs costs_for(const options& opts, const schedule_spec& spec);
+run_costs costs_for(const cost_options& given_costs, const model_options& opts, std::vector<rational> stage_scale,
+                    const schedule_spec& spec);
 
 }  // namespace ctpipe::tool

@@ -1,4 +1,5 @@
-// The one place that declares and checks the options the `ctpipe` commands share.
+// The groups of options the `ctpipe` commands share: declared, converted where CLI11
+// reads them, and checked (see options.hpp).
 #include "options.hpp"
 
 #include "model.hpp"
@@ -48,10 +49,10 @@ int parse_whole(const std::string& text, const char* option) {
 
 namespace {
 
-/// The comma-separated list of `items`.
-std::string joined(const std::vector<std::string>& items) {
+/// `items` joined by `separator`.
+std::string joined(const std::vector<std::string>& items, const char* separator) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
   return out;
 }
 
@@ -66,291 +67,162 @@ schedule_family family_named(const std::string& name) {
 
 }  // namespace
 
-void options::declare_model_options(CLI::App& app, const option_set& set) {
-  if (set.bits & opt_scale) {
-    app.add_option("--stage-scale", stage_scale_text,
-                   "unequal stages: one exact factor per stage, S = P*V of them (1,1,1,5/4): an op on stage s costs "
-                   "its cost times factor s (docs/spec.md §2.2)");
-    app.add_option("--microbatch-scale", microbatch_scale_text,
-                   "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
-  }
-  if (set.bits & opt_model) {
-    app.add_option(
-        "--model", model_text,
-        "a dense transformer, for memory in bytes per rank and stage costs from its FLOPs: a preset (gpt3-175b, "
-        "llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
-    app.add_option("--memory-limit", memory_limit_text,
-                   "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
-                   "gamma-weighted as the in-flight peaks); marks every rank over it");
-    app.add_option("--layers", layers_text,
-                   "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
-    app.add_option("--device-flops", device_flops_text,
-                   "with --model: one device's achieved FLOP/s (312T): op costs in seconds");
-    app.add_option("--link-bandwidth", link_bandwidth_text,
-                   "with --model and --device-flops: t_c = a message's bytes (2sbh/t) over this rate (400Gb/s, 50GB/s) "
-                   "plus --costs c");
-  }
+CLI::Option* add_converted(CLI::App& app, const std::string& name, std::function<void(const std::string&)> convert,
+                           const std::string& help, const std::string& shown) {
+  CLI::Option* option = app.add_option_function<std::string>(name, std::move(convert), help);
+  if (!shown.empty()) option->default_str(shown);
+  return option;
 }
 
-void options::declare(CLI::App& app, const option_set& set) {
-  format = set.formats.front();
-  if (set.bits & opt_schedule) {
-    app.add_option("--schedule,-s", schedule_text, "schedule: " + known_schedules())->capture_default_str();
-  }
-  if (set.bits & opt_schedules) {
-    app.add_option("--schedules", schedules_text, "comma-separated schedules: " + known_schedules())
-        ->capture_default_str();
-  }
-  if (set.bits & opt_shape) {
-    app.add_option("-P", P_text, "pipeline ranks")->capture_default_str();
-    app.add_option("-m", m_text, "micro-batches")->capture_default_str();
-  }
-  if (set.bits & opt_chunks) {
-    const std::string chosen = schedule_names([](const family_entry& e) { return e.chunks_free; });
-    const std::string fixed = schedule_names([](const family_entry& e) { return !e.chunks_free && e.default_V > 1; });
-    app.add_option("-V", V_text,
-                   set.scope == chunks_scope::every_family
-                       ? "model chunks per rank (virtual stages); default 2 for the schedules with several chunks (" +
-                             chosen + ", " + fixed + "), else 1"
-                       : "model chunks per rank of the schedules with several chunks (" + chosen + "), default 2; " +
-                             fixed + " always run 2, the others 1");
-  }
-  if (set.bits & opt_placement) {
-    app.add_option("--placement", placement_text,
-                   "loop, v (V-shape) or bidirectional (two model copies); default v for " +
-                       schedule_names([](const family_entry& e) { return e.natural_placement == placement::v_shape; }) +
-                       ", bidirectional for dualpipe, else loop");
-  }
-  if (set.bits & opt_interleaved) {
-    app.add_option("--variant", variant_text, "interleaved-1f1b: megatron, megatron-legacy or torch")
-        ->capture_default_str();
-    app.add_option("--group,-g", group_text,
-                   "interleaved-1f1b with V > 1: micro-batches per group (Megatron's "
-                   "microbatch_group_size_per_vp_stage); 0 = the variant's default (P, or m / max(1, m/P) for torch)")
-        ->capture_default_str();
-    app.add_option("--warmup-factor", warmup_text,
-                   "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)")
-        ->capture_default_str();
-    app.add_flag(
-        "--structural-minimum", structural_minimum,
-        "dualpipev, dualpipe: accept the least m their phases run with, m >= 2P-1 (dualpipev) or even m >= 2P-2 "
-        "(dualpipe); DeepSeek's own rule is m >= 2P");
-    app.add_option("--pair-model", pair_model_text,
-                   "dualpipev, dualpipe: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek "
-                   "runs it) "
-                   "or split (its two halves are separate ops)")
-        ->capture_default_str();
-  }
-  if (set.bits & opt_costs) {
-    app.add_option("--costs", costs_text,
-                   "op costs, exact: f=1,b=2,i=1,w=1,c=0,fb=3 (any subset; 1/2 and 0.25 accepted; "
-                   "b defaults to i+w when i or w is given; fb, an overlapped F&B pair, to f+b)");
-    app.add_option("--gamma", gamma_text, "M_W / M_B of the finer memory model, in [0, 1]")->capture_default_str();
-  }
-  declare_model_options(app, set);
-  app.add_option("--format", format, set.format_help)->capture_default_str();
-  if (set.bits & opt_width) {
-    app.add_option("--width", width_text, "timeline width in columns (text), 20 to 100000")->capture_default_str();
-  }
-  if (set.bits & opt_color) {
-    app.add_option("--color", color, "auto, always or never (text)")->capture_default_str();
-  }
-  if (set.bits & opt_runtime) {
-    app.add_option("--runtime", runtime_text,
-                   "runtime model: blocking, rendezvous, posted or batched (docs/runtimes.md); csv-comms orders the "
-                   "transfers for it (default blocking); json and validate run only it (default every model)");
-  }
-  if (set.bits & opt_lowering) {
-    app.add_option("--lowering", lowering_text,
-                   "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
-                   "--runtime model) or deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same "
-                   "lists for every model)")
-        ->capture_default_str();
-    app.add_option("--torch-passes", torch_passes_text,
-                   "the actions of PyTorch's lowering passes csv-comms carries (docs/pytorch.md): all (UNSHARD, "
-                   "RESHARD and REDUCE_GRAD, as _add_unshard_reshard and _add_reduce_grad place them), reduce-grad "
-                   "(REDUCE_GRAD only: no FSDP) or none")
-        ->capture_default_str();
-    app.add_option("--max-active-stages", max_active_stages_text,
-                   "csv-comms with --torch-passes all: the stages kept unsharded at once (PyTorch's window)")
-        ->capture_default_str();
-  }
+CLI::Option* add_whole(CLI::App& app, const std::string& name, int& target, const std::string& help) {
+  const std::string shown_name = name.substr(0, name.find(','));  // "--group,-g": --group in messages
+  return add_converted(
+      app, name, [&target, shown_name](const std::string& text) { target = parse_whole(text, shown_name.c_str()); },
+      help, std::to_string(target));
 }
 
-void options::check_families(const option_set& set) {
-  if (set.bits & opt_schedule) {
-    families = {family_named(schedule_text)};
-    family_names = {schedule_text};
-  }
-  if (set.bits & opt_schedules) {
-    if (schedules_text.empty()) {
-      throw usage_error(fmt::format("ctpipe: --schedules needs at least one schedule (known: {})", known_schedules()));
+void check_op_limit(long long n, long long limit, std::string_view reader, std::string_view subject,
+                    std::string_view what) {
+  if (n <= limit) return;
+  throw usage_error(fmt::format("ctpipe: {}{}{} {} are too many for {} (at most {})", subject,
+                                subject.empty() ? "" : ": ", n, what, reader, limit));
+}
+
+void shape_options::declare(CLI::App& app) {
+  declare_shape(app);
+  declare_placement(app);
+}
+
+void shape_options::declare_shape(CLI::App& app) {
+  add_whole(app, "-P", P, "pipeline ranks");
+  add_whole(app, "-m", m, "micro-batches");
+}
+
+void shape_options::declare_placement(CLI::App& app) {
+  if (!takes_placement) return;
+  const std::vector<choice<placement>> table{
+      {"loop", placement::loop}, {"v", placement::v_shape}, {"bidirectional", placement::bidirectional}};
+  const std::string help =
+      !placement_help.empty()
+          ? placement_help
+          : "loop, v (V-shape) or bidirectional (two model copies); default v for " +
+                schedule_names([](const family_entry& e) { return e.natural_placement == placement::v_shape; }) +
+                ", bidirectional for dualpipe, else loop";
+  add_converted(
+      app, "--placement", [this, table](const std::string& text) { layout = choose(text, table, "--placement"); },
+      help);
+}
+
+void shape_options::check(const CLI::App& app) { placement_given = takes_placement && app.count("--placement") > 0; }
+
+void schedule_options::declare(CLI::App& app) {
+  if (several) {
+    families.clear();
+    family_names.clear();
+    for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-h2", "zbv"}) {
+      family_names.emplace_back(name);
+      families.push_back(family_named(name));
     }
-    // Every comma separates two names: an empty name (`1f1b,`, `1f1b,,gpipe`) is unknown.
-    const std::string_view text = schedules_text;
-    for (std::size_t start = 0;;) {
-      const std::size_t comma = text.find(',', start);
-      family_names.emplace_back(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
-      families.push_back(family_named(family_names.back()));
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
+    add_converted(
+        app, "--schedules",
+        [this](const std::string& text) {
+          if (text.empty()) {
+            throw usage_error(
+                fmt::format("ctpipe: --schedules needs at least one schedule (known: {})", known_schedules()));
+          }
+          families.clear();
+          family_names.clear();
+          // Every comma separates two names: an empty name (`1f1b,`, `1f1b,,gpipe`) is unknown.
+          for (std::size_t start = 0;;) {
+            const std::size_t comma = text.find(',', start);
+            family_names.push_back(text.substr(start, comma == std::string::npos ? comma : comma - start));
+            families.push_back(family_named(family_names.back()));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+          }
+        },
+        "comma-separated schedules: " + known_schedules(), joined(family_names, ","));
+  } else {
+    add_converted(
+        app, "--schedule,-s",
+        [this](const std::string& text) {
+          families = {family_named(text)};
+          family_names = {text};
+        },
+        "schedule: " + known_schedules(), family_names.front());
   }
+  declare_shape(app);
+  declare_chunks(app);
+  declare_placement(app);
+  declare_rules(app);
 }
 
-void options::check_output(const option_set& set) {
-  if (std::find(set.formats.begin(), set.formats.end(), format) == set.formats.end()) {
-    throw usage_error(fmt::format("ctpipe: unknown format '{}'{} (known: {})", format,
-                                  set.command.empty() ? "" : " for " + set.command, joined(set.formats)));
-  }
-  if ((set.bits & opt_color) && color != "auto" && color != "always" && color != "never") {
-    throw usage_error(fmt::format("ctpipe: --color takes auto, always or never, not '{}'", color));
-  }
-  if (set.bits & opt_width) {
-    width = parse_whole(width_text, "--width");
-    if (width < 20 || width > 100000) throw usage_error("ctpipe: --width must lie in [20, 100000]");
-  }
+void schedule_options::declare_chunks(CLI::App& app) {
+  const std::string chosen = schedule_names([](const family_entry& e) { return e.chunks_free; });
+  const std::string fixed = schedule_names([](const family_entry& e) { return !e.chunks_free && e.default_V > 1; });
+  add_whole(app, "-V", V,
+            scope == chunks_scope::every_family
+                ? "model chunks per rank (virtual stages); default 2 for the schedules with several chunks (" + chosen +
+                      ", " + fixed + "), else 1"
+                : "model chunks per rank of the schedules with several chunks (" + chosen + "), default 2; " + fixed +
+                      " always run 2, the others 1")
+      ->default_str("");
 }
 
-void options::check_text_only(const CLI::App& app, const option_set& set) {
-  // --color and --width shape the text view only: with another format they would be
-  // ignored, and an ignored option reads as if it had been applied.
-  const bool color_given = (set.bits & opt_color) && app.count("--color") > 0;
-  const bool width_given = (set.bits & opt_width) && app.count("--width") > 0;
-  if ((color_given || width_given) && format != "text") {
-    throw usage_error(fmt::format("ctpipe: {} applies to --format text only", color_given ? "--color" : "--width"));
-  }
+void schedule_options::declare_rules(CLI::App& app) {
+  add_choice(app, "--variant", variant,
+             {{"megatron", interleaved_variant::megatron},
+              {"megatron-legacy", interleaved_variant::megatron_legacy},
+              {"torch", interleaved_variant::torch}},
+             "interleaved-1f1b: megatron, megatron-legacy or torch");
+  add_whole(app, "--group,-g", group,
+            "interleaved-1f1b with V > 1: micro-batches per group (Megatron's microbatch_group_size_per_vp_stage); 0 = "
+            "the variant's default (P, or m / max(1, m/P) for torch)");
+  add_whole(app, "--warmup-factor", warmup_factor,
+            "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)");
+  app.add_flag("--structural-minimum", structural_minimum,
+               "dualpipev, dualpipe: accept the least m their phases run with, m >= 2P-1 (dualpipev) or even m >= "
+               "2P-2 (dualpipe); DeepSeek's own rule is m >= 2P");
+  add_choice(app, "--pair-model", pairs, {{"fused", pair_model::fused}, {"split", pair_model::split}},
+             "dualpipev, dualpipe: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek runs "
+             "it) or split (its two halves are separate ops)");
 }
 
-void options::check_interleaved_names(const CLI::App& app) {
+void schedule_options::check(const CLI::App& app) {
+  shape_options::check(app);
+  V_given = app.count("-V") > 0;
   variant_given = app.count("--variant") > 0;
   group_given = app.count("--group") > 0;
   warmup_given = app.count("--warmup-factor") > 0;
-  if (!variant_from_name(variant_text, variant)) {
-    throw usage_error(
-        fmt::format("ctpipe: unknown variant '{}' (known: megatron, megatron-legacy, torch)", variant_text));
+  const auto any = [this](auto pred) { return std::any_of(families.begin(), families.end(), pred); };
+  // In compare, -V applies to the families whose V is the caller's choice: given for none
+  // of them it would change nothing, so it is refused like any ignored option.
+  if (V_given && scope != chunks_scope::every_family &&
+      !any([](schedule_family f) { return family_of(f).chunks_free; })) {
+    throw usage_error(fmt::format("ctpipe: -V applies to {} only, and --schedules names none of them",
+                                  schedule_names([](const family_entry& e) { return e.chunks_free; })));
   }
-  const bool interleaved =
-      std::find(families.begin(), families.end(), schedule_family::interleaved_1f1b) != families.end();
-  if (!interleaved && (variant_given || group_given || warmup_given)) {
+  if (!any([](schedule_family f) { return f == schedule_family::interleaved_1f1b; }) &&
+      (variant_given || group_given || warmup_given)) {
     throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
   }
-  const bool dualpipev = std::any_of(families.begin(), families.end(), [](schedule_family f) {
-    return f == schedule_family::dualpipev || f == schedule_family::dualpipe;
-  });
-  if (structural_minimum && !dualpipev)
+  const bool dual =
+      any([](schedule_family f) { return f == schedule_family::dualpipev || f == schedule_family::dualpipe; });
+  if (structural_minimum && !dual)
     throw usage_error("ctpipe: --structural-minimum applies to dualpipev and dualpipe only");
-  if (pair_model_text != "fused" && pair_model_text != "split") {
-    throw usage_error(fmt::format("ctpipe: --pair-model takes fused or split, not '{}'", pair_model_text));
-  }
-  pairs = pair_model_text == "split" ? pair_model::split : pair_model::fused;
-  if (app.count("--pair-model") > 0 && !dualpipev)
+  if (app.count("--pair-model") > 0 && !dual)
     throw usage_error("ctpipe: --pair-model applies to dualpipev and dualpipe only");
-}
-
-void options::check_interleaved_numbers(const option_set& set) {
-  group = parse_whole(group_text, "--group");
-  warmup_factor = parse_whole(warmup_text, "--warmup-factor");
   // At V = 1 interleaved-1f1b is plain 1F1B (megatron, megatron-legacy) or PyTorch's rounds
   // with its own group and warmup (torch): a group or warmup factor would do nothing or
   // leave PyTorch's rule.
-  if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b, set.scope).shape.V == 1) {
+  if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b).shape.V == 1) {
     throw usage_error(
         "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 "
         "(interleaved-1f1b at V = 1 is plain 1F1B, or PyTorch's own rule with --variant torch)");
   }
 }
 
-void options::check_model_options(const option_set& set) {
-  if (set.bits & opt_model) {
-    model_given = !model_text.empty();
-    if (model_given) model = parse_model(model_text);
-    if (!memory_limit_text.empty()) {
-      const memory_limit limit = parse_memory_limit(memory_limit_text);
-      if (limit.bytes && !model_given) {
-        throw usage_error(
-            "ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
-      }
-      if (limit.value <= rational{0}) throw usage_error("ctpipe: a memory limit must be > 0");
-    }
-    for (const rational& x : parse_factors(layers_text, "--layers")) {
-      if (x.den != 1) throw usage_error("ctpipe: --layers takes whole numbers of layers (8,8,7,7)");
-      layers.push_back(x.num);
-    }
-    if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
-    if (!device_flops_text.empty()) parse_device_flops(device_flops_text);
-    if (!link_bandwidth_text.empty()) parse_link_bandwidth(link_bandwidth_text);
-  }
-  if (set.bits & opt_scale) {
-    stage_scale = parse_factors(stage_scale_text, "--stage-scale");
-    microbatch_scale = parse_factors(microbatch_scale_text, "--microbatch-scale");
-  }
-}
-
-void options::check(const CLI::App& app, const option_set& set) {
-  const auto given = [&](const char* name) { return app.count(name) > 0; };
-  check_families(set);
-  check_output(set);
-  check_text_only(app, set);
-  if (set.bits & opt_interleaved) check_interleaved_names(app);
-  if (set.bits & opt_placement) {
-    placement_given = !placement_text.empty();
-    if (placement_given && placement_text != "loop" && placement_text != "v" && placement_text != "bidirectional") {
-      throw usage_error(fmt::format("ctpipe: --placement takes loop, v or bidirectional, not '{}'", placement_text));
-    }
-    layout = placement_text == "v"               ? placement::v_shape
-             : placement_text == "bidirectional" ? placement::bidirectional
-                                                 : placement::loop;
-  }
-  if (set.bits & opt_chunks) {
-    V_given = given("-V");
-    if (V_given) V = parse_whole(V_text, "-V");
-    // In compare, -V applies to the families whose V is the caller's choice: given for
-    // none of them it would change nothing, so it is refused like any ignored option.
-    const bool any_takes_V =
-        std::any_of(families.begin(), families.end(), [](schedule_family f) { return family_of(f).chunks_free; });
-    if (V_given && set.scope != chunks_scope::every_family && !any_takes_V) {
-      throw usage_error(fmt::format("ctpipe: -V applies to {} only, and --schedules names none of them",
-                                    schedule_names([](const family_entry& e) { return e.chunks_free; })));
-    }
-  }
-  if (set.bits & opt_shape) {
-    P = parse_whole(P_text, "-P");
-    m = parse_whole(m_text, "-m");
-  }
-  if (set.bits & opt_interleaved) check_interleaved_numbers(set);
-  if (set.bits & opt_costs) {
-    cost = parse_costs(costs_text);
-    gamma = parse_rational(gamma_text);
-    check_gamma(gamma);
-  }
-  check_model_options(set);
-  if (set.bits & opt_lowering) {
-    if (lowering_text != "own" && lowering_text != "deepseek") {
-      throw usage_error(fmt::format("ctpipe: --lowering takes own or deepseek, not '{}'", lowering_text));
-    }
-    deepseek_lowering = lowering_text == "deepseek";
-    lowering_given = given("--lowering");
-    if (torch_passes_text != "all" && torch_passes_text != "reduce-grad" && torch_passes_text != "none") {
-      throw usage_error(
-          fmt::format("ctpipe: --torch-passes takes all, reduce-grad or none, not '{}'", torch_passes_text));
-    }
-    passes.unshard_reshard = torch_passes_text == "all";
-    passes.reduce_grad = torch_passes_text != "none";
-    passes.max_active_stages = parse_whole(max_active_stages_text, "--max-active-stages");
-    if (passes.max_active_stages < 1) throw usage_error("ctpipe: --max-active-stages must be >= 1");
-    torch_passes_given = given("--torch-passes") || given("--max-active-stages");
-  }
-  if ((set.bits & opt_runtime) && given("--runtime")) {
-    runtime_given = true;
-    if (!runtime_model_from_name(runtime_text, runtime)) {
-      throw usage_error(
-          fmt::format("ctpipe: --runtime takes blocking, rendezvous, posted or batched, not '{}'", runtime_text));
-    }
-  }
-}
-
-schedule_spec options::spec_for(schedule_family family, chunks_scope scope) const {
+schedule_spec schedule_options::spec_for(schedule_family family) const {
   schedule_spec spec{};
   spec.family = family;
   const bool takes_V = scope == chunks_scope::every_family || family_of(family).chunks_free;
@@ -367,12 +239,166 @@ schedule_spec options::spec_for(schedule_family family, chunks_scope scope) cons
   return spec;
 }
 
-bool options::colored() const {
-  if (color != "auto") return color == "always";
+void cost_options::declare(CLI::App& app) {
+  add_converted(
+      app, "--costs",
+      [this](const std::string& text) {
+        cost = parse_costs(text);
+        costs_text = text;
+      },
+      "op costs, exact: f=1,b=2,i=1,w=1,c=0,fb=3 (any subset; 1/2 and 0.25 accepted; b defaults to i+w when i or w "
+      "is given; fb, an overlapped F&B pair, to f+b)");
+  add_converted(
+      app, "--gamma",
+      [this](const std::string& text) {
+        gamma = parse_rational(text);
+        check_gamma(gamma);
+      },
+      "M_W / M_B of the finer memory model, in [0, 1]", "1");
+}
+
+void scale_options::declare(CLI::App& app) {
+  add_converted(
+      app, "--stage-scale", [this](const std::string& text) { stage_scale = parse_factors(text, "--stage-scale"); },
+      "unequal stages: one exact factor per stage, S = P*V of them (1,1,1,5/4): an op on stage s costs its cost "
+      "times factor s (docs/spec.md §2.2)");
+  add_converted(
+      app, "--microbatch-scale",
+      [this](const std::string& text) { microbatch_scale = parse_factors(text, "--microbatch-scale"); },
+      "unequal micro-batches: one exact factor per micro-batch, m of them (1,2,1,3,...)");
+}
+
+void model_options::declare(CLI::App& app) {
+  add_converted(
+      app, "--model",
+      [this](const std::string& text) {
+        model_text = text;
+        model_given = !text.empty();
+        if (model_given) model = parse_model(text);
+      },
+      "a dense transformer, for memory in bytes per rank and stage costs from its FLOPs: a preset (gpt3-175b, "
+      "llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
+  add_converted(
+      app, "--memory-limit",
+      [this](const std::string& text) {
+        memory_limit_text = text;
+        if (!text.empty() && parse_memory_limit(text).value <= rational{0})
+          throw usage_error("ctpipe: a memory limit must be > 0");
+      },
+      "per rank: bytes with a unit (80GiB, 1.5TB; needs --model) or full activations (a plain number, 4, "
+      "gamma-weighted as the in-flight peaks); marks every rank over it");
+  add_converted(
+      app, "--layers",
+      [this](const std::string& text) {
+        layers.clear();
+        for (const rational& x : parse_factors(text, "--layers")) {
+          if (x.den != 1) throw usage_error("ctpipe: --layers takes whole numbers of layers (8,8,7,7)");
+          layers.push_back(x.num);
+        }
+      },
+      "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
+  if (!takes_device) return;
+  add_converted(
+      app, "--device-flops",
+      [this](const std::string& text) {
+        if (!text.empty()) parse_device_flops(text);
+        device_flops_text = text;
+      },
+      "with --model: one device's achieved FLOP/s (312T): op costs in seconds");
+  add_converted(
+      app, "--link-bandwidth",
+      [this](const std::string& text) {
+        if (!text.empty()) parse_link_bandwidth(text);
+        link_bandwidth_text = text;
+      },
+      "with --model and --device-flops: t_c = a message's bytes (2sbh/t) over this rate (400Gb/s, 50GB/s) plus "
+      "--costs c");
+}
+
+void model_options::check(const CLI::App&) {
+  if (!memory_limit_text.empty() && parse_memory_limit(memory_limit_text).bytes && !model_given) {
+    throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
+  }
+  if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
+}
+
+void view_options::declare(CLI::App& app) {
+  format = formats.front();
+  std::vector<choice<std::string>> table;
+  for (const std::string& f : formats) table.push_back({f.c_str(), f});
+  add_converted(
+      app, "--format", [this, table](const std::string& text) { format = choose(text, table, "--format", command); },
+      format_help, format);
+  if (takes_width) add_whole(app, "--width", width, "timeline width in columns (text), 20 to 100000");
+  if (takes_color) {
+    add_choice(app, "--color", color,
+               {{"auto", color_mode::automatic}, {"always", color_mode::always}, {"never", color_mode::never}},
+               "auto, always or never (text)");
+  }
+}
+
+void view_options::check(const CLI::App& app) {
+  if (takes_width && (width < 20 || width > 100000)) throw usage_error("ctpipe: --width must lie in [20, 100000]");
+  // --color and --width shape the text view only: with another format they would be
+  // ignored, and an ignored option reads as if it had been applied.
+  const bool color_given = takes_color && app.count("--color") > 0;
+  const bool width_given = takes_width && app.count("--width") > 0;
+  if ((color_given || width_given) && format != "text") {
+    throw usage_error(fmt::format("ctpipe: {} applies to --format text only", color_given ? "--color" : "--width"));
+  }
+}
+
+bool view_options::colored() const {
+  if (color != color_mode::automatic) return color == color_mode::always;
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
   return isatty(fileno(stdout)) != 0 && (no_color == nullptr || *no_color == '\0') &&
          !(term != nullptr && std::string_view(term) == "dumb");
+}
+
+void runtime_options::declare(CLI::App& app) {
+  std::vector<choice<runtime_model>> table;
+  for (runtime_model r : all_runtime_models) table.push_back({runtime_model_name(r), r});
+  add_choice(app, "--runtime", runtime, table,
+             "runtime model: blocking, rendezvous, posted or batched (docs/runtimes.md); csv-comms orders the "
+             "transfers for it (default blocking); json and validate run only it (default every model)")
+      ->default_str("");
+}
+
+void runtime_options::check(const CLI::App& app) { runtime_given = app.count("--runtime") > 0; }
+
+void lowering_options::declare(CLI::App& app) {
+  add_choice(app, "--lowering", deepseek_lowering, {{"own", false}, {"deepseek", true}},
+             "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
+             "--runtime model) or deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same lists "
+             "for every model)");
+  add_converted(
+      app, "--torch-passes",
+      [this](const std::string& text) {
+        const int kept = choose<int>(text, {{"all", 2}, {"reduce-grad", 1}, {"none", 0}}, "--torch-passes");
+        passes.unshard_reshard = kept == 2;
+        passes.reduce_grad = kept >= 1;
+      },
+      "the actions of PyTorch's lowering passes csv-comms carries (docs/pytorch.md): all (UNSHARD, RESHARD and "
+      "REDUCE_GRAD, as _add_unshard_reshard and _add_reduce_grad place them), reduce-grad (REDUCE_GRAD only: no "
+      "FSDP) or none",
+      "all");
+  add_whole(app, "--max-active-stages", passes.max_active_stages,
+            "csv-comms with --torch-passes all: the stages kept unsharded at once (PyTorch's window)");
+}
+
+void lowering_options::check(const CLI::App& app) {
+  if (passes.max_active_stages < 1) throw usage_error("ctpipe: --max-active-stages must be >= 1");
+  lowering_given = app.count("--lowering") > 0;
+  torch_passes_given = app.count("--torch-passes") > 0 || app.count("--max-active-stages") > 0;
+}
+
+show_options::show_options() {
+  formats = {"text", "json", "svg", "trace", "csv", "csv-comms"};
+  format_help =
+      "text, json, svg (the timeline and in-flight views), trace (Chrome trace-event JSON for Perfetto), csv "
+      "(PyTorch's CSV schedule, compute ops) or csv-comms (with the SEND/RECV ops of lower() for --runtime, under "
+      "--costs, and the UNSHARD, RESHARD and REDUCE_GRAD of --torch-passes)";
 }
 
 std::vector<rational> parse_factors(std::string_view text, const char* option) {

@@ -1,8 +1,10 @@
-// The `ctpipe` tool's options: the one struct that holds the options several commands
-// share, the one place that declares them on a command's CLI11 app and checks them, and
-// the parsing of --costs (also used by the tests).
+// The `ctpipe` tool's options: the groups of options the commands share, each typed
+// where CLI11 reads it; one options struct per command made of the groups it takes; the
+// helpers that declare an enumeration or a whole number; the parsing of --costs (also
+// used by the tests).
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 namespace ctpipe::tool {
@@ -74,138 +77,208 @@ struct invalid_schedule : std::runtime_error {
       : std::runtime_error("ctpipe: invalid schedule"), lines(std::move(l)) {}
 };
 
-/// The shared options a command takes, as bits of a mask (`--format` every command takes).
-enum option_bits : unsigned {
-  opt_schedule = 1U << 0,   ///< --schedule,-s NAME: one schedule (default 1f1b)
-  opt_schedules = 1U << 1,  ///< --schedules A,B,...: several (compare)
-  opt_shape = 1U << 2,      ///< -P, -m
-  opt_chunks = 1U << 3,     ///< -V
-  opt_placement = 1U << 4,  ///< --placement
-  opt_interleaved =
-      1U << 5,            ///< --variant, --group,-g, --warmup-factor; --structural-minimum, --pair-model (dualpipev)
-  opt_costs = 1U << 6,    ///< --costs, --gamma
-  opt_width = 1U << 7,    ///< --width
-  opt_color = 1U << 8,    ///< --color
-  opt_runtime = 1U << 9,  ///< --runtime MODEL (ctpipe/lower/runtime.hpp)
-  opt_lowering =
-      1U << 10,          ///< --lowering own|deepseek (ctpipe/lower/deepseek.hpp), --torch-passes, --max-active-stages
-  opt_scale = 1U << 11,  ///< --stage-scale, --microbatch-scale (cost_scale)
-  opt_model = 1U << 12,  ///< --model, --memory-limit, --layers (model.hpp)
-};
-
 /// How a command applies `-V`: to whichever schedule is asked for (the library rejects a
 /// V the family does not take), or only to the families with several chunks, the others
 /// keeping their own (compare, which runs families of both kinds at once).
 enum class chunks_scope { every_family, chunked_families };
 
-/// What a command declares: its shared options, its formats (the first is the default)
-/// with their help, and its name for messages (empty for the default view).
-struct option_set {
-  unsigned bits = 0;
-  std::vector<std::string> formats;
-  std::string format_help;
-  std::string command;
-  chunks_scope scope = chunks_scope::every_family;
+// The options, in groups. Each group declares its options on a command's CLI11 app and
+// converts each value where CLI11 reads it (the option's callback: a bad value raises
+// usage_error there, with the one message of its kind), then check() applies the rules
+// that relate several options of the group once the whole line is read. A command's
+// options are one struct made of the groups it takes (options_of below), so a command
+// cannot read an option it does not declare.
+
+/// -P, -m and (search) --placement: the pipeline's shape.
+struct shape_options {
+  int P = 4;                           ///< -P: pipeline ranks
+  int m = 8;                           ///< -m: micro-batches
+  bool placement_given = false;        ///< --placement given
+  placement layout = placement::loop;  ///< --placement, when given
+  bool takes_placement = true;         ///< the command declares --placement
+  std::string placement_help;          ///< --placement's help; empty: the families' wording
+
+  void declare(CLI::App& app);
+  void declare_shape(CLI::App& app);      ///< -P, -m
+  void declare_placement(CLI::App& app);  ///< --placement, when the command takes it
+  void check(const CLI::App& app);
 };
 
-/// The options several commands share: first the text as given (CLI11 stores into these),
-/// then, after check(), the checked values. One struct for every command; a command
-/// declares the subset it takes (option_set).
-struct options {
-  // As given.
-  std::string schedule_text = "1f1b";                                          ///< --schedule,-s
-  std::string schedules_text = "gpipe,1f1b,interleaved-1f1b,zb-h1,zb-h2,zbv";  ///< --schedules
-  std::string P_text = "4";                                                    ///< -P
-  std::string m_text = "8";                                                    ///< -m
-  std::string V_text;                        ///< -V; empty: the family's own (chunks_default)
-  std::string placement_text;                ///< --placement; empty: the family's own (natural_placement)
-  std::string variant_text = "megatron";     ///< --variant
-  std::string group_text = "0";              ///< --group,-g
-  std::string warmup_text = "2";             ///< --warmup-factor
-  std::string costs_text;                    ///< --costs
-  std::string gamma_text = "1";              ///< --gamma
-  std::string format;                        ///< --format; set by declare() to the command's default
-  std::string width_text = "100";            ///< --width
-  std::string color = "auto";                ///< --color: auto, always or never
-  std::string runtime_text;                  ///< --runtime; empty: the command's default
-  std::string pair_model_text = "fused";     ///< --pair-model
-  std::string lowering_text = "own";         ///< --lowering
-  std::string torch_passes_text = "all";     ///< --torch-passes
-  std::string max_active_stages_text = "3";  ///< --max-active-stages
-  std::string stage_scale_text;              ///< --stage-scale
-  std::string microbatch_scale_text;         ///< --microbatch-scale
-  std::string model_text;                    ///< --model: a preset or a JSON file
-  std::string memory_limit_text;             ///< --memory-limit
-  std::string layers_text;                   ///< --layers
-  std::string device_flops_text;             ///< --device-flops
-  std::string link_bandwidth_text;           ///< --link-bandwidth
+/// The schedule(s) asked for (--schedule,-s or --schedules), their shape (-P, -m, -V,
+/// --placement) and the family rules (--variant, --group, --warmup-factor,
+/// --structural-minimum, --pair-model).
+struct schedule_options : shape_options {
+  bool several = false;                                                 ///< --schedules (compare) instead of --schedule
+  chunks_scope scope = chunks_scope::every_family;                      ///< how -V applies
+  std::vector<schedule_family> families{schedule_family::one_f_one_b};  ///< the schedules asked for
+  std::vector<std::string> family_names{"1f1b"};                        ///< as given, one per entry of `families`
+  bool V_given = false;                                                 ///< -V given explicitly
+  int V = 0;                                                            ///< -V, when given
+  interleaved_variant variant = interleaved_variant::megatron;          ///< --variant
+  int group = 0;                                                        ///< --group (0: the variant's default)
+  int warmup_factor = 2;                                                ///< --warmup-factor
+  bool group_given = false;                                             ///< --group given explicitly
+  bool warmup_given = false;                                            ///< --warmup-factor given explicitly
+  bool variant_given = false;                                           ///< --variant given explicitly
+  bool structural_minimum = false;                                      ///< --structural-minimum (dualpipev: m >= 2P-1)
+  pair_model pairs = pair_model::fused;                                 ///< --pair-model (dualpipev)
 
-  // Checked by check().
-  std::vector<schedule_family> families;                        ///< --schedule (one) or --schedules (several)
-  std::vector<std::string> family_names;                        ///< as given, one per entry of `families`
-  int P = 4;                                                    ///< pipeline ranks
-  int m = 8;                                                    ///< micro-batches
-  bool V_given = false;                                         ///< -V given explicitly
-  int V = 0;                                                    ///< -V, when given
-  bool placement_given = false;                                 ///< --placement given
-  placement layout = placement::loop;                           ///< --placement, when given
-  interleaved_variant variant = interleaved_variant::megatron;  ///< --variant
-  int group = 0;                                                ///< --group (0: the variant's default)
-  int warmup_factor = 2;                                        ///< --warmup-factor
-  bool group_given = false;                                     ///< --group given explicitly
-  bool warmup_given = false;                                    ///< --warmup-factor given explicitly
-  bool variant_given = false;                                   ///< --variant given explicitly
-  bool structural_minimum = false;                              ///< --structural-minimum (dualpipev: m >= 2P-1)
-  pair_model pairs = pair_model::fused;                         ///< --pair-model (dualpipev)
-  costs cost{};                                                 ///< --costs
-  rational gamma{1};                                            ///< --gamma, in [0, 1]
-  int width = 100;                                              ///< --width, in [20, 100000]
-  bool runtime_given = false;                                   ///< --runtime given
-  runtime_model runtime = runtime_model::blocking;              ///< --runtime, when given
-  bool lowering_given = false;                                  ///< --lowering given
-  bool deepseek_lowering = false;                               ///< --lowering deepseek (dualpipev, dualpipe)
-  io::torch_passes passes{};                                    ///< --torch-passes, --max-active-stages (csv-comms)
-  bool torch_passes_given = false;                              ///< either given
-  std::vector<rational> stage_scale;       ///< --stage-scale: one factor per stage (S = P*V), or empty
-  std::vector<rational> microbatch_scale;  ///< --microbatch-scale: one per micro-batch (m), or empty
-  bool model_given = false;                ///< --model given
-  transformer_model model{};               ///< --model, when given
-  std::vector<std::int64_t> layers;        ///< --layers, or empty for the even split
-
-  /// The runtime model --runtime names, or nullptr for every model.
-  const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }
-
-  /// Declares the options of `set` on `app` (a command's own CLI11 app), storing into
-  /// this struct. Call once per app.
-  void declare(CLI::App& app, const option_set& set);
-
-  /// Checks the options `set` declares, after `app` parsed them: formats, names, whole
-  /// numbers, costs, gamma; the rules on --variant, --group and --warmup-factor over the
-  /// families asked for. Raises usage_error or ctpipe::error (both exit code 2).
-  void check(const CLI::App& app, const option_set& set);
-  // check()'s parts, in its order: -s / --schedules; --format, --color, --width; the
-  // interleaved names and the families they apply to; their numbers (after -P, -m, -V).
-  void check_families(const option_set& set);
-  void check_output(const option_set& set);
-  void check_text_only(const CLI::App& app, const option_set& set);
-  void check_interleaved_names(const CLI::App& app);
-  void check_interleaved_numbers(const option_set& set);
-  /// --model, --memory-limit, --layers, --device-flops, --link-bandwidth (opt_model);
-  /// --stage-scale, --microbatch-scale (opt_scale): their texts parsed and checked.
-  void check_model_options(const option_set& set);
-  /// declare()'s part for opt_scale and opt_model.
-  void declare_model_options(CLI::App& app, const option_set& set);
+  void declare(CLI::App& app);
+  void declare_chunks(CLI::App& app);  ///< -V
+  void declare_rules(CLI::App& app);   ///< --variant, --group, --warmup-factor, --structural-minimum, --pair-model
+  /// The rules over the families asked for: --variant, --group and --warmup-factor apply
+  /// to interleaved-1f1b at V > 1 only, --structural-minimum and --pair-model to DualPipe
+  /// and DualPipeV only, -V in compare to a family that takes it.
+  void check(const CLI::App& app);
 
   /// The request for `family` (one of `families`): -V or the family's default (see
   /// chunks_default; with chunks_scope::chunked_families -V applies to the families with
   /// several chunks only), --placement or the family's own, and the interleaved
   /// parameters for interleaved-1f1b. Not checked: check_spec() or spec_error() next.
-  schedule_spec spec_for(schedule_family family, chunks_scope scope) const;
+  schedule_spec spec_for(schedule_family family) const;
+};
 
+/// --costs and --gamma.
+struct cost_options {
+  costs cost{};            ///< --costs (parse_costs)
+  std::string costs_text;  ///< --costs as given (costs_for reads which keys it gives)
+  rational gamma{1};       ///< --gamma, in [0, 1]
+
+  void declare(CLI::App& app);
+  void check(const CLI::App&) {}
+};
+
+/// --stage-scale and --microbatch-scale (cost_scale): their lengths are checked once the
+/// shape is known (check_scale_lengths).
+struct scale_options {
+  std::vector<rational> stage_scale;       ///< one factor per stage (S = P*V), or empty
+  std::vector<rational> microbatch_scale;  ///< one per micro-batch (m), or empty
+
+  void declare(CLI::App& app);
+  void check(const CLI::App&) {}
+};
+
+/// --model, --memory-limit, --layers, --device-flops, --link-bandwidth (model.hpp).
+struct model_options {
+  bool model_given = false;          ///< --model given
+  transformer_model model{};         ///< --model, when given
+  std::string model_text;            ///< --model as given: a preset's name or a file
+  std::string memory_limit_text;     ///< --memory-limit as given (checked: parse_memory_limit)
+  std::vector<std::int64_t> layers;  ///< --layers, or empty for the even split
+  std::string device_flops_text;     ///< --device-flops as given (checked: parse_device_flops)
+  std::string link_bandwidth_text;   ///< --link-bandwidth as given (checked: parse_link_bandwidth)
+  bool takes_device = true;          ///< the command declares --device-flops and --link-bandwidth
+
+  void declare(CLI::App& app);
+  /// A limit in bytes and --layers need --model.
+  void check(const CLI::App& app);
+};
+
+/// --format, and --width and --color for the text view.
+struct view_options {
+  std::vector<std::string> formats;  ///< the command's formats, the first the default
+  std::string format_help;           ///< --format's help
+  std::string command;               ///< the command's name for messages (empty: the default view)
+  bool takes_width = true;           ///< the command declares --width
+  bool takes_color = true;           ///< the command declares --color
+  std::string format;                ///< --format (one of `formats`)
+  int width = 100;                   ///< --width, in [20, 100000]
+  enum class color_mode { automatic, always, never };
+  color_mode color = color_mode::automatic;  ///< --color
+
+  void declare(CLI::App& app);
+  /// --color and --width apply to --format text only.
+  void check(const CLI::App& app);
   /// Whether text output is coloured: --color always, or auto on a terminal without
   /// NO_COLOR and with a TERM other than dumb.
   bool colored() const;
 };
+
+/// --runtime MODEL (ctpipe/lower/runtime.hpp).
+struct runtime_options {
+  bool runtime_given = false;                       ///< --runtime given
+  runtime_model runtime = runtime_model::blocking;  ///< --runtime, when given
+
+  void declare(CLI::App& app);
+  void check(const CLI::App& app);
+  /// The runtime model --runtime names, or nullptr for every model.
+  const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }
+};
+
+/// --lowering own|deepseek (ctpipe/lower/deepseek.hpp), --torch-passes,
+/// --max-active-stages.
+struct lowering_options {
+  bool lowering_given = false;      ///< --lowering given
+  bool deepseek_lowering = false;   ///< --lowering deepseek (dualpipev, dualpipe)
+  io::torch_passes passes{};        ///< --torch-passes, --max-active-stages (csv-comms)
+  bool torch_passes_given = false;  ///< either given
+
+  void declare(CLI::App& app);
+  void check(const CLI::App& app);
+};
+
+/// A command's options: the groups it takes, declared on its app in this order (--help
+/// lists them so) and checked in this order once CLI11 has read the line. Each command
+/// names its own: `struct show_options : options_of<schedule_options, ...>`.
+template <class... Groups>
+struct options_of : Groups... {
+  void declare(CLI::App& app) { (Groups::declare(app), ...); }
+  void check(const CLI::App& app) { (Groups::check(app), ...); }
+};
+
+/// The default view's options (commands/show.cpp, request.hpp, the Python package).
+struct show_options : options_of<schedule_options, cost_options, scale_options, model_options, view_options,
+                                 runtime_options, lowering_options> {
+  show_options();
+};
+
+/// The one message of an op limit: raises usage_error(`ctpipe: [SUBJECT: ]N WHAT are too
+/// many for READER (at most LIMIT)`) when `n` > `limit` (`what` "ops", "compute ops",
+/// ...; `reader` "--format json", "compare", ...).
+void check_op_limit(long long n, long long limit, std::string_view reader, std::string_view subject = {},
+                    std::string_view what = "ops");
+
+/// A choice of `E` by name for option `name` (the one helper of the enumerations): the
+/// value of the entry whose name is `text`, else usage_error(`ctpipe: NAME takes A, B or
+/// C, not 'TEXT'`, with `command` before NAME when not empty).
+template <class E>
+struct choice {
+  const char* name;
+  E value;
+};
+template <class E>
+E choose(std::string_view text, const std::vector<choice<E>>& table, std::string_view name,
+         std::string_view command = {}) {
+  std::string names;
+  for (std::size_t k = 0; k < table.size(); ++k) {
+    if (text == table[k].name) return table[k].value;
+    names += std::string(k == 0 ? "" : k + 1 == table.size() ? " or " : ", ") + table[k].name;
+  }
+  throw usage_error(std::string("ctpipe: ") + (command.empty() ? "" : std::string(command) + " ") + std::string(name) +
+                    " takes " + names + ", not '" + std::string(text) + "'");
+}
+
+/// Declares option `name` on `app`, converted where CLI11 reads it: `convert(text)` sets
+/// the target or raises usage_error. `shown` is the default --help shows (empty: none).
+CLI::Option* add_converted(CLI::App& app, const std::string& name, std::function<void(const std::string&)> convert,
+                           const std::string& help, const std::string& shown = {});
+
+/// Declares the enumeration option `name` storing into `target`, choose()'s message.
+template <class E>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, E& target, std::vector<choice<E>> table,
+                        const std::string& help, std::string command = {}) {
+  std::string shown;
+  for (const auto& entry : table) {
+    if (entry.value == target) shown = entry.name;
+  }
+  return add_converted(
+      app, name,
+      [&target, table, name, command](const std::string& text) { target = choose(text, table, name, command); }, help,
+      shown);
+}
+
+/// Declares the whole-number option `name` storing into `target` (parse_whole()).
+CLI::Option* add_whole(CLI::App& app, const std::string& name, int& target, const std::string& help);
 
 /// Whether the family runs several model chunks per rank (interleaved-1f1b, looped-bfs,
 /// interleaved-zb, zbv): its default V is above 1 (family_table).

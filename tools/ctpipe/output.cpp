@@ -23,7 +23,9 @@ std::string json_text(const nlohmann::ordered_json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::string render(const io::report& rep, const options& opts) {
+nlohmann::ordered_json json_of(const io::report& rep) { return io::to_json(io::readout_of(rep)); }
+
+std::string render(const io::report& rep, const view_options& opts) {
   const io::readout ro = io::readout_of(rep);
   if (opts.format == "json") return json_text(io::to_json(ro));
   if (opts.format == "svg") return io::render_svg(ro);

@@ -11,7 +11,7 @@
 
 namespace ctpipe::tool {
 
-struct options;
+struct view_options;
 
 /// Largest schedule the tool analyses (ops over all ranks), by format: measured working
 /// memory at each limit is 0.6 to 2 GiB (bench/tool_limits.sh). The library itself has no
@@ -30,7 +30,11 @@ long long max_ops(const std::string& format);
 
 /// One report in the format of `opts` (text, json, svg or trace), each rendered from its
 /// readout (io::readout_of()): text at its --width, coloured per --color.
-std::string render(const io::report& rep, const options& opts);
+std::string render(const io::report& rep, const view_options& opts);
+
+/// A report's JSON object (docs/json.md), from its readout, for a command that adds its
+/// own entries (`executed`, `search`) before json_text() prints it.
+nlohmann::ordered_json json_of(const io::report& rep);
 
 /// A JSON document as the tool prints it: indented by 2, one newline at the end; bytes of
 /// echoed names that are not UTF-8 become U+FFFD.

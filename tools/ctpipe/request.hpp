@@ -17,7 +17,7 @@ namespace ctpipe::tool {
 
 /// A checked request for one schedule.
 struct request {
-  options opts;                            ///< every option, checked (options::check)
+  show_options opts;                       ///< every option, checked (options_of::check)
   schedule_spec spec;                      ///< passed check_spec()
   costs cost{};                            ///< --costs, or the model's (--model, --device-flops)
   std::vector<rational> stage_scale;       ///< --stage-scale or the model's layers; empty: all 1
@@ -27,12 +27,9 @@ struct request {
   cost_scale scale() const { return {stage_scale, microbatch_scale}; }
 };
 
-/// The option set of the default view (`ctpipe [options]`, commands/show.cpp).
-option_set show_option_set();
-
-/// The spec, costs and scales of `opts` (checked options of show_option_set()): the
+/// The spec, costs and scales of `opts` (the default view's checked options): the
 /// library's check_spec() and the scale checks, their messages as ctpipe::error.
-request checked_request(const options& opts);
+request checked_request(const show_options& opts);
 
 /// Parses `args` (the default view's options, as on the command line, without a program
 /// name or a subcommand) and checks them as `ctpipe ARGS` would; raises usage_error or

@@ -28,23 +28,22 @@ class command {
   virtual std::string run(const CLI::App& app) = 0;
 };
 
-/// A command whose options are the shared ones of `set` (declared and checked in
-/// options.cpp), plus any of its own (declare_own). run() checks the options, then calls
-/// run_checked().
+/// A command whose options are the struct `Options` (options_of the groups it takes,
+/// declared and checked in options.cpp), plus any of its own (declare_own). run() checks
+/// the options, then calls run_checked().
+template <class Options>
 class command_with_options : public command {
  public:
-  /// The command takes the shared options of `set`.
-  explicit command_with_options(option_set set) : set_(std::move(set)) {}
-  /// Declares the command's own options, then the shared ones of `set`, then lets the
+  /// Declares the command's own options, then its groups' in their order, then lets the
   /// command adjust those (adjust_shared).
   void declare(CLI::App& app) final {
     declare_own(app);
-    opts_.declare(app, set_);
+    opts_.declare(app);
     adjust_shared(app);
   }
-  /// Checks the shared options (options::check), then runs run_checked().
+  /// Checks the groups' rules (options_of::check), then runs run_checked().
   std::string run(const CLI::App& app) final {
-    opts_.check(app, set_);
+    opts_.check(app);
     return run_checked();
   }
 
@@ -57,8 +56,7 @@ class command_with_options : public command {
   /// Runs the command with the options checked; returns what goes on standard output.
   virtual std::string run_checked() = 0;
 
-  const option_set set_;  ///< which shared options the command takes
-  options opts_;          ///< their values
+  Options opts_;  ///< the command's options (set up by the command's constructor, then read by CLI11)
 };
 
 /// A registered command: its name (empty for the default view, `ctpipe [options]`), the

@@ -24,16 +24,20 @@ namespace ctpipe::tool {
 namespace {
 
 /// `ctpipe compare` (see the file comment).
-class compare final : public command_with_options {
- public:
-  compare()
-      : command_with_options(
-            {opt_schedules | opt_shape | opt_chunks | opt_interleaved | opt_costs | opt_width | opt_scale | opt_model,
-             {"text", "svg", "json"},
-             "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)",
-             "compare",
-             chunks_scope::chunked_families}) {}
+/// `ctpipe compare`'s options.
+struct compare_options : options_of<schedule_options, cost_options, scale_options, model_options, view_options> {
+  compare_options() {
+    several = true;
+    scope = chunks_scope::chunked_families;
+    takes_placement = false;
+    formats = {"text", "svg", "json"};
+    format_help = "text, svg or json (each schedule's ctpipe --format json object; docs/json.md)";
+    command = "compare";
+    takes_color = false;
+  }
+};
 
+class compare final : public command_with_options<compare_options> {
  private:
   void declare_own(CLI::App& app) override {
     app.add_option("--fill", fill_requests_,
@@ -51,14 +55,14 @@ class compare final : public command_with_options {
     std::vector<io::report> reports;
     std::vector<std::pair<std::string, std::string>> rejected;  // name, reason
     for (std::size_t k = 0; k < opts_.families.size(); ++k) {
-      const schedule_spec spec = opts_.spec_for(opts_.families[k], set_.scope);
+      const schedule_spec spec = opts_.spec_for(opts_.families[k]);
       if (const char* why = spec_error(spec)) {
         rejected.emplace_back(opts_.family_names[k], why);
         continue;
       }
       run_costs run;
       try {  // a stage scale and --layers fit the schedules with their number of stages (P*V) only
-        run = costs_for(opts_, spec);
+        run = costs_for(opts_, opts_, opts_.stage_scale, spec);
         check_scale_lengths(run.stage_scale, opts_.microbatch_scale, spec.shape);
         check_scale(cost_scale{run.stage_scale, opts_.microbatch_scale}, spec.shape);
       } catch (const ctpipe::error& e) {
@@ -68,10 +72,7 @@ class compare final : public command_with_options {
         rejected.emplace_back(opts_.family_names[k], e.what());
         continue;
       }
-      if (static_cast<long long>(total_ops(spec)) > max_json_ops) {
-        throw usage_error(fmt::format("ctpipe: compare draws at most {} ops per schedule; {} has {}", max_json_ops,
-                                      opts_.family_names[k], total_ops(spec)));
-      }
+      check_op_limit(static_cast<long long>(total_ops(spec)), max_json_ops, "compare", opts_.family_names[k]);
       io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
       apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
                    opts_.memory_limit_text);

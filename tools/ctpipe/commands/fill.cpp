@@ -18,16 +18,17 @@ namespace ctpipe::tool {
 namespace {
 
 /// `ctpipe fill` (see the file comment).
-class fill final : public command_with_options {
- public:
-  fill()
-      : command_with_options({opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs |
-                                  opt_width | opt_color | opt_scale,
-                              {"text", "json", "svg", "trace"},
-                              "text, json (the schedule's JSON plus \"fill\"), svg or trace",
-                              "fill",
-                              chunks_scope::every_family}) {}
+/// `ctpipe fill`'s options.
+struct fill_options : options_of<schedule_options, cost_options, scale_options, view_options> {
+  fill_options() {
+    formats = {"text", "json", "svg", "trace"};
+    format_help = "text, json (the schedule's JSON plus \"fill\"), svg or trace";
+    command = "fill";
+  }
+};
 
+class fill final : public command_with_options<fill_options> {
+ public:
  private:
   void declare_own(CLI::App& app) override {
     app.add_option(
@@ -46,38 +47,32 @@ class fill final : public command_with_options {
         "let the pipeline get longer to take what one iteration's bubbles could not: each job's remainder is inserted "
         "as an op into a rank's list (greedy insertion) and the schedule re-simulated; reports the new makespan, the "
         "stretch and where each remainder went (the timeline stays the unstretched one); --format text and json only");
-    app.add_option(
-        "--fill-method", method_text_,
-        "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
-        "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
+    add_choice(app, "--fill-method", method_, {{"best", fill_method::best}, {"greedy", fill_method::greedy}},
+               "best (default: max-flow for divisible jobs, branch-and-bound for up to 12 indivisible ones, else the "
+               "greedy with the flow's bound) or greedy (the passes a constant expression runs)");
   }
 
   std::string run_checked() override {
-    if (method_text_ != "best" && method_text_ != "greedy") {
-      throw usage_error(fmt::format("ctpipe: --fill-method takes best or greedy, not '{}'", method_text_));
-    }
     if (stretch_ && opts_.format != "text" && opts_.format != "json") {
       throw usage_error(fmt::format(
           "ctpipe: --allow-stretch shows in --format text and json only (--format {} draws the unstretched timeline)",
           opts_.format));
     }
-    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    const schedule_spec spec = opts_.spec_for(opts_.families.front());
     check_spec(spec);
-    const long long ops = static_cast<long long>(total_ops(spec));
-    if (ops > max_json_ops)
-      throw usage_error(fmt::format("ctpipe: fill takes at most {} ops; this schedule has {}", max_json_ops, ops));
+    check_op_limit(static_cast<long long>(total_ops(spec)), max_json_ops, "fill");
     const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);
     io::report rep = io::analyze(spec, opts_.cost, opts_.gamma, opts_.stage_scale, opts_.microbatch_scale);
-    apply_fill(rep, requests_, steady_, method_text_ == "greedy" ? fill_method::greedy : fill_method::best, stretch_);
+    apply_fill(rep, requests_, steady_, method_, stretch_);
     return render(rep, opts_);
   }
 
   std::vector<std::string> requests_;
   bool steady_ = false;
   bool stretch_ = false;
-  std::string method_text_ = "best";
+  fill_method method_ = fill_method::best;
 };
 
 }  // namespace

@@ -17,18 +17,19 @@ namespace ctpipe::tool {
 namespace {
 
 /// `ctpipe rebalance` (see the file comment).
-class rebalance_command final : public command_with_options {
- public:
-  rebalance_command()
-      : command_with_options(
-            {opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_width |
-                 opt_color | opt_scale | opt_runtime,
-             {"text", "json", "svg", "trace", "csv-comms"},
-             "text, json (the schedule's JSON plus \"rebalance\"), svg, trace or csv-comms (the lowered lists "
-             "with the moves as SEND_ACT/RECV_ACT copies, for --runtime's model)",
-             "rebalance",
-             chunks_scope::every_family}) {}
+/// `ctpipe rebalance`'s options.
+struct rebalance_options : options_of<schedule_options, cost_options, scale_options, view_options, runtime_options> {
+  rebalance_options() {
+    formats = {"text", "json", "svg", "trace", "csv-comms"};
+    format_help =
+        "text, json (the schedule's JSON plus \"rebalance\"), svg, trace or csv-comms (the lowered lists with the "
+        "moves as SEND_ACT/RECV_ACT copies, for --runtime's model)";
+    command = "rebalance";
+  }
+};
 
+class rebalance_command final : public command_with_options<rebalance_options> {
+ public:
  private:
   void declare_own(CLI::App& app) override {
     app.add_option(
@@ -39,12 +40,10 @@ class rebalance_command final : public command_with_options {
   }
 
   std::string run_checked() override {
-    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    const schedule_spec spec = opts_.spec_for(opts_.families.front());
     check_spec(spec);
-    const long long ops = static_cast<long long>(total_ops(spec));
     constexpr long long limit = 1LL << 16;  // the planner is quadratic in the worst case (rebalance.hpp)
-    if (ops > limit)
-      throw usage_error(fmt::format("ctpipe: rebalance takes at most {} ops; this schedule has {}", limit, ops));
+    check_op_limit(static_cast<long long>(total_ops(spec)), limit, "rebalance");
     const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);

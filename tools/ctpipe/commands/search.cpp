@@ -45,29 +45,48 @@ std::string activations(rational n, const char* noun) {
 }
 
 /// `ctpipe search` (see the file comment).
-class search_command final : public command_with_options {
- public:
-  search_command()
-      : command_with_options(
-            {opt_shape | opt_placement | opt_costs | opt_width | opt_color | opt_model,
-             {"text", "json", "svg", "trace", "csv"},
-             "text, json (a schedule's JSON plus \"search\"), svg, trace or csv (PyTorch's CSV schedule)",
-             "search",
-             chunks_scope::every_family}) {}
+/// `ctpipe search`'s options.
+struct search_options : options_of<shape_options, cost_options, model_options, view_options> {
+  search_options() {
+    placement_help = "loop (default: one stage per rank) or v (the V-shape: two chunks per rank)";
+    takes_device = false;  // search takes its costs from --costs
+    formats = {"text", "json", "svg", "trace", "csv"};
+    format_help = "text, json (a schedule's JSON plus \"search\"), svg, trace or csv (PyTorch's CSV schedule)";
+    command = "search";
+  }
+};
 
+/// --method: auto, greedy or exact.
+enum class method_choice { automatic, greedy, exact };
+
+class search_command final : public command_with_options<search_options> {
+ public:
  private:
   void declare_own(CLI::App& app) override {
-    app.add_option(
-        "--method", method_text_,
+    add_choice(
+        app, "--method", method_,
+        {{"auto", method_choice::automatic}, {"greedy", method_choice::greedy}, {"exact", method_choice::exact}},
         "auto (default: exact for P*m <= 32, i.e. up to 96 ops, on the V-shape P*m <= 8, when the greedy is not "
         "already proved optimal; else greedy), greedy (the best of the greedy rule sets, then local repair) or exact "
         "(also CBC on the mixed-integer program, the same sizes)");
-    app.add_option("--time-limit", seconds_text_, "wall-clock seconds CBC may take in the exact method (default 10)");
+    add_converted(
+        app, "--time-limit",
+        [this](const std::string& text) {
+          rational value{0};
+          try {
+            value = parse_rational(text);
+          } catch (const ctpipe::error&) {
+          }
+          if (value <= rational{0} || value > rational{86400}) {
+            throw usage_error(
+                fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", text));
+          }
+          seconds_ = value.to_double();
+        },
+        "wall-clock seconds CBC may take in the exact method (default 10)");
   }
 
   void adjust_shared(CLI::App& app) override {
-    app.get_option("--placement")
-        ->description("loop (default: one stage per rank) or v (the V-shape: two chunks per rank)");
     app.get_option("--memory-limit")
         ->description(
             "the limit per rank the schedule must stay within: full activations, gamma-weighted (a plain number, "
@@ -75,23 +94,11 @@ class search_command final : public command_with_options {
     app.get_option("--model")->description(
         "a dense transformer, for the memory in bytes per rank (the costs still come from --costs): a preset "
         "(gpt3-175b, llama2-7b, llama2-70b) or a JSON file of its shape and parallelism (docs/memory.md)");
-    app.remove_option(app.get_option("--device-flops"));  // search takes its costs from --costs
-    app.remove_option(app.get_option("--link-bandwidth"));
   }
 
-  std::string run_checked() override {
-    if (method_text_ != "auto" && method_text_ != "greedy" && method_text_ != "exact") {
-      throw usage_error(fmt::format("ctpipe: --method takes auto, greedy or exact, not '{}'", method_text_));
-    }
-    exact_options exact;
-    try {
-      const rational seconds = parse_rational(seconds_text_);
-      if (seconds <= rational{0} || seconds > rational{86400}) throw ctpipe::error("range");
-      exact.seconds = seconds.to_double();
-    } catch (const ctpipe::error&) {
-      throw usage_error(
-          fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", seconds_text_));
-    }
+  /// The problem the options give: the shape (loop, or the V-shape at V = 2), --costs,
+  /// --gamma and the limit per rank (`limit_text`: --memory-limit, default P).
+  search_problem problem(const std::string& limit_text) const {
     search_problem p;
     const bool v_shape = opts_.placement_given && opts_.layout == placement::v_shape;
     p.shape = pipeline_shape{opts_.P, opts_.m, v_shape ? 2 : 1, opts_.placement_given ? opts_.layout : placement::loop};
@@ -100,31 +107,42 @@ class search_command final : public command_with_options {
           "ctpipe: search takes --placement loop (one stage per rank, V = 1) or --placement v (the V-shape, V = 2)");
     }
     check_shape(p.shape);
-    const long long ops = 3LL * p.shape.V * p.shape.P * p.shape.m;
     const long long limit =
         std::min(max_ops(opts_.format), 1LL << 20);  // some 80 linear constructions, then local repair
-    if (ops > limit)
-      throw usage_error(fmt::format("ctpipe: search takes at most {} ops for --format {}; this one has {}", limit,
-                                    opts_.format, ops));
+    check_op_limit(3LL * p.shape.V * p.shape.P * p.shape.m, limit, "search --format " + opts_.format);
     p.cost = opts_.cost;
     p.gamma = opts_.gamma;
-    const std::string limit_text =
-        opts_.memory_limit_text.empty() ? std::to_string(p.shape.P) : opts_.memory_limit_text;
-    const memory_limit given = parse_memory_limit(limit_text);
-    p.memory_limit = limits_in_activations(p.shape, p.gamma, given);
+    p.memory_limit = limits_in_activations(p.shape, p.gamma, parse_memory_limit(limit_text));
+    return p;
+  }
+
+  /// Whether `p` is small enough for the exact method (P*m at most exact_options' sizes);
+  /// raises usage_error when --method exact is asked of a problem it cannot take.
+  bool small_enough(const search_problem& p, const exact_options& exact) const {
+    const bool v_shape = p.shape.layout == placement::v_shape;
     const int most =
         v_shape ? exact.max_v_pairs : exact.max_pairs;  // the V-shape's program has 6 P m ops and more pairs
     const bool small = p.shape.P * p.shape.m <= most;
-    if (method_text_ == "exact" && !small) {
+    if (method_ == method_choice::exact && !small) {
       throw usage_error(fmt::format("ctpipe: --method exact takes P*m <= {}{} (here {}); the greedy runs at any size",
                                     most, v_shape ? " on the V-shape" : "", p.shape.P * p.shape.m));
     }
-    const bool lasting = p.cost.i > rational{0} && p.cost.w > rational{0};
-    if (method_text_ == "exact" && !lasting) {
+    if (method_ == method_choice::exact && !lasting(p)) {
       throw usage_error("ctpipe: --method exact needs t_i > 0 and t_w > 0 (it reads the orders from the ops' ends)");
     }
+    return small;
+  }
 
-    search_result best = method_text_ == "greedy" || !small ? search(p) : search_exact(p, exact);
+  /// Whether both halves of the backward take time (the exact method reads orders from ends).
+  static bool lasting(const search_problem& p) { return p.cost.i > rational{0} && p.cost.w > rational{0}; }
+
+  std::string run_checked() override {
+    exact_options exact;
+    exact.seconds = seconds_;
+    const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(opts_.P) : opts_.memory_limit_text;
+    const search_problem p = problem(limit_text);
+    const bool small = small_enough(p, exact);
+    search_result best = method_ == method_choice::greedy || !small ? search(p) : search_exact(p, exact);
     if (opts_.format == "csv") return io::to_csv(best.ops.view());
     std::optional<search_report> authors;  // none when no rule set of theirs fits (the V-shape at low limits)
     try {
@@ -135,16 +153,17 @@ class search_command final : public command_with_options {
     io::report rep = io::analyze(std::move(best.ops), p.cost, p.gamma, "search", "searched");
     // the memory view: the limit (as given: activations or bytes), and bytes with --model
     apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, limit_text);
-    std::string out = render(rep, opts_);
+    const memory_limit given = parse_memory_limit(limit_text);
     if (opts_.format == "json") {
-      nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+      nlohmann::ordered_json j = json_of(rep);
       j["executed"] = own_lowering_json(rep.ops.view(), p.cost, nullptr);  // as a shown schedule's JSON
       j["search"] = search_json(p, given, found, authors);
       return json_text(j);
     }
+    std::string out = render(rep, opts_);
     if (opts_.format == "text") {
       out += search_text(p, given, found, authors);
-      if (method_text_ == "auto" && small && !lasting && !found.optimal)
+      if (method_ == method_choice::automatic && small && !lasting(p) && !found.optimal)
         out += "  the exact method was not run: it needs t_i > 0 and t_w > 0\n";
       if (found.method == search_method::exact && !found.optimal)
         out += "  CBC stopped at its time limit (--time-limit) without closing the gap\n";
@@ -202,8 +221,8 @@ class search_command final : public command_with_options {
     return out;
   }
 
-  std::string method_text_ = "auto";
-  std::string seconds_text_ = "10";
+  method_choice method_ = method_choice::automatic;
+  double seconds_ = 10;  ///< --time-limit
 
   static nlohmann::ordered_json search_json(const search_problem& p, const memory_limit& given, const search_report& r,
                                             const std::optional<search_report>& authors) {

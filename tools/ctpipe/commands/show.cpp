@@ -22,7 +22,7 @@ namespace {
 
 /// --lowering's rules: a format with transfers; for deepseek, DeepSeek's two schedules
 /// and no --runtime with csv-comms (DeepSeek's lists are the same for every model).
-void check_lowering(const schedule_spec& spec, const options& o) {
+void check_lowering(const schedule_spec& spec, const show_options& o) {
   if (o.format != "csv-comms" && o.format != "json") {
     throw usage_error("ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only");
   }
@@ -44,20 +44,12 @@ constexpr const char* dualpipe_note =
     "runtime refuses it (it expects m forwards per stage); dualpipev runs there";
 
 /// The default view (see the file comment).
-class show final : public command_with_options {
- public:
-  show() : command_with_options(show_option_set()) {}
-
+class show final : public command_with_options<show_options> {
  private:
   std::string run_checked() override {
-    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    const schedule_spec spec = opts_.spec_for(opts_.families.front());
     check_spec(spec);  // throws ctpipe::error with the library's message
-    const long long ops = static_cast<long long>(total_ops(spec));
-    const long long limit = max_ops(opts_.format);
-    if (ops > limit) {
-      throw usage_error(
-          fmt::format("ctpipe: {} ops are too many for --format {} (at most {})", ops, opts_.format, limit));
-    }
+    check_op_limit(static_cast<long long>(total_ops(spec)), max_ops(opts_.format), "--format " + opts_.format);
     if (opts_.runtime_given && opts_.format != "csv-comms" && opts_.format != "json") {
       throw usage_error(
           "ctpipe: --runtime applies to --format csv-comms (the order of the transfers) and json (the "
@@ -83,14 +75,17 @@ class show final : public command_with_options {
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
     apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
                  opts_.memory_limit_text);
-    std::string out = render(rep, opts_);
-    if (opts_.format == "text" && !opts_.device_flops_text.empty()) out += "\ntimes in seconds (--device-flops)\n";
-    if (opts_.format != "json") return out;
-    if (opts_.deepseek_lowering) {
-      return with_executed(
-          out, executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale)));
+    if (opts_.format != "json") {
+      std::string out = render(rep, opts_);
+      if (opts_.format == "text" && !opts_.device_flops_text.empty()) out += "\ntimes in seconds (--device-flops)\n";
+      return out;
     }
-    return with_executed(out, own_lowering_json(generate(spec).view(), run.cost, opts_.runtime_or_all(), scale));
+    nlohmann::ordered_json j = json_of(rep);
+    j["executed"] =
+        opts_.deepseek_lowering
+            ? executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale))
+            : own_lowering_json(generate(spec).view(), run.cost, opts_.runtime_or_all(), scale);
+    return json_text(j);
   }
 };
 

@@ -40,35 +40,36 @@ std::string over_note(const split_point& p) {
 }
 
 /// `ctpipe split` (see the file comment).
-class split final : public command_with_options {
- public:
-  split()
-      : command_with_options(
-            {opt_schedule | opt_shape | opt_chunks | opt_placement | opt_interleaved | opt_costs | opt_model,
-             {"text", "json"},
-             "text or json ({\"split\": {layers, makespan, fits, over_bytes}, \"even\", \"zb\" (or null), "
-             "\"exact\", \"method\", \"simulations\", \"fits\"})",
-             "split",
-             chunks_scope::every_family}) {}
+/// `ctpipe split`'s options.
+struct split_options : options_of<schedule_options, cost_options, model_options, view_options> {
+  split_options() {
+    formats = {"text", "json"};
+    format_help =
+        "text or json ({\"split\": {layers, makespan, fits, over_bytes}, \"even\", \"zb\" (or null), \"exact\", "
+        "\"method\", \"simulations\", \"fits\"})";
+    command = "split";
+    takes_width = false;
+    takes_color = false;
+  }
+};
 
+class split final : public command_with_options<split_options> {
  private:
   std::string run_checked() override {
     if (!opts_.model_given) throw usage_error("ctpipe: split needs --model (a preset or a JSON file)");
     if (!opts_.layers.empty())
       throw usage_error("ctpipe: split chooses the layers; --layers is for the other commands");
-    const schedule_spec spec = opts_.spec_for(opts_.families.front(), set_.scope);
+    const schedule_spec spec = opts_.spec_for(opts_.families.front());
     check_spec(spec);
-    if (static_cast<long long>(total_ops(spec)) > max_json_ops) {
-      throw usage_error(fmt::format("ctpipe: split simulates at most {} ops per split; this schedule has {}",
-                                    max_json_ops, total_ops(spec)));
-    }
+    check_op_limit(static_cast<long long>(total_ops(spec)), max_json_ops, "split");
     std::optional<rational> limit;
     if (!opts_.memory_limit_text.empty()) {
       const memory_limit l = parse_memory_limit(opts_.memory_limit_text);
       if (!l.bytes) throw usage_error("ctpipe: split takes a memory limit in bytes (80GiB)");
       limit = l.value;
     }
-    const run_costs run = costs_for(opts_, spec);  // the model's costs (in seconds with --device-flops), --costs' c
+    const run_costs run =
+        costs_for(opts_, opts_, {}, spec);  // the model's costs (in seconds with --device-flops), --costs' c
     const split_result r = choose_split(spec, opts_.model, run.cost, opts_.gamma, limit);
     std::string method =
         r.exact ? "min-max stage FLOPs by binary search (exact for gpipe)"

@@ -71,21 +71,27 @@ void require_valid(const std::vector<validation_issue>& issues, const std::strin
 }
 
 /// `ctpipe validate` (see the file comment).
-class validate_command final : public command_with_options {
- public:
-  validate_command()
-      : command_with_options({opt_costs | opt_width | opt_color | opt_runtime,
-                              {"text", "json", "svg", "trace"},
-                              "text, json, svg or trace (as for ctpipe)",
-                              "validate",
-                              chunks_scope::every_family}) {}
+/// `ctpipe validate`'s options.
+struct validate_options : options_of<cost_options, view_options, runtime_options> {
+  validate_options() {
+    formats = {"text", "json", "svg", "trace"};
+    format_help = "text, json, svg or trace (as for ctpipe)";
+    command = "validate";
+  }
+};
 
+class validate_command final : public command_with_options<validate_options> {
+ public:
  private:
   void declare_own(CLI::App& app) override {
     app.add_option("file", path_, "the CSV file, or - for standard input")->required();
   }
 
-  std::string run_checked() override {  // the options are checked before the file is read
+  /// The file, parsed (io::parse_csv), within the format's limits: they apply to the
+  /// compute ops, as for a generated schedule (a lowered file adds at most two transfers
+  /// per compute op: 3x in all); the validators' and analyses' working memory also grows
+  /// with S*m. Counts the file's transfers and copies.
+  schedule read_file(std::size_t& transfers, std::size_t& copies) const {
     schedule file;
     try {
       file = io::parse_csv(read_input(path_));
@@ -93,57 +99,62 @@ class validate_command final : public command_with_options {
       throw usage_error(fmt::format("ctpipe: {}: {}", path_, std::string_view(e.what()).substr(8)));
     }
     const schedule_view v = file.view();
-    const pipeline_shape& shape = v.shape;
-    // The format's limit applies to the compute ops, as for a generated schedule (a
-    // lowered file adds at most two transfers per compute op: 3x in all); the validators'
-    // and analyses' working memory also grows with S*m.
-    std::size_t transfers = 0, copies = 0;  // SEND/RECV; SEND_ACT/RECV_ACT (docs/spec.md §8.3)
+    transfers = copies = 0;  // SEND/RECV; SEND_ACT/RECV_ACT (docs/spec.md §8.3)
     for (const op o : v.ops) transfers += is_transfer(o.kind()) ? 1 : 0, copies += is_move(o.kind()) ? 1 : 0;
     const long long limit = max_ops(opts_.format);
-    const long long compute_ops = static_cast<long long>(v.size() - transfers - copies);
-    const long long pairs = static_cast<long long>(shape.stages()) * shape.m;
-    if (compute_ops > limit || static_cast<long long>(v.size()) > 3 * limit || pairs > limit) {
-      throw usage_error(fmt::format(
-          "ctpipe: {}: {} compute ops, {} ops in all and {} (stage, micro-batch) pairs are too many for --format {} "
-          "(at most {}, {} and {})",
-          path_, compute_ops, v.size(), pairs, opts_.format, limit, 3 * limit, limit));
-    }
-    std::string verdict;
-    schedule compute;
-    std::vector<validation_issue> issues;
-    const auto collect = [&issues](const validation_issue& i) { issues.push_back(i); };
-    std::vector<executed_run> runs;
+    const std::string reader = "--format " + opts_.format;
+    check_op_limit(static_cast<long long>(v.size() - transfers - copies), limit, reader, path_, "compute ops");
+    check_op_limit(static_cast<long long>(v.size()), 3 * limit, reader, path_, "ops in all");
+    check_op_limit(static_cast<long long>(v.shape.stages()) * v.shape.m, limit, reader, path_,
+                   "(stage, micro-batch) pairs");
     if (transfers + copies == 0 && opts_.runtime_given && opts_.format != "json") {
       throw usage_error(
           fmt::format("ctpipe: {}: --runtime applies to a file with SEND/RECV ops, or to --format json "
                       "(the executed entry of the file's lowering)",
                       path_));
     }
+    return file;
+  }
+
+  /// A lowered file: the ops themselves first; then the lists run under each runtime
+  /// model. A file that runs under at least one model is valid; one that hangs under
+  /// every model is not (docs/runtimes.md). Returns the verdict line's text.
+  std::string run_lowered_file(schedule_view v, std::size_t transfers, std::size_t copies,
+                               std::vector<executed_run>& runs) const {
+    std::vector<validation_issue> issues;
+    validate_lowered_ops(v, [&issues](const validation_issue& i) { issues.push_back(i); });
+    require_valid(issues, path_);
+    runs = execute_models(v, opts_.cost, opts_.runtime_or_all());
+    std::string runs_under, hangs_under;
+    for (const executed_run& r : runs) {
+      std::string& list = r.run.completed() ? runs_under : hangs_under;
+      list += (list.empty() ? "" : ", ") + std::string(runtime_model_name(r.model));
+    }
+    if (runs_under.empty()) throw invalid_schedule(hang_lines(path_, v.shape, runs));
+    const std::string hangs = hangs_under.empty() ? "" : "; hangs under " + hangs_under;
+    return copies == 0
+               ? fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under, hangs)
+               : fmt::format("valid lowered schedule ({} transfer ops, {} activation copy ops): runs under {}{}",
+                             transfers, copies, runs_under, hangs);
+  }
+
+  std::string run_checked() override {  // the options are checked before the file is read
+    std::size_t transfers = 0, copies = 0;
+    schedule file = read_file(transfers, copies);
+    const schedule_view v = file.view();
+    const pipeline_shape& shape = v.shape;
+    std::string verdict;
+    schedule compute;
+    std::vector<executed_run> runs;
     if (transfers + copies == 0) {
-      validate(v, collect);
+      std::vector<validation_issue> issues;
+      validate(v, [&issues](const validation_issue& i) { issues.push_back(i); });
       require_valid(issues, path_);
       compute = std::move(file);
       verdict = "valid compute schedule";
     } else {
-      // The ops themselves first; then the lists run under each runtime model. A file
-      // that runs under at least one model is valid; one that hangs under every model
-      // is not (docs/runtimes.md).
-      validate_lowered_ops(v, collect);
-      require_valid(issues, path_);
-      runs = execute_models(v, opts_.cost, opts_.runtime_or_all());
-      std::string runs_under, hangs_under;
-      for (const executed_run& r : runs) {
-        std::string& list = r.run.completed() ? runs_under : hangs_under;
-        list += (list.empty() ? "" : ", ") + std::string(runtime_model_name(r.model));
-      }
-      if (runs_under.empty()) throw invalid_schedule(hang_lines(path_, shape, runs));
+      verdict = run_lowered_file(v, transfers, copies, runs);
       compute = compute_part(v);
-      const std::string hangs = hangs_under.empty() ? "" : "; hangs under " + hangs_under;
-      verdict =
-          copies == 0
-              ? fmt::format("valid lowered schedule ({} transfer ops): runs under {}{}", transfers, runs_under, hangs)
-              : fmt::format("valid lowered schedule ({} transfer ops, {} activation copy ops): runs under {}{}",
-                            transfers, copies, runs_under, hangs);
     }
     nlohmann::ordered_json executed;  // a lowered file's own lists; a compute file's lowering
     if (opts_.format == "json") {
@@ -152,13 +163,16 @@ class validate_command final : public command_with_options {
     }
     io::report rep = io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_);
     if (!runs.empty() && (opts_.format == "text" || opts_.format == "svg")) draw_first_run(rep, v, runs);
+    if (opts_.format == "json") {
+      nlohmann::ordered_json j = json_of(rep);
+      j["executed"] = std::move(executed);
+      return json_text(j);
+    }
     std::string out = render(rep, opts_);
     if (opts_.format == "text") {
       out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}{}\n", path_, verdict, shape.P,
                         shape.m, shape.V, placement_name(shape.layout), executed_text(runs), copied_peaks(v, runs)) +
             out;
-    } else if (opts_.format == "json") {
-      out = with_executed(out, std::move(executed));
     }
     return out;
   }
