@@ -180,6 +180,15 @@ TEST_CASE("help: --help prints usage and exits 0", "[tool]") {
   REQUIRE(run.out.find("gpipe, 1f1b") != std::string::npos);
 }
 
+TEST_CASE("split --help does not list --layers, which split refuses (it chooses the layers)", "[tool]") {
+  const auto help = run_tool("split --help");
+  REQUIRE(help.exit_code == 0);
+  CHECK(help.out.find("--model") != std::string::npos);
+  CHECK(help.out.find("--layers") == std::string::npos);
+  const auto refused = run_tool("split --model llama2-7b --layers 8,8,8,8");
+  CHECK(refused.err == "ctpipe: split chooses the layers; --layers is for the other commands\n");
+}
+
 TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[tool]") {
   const struct {
     const char* args;
@@ -250,12 +259,30 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"search -P 1024 -m 342", "ctpipe: 1050624 ops are too many for search --format text (at most 1048576)\n"},
       {"search -P 1024 -m 1024 --format json",
        "ctpipe: 3145728 ops are too many for search --format json (at most 1048576)\n"},
+      // compare --rebalance takes rebalance's limit (it ran for minutes past it).
+      {"compare --rebalance -P 64 -m 4096 --schedules 1f1b",
+       "ctpipe: 1f1b: 524288 ops are too many for compare --rebalance (at most 65536)\n"},
+      // A request every schedule refuses for the same reason is said once.
+      {"compare --fill x --schedules 1f1b,gpipe",
+       "ctpipe: --fill takes encoder:f=T,b=T[,piece=T] or job:t=T[,...] (see --help)\n"},
+      // One message, not the shape's "needs V = 2" and then the family's "V must be 1".
+      {"-s 1f1b --placement v", "ctpipe: 1f1b runs one model chunk per rank on the loop placement only\n"},
+      {"-s zb-h1 --placement bidirectional",
+       "ctpipe: zb-h1 runs one model chunk per rank on the loop placement only\n"},
+      // Options that would be ignored are refused.
+      {"--format csv-comms --torch-passes none --max-active-stages 2",
+       "ctpipe: --max-active-stages applies to --torch-passes all only (the UNSHARD/RESHARD window)\n"},
+      {"search --method greedy --time-limit 5",
+       "ctpipe: --time-limit applies to --method exact and auto (CBC's wall-clock time)\n"},
       {"compare --schedules ''", "ctpipe: --schedules needs at least one schedule (known: gpipe, "},
       {"compare --schedules 1f1b,", "ctpipe: unknown schedule '' (known: "},
       {"compare --schedules 1f1b,,gpipe", "ctpipe: unknown schedule '' (known: "},
+      // One schedule's reason is said as the default view says it; several, each by name.
       {"compare --schedules interleaved-1f1b -m 3",
+       "ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m], but m < P\n"},
+      {"compare --schedules interleaved-1f1b,dualpipe -m 3",
        "ctpipe: compare needs at least one schedule that accepts the shape; interleaved-1f1b: ctpipe: interleaved-1f1b "
-       "(megatron) needs the group size in [P, m], but m < P\n"},
+       "(megatron) needs the group size in [P, m], but m < P; dualpipe: ctpipe: dualpipe needs m even"},
       {"--placement w", "ctpipe: --placement takes loop, v or bidirectional, not 'w'\n"},
       {"--bogus", "ctpipe: "},
       {"extra", "ctpipe: "},

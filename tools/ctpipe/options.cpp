@@ -212,6 +212,15 @@ void schedule_options::check(const CLI::App& app) {
     throw usage_error("ctpipe: --structural-minimum applies to dualpipev and dualpipe only");
   if (app.count("--pair-model") > 0 && !dual)
     throw usage_error("ctpipe: --pair-model applies to dualpipev and dualpipe only");
+  // A family of one chunk per rank on the loop placement (gpipe, 1f1b, zb-h1, zb-h2): the
+  // shape's rule would ask for V = 2 on another placement, and the family's for V = 1.
+  for (std::size_t k = 0; k < families.size() && placement_given && layout != placement::loop; ++k) {
+    const family_entry& f = family_of(families[k]);
+    if (!f.chunks_free && f.default_V == 1 && f.natural_placement == placement::loop) {
+      throw usage_error(
+          fmt::format("ctpipe: {} runs one model chunk per rank on the loop placement only", family_names[k]));
+    }
+  }
   // At V = 1 interleaved-1f1b is plain 1F1B (megatron, megatron-legacy) or PyTorch's rounds
   // with its own group and warmup (torch): a group or warmup factor would do nothing or
   // leave PyTorch's rule.
@@ -389,6 +398,9 @@ void lowering_options::declare(CLI::App& app) {
 
 void lowering_options::check(const CLI::App& app) {
   if (passes.max_active_stages < 1) throw usage_error("ctpipe: --max-active-stages must be >= 1");
+  if (app.count("--max-active-stages") > 0 && !passes.unshard_reshard) {
+    throw usage_error("ctpipe: --max-active-stages applies to --torch-passes all only (the UNSHARD/RESHARD window)");
+  }
   lowering_given = app.count("--lowering") > 0;
   torch_passes_given = app.count("--torch-passes") > 0 || app.count("--max-active-stages") > 0;
 }

@@ -25,6 +25,10 @@ inline constexpr long long max_trace_ops = 1LL << 19;
 /// file the tool writes stays below the reader's limit (io::max_csv_bytes).
 inline constexpr long long max_csv_ops = max_json_ops;
 
+/// `ctpipe rebalance` and `compare --rebalance`: the planner is quadratic in the worst case
+/// (ctpipe/plan/rebalance.hpp).
+inline constexpr long long max_rebalance_ops = 1LL << 16;
+
 /// The tool's op limit for `format` (text, json, svg, trace, csv, csv-comms).
 long long max_ops(const std::string& format);
 

@@ -82,10 +82,19 @@ class compare final : public command_with_options<compare_options> {
         rejected.emplace_back(opts_.family_names[k], e.what());
         continue;
       }
-      if (rebalance_) apply_rebalance(rep, "");
+      if (rebalance_) {
+        check_op_limit(static_cast<long long>(total_ops(spec)), max_rebalance_ops, "compare --rebalance",
+                       opts_.family_names[k]);
+        apply_rebalance(rep, "");
+      }
       reports.push_back(std::move(rep));
     }
     if (reports.empty()) {
+      // One reason for every schedule is the request's fault (a malformed --fill, a scale
+      // of the wrong length for all): said once, as the command that takes one would.
+      const bool same = std::all_of(rejected.begin(), rejected.end(),
+                                    [&](const auto& r) { return r.second == rejected.front().second; });
+      if (same) throw usage_error(rejected.front().second);
       std::string reasons;  // the library's reason for each: the first is the one to fix
       for (const auto& [name, reason] : rejected) reasons += fmt::format("; {}: {}", name, reason);
       throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape" + reasons);

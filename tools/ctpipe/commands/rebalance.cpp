@@ -42,8 +42,7 @@ class rebalance_command final : public command_with_options<rebalance_options> {
   std::string run_checked() override {
     const schedule_spec spec = opts_.spec_for(opts_.families.front());
     check_spec(spec);
-    constexpr long long limit = 1LL << 16;  // the planner is quadratic in the worst case (rebalance.hpp)
-    check_op_limit(static_cast<long long>(total_ops(spec)), limit, "rebalance");
+    check_op_limit(static_cast<long long>(total_ops(spec)), max_rebalance_ops, "rebalance");
     const cost_scale scale{opts_.stage_scale, opts_.microbatch_scale};
     check_scale_lengths(opts_.stage_scale, opts_.microbatch_scale, spec.shape);
     check_scale(scale, spec.shape);

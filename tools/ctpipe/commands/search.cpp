@@ -82,6 +82,7 @@ class search_command final : public command_with_options<search_options> {
                 fmt::format("ctpipe: --time-limit takes seconds, more than 0 and at most 86400, not '{}'", text));
           }
           seconds_ = value.to_double();
+          time_limit_given_ = true;
         },
         "wall-clock seconds CBC may take in the exact method (default 10)");
   }
@@ -137,6 +138,8 @@ class search_command final : public command_with_options<search_options> {
   static bool lasting(const search_problem& p) { return p.cost.i > rational{0} && p.cost.w > rational{0}; }
 
   std::string run_checked() override {
+    if (time_limit_given_ && method_ == method_choice::greedy)
+      throw usage_error("ctpipe: --time-limit applies to --method exact and auto (CBC's wall-clock time)");
     exact_options exact;
     exact.seconds = seconds_;
     const std::string limit_text = opts_.memory_limit_text.empty() ? std::to_string(opts_.P) : opts_.memory_limit_text;
@@ -222,7 +225,8 @@ class search_command final : public command_with_options<search_options> {
   }
 
   method_choice method_ = method_choice::automatic;
-  double seconds_ = 10;  ///< --time-limit
+  double seconds_ = 10;            ///< --time-limit
+  bool time_limit_given_ = false;  ///< --time-limit given
 
   static nlohmann::ordered_json search_json(const search_problem& p, const memory_limit& given, const search_report& r,
                                             const std::optional<search_report>& authors) {

@@ -54,6 +54,10 @@ struct split_options : options_of<schedule_options, cost_options, model_options,
 };
 
 class split final : public command_with_options<split_options> {
+  /// --layers stays declared (so that it is refused with split's reason, below) but is
+  /// not listed by --help: split chooses the layers.
+  void adjust_shared(CLI::App& app) override { app.get_option("--layers")->group(""); }
+
  private:
   std::string run_checked() override {
     if (!opts_.model_given) throw usage_error("ctpipe: split needs --model (a preset or a JSON file)");
