@@ -4,6 +4,8 @@
 // --fill, how much of the work fits each one's bubbles; with --rebalance, how flat moving
 // activations gets each one's staircase (a second table; each JSON object's `fill` and
 // `rebalance`).
+#include <optional>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -48,57 +50,71 @@ class compare final : public command_with_options<compare_options> {
         "capacity reached, with t_move from --costs move=)");
   }
 
+  /// Schedule k's report with --fill and --rebalance applied, or its reason to be a
+  /// rejected row: the shape or rules it refuses, scales of another length (P*V), or a
+  /// job naming an op it does not have (after=, before=).
+  std::optional<io::report> report_for(std::size_t k, std::string& reason) const {
+    const schedule_spec spec = opts_.spec_for(opts_.families[k]);
+    if (const char* why = spec_error(spec)) {
+      reason = why;
+      return std::nullopt;
+    }
+    const std::string& name = opts_.family_names[k];
+    run_costs run;
+    try {  // a stage scale and --layers fit the schedules with their number of stages (P*V) only
+      run = costs_for(opts_, opts_, opts_.stage_scale, spec);
+      check_scale_lengths(run.stage_scale, opts_.microbatch_scale, spec.shape);
+      check_scale(cost_scale{run.stage_scale, opts_.microbatch_scale}, spec.shape);
+    } catch (const ctpipe::error& e) {
+      reason = e.what();
+      return std::nullopt;
+    } catch (const usage_error& e) {
+      reason = e.what();
+      return std::nullopt;
+    }
+    check_op_limit(static_cast<long long>(total_ops(spec)), max_json_ops, "compare", name);
+    io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
+    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
+                 opts_.memory_limit_text);
+    try {  // a job naming an op (after=, before=) may fit some schedules only: the others become rejected rows
+      if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
+    } catch (const usage_error& e) {
+      reason = e.what();
+      return std::nullopt;
+    }
+    if (rebalance_) {
+      check_op_limit(static_cast<long long>(total_ops(spec)), max_rebalance_ops, "compare --rebalance", name);
+      apply_rebalance(rep, "");
+    }
+    return rep;
+  }
+
+  /// The error when no schedule accepts the request: one reason for every schedule is the
+  /// request's fault (a malformed --fill, scales of the wrong length for all), said once
+  /// as the command that takes one schedule would; else each schedule's, by name.
+  static usage_error rejected_error(const std::vector<std::pair<std::string, std::string>>& rejected) {
+    const bool same = std::all_of(rejected.begin(), rejected.end(),
+                                  [&](const auto& r) { return r.second == rejected.front().second; });
+    if (same) return usage_error(rejected.front().second);
+    std::string reasons;  // the library's reason for each: the first is the one to fix
+    for (const auto& [name, reason] : rejected) reasons += fmt::format("; {}: {}", name, reason);
+    return usage_error("ctpipe: compare needs at least one schedule that accepts the shape" + reasons);
+  }
+
   std::string run_checked() override {
     check_shape({opts_.P, opts_.m});
-
     // Each schedule with its own V and placement; one it rejects becomes a table row.
     std::vector<io::report> reports;
     std::vector<std::pair<std::string, std::string>> rejected;  // name, reason
     for (std::size_t k = 0; k < opts_.families.size(); ++k) {
-      const schedule_spec spec = opts_.spec_for(opts_.families[k]);
-      if (const char* why = spec_error(spec)) {
-        rejected.emplace_back(opts_.family_names[k], why);
-        continue;
+      std::string reason;
+      if (std::optional<io::report> rep = report_for(k, reason)) {
+        reports.push_back(std::move(*rep));
+      } else {
+        rejected.emplace_back(opts_.family_names[k], std::move(reason));
       }
-      run_costs run;
-      try {  // a stage scale and --layers fit the schedules with their number of stages (P*V) only
-        run = costs_for(opts_, opts_, opts_.stage_scale, spec);
-        check_scale_lengths(run.stage_scale, opts_.microbatch_scale, spec.shape);
-        check_scale(cost_scale{run.stage_scale, opts_.microbatch_scale}, spec.shape);
-      } catch (const ctpipe::error& e) {
-        rejected.emplace_back(opts_.family_names[k], e.what());
-        continue;
-      } catch (const usage_error& e) {
-        rejected.emplace_back(opts_.family_names[k], e.what());
-        continue;
-      }
-      check_op_limit(static_cast<long long>(total_ops(spec)), max_json_ops, "compare", opts_.family_names[k]);
-      io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
-      apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
-                   opts_.memory_limit_text);
-      try {  // a job naming an op (after=, before=) may fit some schedules only: the others become rejected rows
-        if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
-      } catch (const usage_error& e) {
-        rejected.emplace_back(opts_.family_names[k], e.what());
-        continue;
-      }
-      if (rebalance_) {
-        check_op_limit(static_cast<long long>(total_ops(spec)), max_rebalance_ops, "compare --rebalance",
-                       opts_.family_names[k]);
-        apply_rebalance(rep, "");
-      }
-      reports.push_back(std::move(rep));
     }
-    if (reports.empty()) {
-      // One reason for every schedule is the request's fault (a malformed --fill, a scale
-      // of the wrong length for all): said once, as the command that takes one would.
-      const bool same = std::all_of(rejected.begin(), rejected.end(),
-                                    [&](const auto& r) { return r.second == rejected.front().second; });
-      if (same) throw usage_error(rejected.front().second);
-      std::string reasons;  // the library's reason for each: the first is the one to fix
-      for (const auto& [name, reason] : rejected) reasons += fmt::format("; {}: {}", name, reason);
-      throw usage_error("ctpipe: compare needs at least one schedule that accepts the shape" + reasons);
-    }
+    if (reports.empty()) throw rejected_error(rejected);
     std::vector<io::readout> readouts;  // every view renders from these (they refer to `reports`)
     for (const io::report& rep : reports) readouts.push_back(io::readout_of(rep));
     if (opts_.format == "json") return json(readouts, rejected);
