@@ -12,6 +12,7 @@
 #include <span>
 
 #include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/op.hpp"
 
 namespace ctpipe {
@@ -53,9 +54,9 @@ class zb_greedy {
                       std::int64_t mi, std::int64_t mw, const std::int64_t* cap, const greedy_rules& rules)
       : P_(P),
         m_(m),
-        cost_{tf, ti, tw},
+        cost_{tf, 0, ti, tw},
         tc_(tc),
-        mem_{mf, mi, mw},
+        mem_{mf, 0, mi, mw},
         cap_(cap),
         rules_(rules),
         ints_(static_cast<std::size_t>(5 * P)),
@@ -72,12 +73,12 @@ class zb_greedy {
   /// Runs the construction; false when it cannot stay within the limit. O(P m): each op
   /// placed in O(1), each step O(P).
   constexpr bool run() {
-    for (int j = 0; j < P_; ++j) put(j, 0);
+    for (int j = 0; j < P_; ++j) put<code_f>(j);
     warmup();
-    for (int j = P_ - 1; j >= 0; --j) put(j, 1);
+    for (int j = P_ - 1; j >= 0; --j) put<code_i>(j);
     for (int mb = 1; mb < m_ && ok_; ++mb) step(mb);
     for (int j = 0; j < P_ && ok_; ++j) {
-      while (w_[j] < m_) put(j, 2);
+      while (w_[j] < m_) put<code_w>(j);
     }
     return ok_;
   }
@@ -89,42 +90,45 @@ class zb_greedy {
   /// The largest per-rank span (ticks).
   constexpr std::int64_t span() const {
     std::int64_t s = 0;
-    for (int j = 0; j < P_; ++j) s = std::max(s, end_[j] - (tf_end_[j * m_] - cost_[0]));
+    for (int j = 0; j < P_; ++j) s = std::max(s, end_[j] - (tf_end_[j * m_] - cost_[code_f]));
     return s;
   }
 
  private:
-  /// Places rank j's next op of kind k (0 F, 1 I, 2 W).
-  constexpr void put(int j, int k) {
-    const int mb = k == 0 ? f_[j] : k == 1 ? i_[j] : w_[j];
-    const std::int64_t packed = end_[j] + cost_[k];
+  /// Places rank j's next op of kind code K (kind_code: code_f, code_i or code_w).
+  template <std::uint32_t K>
+  constexpr void put(int j) {
+    int* count = K == code_f ? f_ : K == code_i ? i_ : w_;
+    const int mb = count[j];
+    const std::int64_t packed = end_[j] + cost_[K];
     std::int64_t t = packed;
-    if (k == 0 && j > 0) t = std::max(t, tf_end_[(j - 1) * m_ + mb] + tc_ + cost_[0]);
-    if (k == 1 && j + 1 < P_) t = std::max(t, ti_end_[(j + 1) * m_ + mb] + tc_ + cost_[1]);
+    if constexpr (K == code_f) {
+      if (j > 0) t = std::max(t, tf_end_[(j - 1) * m_ + mb] + tc_ + cost_[K]);
+    } else if constexpr (K == code_i) {
+      if (j + 1 < P_) t = std::max(t, ti_end_[(j + 1) * m_ + mb] + tc_ + cost_[K]);
+    }
     if (f_[j] > 0) bubble_[j] += t - packed, worst_ = std::max(worst_, bubble_[j]);  // bubbles only grow
     end_[j] = t;
-    level_[j] += mem_[k];
-    if (k == 0) tf_end_[j * m_ + mb] = t, ++f_[j];
-    if (k == 1) ti_end_[j * m_ + mb] = t, ++i_[j];
-    if (k == 2) ++w_[j];
-    ops_[static_cast<std::size_t>(3 * j * m_ + written_[j]++)] = make_op(k == 0   ? op_kind::F
-                                                                         : k == 1 ? op_kind::I
-                                                                                  : op_kind::W,
-                                                                         j, mb);
+    level_[j] += mem_[K];
+    if constexpr (K == code_f) tf_end_[j * m_ + mb] = t;
+    if constexpr (K == code_i) ti_end_[j * m_ + mb] = t;
+    ++count[j];
+    ops_[static_cast<std::size_t>(3 * j * m_ + written_[j]++)] = make_op(static_cast<op_kind>(K), j, mb);
   }
-  /// Ws before rank j's next F (k = 0) or I (k = 1): first as many as memory needs, then
-  /// those that end by the time its input arrives (`ready`), then one more for a gap
-  /// shorter than a W when the rules take it.
-  constexpr void fill(int j, int k, std::int64_t ready) {
-    while (level_[j] + mem_[k] > cap_[j]) {
+  /// Ws before rank j's next op of kind code K (code_f or code_i): first as many as
+  /// memory needs, then those that end by the time its input arrives (`ready`), then one
+  /// more for a gap shorter than a W when the rules take it.
+  template <std::uint32_t K>
+  constexpr void fill(int j, std::int64_t ready) {
+    while (level_[j] + mem_[K] > cap_[j]) {
       if (w_[j] >= i_[j]) return static_cast<void>(ok_ = false);
-      put(j, 2);
+      put<code_w>(j);
     }
     if (ready < 0) return;
     // keeps w_reserve pending
-    while (w_[j] < i_[j] && end_[j] + cost_[2] <= ready && i_[j] - w_[j] > rules_.w_reserve) put(j, 2);
+    while (w_[j] < i_[j] && end_[j] + cost_[code_w] <= ready && i_[j] - w_[j] > rules_.w_reserve) put<code_w>(j);
     if (w_[j] < i_[j] && end_[j] < ready && i_[j] - w_[j] > rules_.w_reserve) {
-      if (ready - end_[j] > worst_ - bubble_[j] || rules_.fill_short_gaps) put(j, 2);
+      if (ready - end_[j] > worst_ - bubble_[j] || rules_.fill_short_gaps) put<code_w>(j);
     }
   }
   /// The warmup: every rank's extra forwards before its first I (from the last rank
@@ -132,14 +136,14 @@ class zb_greedy {
   /// towards the last rank, then micro-batch 0's Is from the last rank back.
   constexpr void warmup() {
     int* extra = scratch_;
-    std::int64_t last = tf_end_[(P_ - 1) * m_] + cost_[1];
+    std::int64_t last = tf_end_[(P_ - 1) * m_] + cost_[code_i];
     for (int j = P_ - 2; j >= 0; --j) {
       std::int64_t level = level_[j], t = end_[j];
-      while (f_[j] + extra[j] < m_ && level + mem_[0] <= cap_[j]) {
-        if (rules_.warmup_past_first_i ? t + cost_[0] > last + tc_ : t >= last + tc_) break;
-        level += mem_[0], t += cost_[0], ++extra[j];
+      while (f_[j] + extra[j] < m_ && level + mem_[code_f] <= cap_[j]) {
+        if (rules_.warmup_past_first_i ? t + cost_[code_f] > last + tc_ : t >= last + tc_) break;
+        level += mem_[code_f], t += cost_[code_f], ++extra[j];
       }
-      last = std::max(t, last + tc_) + cost_[1];
+      last = std::max(t, last + tc_) + cost_[code_i];
     }
     for (int j = 1; j < P_; ++j) {
       while (extra[j] > 0 && extra[j] >= extra[j - 1] && f_[j] + extra[j] < m_) --extra[j];
@@ -147,7 +151,7 @@ class zb_greedy {
     for (int j = 0; j < P_; ++j) {
       int n = extra[j] + (j + 1 < P_ ? rules_.warmup_offset : 0);
       n = std::max(0, std::min(n, m_ - f_[j]));
-      for (int x = 0; x < n && level_[j] + mem_[0] <= cap_[j]; ++x) put(j, 0);
+      for (int x = 0; x < n && level_[j] + mem_[code_f] <= cap_[j]; ++x) put<code_f>(j);
     }
   }
   /// Micro-batch mb's step after the warmup: the forwards that run (each rank's next F,
@@ -160,35 +164,35 @@ class zb_greedy {
       if (f_[j] >= m_) continue;
       run[j] = 1;
       if (!rules_.prioritize_i || j + 1 >= P_ || f_[j] < f_[j + 1] + 2) continue;
-      const std::int64_t next = end_[j + 1] + cost_[0] + cost_[1] + tc_;
+      const std::int64_t next = end_[j + 1] + cost_[code_f] + cost_[code_i] + tc_;
       if (end_[j] >= next) {
         run[j] = 0;
         continue;
       }
-      std::int64_t w_cost = 0, level = level_[j] + mem_[0];
-      for (int n = 0; level > cap_[j] && w_[j] + n < i_[j]; ++n) w_cost += cost_[2], level += mem_[2];
-      if (end_[j] + cost_[0] + w_cost <= next) continue;
+      std::int64_t w_cost = 0, level = level_[j] + mem_[code_f];
+      for (int n = 0; level > cap_[j] && w_[j] + n < i_[j]; ++n) w_cost += cost_[code_w], level += mem_[code_w];
+      if (end_[j] + cost_[code_f] + w_cost <= next) continue;
       if (next - end_[j] <= worst_ - bubble_[j]) run[j] = 0;
     }
     for (int j = P_ - 2; j >= 0; --j) run[j] = std::min(run[j], run[j + 1]);
     for (int j = 0; j < P_ && ok_; ++j) {
       if (!run[j]) continue;
-      fill(j, 0, j > 0 ? tf_end_[(j - 1) * m_ + f_[j]] + tc_ : -1);
-      if (ok_) put(j, 0);
+      fill<code_f>(j, j > 0 ? tf_end_[(j - 1) * m_ + f_[j]] + tc_ : -1);
+      if (ok_) put<code_f>(j);
     }
     for (int j = P_ - 1; j >= 0 && ok_; --j) {
-      fill(j, 1, j + 1 < P_ ? ti_end_[(j + 1) * m_ + mb] + tc_ : -1);
+      fill<code_i>(j, j + 1 < P_ ? ti_end_[(j + 1) * m_ + mb] + tc_ : -1);
       if (j == 0 && f_[j] == m_) {
-        while (w_[j] < i_[j]) put(j, 2);
+        while (w_[j] < i_[j]) put<code_w>(j);
       }
-      if (ok_) put(j, 1);
+      if (ok_) put<code_i>(j);
     }
   }
 
   int P_, m_;
-  std::int64_t cost_[3];
+  std::int64_t cost_[4];  // per kind code (code_b unused)
   std::int64_t tc_;
-  std::int64_t mem_[3];
+  std::int64_t mem_[4];      // per kind code (code_b unused)
   const std::int64_t* cap_;  // per rank
   greedy_rules rules_;
   buffer<int> ints_;

@@ -58,7 +58,7 @@ constexpr bool event_before(const memory_event& a, const memory_event& b) {
 constexpr buffer<memory_event> memory_events(schedule_view v, const simulation& sim, rational gamma,
                                              buffer<int>& ranks) {
   const std::int64_t q = gamma.den, p = gamma.num;
-  const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};
+  const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};  // per kind code (core/engine.hpp)
   buffer<memory_event> out(v.size());
   ranks = buffer<int>(v.size());
   for (int r = 0; r < v.shape.P; ++r) {
@@ -448,11 +448,12 @@ inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, r
   const detail::op_index index(v);
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   std::vector<std::vector<std::pair<rational, rational>>> events(P), out_ch(P), in_ch(P);  // (time, delta) / intervals
-  const rational delta[4] = {rational{1}, rational{-1}, gamma - rational{1}, -gamma};
+  const rational delta[4] = {rational{1}, rational{-1}, gamma - rational{1}, -gamma};      // per kind code F, B, I, W
   for (std::size_t r = 0; r < P; ++r) {
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
-      const int kind = v.ops[k].kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(v.ops[k].kind());
-      if (kind <= 3) events[r].push_back({kind == 0 ? sim.start(k) : sim.end(k), delta[kind]});
+      const std::uint32_t kind = detail::op_index::code_of(v.ops[k]);  // a pair word as its F
+      if (kind <= detail::code_w)
+        events[r].push_back({kind == detail::code_f ? sim.start(k) : sim.end(k), delta[kind]});
     }
   }
   rebalance_check out;
