@@ -123,6 +123,50 @@ constexpr std::int64_t checked_ticks(const pipeline_shape& s, const costs& c, ra
   return (simulate(v, c).largest_span() * rational{den}).num;
 }
 
+/// Rule set k's construction on the V-shape for greedy_unit_v(): up to v_rounds
+/// constructions of O(P m), re-run with the last round's per-rank bubbles as "approved"
+/// while the span drops, the last round kept written into `ops` (6m a rank); checked when
+/// the per-rank limits differ. `u`: construction_units(); `chunk`: the costs of a chunk's
+/// op (t/2).
+constexpr unit_outcome greedy_rounds_v(const pipeline_shape& s, const costs& c, rational gamma,
+                                       std::span<const rational> limits, const integer_units& u, const costs& chunk,
+                                       int k, op* ops, const std::uint32_t* offsets) {
+  const std::size_t P = static_cast<std::size_t>(s.P), per = 6 * static_cast<std::size_t>(s.m);
+  unit_outcome out;
+  buffer<std::int64_t> approved(P);
+  for (int round = 0; round < v_rounds; ++round) {
+    zbv_greedy g(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw,
+                 u.cap.data(), v_rule_set(k), round == 0 ? nullptr : approved.data());
+    if (!g.run() || (out.span >= 0 && g.span() >= out.span)) break;
+    out.span = g.span();
+    for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
+    take_ranks(g, P, per, ops);
+  }
+  // per-rank limits that differ can leave the authors' rules an invalid list: checked
+  if (out.span >= 0 && !uniform_limits(limits)) out.span = checked_ticks(s, c, gamma, limits, u.den, ops, offsets);
+  return out;
+}
+
+/// The V-shape's fixed order in groups, written into `ops` (6m a rank): every rank in
+/// groups of g = floor(the least limit) micro-batches, their chunk-0 Fs, chunk-1 Fs, then
+/// I and W of chunk 1, then of chunk 0 (a level that peaks at g).
+constexpr void write_groups_v(const pipeline_shape& s, std::span<const rational> limits, op* ops) {
+  const std::size_t P = static_cast<std::size_t>(s.P), per = 6 * static_cast<std::size_t>(s.m);
+  int g = s.m;  // one group size for every rank (groups that differ between ranks deadlock)
+  for (const rational x : limits) g = x.num / x.den < g ? static_cast<int>(x.num / x.den) : g;
+  for (std::size_t r = 0; r < P; ++r) {
+    const int c0 = static_cast<int>(r), c1 = 2 * s.P - 1 - static_cast<int>(r);
+    std::size_t x = r * per;
+    for (int first = 0; first < s.m; first += g) {
+      const int last = first + g < s.m ? first + g : s.m;
+      for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::F, c0, j);
+      for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::F, c1, j);
+      for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::I, c1, j), ops[x++] = make_op(op_kind::W, c1, j);
+      for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::I, c0, j), ops[x++] = make_op(op_kind::W, c0, j);
+    }
+  }
+}
+
 /// Construction k (0 <= k < unit_count(s, rule_sets)) of greedy_best() on the V-shape,
 /// written into `ops` (6m a rank, CSR) with `offsets` (r 6m). Rule set k < rule_sets: up to
 /// v_rounds constructions of O(P m), re-run with the last round's per-rank bubbles as
@@ -142,37 +186,12 @@ constexpr unit_outcome greedy_unit_v(const pipeline_shape& s, const costs& c, ra
   chunk.f = c.f / rational{2}, chunk.i = c.i / rational{2}, chunk.w = c.w / rational{2};
   const std::size_t P = static_cast<std::size_t>(s.P), per = 6 * static_cast<std::size_t>(s.m);
   for (std::size_t r = 0; r <= P; ++r) offsets[r] = static_cast<std::uint32_t>(r * per);
+  if (k < rule_sets) return greedy_rounds_v(s, c, gamma, limits, u, chunk, k, ops, offsets);
   unit_outcome out;
-  if (k < rule_sets) {
-    buffer<std::int64_t> approved(P);
-    for (int round = 0; round < v_rounds; ++round) {
-      zbv_greedy g(s.P, s.m, u.ticks(chunk.f), u.ticks(chunk.i), u.ticks(chunk.w), u.ticks(c.c), u.unit, -u.fi, -u.fw,
-                   u.cap.data(), v_rule_set(k), round == 0 ? nullptr : approved.data());
-      if (!g.run() || (out.span >= 0 && g.span() >= out.span)) break;
-      out.span = g.span();
-      for (std::size_t r = 0; r < P; ++r) approved[r] = g.bubbles()[r];
-      take_ranks(g, P, per, ops);
-    }
-    // per-rank limits that differ can leave the authors' rules an invalid list: checked
-    if (out.span >= 0 && !uniform_limits(limits)) out.span = checked_ticks(s, c, gamma, limits, u.den, ops, offsets);
-    return out;
-  }
   const auto consider = [&] { out.span = checked_ticks(s, c, gamma, limits, u.den, ops, offsets); };
   const int fixed = k - rule_sets;
   if (fixed == 0) {
-    int g = s.m;  // one group size for every rank (groups that differ between ranks deadlock)
-    for (const rational x : limits) g = x.num / x.den < g ? static_cast<int>(x.num / x.den) : g;
-    for (std::size_t r = 0; r < P; ++r) {
-      const int c0 = static_cast<int>(r), c1 = 2 * s.P - 1 - static_cast<int>(r);
-      std::size_t x = r * per;
-      for (int first = 0; first < s.m; first += g) {
-        const int last = first + g < s.m ? first + g : s.m;
-        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::F, c0, j);
-        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::F, c1, j);
-        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::I, c1, j), ops[x++] = make_op(op_kind::W, c1, j);
-        for (int j = first; j < last; ++j) ops[x++] = make_op(op_kind::I, c0, j), ops[x++] = make_op(op_kind::W, c0, j);
-      }
-    }
+    write_groups_v(s, limits, ops);
     consider();
   } else if (fixed <= 4) {
     // ctpipe's list scheduling: (priority, wait for the input before a W) as
