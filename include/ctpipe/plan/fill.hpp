@@ -24,6 +24,7 @@
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
+#include "ctpipe/plan/graph.hpp"
 
 namespace ctpipe {
 
@@ -106,44 +107,6 @@ struct fill_result {
 };
 
 namespace detail {
-
-/// Flat index of every compute op of a schedule by (kind, stage, micro-batch): slots
-/// [F | B | I | W] x S x m, the value k + 1 (0: absent). A pair word counts as its F, its
-/// B word as that B. Linear.
-struct op_index {
-  std::size_t S = 0, m = 0;
-  buffer<std::uint32_t> at;
-
-  constexpr op_index() = default;
-  constexpr explicit op_index(schedule_view v)
-      : S(static_cast<std::size_t>(v.shape.stages())), m(static_cast<std::size_t>(v.shape.m)), at(4 * S * m) {
-    for (std::size_t k = 0; k < v.size(); ++k) {
-      const op o = v.ops[k];
-      const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
-      if (kind <= 3 && static_cast<std::size_t>(o.stage()) < S && static_cast<std::size_t>(o.microbatch()) < m) {
-        at[slot(kind, o.stage(), o.microbatch())] = static_cast<std::uint32_t>(k + 1);
-      }
-    }
-  }
-  constexpr std::size_t slot(int kind, int s, int j) const {
-    return (static_cast<std::size_t>(kind) * S + static_cast<std::size_t>(s)) * m + static_cast<std::size_t>(j);
-  }
-  /// Flat index + 1 of `o` (0 when the schedule does not hold it).
-  constexpr std::uint32_t find(op o) const {
-    const int kind = o.kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(o.kind());
-    if (kind > 3 || static_cast<std::size_t>(o.stage()) >= S || static_cast<std::size_t>(o.microbatch()) >= m) return 0;
-    return at[slot(kind, o.stage(), o.microbatch())];
-  }
-};
-
-/// Rank of every op of `v`, flat order. Linear.
-constexpr buffer<int> op_ranks(schedule_view v) {
-  buffer<int> out(v.size());
-  for (int r = 0; r < v.shape.P; ++r) {
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) out[k] = r;
-  }
-  return out;
-}
 
 /// Times of a fill in integer ticks (1/den time units): the schedule's op times, the
 /// latency, the makespan, and per rank its idle intervals (gaps) in time order.
@@ -536,101 +499,40 @@ constexpr void check_pieces(const fill_frame& f, std::span<const fill_job> jobs,
     require(got[j] <= f.dur[j] && (jobs[j].divisible || pieces_of[j] <= 1), message);
 }
 
-/// The dependency edges of a re-simulation: (from, to, latency) triples, then a CSR of
-/// successors. Nodes are the schedule's ops (a pair's B word folded into its word) and
-/// then the pieces.
-struct fill_graph {
-  buffer<std::uint32_t> from, to;
-  buffer<std::int64_t> lat;
-  std::size_t edges = 0;
-  constexpr explicit fill_graph(std::size_t capacity) : from(capacity), to(capacity), lat(capacity) {}
-  constexpr void add(std::uint32_t a, std::uint32_t b, std::int64_t l) {
-    from[edges] = a, to[edges] = b, lat[edges++] = l;
+/// Each rank's list of `v` with pieces `p` (sorted by rank, then start) inserted at their
+/// places: per rank, its ops (a pair's B word folded into its word) and its pieces merged
+/// by time (an op first at a tie), each handed to `visit(r, node, first)` in list order
+/// (node: the op's flat index, n_ops + q for piece q; `first`: the first node of rank r).
+/// fill's re-simulation and stretch_fill() build their ranks' orders from it. Linear.
+template <class Visit>
+constexpr void merge_rank_lists(schedule_view v, const buffer<std::int64_t>& start, std::span<const tick_piece> p,
+                                Visit visit) {
+  const std::size_t n_ops = v.size();
+  std::size_t q = 0;
+  for (int r = 0; r < v.shape.P; ++r) {
+    bool first = true;
+    std::size_t k = v.offsets[r];
+    while (k < v.offsets[r + 1] || (q < p.size() && p[q].rank == r)) {
+      const bool take_op = k < v.offsets[r + 1] && (q == p.size() || p[q].rank != r || start[k] <= p[q].lo);
+      const std::uint32_t node = take_op ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n_ops + q);
+      if (take_op)
+        k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
+      else
+        ++q;
+      visit(r, node, first);
+      first = false;
+    }
   }
-};
-
-/// The ops that op k of `v` waits for, by docs/spec.md §2 restated (not the walk's
-/// tables): added to `g` as edges into node k with t_c across ranks. `pair_b[k]`: op k
-/// is a pair's B word (its node is k - 1).
-constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer<int>& ranks,
-                            const buffer<std::uint8_t>& pair_b, std::int64_t c, std::size_t k, fill_graph& g) {
-  const auto need = [&](std::uint32_t found) {  // found: flat index + 1 (0: none)
-    if (found == 0) return;
-    const std::uint32_t d = found - 1, node = pair_b[d] ? d - 1 : d;
-    g.add(node, static_cast<std::uint32_t>(k), ranks[d] != ranks[k] ? c : 0);
-  };
-  const auto deps = [&](op o) {
-    const int s = o.stage(), j = o.microbatch();
-    const op_kind kind = o.kind() == op_kind::overlap_f_b ? op_kind::F : o.kind();
-    if (kind == op_kind::F && s > v.shape.first_stage(j)) need(index.at[index.slot(0, s - 1, j)]);
-    if (kind == op_kind::B || kind == op_kind::I) {
-      need(index.at[index.slot(0, s, j)]);
-      if (s < v.shape.last_stage(j)) {
-        const std::uint32_t b = index.at[index.slot(1, s + 1, j)];
-        need(b != 0 ? b : index.at[index.slot(2, s + 1, j)]);
-      }
-    }
-    if (kind == op_kind::W) {
-      const std::uint32_t i = index.at[index.slot(2, s, j)];
-      need(i != 0 ? i : index.at[index.slot(1, s, j)]);
-    }
-  };
-  deps(v.ops[k]);
-  if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
 }
 
-/// Runs graph `g` over the ops of `v` and pieces `p` (Kahn's order: a node runs once all
-/// its inputs have; it starts at the latest input end plus that edge's latency) and
-/// compares: every op's start equals `f.start`, nothing ends after T, every node ran.
-constexpr bool run_resimulation(schedule_view v, const fill_frame& f, std::span<const tick_piece> p,
-                                const fill_graph& g, const buffer<std::uint8_t>& pair_b) {
-  const std::size_t n_ops = v.size(), N = n_ops + p.size();
-  buffer<std::uint32_t> first(N + 1), next(g.edges), pending(N), queue(N);
-  for (std::size_t e = 0; e < g.edges; ++e) ++first[g.from[e] + 1], ++pending[g.to[e]];
-  for (std::size_t u = 0; u < N; ++u) first[u + 1] += first[u];
-  buffer<std::uint32_t> fill_at(N);
-  for (std::size_t u = 0; u < N; ++u) fill_at[u] = first[u];
-  for (std::size_t e = 0; e < g.edges; ++e) next[fill_at[g.from[e]]++] = static_cast<std::uint32_t>(e);
-  buffer<std::int64_t> ready(N);
-  std::size_t head = 0, tail = 0;
-  for (std::size_t u = 0; u < N; ++u) {
-    if (pending[u] == 0 && (u >= n_ops || !pair_b[u])) queue[tail++] = static_cast<std::uint32_t>(u);
-  }
-  bool same = true;
-  while (head < tail) {
-    const std::uint32_t u = queue[head++];
-    const std::int64_t length = u < n_ops ? f.end[u] - f.start[u] : p[u - n_ops].hi - p[u - n_ops].lo;
-    const std::int64_t end = ready[u] + length;
-    same = same && end <= f.T && (u >= n_ops || ready[u] == f.start[u]);
-    for (std::uint32_t e = first[u]; e < first[u + 1]; ++e) {
-      const std::uint32_t w = g.to[next[e]];
-      const std::int64_t at = end + g.lat[next[e]];
-      ready[w] = at > ready[w] ? at : ready[w];
-      if (--pending[w] == 0) queue[tail++] = w;
-    }
-  }
-  std::size_t nodes = N;
-  for (std::size_t k = 0; k < n_ops; ++k) nodes -= pair_b[k];
-  return same && tail == nodes;
-}
-
-/// Re-simulates `v` with pieces `p` (sorted by rank, then start) inserted as ops into
-/// their ranks' lists at their places (docs/spec.md §8.1): each piece waits for its
-/// job's release op (+ t_c across ranks) and for the job's previous piece, and the job's
-/// deadline op waits for each of its pieces (+ t_c across ranks); every node starts as
-/// soon as its rank and its inputs allow (§2's rule). Returns true when every op starts
-/// exactly when simulate() said and nothing ends after T. Linear in ops + pieces.
-constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs,
-                                    std::span<const tick_piece> p) {
-  const op_index& index = f.index;
-  const buffer<int>& ranks = f.ranks;
-  const std::size_t n_ops = v.size(), N = n_ops + p.size();
-  buffer<std::uint8_t> pair_b(n_ops);
-  for (std::size_t k = 1; k < n_ops; ++k) pair_b[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
-  fill_graph g(4 * n_ops + 3 * p.size() + N);
-  for (std::size_t k = 0; k < n_ops; ++k) {
-    if (!pair_b[k]) add_op_edges(v, index, ranks, pair_b, f.c, k, g);
-  }
+/// The edges of pieces `p` (node n_ops + q for piece q) in the op graph of a schedule of
+/// `n_ops` ops, handed to `link(from, to, cross)` (`cross`: t_c applies when the two nodes
+/// lie on different ranks): each piece waits for its job's release op and for the job's
+/// previous piece by time (no t_c), and the job's deadline op waits for each of its
+/// pieces. `index`, `pair_b`: the schedule's (graph.hpp). O(pieces log pieces).
+template <class Link>
+constexpr void add_piece_edges(std::size_t n_ops, const op_index& index, const buffer<std::uint8_t>& pair_b,
+                               std::span<const fill_job> jobs, std::span<const tick_piece> p, Link link) {
   buffer<std::uint32_t> last_piece(jobs.size(), 0);  // piece node + 1 of the job's latest piece by time
   buffer<std::uint32_t> by_time(p.size());
   for (std::size_t q = 0; q < p.size(); ++q) by_time[q] = static_cast<std::uint32_t>(q);
@@ -639,34 +541,46 @@ constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::s
   for (std::size_t q0 = 0; q0 < p.size(); ++q0) {
     const std::uint32_t q = by_time[q0], node = static_cast<std::uint32_t>(n_ops + q);
     const fill_job& job = jobs[p[q].job];
-    if (job.after) {
-      const std::uint32_t d = index.find(*job.after) - 1;
-      g.add(pair_b[d] ? d - 1 : d, node, ranks[d] != p[q].rank ? f.c : 0);
-    }
-    if (job.before) {
-      const std::uint32_t d = index.find(*job.before) - 1;
-      g.add(node, pair_b[d] ? d - 1 : d, ranks[d] != p[q].rank ? f.c : 0);
-    }
-    if (last_piece[p[q].job] != 0) g.add(last_piece[p[q].job] - 1, node, 0);
+    if (job.after) link(op_node(pair_b, index.find(*job.after) - 1), node, true);
+    if (job.before) link(node, op_node(pair_b, index.find(*job.before) - 1), true);
+    if (last_piece[p[q].job] != 0) link(last_piece[p[q].job] - 1, node, false);
     last_piece[p[q].job] = node + 1;
   }
-  // Each rank's list: its ops (pair B words folded) and its pieces, merged by time.
-  std::size_t q = 0;
-  for (int r = 0; r < v.shape.P; ++r) {
-    std::uint32_t prev = 0;  // node + 1
-    std::size_t k = v.offsets[r];
-    while (k < v.offsets[r + 1] || (q < p.size() && p[q].rank == r)) {
-      const bool take_op = k < v.offsets[r + 1] && (q == p.size() || p[q].rank != r || f.start[k] <= p[q].lo);
-      const std::uint32_t node = take_op ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n_ops + q);
-      if (take_op)
-        k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
-      else
-        ++q;
-      if (prev != 0) g.add(prev - 1, node, 0);
-      prev = node + 1;
-    }
+}
+
+/// Re-simulates `v` with pieces `p` (sorted by rank, then start) inserted as ops into
+/// their ranks' lists at their places (docs/spec.md §8.1): the op graph of `v` (graph.hpp:
+/// the dependency edges, t_c across ranks), the pieces' edges (add_piece_edges(): t_c
+/// across ranks) and each rank's list in order (merge_rank_lists()); every node starts as
+/// soon as its rank and its inputs allow (§2's rule, earliest_starts()). Returns true
+/// when every op starts exactly when simulate() said, nothing ends after T and every node
+/// ran. Linear in ops + pieces (and a sort of the pieces).
+constexpr bool resimulate_unchanged(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs,
+                                    std::span<const tick_piece> p) {
+  const std::size_t n_ops = v.size(), N = n_ops + p.size();
+  const buffer<std::uint8_t> pair_b = pair_b_words(v);
+  op_edges g(4 * n_ops + 3 * p.size() + N);
+  add_dependency_edges(v, f.index, f.ranks, pair_b, f.c, g);
+  const auto rank_of = [&](std::uint32_t u) { return u < n_ops ? f.ranks[u] : p[u - n_ops].rank; };
+  add_piece_edges(n_ops, f.index, pair_b, jobs, p, [&](std::uint32_t a, std::uint32_t b, bool cross) {
+    g.add(a, b, cross && rank_of(a) != rank_of(b) ? f.c : 0);
+  });
+  std::uint32_t prev = 0;
+  merge_rank_lists(v, f.start, p, [&](int, std::uint32_t node, bool first) {
+    if (!first) g.add(prev, node, 0);
+    prev = node;
+  });
+  buffer<std::int64_t> length(N), start(N), ready(N);
+  for (std::size_t k = 0; k < n_ops; ++k) length[k] = f.end[k] - f.start[k];
+  for (std::size_t q = 0; q < p.size(); ++q) length[n_ops + q] = p[q].hi - p[q].lo;
+  const timed_graph run(g, N, length.data(), nullptr, pair_b);
+  std::size_t nodes = N;
+  for (std::size_t k = 0; k < n_ops; ++k) nodes -= pair_b[k];
+  bool same = earliest_starts(run, start, ready) == nodes;
+  for (std::size_t u = 0; u < N && same; ++u) {
+    if (run.runs(u)) same = start[u] + length[u] <= f.T && (u >= n_ops || start[u] == f.start[u]);
   }
-  return run_resimulation(v, f, p, g, pair_b);
+  return same;
 }
 
 /// Per job: how much idle time of the ranks it may use lies in its window (summed over

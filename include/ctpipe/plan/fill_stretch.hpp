@@ -149,36 +149,10 @@ struct stretch_graph {
   }
 
   /// Runs every node as soon as its rank (the node before it, `next`) and its inputs
-  /// (each edge's end plus its latency) allow, in Kahn's order: `start` per node (ticks)
-  /// and the makespan (the latest end). False when a cycle leaves nodes unrun. Linear.
-  bool run(const std::vector<std::uint32_t>& next, std::vector<std::int64_t>& start, std::int64_t& makespan) const {
-    const std::size_t N = dur.size();
-    std::vector<std::uint32_t> pending(N), queue;
-    queue.reserve(N);
-    for (std::size_t u = 0; u < N; ++u) pending[u] = in_first[u + 1] - in_first[u];
-    for (std::size_t u = 0; u < N; ++u) {
-      if (next[u] != no_node) ++pending[next[u]];
-    }
-    start.assign(N, 0);
-    for (std::size_t u = 0; u < N; ++u) {
-      if (pending[u] == 0) queue.push_back(static_cast<std::uint32_t>(u));
-    }
-    makespan = 0;
-    const auto reach = [&](std::uint32_t w, std::int64_t at) {
-      start[w] = std::max(start[w], at);
-      if (--pending[w] == 0) queue.push_back(w);
-    };
-    for (std::size_t h = 0; h < queue.size(); ++h) {
-      const std::uint32_t u = queue[h];
-      const std::int64_t end = start[u] + dur[u];
-      makespan = std::max(makespan, end);
-      for (std::uint32_t q = out_first[u]; q < out_first[u + 1]; ++q)
-        reach(to[out_edge[q]], end + latency(out_edge[q]));
-      if (next[u] != no_node) reach(next[u], end);
-    }
-    return queue.size() == N;
-  }
-
+  /// (each edge's end plus its latency) allow, by graph.hpp's earliest_starts(): `start`
+  /// per node (ticks) and the makespan (the latest end). False when a cycle leaves nodes
+  /// unrun. Linear.
+  bool run(const std::vector<std::uint32_t>& next, std::vector<std::int64_t>& start, std::int64_t& makespan) const;
   /// The nodes reachable from `seeds` (themselves included) along the edges and the
   /// ranks' orders, forward or backward. Linear.
   std::vector<char> reach_from(std::span<const std::uint32_t> seeds, bool forward,
@@ -206,6 +180,42 @@ struct stretch_graph {
     return seen;
   }
 };
+
+/// A stretch_graph with each rank's order (`next`: the node after each node on its rank)
+/// in the form graph.hpp's earliest_starts() takes: every node runs; a node's inputs are
+/// its edges' sources and the node before it on its rank.
+struct stretch_order {
+  const stretch_graph& g;
+  const std::vector<std::uint32_t>& next;
+
+  std::size_t nodes() const { return g.dur.size(); }
+  bool runs(std::size_t) const { return true; }
+  void count_inputs(buffer<std::uint32_t>& pending) const {
+    for (std::size_t u = 0; u < nodes(); ++u) pending[u] += g.in_first[u + 1] - g.in_first[u];
+    for (std::size_t u = 0; u < nodes(); ++u) {
+      if (next[u] != no_node) ++pending[next[u]];
+    }
+  }
+  std::int64_t start_at(std::size_t, std::int64_t ready) const { return ready; }
+  std::int64_t end_at(std::size_t u, std::int64_t start) const { return start + g.dur[u]; }
+  template <class Reach>
+  void outputs(std::size_t u, std::int64_t end, Reach& reach) const {
+    for (std::uint32_t q = g.out_first[u]; q < g.out_first[u + 1]; ++q)
+      reach(g.to[g.out_edge[q]], end + g.latency(g.out_edge[q]));
+    if (next[u] != no_node) reach(next[u], end);
+  }
+};
+
+inline bool stretch_graph::run(const std::vector<std::uint32_t>& next, std::vector<std::int64_t>& start,
+                               std::int64_t& makespan) const {
+  const std::size_t N = dur.size();
+  std::vector<std::int64_t> ready(N, 0);
+  start.assign(N, 0);
+  const bool all = earliest_starts(stretch_order{*this, next}, start, ready) == N;
+  makespan = 0;
+  for (std::size_t u = 0; u < N; ++u) makespan = std::max(makespan, start[u] + dur[u]);
+  return all;
+}
 
 /// stretch_fill()'s check of its input: `fill` is a one-iteration fill of `jobs` on the
 /// frame's schedule (per job vectors of J entries; each piece a whole number of ticks,
@@ -247,6 +257,411 @@ inline buffer<tick_piece> stretch_input(schedule_view v, const fill_frame& f, st
   require(resimulate_unchanged(v, f, jobs, p.span()), message);
   return p;
 }
+
+/// A greedy pass of stretch_fill() over the remainders in `order`, on its own copy of the
+/// graph: the start of every node (ticks) and the makespan after it, per job whether its
+/// remainder was placed, the jobs found impossible and those blocked (in the order
+/// tried), and the blocked jobs' time left (ticks).
+struct stretch_pass {
+  std::vector<std::uint32_t> order;
+  stretch_graph g;
+  std::vector<std::int64_t> start;
+  std::int64_t makespan = 0;
+  std::vector<char> placed;
+  std::vector<std::uint32_t> impossible;
+  std::vector<stretch_blocked> blocked;
+  std::int64_t left_out = 0;
+};
+
+/// The best place found so far for a remainder (stretch_planner::try_rank()): the least
+/// makespan, then the least sum of the pipeline ops' starts (`delay`), then the earliest
+/// end of the remainder; its rank and position in that rank's list (-1: none yet).
+struct stretch_choice {
+  std::int64_t T = std::numeric_limits<std::int64_t>::max(), delay = 0, end = 0;
+  int r = -1;
+  std::size_t p = 0;
+};
+
+/// A remainder's place in a pass: its node `u`, its job's release op `A`, deadline op `D`
+/// and latest placed piece `L` (nodes, no_node when absent), and per node whether it must
+/// follow D (`after_it`) or precede A or L (`before_it`) in the graph as it stands.
+struct stretch_slot {
+  std::uint32_t j = 0, u = 0, A = no_node, D = no_node, L = no_node;
+  std::vector<char> after_it, before_it;
+};
+
+/// stretch_fill()'s state (its doc comment): the schedule's frame and the fill's pieces
+/// in ticks; per job its time left and its remainder's node; the graph of the timeline
+/// with the pieces (stretch_graph: ops, pieces, then one node per remainder, isolated and
+/// of length 0 until its turn); each job's latest piece; one pass's estimated work; the
+/// first pass's order; per job whether its release op depends on its deadline op without
+/// any remainder (cached). Run time.
+class stretch_planner {
+ public:
+  stretch_planner(schedule_view v, const fill_frame& f, std::span<const fill_job> jobs, const buffer<tick_piece>& p,
+                  const fill_result& fill)
+      : v_(v), f_(f), jobs_(jobs), p_(p), pair_b_(pair_b_words(v)), n_ops_(v.size()), n_pieces_(p.size()) {
+    const std::size_t J = jobs.size();
+    left_.assign(J, 0), rem_node_.assign(J, no_node), base_depends_.assign(J, -1);
+    for (std::size_t j = 0; j < J; ++j) left_[j] = f.dur[j] - f.ticks(fill.placed[j]);
+    for (std::size_t j = 0; j < J; ++j) {
+      if (left_[j] > 0)
+        rem_node_[j] = static_cast<std::uint32_t>(n_ops_ + n_pieces_ + rems_.size()),
+        rems_.push_back(static_cast<std::uint32_t>(j));
+    }
+    N_ = n_ops_ + n_pieces_ + rems_.size();
+    build_graph();
+    // Every stretched time is at most the sum of all lengths and a latency per node (a
+    // path's edges): checked once.
+    std::int64_t longest = 0;
+    for (std::size_t u = 0; u < N_; ++u) longest = rational::add(longest, g_.dur[u]);
+    for (const std::uint32_t j : rems_) longest = rational::add(longest, left_[j]);
+    rational::add(longest, rational::mul(f.c, static_cast<std::int64_t>(N_) + 1));
+  }
+
+  /// One pass's work (saturating), refused over `limits.work` (stretch_limit_error);
+  /// then the first pass's order and the graph checked free of cycles.
+  void check_work(const stretch_limits& limits) {
+    const std::uint64_t size = 2 * static_cast<std::uint64_t>(N_) + g_.from.size() + 3 * rems_.size();
+    constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+    for (const std::uint32_t j : rems_) {
+      const std::uint64_t ranks = jobs_[j].rank == any_rank ? static_cast<std::uint64_t>(f_.P) : 1;
+      const std::uint64_t one = size > most / (4 * ranks) ? most : 4 * ranks * size;
+      pass_work_ = one > most - pass_work_ ? most : pass_work_ + one;
+    }
+    if (pass_work_ > limits.work) throw stretch_limit_error(rems_.size(), pass_work_, limits.work);
+    order_by_deadline();
+    g_.build();
+    std::vector<std::int64_t> start;
+    std::int64_t makespan = 0;
+    require(g_.run(g_.next_on_rank(), start, makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
+    base_next_ = g_.next_on_rank();
+  }
+
+  /// The first pass; while jobs are blocked, passes with one of them moved before its
+  /// blockers, the best kept (least time left out, fewest jobs, least makespan).
+  /// `spent`: the passes' estimated work; `passes`: how many ran.
+  stretch_pass best_pass(const stretch_limits& limits, std::uint64_t& spent, int& passes) {
+    stretch_pass best = run_pass(first_order_);
+    passes = 1, spent = pass_work_;
+    std::vector<std::vector<std::uint32_t>> tried{best.order};
+    while (!best.blocked.empty() && passes < limits.passes && spent <= limits.work - pass_work_) {
+      std::vector<std::uint32_t> retry = retry_order(best, tried);
+      if (retry.empty()) break;
+      tried.push_back(retry);
+      stretch_pass next = run_pass(std::move(retry));
+      ++passes, spent += pass_work_;
+      const bool better = next.left_out != best.left_out               ? next.left_out < best.left_out
+                          : next.blocked.size() != best.blocked.size() ? next.blocked.size() < best.blocked.size()
+                                                                       : next.makespan < best.makespan;
+      if (better) best = std::move(next);
+    }
+    return best;
+  }
+
+  /// The bound of pass `best` (stretch_fill()'s doc comment), and whether each of its
+  /// blocked jobs is proved left out.
+  std::int64_t bound(stretch_pass& best) const {
+    const stretch_graph& h = best.g;
+    const stretch_graph relaxed = relaxed_graph(best);
+    // A blocked job is proved left out when its window closes a cycle with the placed ones'.
+    std::vector<std::int64_t> relaxed_start;
+    std::int64_t bound = 0;
+    for (stretch_blocked& b : best.blocked) {
+      stretch_graph with = relaxed;
+      add_relaxed(with, b.job);
+      with.build();
+      b.proved = !with.run(with.next_on_rank(), relaxed_start, bound);
+    }
+    require(relaxed.run(relaxed.next_on_rank(), relaxed_start, bound),
+            "ctpipe: stretch_fill's graph has a cycle (a bug)");
+    std::vector<std::int64_t> load(static_cast<std::size_t>(f_.P), 0);  // per rank: what must run on it
+    for (std::size_t u = 0; u < n_ops_ + n_pieces_; ++u) load[static_cast<std::size_t>(h.rank[u])] += h.dur[u];
+    for (const std::uint32_t j : rems_) {
+      const int only = f_.P == 1 ? 0 : jobs_[j].rank;
+      if (best.placed[j] && only != any_rank) load[static_cast<std::size_t>(only)] += left_[j];
+    }
+    for (const std::int64_t x : load) bound = std::max(bound, x);
+    require(bound <= best.makespan && f_.T <= best.makespan,
+            "ctpipe: stretch_fill's bound exceeds its makespan (a bug)");
+    return bound;
+  }
+
+  /// stretch_fill()'s result from pass `best`, its bound and the passes run.
+  stretch_result result(stretch_pass best, std::int64_t bound, int passes) const {
+    const stretch_graph& h = best.g;
+    const std::vector<std::int64_t>& start = best.start;
+    stretch_result out;
+    out.impossible = std::move(best.impossible);
+    std::sort(out.impossible.begin(), out.impossible.end());
+    out.blocked = std::move(best.blocked);
+    std::sort(out.blocked.begin(), out.blocked.end(),
+              [](const stretch_blocked& a, const stretch_blocked& b) { return a.job < b.job; });
+    out.passes = rems_.empty() ? 0 : passes;
+    const auto time = [&](std::int64_t t) { return f_.tick * rational{t}; };
+    out.old_makespan = time(f_.T), out.makespan = time(best.makespan), out.stretch = time(best.makespan - f_.T);
+    out.bound = time(bound), out.least = bound == best.makespan && out.blocked.empty();
+    for (const std::uint32_t j : rems_) {
+      const std::uint32_t u = rem_node_[j];
+      if (best.placed[j]) out.placed.push_back({j, h.rank[u], time(start[u]), time(start[u] + h.dur[u])});
+    }
+    out.pieces.resize(n_pieces_);
+    for (std::size_t q = 0; q < n_pieces_; ++q) {
+      const std::size_t u = n_ops_ + q;
+      out.pieces[q] = {p_[q].job, p_[q].rank, time(start[u]), time(start[u] + h.dur[u])};
+    }
+    out.op_start.resize(n_ops_), out.op_end.resize(n_ops_);
+    for (std::size_t k = 0; k < n_ops_; ++k) {
+      const std::size_t u = op_node(pair_b_, static_cast<std::uint32_t>(k));
+      out.op_start[k] = time(start[u]), out.op_end[k] = time(start[u] + h.dur[u]);
+    }
+    return out;
+  }
+
+ private:
+  /// The node of a compute op of the schedule.
+  std::uint32_t node_of(op o) const { return op_node(pair_b_, f_.index.find(o) - 1); }
+
+  /// The graph: ops, pieces (as resimulate_unchanged() inserts them, fill.hpp), the
+  /// remainders isolated and of length 0 until their turn; each job's latest piece.
+  void build_graph() {
+    stretch_graph& g = g_;
+    g.c = f_.c;
+    g.dur.assign(N_, 0), g.rank.assign(N_, 0);
+    for (std::size_t k = 0; k < n_ops_; ++k)
+      g.dur[k] = pair_b_[k] ? 0 : f_.end[k] - f_.start[k], g.rank[k] = f_.ranks[k];
+    for (std::size_t q = 0; q < n_pieces_; ++q)
+      g.dur[n_ops_ + q] = p_[q].hi - p_[q].lo, g.rank[n_ops_ + q] = p_[q].rank;
+    {
+      op_edges deps(4 * n_ops_ + 1);
+      add_dependency_edges(v_, f_.index, f_.ranks, pair_b_, 0, deps);
+      for (std::size_t e = 0; e < deps.edges; ++e) g.add(deps.from[e], deps.to[e], true);
+    }
+    last_piece_.assign(jobs_.size(), no_node);  // per job: its latest piece by time (node)
+    add_piece_edges(n_ops_, f_.index, pair_b_, jobs_, p_.span(),
+                    [&](std::uint32_t a, std::uint32_t b, bool cross) { g.add(a, b, cross); });
+    for (std::size_t q = 0; q < n_pieces_; ++q) {
+      std::uint32_t& last = last_piece_[p_[q].job];
+      if (last == no_node || p_[last - n_ops_].lo < p_[q].lo) last = static_cast<std::uint32_t>(n_ops_ + q);
+    }
+    g.lists.assign(static_cast<std::size_t>(f_.P), {});
+    merge_rank_lists(v_, f_.start, p_.span(),
+                     [&](int r, std::uint32_t node, bool) { g.lists[static_cast<std::size_t>(r)].push_back(node); });
+  }
+
+  /// The first pass's order: the remainders by their deadline op's start (no deadline
+  /// last), then their release op's end, then job index.
+  void order_by_deadline() {
+    const auto deadline = [&](std::uint32_t j) {
+      return jobs_[j].before ? f_.start[f_.index.find(*jobs_[j].before) - 1] : std::numeric_limits<std::int64_t>::max();
+    };
+    const auto release = [&](std::uint32_t j) {
+      return jobs_[j].after ? f_.end[f_.index.find(*jobs_[j].after) - 1] : std::int64_t{-1};
+    };
+    first_order_ = rems_;
+    std::sort(first_order_.begin(), first_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return deadline(a) != deadline(b) ? deadline(a) < deadline(b)
+             : release(a) != release(b) ? release(a) < release(b)
+                                        : a < b;
+    });
+  }
+
+  /// Whether job j's release op depends on its deadline op in the schedule with the
+  /// fill's pieces (no remainder inserted): impossible in every order. Cached.
+  bool impossible_job(std::uint32_t j) {
+    if (base_depends_[j] < 0) {
+      const std::uint32_t D = node_of(*jobs_[j].before);
+      base_depends_[j] =
+          g_.reach_from(std::span<const std::uint32_t>(&D, 1), true, base_next_)[node_of(*jobs_[j].after)] ? 1 : 0;
+    }
+    return base_depends_[j] == 1;
+  }
+
+  /// The next order to try after pass `best`: for the first blocked job whose move puts
+  /// an untried order, that job moved just before the earliest of its blockers; empty
+  /// when every such order was tried.
+  std::vector<std::uint32_t> retry_order(const stretch_pass& best,
+                                         const std::vector<std::vector<std::uint32_t>>& tried) const {
+    std::vector<std::ptrdiff_t> at(jobs_.size(), 0);  // per job: its place in the best pass's order
+    for (std::size_t i = 0; i < best.order.size(); ++i) at[best.order[i]] = static_cast<std::ptrdiff_t>(i);
+    for (const stretch_blocked& b : best.blocked) {
+      std::ptrdiff_t first = at[b.job];
+      for (const std::uint32_t k : b.by) first = std::min(first, at[k]);
+      std::vector<std::uint32_t> order = best.order;
+      order.erase(order.begin() + at[b.job]);
+      order.insert(order.begin() + first, b.job);
+      if (std::find(tried.begin(), tried.end(), order) == tried.end()) return order;
+    }
+    return {};
+  }
+
+  /// A greedy pass over the remainders in `order`, on a copy of the graph.
+  stretch_pass run_pass(std::vector<std::uint32_t> order) {
+    stretch_pass out;
+    out.order = std::move(order), out.g = g_, out.placed.assign(jobs_.size(), 0);
+    require(out.g.run(out.g.next_on_rank(), out.start, out.makespan),
+            "ctpipe: stretch_fill's graph has a cycle (a bug)");
+    for (const std::uint32_t j : out.order) {
+      stretch_slot s = slot_of(out.g, j);
+      if (s.A != no_node && s.after_it[s.A]) {  // its release op depends on its deadline op
+        left_out(out, s);
+        continue;
+      }
+      insert(out, s);
+      out.placed[j] = 1;
+    }
+    return out;
+  }
+
+  /// Job j's remainder's slot in graph h as it stands.
+  stretch_slot slot_of(const stretch_graph& h, std::uint32_t j) const {
+    const fill_job& job = jobs_[j];
+    stretch_slot s;
+    s.j = j, s.u = rem_node_[j], s.L = last_piece_[j];
+    s.A = job.after ? node_of(*job.after) : no_node, s.D = job.before ? node_of(*job.before) : no_node;
+    const std::vector<std::uint32_t> next = h.next_on_rank();
+    s.after_it.assign(N_, 0), s.before_it.assign(N_, 0);
+    if (s.D != no_node) s.after_it = h.reach_from(std::span<const std::uint32_t>(&s.D, 1), true, next);
+    std::vector<std::uint32_t> seeds;
+    if (s.A != no_node) seeds.push_back(s.A);
+    if (s.L != no_node) seeds.push_back(s.L);
+    if (!seeds.empty()) s.before_it = h.reach_from(seeds, false, next);
+    return s;
+  }
+
+  /// A job whose release op depends on its deadline op: impossible (without any
+  /// remainder), or blocked by the remainders inserted before it on the path from its
+  /// deadline op to its release op.
+  void left_out(stretch_pass& out, const stretch_slot& s) {
+    if (impossible_job(s.j)) return out.impossible.push_back(s.j);
+    const std::vector<char> to_A =
+        out.g.reach_from(std::span<const std::uint32_t>(&s.A, 1), false, out.g.next_on_rank());
+    stretch_blocked b{s.j, {}, false};
+    for (const std::uint32_t k : rems_) {
+      if (out.placed[k] && s.after_it[rem_node_[k]] && to_A[rem_node_[k]]) b.by.push_back(k);
+    }
+    require(!b.by.empty(), "ctpipe: stretch_fill found a job blocked by no remainder (a bug)");
+    out.left_out += left_[s.j];
+    out.blocked.push_back(std::move(b));
+  }
+
+  /// Inserts the remainder of slot s at the best candidate on every rank its job may use,
+  /// and re-simulates.
+  void insert(stretch_pass& out, const stretch_slot& s) {
+    stretch_graph& h = out.g;
+    if (s.A != no_node) h.add(s.A, s.u, true);
+    if (s.D != no_node) h.add(s.u, s.D, true);
+    if (s.L != no_node) h.add(s.L, s.u, false);
+    h.dur[s.u] = left_[s.j];
+    h.build();
+    stretch_choice best;
+    std::vector<std::int64_t> trial;
+    for (int r = 0; r < f_.P; ++r) {
+      if (jobs_[s.j].rank == any_rank || jobs_[s.j].rank == r) try_rank(h, out.start, s, r, best, trial);
+    }
+    h.rank[s.u] = best.r;
+    std::vector<std::uint32_t>& list = h.lists[static_cast<std::size_t>(best.r)];
+    list.insert(list.begin() + static_cast<std::ptrdiff_t>(best.p), s.u);
+    require(h.run(h.next_on_rank(), out.start, out.makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
+  }
+
+  /// The candidate positions of slot s in rank r's list (stretch_fill()'s doc comment),
+  /// each tried by a re-simulation into `trial`; `best` keeps the least.
+  void try_rank(stretch_graph& h, const std::vector<std::int64_t>& start, const stretch_slot& s, int r,
+                stretch_choice& best, std::vector<std::int64_t>& trial) const {
+    std::size_t positions[4] = {};
+    candidate_positions(h, start, s, r, positions);
+    for (int k = 0; k < 4; ++k) {
+      if (k > 0 && positions[k] == positions[k - 1]) continue;
+      h.rank[s.u] = r;
+      std::int64_t T = 0;
+      require(h.run(h.next_on_rank(s.u, r, positions[k]), trial, T),
+              "ctpipe: stretch_fill's insertion made a cycle (a bug)");
+      const std::int64_t end = trial[s.u] + left_[s.j];
+      std::int64_t delay = 0;  // the pipeline ops' starts summed (saturating: a tie-break only)
+      for (std::size_t q = 0; q < n_ops_; ++q)
+        delay = trial[q] > std::numeric_limits<std::int64_t>::max() - delay ? std::numeric_limits<std::int64_t>::max()
+                                                                            : delay + trial[q];
+      const bool better = T != best.T ? T < best.T : delay != best.delay ? delay < best.delay : end < best.end;
+      if (better) best = {T, delay, end, r, positions[k]};
+    }
+  }
+
+  /// Slot s's four candidate positions in rank r's list of graph h, sorted: just after
+  /// the last node that must precede it, just before the first that must follow it, and
+  /// between the two the longest idle interval and the first that holds it whole.
+  void candidate_positions(const stretch_graph& h, const std::vector<std::int64_t>& start, const stretch_slot& s, int r,
+                           std::size_t positions[4]) const {
+    const std::vector<std::uint32_t>& list = h.lists[static_cast<std::size_t>(r)];
+    std::size_t lo = 0, hi = list.size();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (s.before_it[list[i]]) lo = i + 1;
+    }
+    for (std::size_t i = list.size(); i-- > 0;) {
+      if (s.after_it[list[i]]) hi = i;
+    }
+    require(lo <= hi, "ctpipe: stretch_fill found no place free of cycles (a bug)");
+    std::int64_t ready = s.L != no_node ? start[s.L] + h.dur[s.L] : 0;
+    if (s.A != no_node) ready = std::max(ready, start[s.A] + h.dur[s.A] + (r != h.rank[s.A] ? f_.c : 0));
+    positions[0] = lo, positions[1] = positions[2] = positions[3] = hi;
+    std::int64_t longest_gap = 0;
+    bool whole = false;
+    for (std::size_t i = lo + 1; i < hi; ++i) {
+      const std::int64_t gap = start[list[i]] - std::max(start[list[i - 1]] + h.dur[list[i - 1]], ready);
+      if (gap > longest_gap) longest_gap = gap, positions[2] = i;
+      if (!whole && gap >= left_[s.j]) whole = true, positions[3] = i;
+    }
+    std::sort(positions, positions + 4);
+  }
+
+  /// Job j's remainder in a relaxed graph `x` (the bound's): after its release op and
+  /// before its deadline op, t_c charged only when it is pinned to a rank.
+  void add_relaxed(stretch_graph& x, std::uint32_t j) const {
+    const std::uint32_t u = rem_node_[j];
+    const bool pinned = jobs_[j].rank != any_rank;
+    x.dur[u] = left_[j], x.rank[u] = pinned ? jobs_[j].rank : 0;
+    if (jobs_[j].after) x.add(node_of(*jobs_[j].after), u, pinned);
+    if (jobs_[j].before) x.add(u, node_of(*jobs_[j].before), pinned);
+  }
+
+  /// The bound's graph (stretch_fill()'s relaxation): pass `best`'s ops, each rank's
+  /// order of them, and its placed remainders; built.
+  stretch_graph relaxed_graph(const stretch_pass& best) const {
+    const stretch_graph& h = best.g;
+    stretch_graph relaxed;
+    relaxed.c = f_.c;
+    relaxed.dur.assign(N_, 0), relaxed.rank = h.rank;
+    for (std::size_t k = 0; k < n_ops_; ++k) relaxed.dur[k] = h.dur[k];
+    for (std::size_t e = 0; e < h.from.size(); ++e) {
+      if (h.from[e] < n_ops_ && h.to[e] < n_ops_) relaxed.add(h.from[e], h.to[e], true);
+    }
+    for (const std::uint32_t j : rems_) {
+      if (best.placed[j]) add_relaxed(relaxed, j);
+    }
+    relaxed.lists.assign(static_cast<std::size_t>(f_.P), {});
+    for (std::size_t r = 0; r < relaxed.lists.size(); ++r) {
+      for (const std::uint32_t u : h.lists[r]) {
+        if (u < n_ops_) relaxed.lists[r].push_back(u);
+      }
+    }
+    relaxed.build();
+    return relaxed;
+  }
+
+  schedule_view v_;
+  const fill_frame& f_;
+  std::span<const fill_job> jobs_;
+  const buffer<tick_piece>& p_;
+  buffer<std::uint8_t> pair_b_;
+  std::size_t n_ops_ = 0, n_pieces_ = 0, N_ = 0;
+  std::vector<std::int64_t> left_;                      // per job: time left (ticks)
+  std::vector<std::uint32_t> rem_node_, rems_;          // per job: its remainder's node; the jobs with time left
+  std::vector<std::uint32_t> last_piece_;               // per job: its latest piece by time (node)
+  stretch_graph g_;                                     // the graph without remainders
+  std::uint64_t pass_work_ = 0;                         // one pass's estimated work
+  std::vector<std::uint32_t> first_order_, base_next_;  // the first pass's order; g_'s ranks' orders
+  std::vector<signed char> base_depends_;               // per job: impossible (1), not (0), unknown (-1)
+};
 
 }  // namespace detail
 
@@ -322,326 +737,16 @@ inline buffer<tick_piece> stretch_input(schedule_view v, const fill_frame& f, st
 /// numbers).
 inline stretch_result stretch_fill(schedule_view v, const costs& c, std::span<const fill_job> jobs,
                                    const fill_result& fill, const cost_scale& scale = {}, stretch_limits limits = {}) {
-  using detail::no_node;
   detail::require(limits.passes >= 1, "ctpipe: stretch_limits::passes must be >= 1");
   const detail::fill_frame f = detail::make_fill_frame(v, c, scale, jobs, false);
   const detail::buffer<detail::tick_piece> p = detail::stretch_input(v, f, jobs, fill);
-  const std::size_t n_ops = v.size(), n_pieces = p.size(), J = jobs.size();
-  detail::buffer<std::uint8_t> pair_b(n_ops);
-  for (std::size_t k = 1; k < n_ops; ++k) pair_b[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
-  const auto node_of = [&](op o) {  // the node of a compute op of v
-    const std::uint32_t d = f.index.find(o) - 1;
-    return pair_b[d] ? d - 1 : d;
-  };
-
-  // Time left per job, and the node of each job's remainder.
-  std::vector<std::int64_t> left(J, 0);
-  for (std::size_t j = 0; j < J; ++j) left[j] = f.dur[j] - f.ticks(fill.placed[j]);
-  std::vector<std::uint32_t> rem_node(J, no_node), rems;
-  for (std::size_t j = 0; j < J; ++j) {
-    if (left[j] > 0)
-      rem_node[j] = static_cast<std::uint32_t>(n_ops + n_pieces + rems.size()),
-      rems.push_back(static_cast<std::uint32_t>(j));
-  }
-  const std::size_t N = n_ops + n_pieces + rems.size();
-
-  // The graph: ops, pieces (as resimulate_unchanged() inserts them), remainders isolated
-  // and of length 0 until their turn.
-  detail::stretch_graph g;
-  g.c = f.c;
-  g.dur.assign(N, 0), g.rank.assign(N, 0);
-  for (std::size_t k = 0; k < n_ops; ++k) g.dur[k] = pair_b[k] ? 0 : f.end[k] - f.start[k], g.rank[k] = f.ranks[k];
-  for (std::size_t q = 0; q < n_pieces; ++q) g.dur[n_ops + q] = p[q].hi - p[q].lo, g.rank[n_ops + q] = p[q].rank;
-  {
-    detail::fill_graph deps(4 * n_ops + 1);
-    for (std::size_t k = 0; k < n_ops; ++k) {
-      if (!pair_b[k]) detail::add_op_edges(v, f.index, f.ranks, pair_b, 0, k, deps);
-    }
-    for (std::size_t e = 0; e < deps.edges; ++e) g.add(deps.from[e], deps.to[e], true);
-  }
-  std::vector<std::uint32_t> last_piece(J, no_node);  // per job: its latest piece by time (node)
-  std::vector<std::uint32_t> by_time(n_pieces);
-  for (std::size_t q = 0; q < n_pieces; ++q) by_time[q] = static_cast<std::uint32_t>(q);
-  std::sort(by_time.begin(), by_time.end(), [&](std::uint32_t a, std::uint32_t b) { return p[a].lo < p[b].lo; });
-  for (const std::uint32_t q : by_time) {
-    const std::uint32_t node = static_cast<std::uint32_t>(n_ops + q);
-    const fill_job& job = jobs[p[q].job];
-    if (job.after) g.add(node_of(*job.after), node, true);
-    if (job.before) g.add(node, node_of(*job.before), true);
-    if (last_piece[p[q].job] != no_node) g.add(last_piece[p[q].job], node, false);
-    last_piece[p[q].job] = node;
-  }
-  g.lists.assign(static_cast<std::size_t>(f.P), {});
-  for (std::size_t q = 0, r = 0; r < static_cast<std::size_t>(f.P); ++r) {
-    std::size_t k = v.offsets[r];
-    while (k < v.offsets[r + 1] || (q < n_pieces && p[q].rank == static_cast<int>(r))) {
-      const bool take_op =
-          k < v.offsets[r + 1] && (q == n_pieces || p[q].rank != static_cast<int>(r) || f.start[k] <= p[q].lo);
-      g.lists[r].push_back(take_op ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n_ops + q));
-      if (take_op)
-        k += v.ops[k].kind() == op_kind::overlap_f_b ? 2 : 1;
-      else
-        ++q;
-    }
-  }
-  // Every stretched time is at most the sum of all lengths and a latency per node (a
-  // path's edges): checked once.
-  std::int64_t longest = 0;
-  for (std::size_t u = 0; u < N; ++u) longest = rational::add(longest, g.dur[u]);
-  for (const std::uint32_t j : rems) longest = rational::add(longest, left[j]);
-  rational::add(longest, rational::mul(f.c, static_cast<std::int64_t>(N) + 1));
-
-  // One pass's work (saturating), refused up front over the limit.
-  std::uint64_t pass_work = 0;
-  {
-    const std::uint64_t size = 2 * static_cast<std::uint64_t>(N) + g.from.size() + 3 * rems.size();
-    constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
-    for (const std::uint32_t j : rems) {
-      const std::uint64_t ranks = jobs[j].rank == any_rank ? static_cast<std::uint64_t>(f.P) : 1;
-      const std::uint64_t one = size > most / (4 * ranks) ? most : 4 * ranks * size;
-      pass_work = one > most - pass_work ? most : pass_work + one;
-    }
-    if (pass_work > limits.work) throw stretch_limit_error(rems.size(), pass_work, limits.work);
-  }
-  // The remainders in deadline order (no deadline last, by release): the first pass's order.
-  const auto deadline = [&](std::uint32_t j) {
-    return jobs[j].before ? f.start[f.index.find(*jobs[j].before) - 1] : std::numeric_limits<std::int64_t>::max();
-  };
-  const auto release = [&](std::uint32_t j) {
-    return jobs[j].after ? f.end[f.index.find(*jobs[j].after) - 1] : std::int64_t{-1};
-  };
-  std::vector<std::uint32_t> first_order = rems;
-  std::sort(first_order.begin(), first_order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return deadline(a) != deadline(b) ? deadline(a) < deadline(b)
-           : release(a) != release(b) ? release(a) < release(b)
-                                      : a < b;
-  });
-  g.build();
-  {
-    std::vector<std::int64_t> start;
-    std::int64_t makespan = 0;
-    detail::require(g.run(g.next_on_rank(), start, makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
-  }
-  // Whether job j's release op depends on its deadline op in the schedule with the
-  // fill's pieces (no remainder inserted): impossible in every order. Cached.
-  const std::vector<std::uint32_t> base_next = g.next_on_rank();
-  std::vector<signed char> base_depends(J, -1);
-  const auto impossible_job = [&](std::uint32_t j) {
-    if (base_depends[j] < 0) {
-      const std::uint32_t D = node_of(*jobs[j].before);
-      base_depends[j] =
-          g.reach_from(std::span<const std::uint32_t>(&D, 1), true, base_next)[node_of(*jobs[j].after)] ? 1 : 0;
-    }
-    return base_depends[j] == 1;
-  };
-
-  // A greedy pass over the remainders in `order`, on a copy of the graph.
-  struct pass {
-    std::vector<std::uint32_t> order;
-    detail::stretch_graph g;
-    std::vector<std::int64_t> start;
-    std::int64_t makespan = 0;
-    std::vector<char> placed;  // per job
-    std::vector<std::uint32_t> impossible;
-    std::vector<stretch_blocked> blocked;  // in the order tried
-    std::int64_t left_out = 0;             // the blocked jobs' time left (ticks)
-  };
-  const auto run_pass = [&](std::vector<std::uint32_t> order) {
-    pass out;
-    out.order = std::move(order), out.g = g, out.placed.assign(J, 0);
-    detail::stretch_graph& h = out.g;
-    std::vector<std::int64_t>& start = out.start;
-    std::vector<std::int64_t> trial;
-    detail::require(h.run(h.next_on_rank(), start, out.makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
-    for (const std::uint32_t j : out.order) {
-      const fill_job& job = jobs[j];
-      const std::uint32_t u = rem_node[j];
-      const std::uint32_t A = job.after ? node_of(*job.after) : no_node,
-                          D = job.before ? node_of(*job.before) : no_node;
-      const std::uint32_t L = last_piece[j];
-      const std::vector<std::uint32_t> next = h.next_on_rank();
-      std::vector<char> after_it(N, 0), before_it(N, 0);  // must follow D; must precede A or L
-      if (D != no_node) after_it = h.reach_from(std::span<const std::uint32_t>(&D, 1), true, next);
-      std::vector<std::uint32_t> seeds;
-      if (A != no_node) seeds.push_back(A);
-      if (L != no_node) seeds.push_back(L);
-      if (!seeds.empty()) before_it = h.reach_from(seeds, false, next);
-      if (A != no_node && after_it[A]) {  // its release op depends on its deadline op
-        if (impossible_job(j)) {
-          out.impossible.push_back(j);
-          continue;
-        }
-        // Blocked: a path from D to A runs through remainders inserted before it.
-        const std::vector<char> to_A = h.reach_from(std::span<const std::uint32_t>(&A, 1), false, next);
-        stretch_blocked b{j, {}, false};
-        for (const std::uint32_t k : rems) {
-          if (out.placed[k] && after_it[rem_node[k]] && to_A[rem_node[k]]) b.by.push_back(k);
-        }
-        detail::require(!b.by.empty(), "ctpipe: stretch_fill found a job blocked by no remainder (a bug)");
-        out.left_out += left[j];
-        out.blocked.push_back(std::move(b));
-        continue;
-      }
-      if (A != no_node) h.add(A, u, true);
-      if (D != no_node) h.add(u, D, true);
-      if (L != no_node) h.add(L, u, false);
-      h.dur[u] = left[j];
-      h.build();
-      // Candidates on every rank the job may use; the least (makespan, delay, end, rank, position).
-      std::int64_t best_T = std::numeric_limits<std::int64_t>::max(), best_delay = 0, best_end = 0;
-      int best_r = -1;
-      std::size_t best_p = 0;
-      for (int r = 0; r < f.P; ++r) {
-        if (job.rank != any_rank && job.rank != r) continue;
-        const std::vector<std::uint32_t>& list = h.lists[static_cast<std::size_t>(r)];
-        std::size_t lo = 0, hi = list.size();
-        for (std::size_t i = 0; i < list.size(); ++i) {
-          if (before_it[list[i]]) lo = i + 1;
-        }
-        for (std::size_t i = list.size(); i-- > 0;) {
-          if (after_it[list[i]]) hi = i;
-        }
-        detail::require(lo <= hi, "ctpipe: stretch_fill found no place free of cycles (a bug)");
-        std::int64_t ready = L != no_node ? start[L] + h.dur[L] : 0;
-        if (A != no_node) ready = std::max(ready, start[A] + h.dur[A] + (r != h.rank[A] ? f.c : 0));
-        std::size_t positions[4] = {lo, hi, hi, hi};
-        std::int64_t longest_gap = 0;
-        bool whole = false;
-        for (std::size_t i = lo + 1; i < hi; ++i) {
-          const std::int64_t gap = start[list[i]] - std::max(start[list[i - 1]] + h.dur[list[i - 1]], ready);
-          if (gap > longest_gap) longest_gap = gap, positions[2] = i;
-          if (!whole && gap >= left[j]) whole = true, positions[3] = i;
-        }
-        std::sort(positions, positions + 4);
-        for (int k = 0; k < 4; ++k) {
-          if (k > 0 && positions[k] == positions[k - 1]) continue;
-          h.rank[u] = r;
-          std::int64_t T = 0;
-          detail::require(h.run(h.next_on_rank(u, r, positions[k]), trial, T),
-                          "ctpipe: stretch_fill's insertion made a cycle (a bug)");
-          const std::int64_t end = trial[u] + left[j];
-          std::int64_t delay = 0;  // the pipeline ops' starts summed (saturating: a tie-break only)
-          for (std::size_t q = 0; q < n_ops; ++q)
-            delay = trial[q] > std::numeric_limits<std::int64_t>::max() - delay
-                        ? std::numeric_limits<std::int64_t>::max()
-                        : delay + trial[q];
-          const bool better = T != best_T ? T < best_T : delay != best_delay ? delay < best_delay : end < best_end;
-          if (better) best_T = T, best_delay = delay, best_end = end, best_r = r, best_p = positions[k];
-        }
-      }
-      h.rank[u] = best_r;
-      std::vector<std::uint32_t>& list = h.lists[static_cast<std::size_t>(best_r)];
-      list.insert(list.begin() + static_cast<std::ptrdiff_t>(best_p), u);
-      detail::require(h.run(h.next_on_rank(), start, out.makespan), "ctpipe: stretch_fill's graph has a cycle (a bug)");
-      out.placed[j] = 1;
-    }
-    return out;
-  };
-
-  // The first pass; while jobs are blocked, passes with one of them moved before its
-  // blockers, the best kept (least time left out, fewest jobs, least makespan).
-  pass best = run_pass(first_order);
-  int passes = 1;
-  std::uint64_t spent = pass_work;
-  std::vector<std::vector<std::uint32_t>> tried{best.order};
-  while (!best.blocked.empty() && passes < limits.passes && spent <= limits.work - pass_work) {
-    std::vector<std::uint32_t> retry;
-    std::vector<std::ptrdiff_t> at(J, 0);  // per job: its place in the best pass's order
-    for (std::size_t i = 0; i < best.order.size(); ++i) at[best.order[i]] = static_cast<std::ptrdiff_t>(i);
-    for (const stretch_blocked& b : best.blocked) {
-      std::ptrdiff_t first = at[b.job];
-      for (const std::uint32_t k : b.by) first = std::min(first, at[k]);
-      std::vector<std::uint32_t> order = best.order;
-      order.erase(order.begin() + at[b.job]);
-      order.insert(order.begin() + first, b.job);
-      if (std::find(tried.begin(), tried.end(), order) == tried.end()) {
-        retry = std::move(order);
-        break;
-      }
-    }
-    if (retry.empty()) break;
-    tried.push_back(retry);
-    pass next = run_pass(std::move(retry));
-    ++passes, spent += pass_work;
-    const bool better = next.left_out != best.left_out               ? next.left_out < best.left_out
-                        : next.blocked.size() != best.blocked.size() ? next.blocked.size() < best.blocked.size()
-                                                                     : next.makespan < best.makespan;
-    if (better) best = std::move(next);
-  }
-  const detail::stretch_graph& h = best.g;
-  const std::vector<std::int64_t>& start = best.start;
-  const std::int64_t makespan = best.makespan;
-
-  // The bound: ops and placed remainders only (the file comment's relaxation).
-  detail::stretch_graph relaxed;
-  relaxed.c = f.c;
-  relaxed.dur.assign(N, 0), relaxed.rank = h.rank;
-  for (std::size_t k = 0; k < n_ops; ++k) relaxed.dur[k] = h.dur[k];
-  for (std::size_t e = 0; e < h.from.size(); ++e) {
-    if (h.from[e] < n_ops && h.to[e] < n_ops) relaxed.add(h.from[e], h.to[e], true);
-  }
-  const auto add_relaxed = [&](detail::stretch_graph& x, std::uint32_t j) {
-    const std::uint32_t u = rem_node[j];
-    const bool pinned = jobs[j].rank != any_rank;
-    x.dur[u] = left[j], x.rank[u] = pinned ? jobs[j].rank : 0;
-    if (jobs[j].after) x.add(node_of(*jobs[j].after), u, pinned);
-    if (jobs[j].before) x.add(u, node_of(*jobs[j].before), pinned);
-  };
-  for (const std::uint32_t j : rems) {
-    if (best.placed[j]) add_relaxed(relaxed, j);
-  }
-  relaxed.lists.assign(static_cast<std::size_t>(f.P), {});
-  for (std::size_t r = 0; r < relaxed.lists.size(); ++r) {
-    for (const std::uint32_t u : h.lists[r]) {
-      if (u < n_ops) relaxed.lists[r].push_back(u);
-    }
-  }
-  // A blocked job is proved left out when its window closes a cycle with the placed ones'.
-  std::vector<std::int64_t> relaxed_start;
-  std::int64_t bound = 0;
-  for (stretch_blocked& b : best.blocked) {
-    detail::stretch_graph with = relaxed;
-    add_relaxed(with, b.job);
-    with.build();
-    b.proved = !with.run(with.next_on_rank(), relaxed_start, bound);
-  }
-  relaxed.build();
-  detail::require(relaxed.run(relaxed.next_on_rank(), relaxed_start, bound),
-                  "ctpipe: stretch_fill's graph has a cycle (a bug)");
-  std::vector<std::int64_t> load(static_cast<std::size_t>(f.P), 0);  // per rank: what must run on it
-  for (std::size_t u = 0; u < n_ops + n_pieces; ++u) load[static_cast<std::size_t>(h.rank[u])] += h.dur[u];
-  for (const std::uint32_t j : rems) {
-    const int only = f.P == 1 ? 0 : jobs[j].rank;
-    if (best.placed[j] && only != any_rank) load[static_cast<std::size_t>(only)] += left[j];
-  }
-  for (const std::int64_t x : load) bound = std::max(bound, x);
-  detail::require(bound <= makespan && f.T <= makespan, "ctpipe: stretch_fill's bound exceeds its makespan (a bug)");
-
-  stretch_result out;
-  out.impossible = std::move(best.impossible);
-  std::sort(out.impossible.begin(), out.impossible.end());
-  out.blocked = std::move(best.blocked);
-  std::sort(out.blocked.begin(), out.blocked.end(),
-            [](const stretch_blocked& a, const stretch_blocked& b) { return a.job < b.job; });
-  out.passes = rems.empty() ? 0 : passes;
-  const auto time = [&](std::int64_t t) { return f.tick * rational{t}; };
-  out.old_makespan = time(f.T), out.makespan = time(makespan), out.stretch = time(makespan - f.T);
-  out.bound = time(bound), out.least = bound == makespan && out.blocked.empty();
-  for (const std::uint32_t j : rems) {
-    const std::uint32_t u = rem_node[j];
-    if (best.placed[j]) out.placed.push_back({j, h.rank[u], time(start[u]), time(start[u] + h.dur[u])});
-  }
-  out.pieces.resize(n_pieces);
-  for (std::size_t q = 0; q < n_pieces; ++q) {
-    const std::size_t u = n_ops + q;
-    out.pieces[q] = {p[q].job, p[q].rank, time(start[u]), time(start[u] + h.dur[u])};
-  }
-  out.op_start.resize(n_ops), out.op_end.resize(n_ops);
-  for (std::size_t k = 0; k < n_ops; ++k) {
-    const std::size_t u = pair_b[k] ? k - 1 : k;
-    out.op_start[k] = time(start[u]), out.op_end[k] = time(start[u] + h.dur[u]);
-  }
-  return out;
+  detail::stretch_planner planner(v, f, jobs, p, fill);
+  planner.check_work(limits);
+  std::uint64_t spent = 0;
+  int passes = 0;
+  detail::stretch_pass best = planner.best_pass(limits, spent, passes);
+  const std::int64_t bound = planner.bound(best);
+  return planner.result(std::move(best), bound, passes);
 }
 
 }  // namespace ctpipe

@@ -26,7 +26,7 @@
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/transfer.hpp"
-#include "ctpipe/plan/fill.hpp"  // detail::op_index
+#include "ctpipe/plan/graph.hpp"
 #include "ctpipe/plan/rebalance.hpp"
 
 namespace ctpipe {
@@ -59,6 +59,82 @@ inline const char* plan_problem(const char* problem) {
     return "ctpipe: lower_moves() takes a plan check_rebalance() accepts: two transfers share a copy channel";
   }
   return "ctpipe: lower_moves() takes a plan check_rebalance() accepts";
+}
+
+/// The place of a copy at `time` on rank r of compute lists `cv` timed by `sim`: how many
+/// of r's ops come before it: every compute op of r that ends by then, but for
+/// zero-length ops at `time` itself (one may wait for this very copy; in list order they
+/// follow every op that lasts and ends there). O(log ops of r).
+inline std::size_t copy_place(schedule_view cv, const simulation& sim, std::size_t r, const rational& time) {
+  std::size_t lo = cv.offsets[r], hi = cv.offsets[r + 1];  // the first op not before the copy
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (sim.end(mid) < time || (sim.end(mid) == time && sim.start(mid) < time)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo - cv.offsets[r];
+}
+
+/// The four copy ops of each move of `moves` (lower_moves()'s doc comment) on compute
+/// lists `cv` timed by `sim`, sorted by rank, place, time, phase, then move. O(n log n).
+inline std::vector<copy_op> copy_ops_of(schedule_view cv, const simulation& sim,
+                                        std::span<const activation_move> moves) {
+  const op_index index(cv);
+  std::vector<copy_op> copies;
+  for (std::size_t i = 0; i < moves.size(); ++i) {
+    const activation_move& mv = moves[i];
+    const std::size_t home = static_cast<std::size_t>(mv.from), host = static_cast<std::size_t>(mv.to);
+    std::uint32_t first_back = index.find(op{op_kind::B, mv.stage, mv.microbatch});
+    if (first_back == 0) first_back = index.find(op{op_kind::I, mv.stage, mv.microbatch});
+    std::size_t latest = first_back - 1 - cv.offsets[home];  // the home's copy back comes before it
+    if (latest > 0 && cv.ops[first_back - 2].kind() == op_kind::overlap_f_b) --latest;  // and before its pair
+    // The home's copy out comes after its F (a zero-length pair word, t_fb = 0, ends at
+    // the copy's start: the copy waits for it, never the other way round), and after a
+    // pair's B word.
+    const std::uint32_t f = index.find(op{op_kind::F, mv.stage, mv.microbatch});
+    const std::size_t earliest = f - cv.offsets[home] + (cv.ops[f - 1].kind() == op_kind::overlap_f_b ? 1 : 0);
+    const op out_send{op_kind::send_act, mv.stage, mv.microbatch}, out_recv{op_kind::recv_act, mv.stage, mv.microbatch};
+    copies.push_back({home, std::max(copy_place(cv, sim, home, mv.send), earliest), mv.send, 0, i, out_send});
+    copies.push_back({host, copy_place(cv, sim, host, mv.send), mv.send, 0, i, out_recv});
+    copies.push_back({host, copy_place(cv, sim, host, mv.back), mv.back, 1, i, out_send});
+    copies.push_back({home, std::min(copy_place(cv, sim, home, mv.back), latest), mv.back, 1, i, out_recv});
+  }
+  std::sort(copies.begin(), copies.end(), [](const copy_op& a, const copy_op& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.position != b.position) return a.position < b.position;
+    if (a.time != b.time) return a.time < b.time;
+    return a.phase != b.phase ? a.phase < b.phase : a.move < b.move;
+  });
+  return copies;
+}
+
+/// Lowered lists `lowered` with `copies` (copy_ops_of()'s, sorted) written in: each after
+/// that many compute ops of its rank (transfers not counted), before the transfers that
+/// follow them. Shapes: `lowered.size() + copies.size()` ops, CSR. Linear.
+inline schedule with_copies(schedule_view lowered, const std::vector<copy_op>& copies) {
+  schedule out{lowered.shape, lowered.size() + copies.size()};
+  std::span<op> ops = out.ops();
+  std::span<std::uint32_t> offsets = out.offsets();
+  std::size_t w = 0, next = 0;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(lowered.shape.P); ++r) {
+    std::size_t seen = 0;  // compute ops of r written so far
+    const auto copies_here = [&] {
+      for (; next < copies.size() && copies[next].rank == r && copies[next].position == seen; ++next)
+        ops[w++] = copies[next].what;
+    };
+    copies_here();
+    for (const op o : lowered.rank(static_cast<int>(r))) {
+      ops[w++] = o;
+      if (is_transfer(o.kind())) continue;
+      ++seen;
+      copies_here();
+    }
+    offsets[r + 1] = static_cast<std::uint32_t>(w);
+  }
+  return out;
 }
 
 }  // namespace detail
@@ -97,67 +173,7 @@ inline schedule lower_moves(schedule_view lowered, const costs& c, std::span<con
   const rebalance_check replay = check_rebalance(cv, c, moves, rational{1}, scale);
   detail::require(replay.problem == nullptr, detail::plan_problem(replay.problem));
   const simulation sim = simulate(cv, c, scale);
-  const detail::op_index index(cv);
-  // The place of a copy at `time` on rank r: after every compute op of r that ends by
-  // then, but for zero-length ops at `time` itself (one may wait for this very copy; in
-  // list order they follow every op that lasts and ends there).
-  const auto place = [&](std::size_t r, const rational& time) {
-    std::size_t lo = cv.offsets[r], hi = cv.offsets[r + 1];  // the first op not before the copy
-    while (lo < hi) {
-      const std::size_t mid = (lo + hi) / 2;
-      if (sim.end(mid) < time || (sim.end(mid) == time && sim.start(mid) < time)) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo - cv.offsets[r];
-  };
-  std::vector<detail::copy_op> copies;
-  for (std::size_t i = 0; i < moves.size(); ++i) {
-    const activation_move& mv = moves[i];
-    const std::size_t home = static_cast<std::size_t>(mv.from), host = static_cast<std::size_t>(mv.to);
-    std::uint32_t first_back = index.find(op{op_kind::B, mv.stage, mv.microbatch});
-    if (first_back == 0) first_back = index.find(op{op_kind::I, mv.stage, mv.microbatch});
-    std::size_t latest = first_back - 1 - cv.offsets[home];  // the home's copy back comes before it
-    if (latest > 0 && cv.ops[first_back - 2].kind() == op_kind::overlap_f_b) --latest;  // and before its pair
-    // The home's copy out comes after its F (a zero-length pair word, t_fb = 0, ends at
-    // the copy's start: the copy waits for it, never the other way round), and after a
-    // pair's B word.
-    const std::uint32_t f = index.find(op{op_kind::F, mv.stage, mv.microbatch});
-    const std::size_t earliest = f - cv.offsets[home] + (cv.ops[f - 1].kind() == op_kind::overlap_f_b ? 1 : 0);
-    const op out_send{op_kind::send_act, mv.stage, mv.microbatch}, out_recv{op_kind::recv_act, mv.stage, mv.microbatch};
-    copies.push_back({home, std::max(place(home, mv.send), earliest), mv.send, 0, i, out_send});
-    copies.push_back({host, place(host, mv.send), mv.send, 0, i, out_recv});
-    copies.push_back({host, place(host, mv.back), mv.back, 1, i, out_send});
-    copies.push_back({home, std::min(place(home, mv.back), latest), mv.back, 1, i, out_recv});
-  }
-  std::sort(copies.begin(), copies.end(), [](const detail::copy_op& a, const detail::copy_op& b) {
-    if (a.rank != b.rank) return a.rank < b.rank;
-    if (a.position != b.position) return a.position < b.position;
-    if (a.time != b.time) return a.time < b.time;
-    return a.phase != b.phase ? a.phase < b.phase : a.move < b.move;
-  });
-  schedule out{lowered.shape, lowered.size() + copies.size()};
-  std::span<op> ops = out.ops();
-  std::span<std::uint32_t> offsets = out.offsets();
-  std::size_t w = 0, next = 0;
-  for (std::size_t r = 0; r < static_cast<std::size_t>(lowered.shape.P); ++r) {
-    std::size_t seen = 0;  // compute ops of r written so far
-    const auto copies_here = [&] {
-      for (; next < copies.size() && copies[next].rank == r && copies[next].position == seen; ++next)
-        ops[w++] = copies[next].what;
-    };
-    copies_here();
-    for (const op o : lowered.rank(static_cast<int>(r))) {
-      ops[w++] = o;
-      if (is_transfer(o.kind())) continue;
-      ++seen;
-      copies_here();
-    }
-    offsets[r + 1] = static_cast<std::uint32_t>(w);
-  }
-  return out;
+  return detail::with_copies(lowered, detail::copy_ops_of(cv, sim, moves));
 }
 
 /// The moves an execution of lists with activation copies ran (lower_moves()'s, or any

@@ -18,7 +18,7 @@
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
-#include "ctpipe/plan/fill.hpp"  // detail::op_index
+#include "ctpipe/plan/graph.hpp"
 
 namespace ctpipe {
 
@@ -58,7 +58,7 @@ constexpr bool event_before(const memory_event& a, const memory_event& b) {
 constexpr buffer<memory_event> memory_events(schedule_view v, const simulation& sim, rational gamma,
                                              buffer<int>& ranks) {
   const std::int64_t q = gamma.den, p = gamma.num;
-  const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};
+  const std::int64_t delta[16] = {q, -q, p - q, -p, 0, 0, 0, 0, q};  // per kind code (core/engine.hpp)
   buffer<memory_event> out(v.size());
   ranks = buffer<int>(v.size());
   for (int r = 0; r < v.shape.P; ++r) {
@@ -448,11 +448,12 @@ inline rebalance_check check_rebalance(schedule_view v, const simulation& sim, r
   const detail::op_index index(v);
   const std::size_t P = static_cast<std::size_t>(v.shape.P);
   std::vector<std::vector<std::pair<rational, rational>>> events(P), out_ch(P), in_ch(P);  // (time, delta) / intervals
-  const rational delta[4] = {rational{1}, rational{-1}, gamma - rational{1}, -gamma};
+  const rational delta[4] = {rational{1}, rational{-1}, gamma - rational{1}, -gamma};      // per kind code F, B, I, W
   for (std::size_t r = 0; r < P; ++r) {
     for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
-      const int kind = v.ops[k].kind() == op_kind::overlap_f_b ? 0 : static_cast<int>(v.ops[k].kind());
-      if (kind <= 3) events[r].push_back({kind == 0 ? sim.start(k) : sim.end(k), delta[kind]});
+      const std::uint32_t kind = detail::op_index::code_of(v.ops[k]);  // a pair word as its F
+      if (kind <= detail::code_w)
+        events[r].push_back({kind == detail::code_f ? sim.start(k) : sim.end(k), delta[kind]});
     }
   }
   rebalance_check out;
@@ -608,50 +609,155 @@ namespace detail {
 /// (ticks), else as §2 says: at the latest of the end of the op ahead of it on its rank
 /// and its inputs' ends (+ `latency` across ranks), which `ready` receives (per op: the
 /// start it would have without its own hold). `dur`: each op's length; an overlapped
-/// pair's B word starts with its word. Kahn's order over the edges fill.hpp's
-/// add_op_edges() states (docs/spec.md §2 restated). Linear.
+/// pair's B word starts with its word. The op graph of graph.hpp (its dependency edges
+/// and each rank's order) run by earliest_starts(). Linear.
 inline std::vector<std::int64_t> held_starts(schedule_view v, const op_index& index, const buffer<int>& ranks,
                                              const buffer<std::uint8_t>& pair_b, std::int64_t latency,
                                              const std::vector<std::int64_t>& dur,
                                              const std::vector<std::int64_t>& hold, std::vector<std::int64_t>& ready) {
   const std::size_t n = v.size();
-  fill_graph g(5 * n + 1);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (!pair_b[k]) add_op_edges(v, index, ranks, pair_b, latency, k, g);
-  }
-  for (int r = 0; r < v.shape.P; ++r) {
-    std::uint32_t prev = 0;  // node + 1
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
-      if (pair_b[k]) continue;
-      if (prev != 0) g.add(prev - 1, k, 0);
-      prev = k + 1;
-    }
-  }
-  std::vector<std::uint32_t> first(n + 1, 0), next(g.edges), pending(n, 0), queue;
-  for (std::size_t e = 0; e < g.edges; ++e) ++first[g.from[e] + 1], ++pending[g.to[e]];
-  for (std::size_t u = 0; u < n; ++u) first[u + 1] += first[u];
-  std::vector<std::uint32_t> at(first.begin(), first.end() - 1);
-  for (std::size_t e = 0; e < g.edges; ++e) next[at[g.from[e]]++] = static_cast<std::uint32_t>(e);
+  op_edges g(5 * n + 1);
+  add_dependency_edges(v, index, ranks, pair_b, latency, g);
+  add_rank_order_edges(v, pair_b, g);
   std::vector<std::int64_t> start(n, 0);
   ready.assign(n, 0);
-  for (std::size_t u = 0; u < n; ++u) {
-    if (pending[u] == 0 && !pair_b[u]) queue.push_back(static_cast<std::uint32_t>(u));
-  }
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    const std::uint32_t u = queue[head];
-    start[u] = std::max(ready[u], hold[u]);
-    const std::int64_t end = rational::add(start[u], dur[u]);  // overflow-checked: holds may push times late
-    for (std::uint32_t e = first[u]; e < first[u + 1]; ++e) {
-      const std::uint32_t w = g.to[next[e]];
-      ready[w] = std::max(ready[w], rational::add(end, g.lat[next[e]]));
-      if (--pending[w] == 0) queue.push_back(w);
-    }
-  }
+  earliest_starts(timed_graph(g, n, dur.data(), hold.data(), pair_b), start, ready);
   for (std::size_t k = 1; k < n; ++k) {
     if (pair_b[k]) start[k] = start[k - 1], ready[k] = ready[k - 1];
   }
   return start;
 }
+
+/// least_delay()'s search (its doc comment) on schedule `v`: the timeline without delay
+/// (`base`), the ticks of the copies (`den`: the timeline's tick refined to divide t_move;
+/// `move`, `latency` in them), per op its length and its hold (ticks), the ops held in the
+/// order first held, and the op graph's facts (graph.hpp). Run time.
+struct delay_search {
+  schedule_view v;
+  const costs& c;
+  std::vector<rational> cap;  ///< per rank (P entries), chunks
+  rational gamma;
+  rebalance_pairing pairing;
+  simulation base;
+  std::int64_t den = 1, factor = 1, move = 0, latency = 0, serial = 0;
+  rational tick{1};
+  op_index index;
+  buffer<int> ranks;
+  buffer<std::uint8_t> pair_b;
+  std::vector<std::int64_t> dur, hold, ready;
+  std::vector<std::size_t> held;  ///< ops held, in the order first held
+
+  delay_search(schedule_view view, const costs& costs_, std::vector<rational> capacity, rational gamma_,
+               rebalance_pairing pairing_, const cost_scale& scale)
+      : v(view), c(costs_), cap(std::move(capacity)), gamma(gamma_), pairing(pairing_), base(simulate(v, c, scale)) {}
+
+  /// The ticks, lengths and the serial run's length (past it the greedy gives up);
+  /// rational overflow where times with t_move leave 64 bits.
+  void prepare() {
+    const std::size_t n = v.size();
+    den = lcm(base.tick().den, c.move.den), factor = den / base.tick().den;
+    rational::mul(rational::add(base.makespan_ticks(), 1), factor);
+    tick = rational{1, den};
+    move = (c.move * rational{den}).num;
+    index = op_index(v), ranks = op_ranks(v), pair_b = pair_b_words(v);
+    dur.assign(n, 0), hold.assign(n, 0);
+    for (std::size_t k = 0; k < n; ++k) dur[k] = (base.end_ticks(k) - base.start_ticks(k)) * factor;
+    latency = (c.c * rational{den}).num;  // t_c in ticks (den counts t_c's denominator)
+    // A run where every op waits for all ops before it lasts at most every op's length
+    // plus t_c each.
+    for (std::size_t k = 0; k < n; ++k) serial = rational::add(serial, rational::add(dur[k], latency));
+    rational::add(rational::add(serial, rational::mul(move, 4)), 1);  // every time below stays within 64 bits
+  }
+
+  /// The default budget (`max_rounds` <= 0): 4 plannings per forward of the rank with
+  /// the most, and 64, at most 2^22 ops re-simulated over all rounds.
+  int budget(int max_rounds) const {
+    std::size_t most_forwards = 0;  // forwards (and pair words) of the rank with the most
+    for (int r = 0; r < v.shape.P; ++r) {
+      std::size_t f = 0;
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k)
+        f += v.ops[k].kind() == op_kind::F || v.ops[k].kind() == op_kind::overlap_f_b;
+      most_forwards = std::max(most_forwards, f);
+    }
+    const std::size_t by_work = std::max<std::size_t>(64, (std::size_t{1} << 22) / std::max<std::size_t>(v.size(), 1));
+    return max_rounds > 0 ? max_rounds : static_cast<int>(std::min(4 * most_forwards + 64, by_work));
+  }
+
+  /// The start (ticks of `sim`) of the first backward of op k's activation.
+  std::int64_t backward_start(const simulation& sim, std::size_t k) const {
+    const op o = v.ops[k];
+    const std::uint32_t b = index.find(op{op_kind::B, o.stage(), o.microbatch()});
+    const std::uint32_t first_back = b != 0 ? b : index.find(op{op_kind::I, o.stage(), o.microbatch()});
+    return first_back != 0 ? sim.start_ticks(first_back - 1) : sim.makespan_ticks();
+  }
+
+  /// The found plan `mp` on timeline `sim` into `out`, replayed by check_rebalance().
+  void found(rebalance_delay& out, simulation sim, const move_planning& mp) const {
+    out.found = true, out.stuck_rank = -1, out.stuck_at = rational{0};  // stuck places of earlier rounds are moot
+    out.moves = mp.moves();
+    const rebalance_check replay = check_rebalance(v, sim, c.move, out.moves, gamma);
+    require(replay.problem == nullptr, "ctpipe: least_delay's replay rejected its own plan (a bug)");
+    for (std::size_t r = 0; r < cap.size(); ++r)
+      require(replay.peak[r] <= cap[r], "ctpipe: least_delay's replay rejected its own plan (a bug)");
+    out.peak_after = replay.peak, out.channel_busy = replay.channel_busy;
+    out.makespan = sim.makespan(), out.delay = sim.makespan() - base.makespan();
+    for (const std::size_t k : held) {  // the holds that bind: the forward would start earlier without its own
+      if (hold[k] > ready[k]) out.waits.push_back({v.ops[k], ranks[k], base.start(k), sim.start(k)});
+    }
+    out.timeline = std::move(sim);
+  }
+
+  /// The forward of rank r that allocated last at or before t and is still live at t
+  /// (`v.size()` when none).
+  std::size_t blamed(int r, std::int64_t t, const std::vector<std::int64_t>& start, const simulation& sim) const {
+    std::size_t out = v.size();
+    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      const op_kind kind = v.ops[k].kind();
+      if ((kind == op_kind::F || kind == op_kind::overlap_f_b) && start[k] <= t && backward_start(sim, k) > t) {
+        if (out == v.size() || start[k] >= start[out]) out = k;
+      }
+    }
+    return out;
+  }
+
+  /// The next instant after `after` at which room can appear: a compute op's end (any
+  /// rank), or t_move after one; INT64_MAX when none.
+  std::int64_t next_room(std::int64_t after, const std::vector<std::int64_t>& start) const {
+    std::int64_t next = INT64_MAX;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (dur[k] == 0) continue;
+      const std::int64_t e = start[k] + dur[k];
+      if (e > after) next = std::min(next, e);
+      if (e + move > after) next = std::min(next, e + move);
+    }
+    return next;
+  }
+
+  /// One round: re-simulate with the holds, plan, and either finish `out` (found, or
+  /// `why_not`; returns true) or hold one more forward back (returns false).
+  bool round(rebalance_delay& out) {
+    const std::vector<std::int64_t> start = held_starts(v, index, ranks, pair_b, latency, dur, hold, ready);
+    simulation sim = base.delayed(v, tick, start);
+    if (sim.makespan_ticks() > serial)
+      return out.why_not = "the delay passed a serial run's length (every op's length and t_c, one after another)",
+             true;
+    const move_planning mp = plan_moves(v, sim, c.move, cap, gamma, pairing);
+    if (mp.done) return found(out, std::move(sim), mp), true;
+    // mp's ticks are sim's tick refined by t_move's denominator: already `den`.
+    const int r = mp.planner.stuck_rank;
+    const std::int64_t t = mp.planner.stuck_at;
+    out.stuck_rank = r, out.stuck_at = tick * rational{t};
+    if (v.shape.P == 1)  // a rank's own level at a forward's start is its order's, whenever it starts
+      return out.why_not = "one rank: no other rank to take an activation, and waiting frees nothing", true;
+    const std::size_t k = blamed(r, t, start, sim);
+    if (k == v.size()) return out.why_not = "no forward to hold back where the planner is stuck", true;
+    const std::int64_t next = next_room(start[k], start);
+    if (next == INT64_MAX) return out.why_not = "no later instant at which room can appear", true;
+    if (hold[k] == 0) held.push_back(k);
+    hold[k] = next;
+    return false;
+  }
+};
 
 }  // namespace detail
 
@@ -697,113 +803,23 @@ inline rebalance_delay least_delay(schedule_view v, const costs& c, std::span<co
                                    rational gamma = rational{1}, rebalance_pairing pairing = rebalance_pairing::any,
                                    const cost_scale& scale = {}, int max_rounds = 0) {
   check_gamma(gamma);
-  const std::size_t P = static_cast<std::size_t>(v.shape.P), n = v.size();
+  const std::size_t P = static_cast<std::size_t>(v.shape.P);
   detail::require(capacity.size() == 1 || capacity.size() == P,
                   "ctpipe: rebalance takes one capacity per rank (P of them) or one for all");
   for (const rational x : capacity) detail::require(x >= rational{0}, "ctpipe: a capacity must be >= 0");
   std::vector<rational> cap;
   for (std::size_t r = 0; r < P; ++r) cap.push_back(capacity[capacity.size() == 1 ? 0 : r]);
-  const simulation base = simulate(v, c, scale);
+  detail::delay_search search(v, c, std::move(cap), gamma, pairing, scale);
   rebalance_delay out;
-  if (std::any_of(cap.begin(), cap.end(), [](rational x) { return x < rational{1}; })) {
+  if (std::any_of(search.cap.begin(), search.cap.end(), [](rational x) { return x < rational{1}; })) {
     out.why_not = "a capacity under one chunk: a forward holds its own activation";
     return out;
   }
-  // Ticks fine enough for the copies: the timeline's tick refined to divide t_move.
-  const std::int64_t den = detail::lcm(base.tick().den, c.move.den), factor = den / base.tick().den;
-  rational::mul(rational::add(base.makespan_ticks(), 1), factor);
-  const rational tick{1, den};
-  const std::int64_t move = (c.move * rational{den}).num;
-  const detail::op_index index(v);
-  const detail::buffer<int> ranks = detail::op_ranks(v);
-  detail::buffer<std::uint8_t> pair_b(n);
-  for (std::size_t k = 1; k < n; ++k) pair_b[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
-  std::vector<std::int64_t> dur(n), hold(n, 0);
-  for (std::size_t k = 0; k < n; ++k) dur[k] = (base.end_ticks(k) - base.start_ticks(k)) * factor;
-  const std::int64_t latency = (c.c * rational{den}).num;  // t_c in ticks (den counts t_c's denominator)
-  const auto backward_start = [&](const simulation& sim, std::size_t k) {  // first backward of op k's activation
-    const op o = v.ops[k];
-    const std::uint32_t b = index.find(op{op_kind::B, o.stage(), o.microbatch()});
-    const std::uint32_t first_back = b != 0 ? b : index.find(op{op_kind::I, o.stage(), o.microbatch()});
-    return first_back != 0 ? sim.start_ticks(first_back - 1) : sim.makespan_ticks();
-  };
-  std::size_t most_forwards = 0;  // forwards (and pair words) of the rank with the most
-  for (int r = 0; r < v.shape.P; ++r) {
-    std::size_t f = 0;
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k)
-      f += v.ops[k].kind() == op_kind::F || v.ops[k].kind() == op_kind::overlap_f_b;
-    most_forwards = std::max(most_forwards, f);
-  }
-  // The default budget: 4 plannings per forward of the rank with the most, and 64, at
-  // most 2^22 ops re-simulated over all rounds (each round is linear and more).
-  const std::size_t by_work = std::max<std::size_t>(64, (std::size_t{1} << 22) / std::max<std::size_t>(n, 1));
-  const int budget = max_rounds > 0 ? max_rounds : static_cast<int>(std::min(4 * most_forwards + 64, by_work));
-  // A run where every op waits for all ops before it lasts at most every op's length
-  // plus t_c each: past that the greedy gives up.
-  std::int64_t serial = 0;
-  for (std::size_t k = 0; k < n; ++k) serial = rational::add(serial, rational::add(dur[k], latency));
-  rational::add(rational::add(serial, rational::mul(move, 4)), 1);  // every time below stays within 64 bits, with moves
-  std::vector<std::size_t> held;                                    // ops held, in the order first held
-  std::vector<std::int64_t> ready;
+  search.prepare();
+  const int budget = search.budget(max_rounds);
   while (out.rounds < budget) {
     ++out.rounds;
-    const std::vector<std::int64_t> start = detail::held_starts(v, index, ranks, pair_b, latency, dur, hold, ready);
-    simulation sim = base.delayed(v, tick, start);
-    if (sim.makespan_ticks() > serial) {
-      out.why_not = "the delay passed a serial run's length (every op's length and t_c, one after another)";
-      return out;
-    }
-    const detail::move_planning mp = detail::plan_moves(v, sim, c.move, cap, gamma, pairing);
-    if (mp.done) {
-      out.found = true, out.stuck_rank = -1, out.stuck_at = rational{0};  // stuck places of earlier rounds are moot
-      out.moves = mp.moves();
-      const rebalance_check replay = check_rebalance(v, sim, c.move, out.moves, gamma);
-      detail::require(replay.problem == nullptr, "ctpipe: least_delay's replay rejected its own plan (a bug)");
-      for (std::size_t r = 0; r < P; ++r)
-        detail::require(replay.peak[r] <= cap[r], "ctpipe: least_delay's replay rejected its own plan (a bug)");
-      out.peak_after = replay.peak, out.channel_busy = replay.channel_busy;
-      out.makespan = sim.makespan(), out.delay = sim.makespan() - base.makespan();
-      for (const std::size_t k : held) {  // the holds that bind: the forward would start earlier without its own
-        if (hold[k] > ready[k]) out.waits.push_back({v.ops[k], ranks[k], base.start(k), sim.start(k)});
-      }
-      out.timeline = std::move(sim);
-      return out;
-    }
-    // mp's ticks are sim's tick refined by t_move's denominator: already `den`.
-    const int r = mp.planner.stuck_rank;
-    const std::int64_t t = mp.planner.stuck_at;
-    out.stuck_rank = r, out.stuck_at = tick * rational{t};
-    if (P == 1) {  // a rank's own level at a forward's start is its order's, whenever it starts
-      out.why_not = "one rank: no other rank to take an activation, and waiting frees nothing";
-      return out;
-    }
-    // Hold the stuck rank's latest allocation still live at t.
-    std::size_t blamed = n;
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
-      const op_kind kind = v.ops[k].kind();
-      if ((kind == op_kind::F || kind == op_kind::overlap_f_b) && start[k] <= t && backward_start(sim, k) > t) {
-        if (blamed == n || start[k] >= start[blamed]) blamed = k;
-      }
-    }
-    if (blamed == n) {
-      out.why_not = "no forward to hold back where the planner is stuck";
-      return out;
-    }
-    // The next instant after its start at which room can appear: a compute op's end
-    // (any rank), or t_move after one.
-    std::int64_t next = INT64_MAX;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (dur[k] == 0) continue;
-      const std::int64_t e = start[k] + dur[k];
-      if (e > start[blamed]) next = std::min(next, e);
-      if (e + move > start[blamed]) next = std::min(next, e + move);
-    }
-    if (next == INT64_MAX) {
-      out.why_not = "no later instant at which room can appear";
-      return out;
-    }
-    if (hold[blamed] == 0) held.push_back(blamed);
-    hold[blamed] = next;
+    if (search.round(out)) return out;
   }
   out.why_not = "the planning budget (max_rounds) is spent";
   return out;

@@ -19,6 +19,7 @@
 #include <span>
 
 #include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/engine.hpp"
 #include "ctpipe/core/op.hpp"
 
 namespace ctpipe {
@@ -76,9 +77,9 @@ class zbv_greedy {
                        const v_greedy_rules& rules, const std::int64_t* approved)
       : P_(P),
         m_(m),
-        cost_{tf, ti, tw},
+        cost_{tf, 0, ti, tw},
         tc_(tc),
-        mem_{mf, mi, mw},
+        mem_{mf, 0, mi, mw},
         cap_(cap),
         approved_(approved),
         rules_(rules),
@@ -119,7 +120,7 @@ class zbv_greedy {
     return ops_.span().subspan(static_cast<std::size_t>(6 * r * m_), static_cast<std::size_t>(written_[r]));
   }
   /// The largest per-rank span (ticks): the worst bubble plus a rank's work.
-  constexpr std::int64_t span() const { return worst_ + 2 * m_ * (cost_[0] + cost_[1] + cost_[2]); }
+  constexpr std::int64_t span() const { return worst_ + 2 * m_ * (cost_[code_f] + cost_[code_i] + cost_[code_w]); }
   /// Every rank's bubble (P of them, ticks: its span minus its work), for the next
   /// round's `approved`.
   constexpr const std::int64_t* bubbles() const { return bubble_; }
@@ -133,27 +134,26 @@ class zbv_greedy {
     return top - bubble_[r];
   }
 
-  /// Writes an op of kind k (0 F, 1 I, 2 W) of chunk c, micro-batch j on rank r: it ends
-  /// at max(end + cost, ready + cost), ready being its input's arrival (its end plus
-  /// t_c; -1 when it has no input on another rank).
-  constexpr void write(int r, int k, int c, int j, std::int64_t ready) {
-    const std::int64_t packed = end_[r] + cost_[k];
-    const std::int64_t t = ready >= 0 && ready + cost_[k] > packed ? ready + cost_[k] : packed;
+  /// Writes an op of kind code K (kind_code: code_f, code_i or code_w) of chunk c,
+  /// micro-batch j on rank r: it ends at max(end + cost, ready + cost), ready being its
+  /// input's arrival (its end plus t_c; -1 when it has no input on another rank).
+  template <std::uint32_t K>
+  constexpr void write(int r, int c, int j, std::int64_t ready) {
+    const std::int64_t packed = end_[r] + cost_[K];
+    const std::int64_t t = ready >= 0 && ready + cost_[K] > packed ? ready + cost_[K] : packed;
     if (nf_[2 * r] > 0) bubble_[r] += t - packed, worst_ = bubble_[r] > worst_ ? bubble_[r] : worst_;
     end_[r] = t;
-    level_[r] += mem_[k];
+    level_[r] += mem_[K];
     ok_ = ok_ && level_[r] <= cap_[r];
-    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] = make_op(k == 0   ? op_kind::F
-                                                                         : k == 1 ? op_kind::I
-                                                                                  : op_kind::W,
-                                                                         c == 0 ? r : 2 * P_ - 1 - r, j);
+    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] =
+        make_op(static_cast<op_kind>(K), c == 0 ? r : 2 * P_ - 1 - r, j);
   }
   /// Rank r's oldest pending W.
   constexpr void put_w(int r) {
     if (nw_[r] >= ni_[2 * r] + ni_[2 * r + 1]) return static_cast<void>(ok_ = false);
     const int code = queue_[2 * r * m_ + nw_[r]++];
     const int c = code % 2, j = code / 2;
-    write(r, 2, c, j, -1);
+    write<code_w>(r, c, j, -1);
     if (r == P_ - 1 && c == 0 && j == m_ - 1) last_w_end_ = end_[r];
   }
   /// Rank r's next F of chunk c; its input (the previous stage's F, on rank r - 1 for
@@ -166,7 +166,7 @@ class zbv_greedy {
     const bool remote = from >= 0 && from < P_;
     const std::int64_t input = remote ? f_end_[(2 * from + c) * m_ + j] : 0;
     if (input < 0) return static_cast<void>(ok_ = false);
-    write(r, 0, c, j, remote ? input + tc_ : -1);
+    write<code_f>(r, c, j, remote ? input + tc_ : -1);
     f_end_[(2 * r + c) * m_ + j] = end_[r];
     ++nf_[2 * r + c];
   }
@@ -181,7 +181,7 @@ class zbv_greedy {
     const bool remote = from >= 0 && from < P_;
     const std::int64_t input = remote ? i_end_[(2 * from + c) * m_ + j] : 0;
     if (input < 0) return static_cast<void>(ok_ = false);
-    write(r, 1, c, j, remote ? input + tc_ : -1);
+    write<code_i>(r, c, j, remote ? input + tc_ : -1);
     i_end_[(2 * r + c) * m_ + j] = end_[r];
     queue_[2 * r * m_ + ni_[2 * r] + ni_[2 * r + 1]] = 2 * j + c;
     ++ni_[2 * r + c];
@@ -194,7 +194,7 @@ class zbv_greedy {
   constexpr void fill_gap(int r, bool has_input, std::int64_t input_end, bool fill) {
     int pending = ni_[2 * r] + ni_[2 * r + 1] - nw_[r];
     if (has_input) {
-      for (; ok_ && pending > rules_.w_reserve && pending > 0 && input_end + tc_ >= end_[r] + cost_[2]; --pending)
+      for (; ok_ && pending > rules_.w_reserve && pending > 0 && input_end + tc_ >= end_[r] + cost_[code_w]; --pending)
         put_w(r);
     }
     const std::int64_t seen = has_input ? input_end : last_w_end_;  // the authors' end_time[-1] when there is no input
@@ -207,8 +207,8 @@ class zbv_greedy {
     for (int r = P_ - 1; r >= 0 && ok_; --r) {
       if (r + 1 < P_) {
         const std::int64_t arrives = f_end_[(2 * (r + 1) + 1) * m_] + tc_;
-        const std::int64_t keep_free = mem_[0] * (2 + 2 * static_cast<std::int64_t>(r) - rules_.warmup_offset);
-        while (ok_ && level_[r] + keep_free <= cap_[r] && end_[r] + cost_[0] <= arrives && nf_[2 * r] < m_) {
+        const std::int64_t keep_free = mem_[code_f] * (2 + 2 * static_cast<std::int64_t>(r) - rules_.warmup_offset);
+        while (ok_ && level_[r] + keep_free <= cap_[r] && end_[r] + cost_[code_f] <= arrives && nf_[2 * r] < m_) {
           for (int q = 0; q <= r && ok_; ++q) {
             if (nf_[2 * q] < m_) put_f(q, 0);
           }
@@ -262,7 +262,7 @@ class zbv_greedy {
         c = 0;
       }
       if (c < 0) continue;
-      while (ok_ && level_[r] + mem_[0] > cap_[r]) put_w(r);
+      while (ok_ && level_[r] + mem_[code_f] > cap_[r]) put_w(r);
       const int from = c == 0 ? r - 1 : r + 1;
       const bool has_input = from >= 0 && from < P_;
       fill_gap(r, has_input, has_input ? f_end_[(2 * from + c) * m_ + nf_[2 * r + c]] : -1, rules_.fill_before_f);
@@ -271,9 +271,9 @@ class zbv_greedy {
   }
 
   int P_, m_;
-  std::int64_t cost_[3];
+  std::int64_t cost_[4];  // per kind code (code_b unused)
   std::int64_t tc_;
-  std::int64_t mem_[3];
+  std::int64_t mem_[4];           // per kind code (code_b unused)
   const std::int64_t* cap_;       // per rank
   const std::int64_t* approved_;  // per rank, or null
   std::int64_t top_approved_ = -1;
@@ -313,9 +313,9 @@ class v_list_scheduler {
                              bool wait_for_input)
       : P_(P),
         m_(m),
-        cost_{tf, ti, tw},
+        cost_{tf, 0, ti, tw},
         tc_(tc),
-        mem_{mf, mi, mw},
+        mem_{mf, 0, mi, mw},
         cap_(cap),
         priority_(priority),
         wait_(wait_for_input),
@@ -385,11 +385,11 @@ class v_list_scheduler {
     }
   }
 
-  /// When rank r's next op of kind k (0 F, 1 I) of chunk c can start as far as its input
+  /// When rank r's next op of kind code k (code_f or code_i) of chunk c can start as far as its input
   /// goes: the input's arrival, 0 when it has none on another rank and its own input has
   /// run, -1 when that input has not run (or nothing is left).
-  constexpr std::int64_t arrival(int r, int k, int c) const {
-    if (k == 0) {
+  constexpr std::int64_t arrival(int r, std::uint32_t k, int c) const {
+    if (k == code_f) {
       const int j = nf_[2 * r + c];
       if (j >= m_ || (c == 1 && j >= nf_[2 * r])) return -1;
       const int from = c == 0 ? r - 1 : r + 1;
@@ -410,20 +410,23 @@ class v_list_scheduler {
   /// Rank r falls free: runs one op (returns 1), or waits (returns 0).
   constexpr int decide(int r) {
     const std::int64_t t = free_[r];
-    // candidates in priority order: (kind, chunk)
-    constexpr int orders[3][4][2] = {
-        {{1, 0}, {1, 1}, {0, 1}, {0, 0}}, {{0, 1}, {0, 0}, {1, 0}, {1, 1}}, {{1, 1}, {1, 0}, {0, 1}, {0, 0}}};
+    // candidates in priority order: (kind code, chunk)
+    constexpr std::uint32_t orders[3][4][2] = {{{code_i, 0}, {code_i, 1}, {code_f, 1}, {code_f, 0}},
+                                               {{code_f, 1}, {code_f, 0}, {code_i, 0}, {code_i, 1}},
+                                               {{code_i, 1}, {code_i, 0}, {code_f, 1}, {code_f, 0}}};
     std::int64_t next = -1;  // the earliest known arrival after t
     for (const auto& kc : orders[priority_]) {
-      const std::int64_t a = arrival(r, kc[0], kc[1]);
+      const int c = static_cast<int>(kc[1]);
+      const std::int64_t a = arrival(r, kc[0], c);
       if (a < 0) continue;
-      const bool room = kc[0] != 0 || kc[1] != 0 || level_[r] + mem_[0] * (2 + nf_[2 * r] - nf_[2 * r + 1]) <= cap_[r];
+      const bool room =
+          kc[0] != code_f || c != 0 || level_[r] + mem_[code_f] * (2 + nf_[2 * r] - nf_[2 * r + 1]) <= cap_[r];
       if (!room) continue;
-      if (a <= t) return run_op(r, kc[0], kc[1], t), 1;
+      if (a <= t) return run_op(r, kc[0], c, t), 1;
       next = next < 0 || a < next ? a : next;
     }
     const bool pending = nw_[r] < ni_[2 * r] + ni_[2 * r + 1];
-    if (pending && (!wait_ || next < 0 || t + cost_[2] <= next)) return run_op(r, 2, 0, t), 1;
+    if (pending && (!wait_ || next < 0 || t + cost_[code_w] <= next)) return run_op(r, code_w, 0, t), 1;
     if (next >= 0) {
       free_[r] = next;
       push(next, r);
@@ -432,29 +435,28 @@ class v_list_scheduler {
     }
     return 0;
   }
-  /// Runs rank r's next op of kind k (0 F, 1 I, 2 W: the oldest pending) of chunk c at
+  /// Runs rank r's next op of kind code k (code_f, code_i, or code_w: the oldest pending) of chunk c at
   /// time `at` or when its input arrives, then wakes the ranks it feeds.
-  constexpr void run_op(int r, int k, int c, std::int64_t at) {
+  constexpr void run_op(int r, std::uint32_t k, int c, std::int64_t at) {
     int j = 0;
-    if (k == 2) {
+    if (k == code_w) {
       const int code = queue_[2 * r * m_ + nw_[r]++];
       c = code % 2, j = code / 2;
     } else {
-      j = k == 0 ? nf_[2 * r + c]++ : ni_[2 * r + c]++;
+      j = k == code_f ? nf_[2 * r + c]++ : ni_[2 * r + c]++;
     }
     const std::int64_t end = at + cost_[k];
     free_[r] = end;
     level_[r] += mem_[k];
     ok_ = ok_ && level_[r] <= cap_[r];
-    if (k == 0) f_end_[(2 * r + c) * m_ + j] = end;
-    if (k == 1) i_end_[(2 * r + c) * m_ + j] = end, queue_[2 * r * m_ + ni_[2 * r] + ni_[2 * r + 1] - 1] = 2 * j + c;
-    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] = make_op(k == 0   ? op_kind::F
-                                                                         : k == 1 ? op_kind::I
-                                                                                  : op_kind::W,
-                                                                         c == 0 ? r : 2 * P_ - 1 - r, j);
+    if (k == code_f) f_end_[(2 * r + c) * m_ + j] = end;
+    if (k == code_i)
+      i_end_[(2 * r + c) * m_ + j] = end, queue_[2 * r * m_ + ni_[2 * r] + ni_[2 * r + 1] - 1] = 2 * j + c;
+    ops_[static_cast<std::size_t>(6 * r * m_ + written_[r]++)] =
+        make_op(static_cast<op_kind>(k), c == 0 ? r : 2 * P_ - 1 - r, j);
     push(end, r);
     // the ranks this op feeds (F: the next stage's rank; I: the previous stage's)
-    const int to = k == 0 ? (c == 0 ? r + 1 : r - 1) : k == 1 ? (c == 1 ? r + 1 : r - 1) : -1;
+    const int to = k == code_f ? (c == 0 ? r + 1 : r - 1) : k == code_i ? (c == 1 ? r + 1 : r - 1) : -1;
     if (to >= 0 && to < P_ && blocked_[to] != 0) {
       blocked_[to] = 0;
       free_[to] = free_[to] > end + tc_ ? free_[to] : end + tc_;
@@ -463,9 +465,9 @@ class v_list_scheduler {
   }
 
   int P_, m_;
-  std::int64_t cost_[3];
+  std::int64_t cost_[4];  // per kind code (code_b unused)
   std::int64_t tc_;
-  std::int64_t mem_[3];
+  std::int64_t mem_[4];  // per kind code (code_b unused)
   const std::int64_t* cap_;
   int priority_;
   bool wait_;
