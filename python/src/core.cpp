@@ -139,10 +139,8 @@ nb::tuple op_arrays(ctpipe::schedule_view v) {
                         bytes_of(offsets));
 }
 
-}  // namespace
-
-NB_MODULE(_core, m) {
-  m.doc() = "ctpipe's C++ core (nanobind); use the ctpipe package, not this module.";
+/// ctpipe.Error (error_type): the exception every rejection is raised as.
+void bind_error(nb::module_& m) {
   // A Schedule held by a global at exit (a training script's) is freed after nanobind's
   // check for leaks runs when torch is loaded too; the report would be noise.
   nb::set_leak_warnings(false);
@@ -151,7 +149,10 @@ NB_MODULE(_core, m) {
       "A rejected request, schedule or file: the message is the library's or the tool's `ctpipe:` line.",
       PyExc_ValueError, nullptr));
   m.attr("Error") = error_type;
+}
 
+/// invoke(args): the tool run in this process.
+void bind_invoke(nb::module_& m) {
   m.def(
       "invoke",
       [](const std::vector<std::string>& args) {
@@ -160,10 +161,13 @@ NB_MODULE(_core, m) {
       },
       nb::arg("args"),
       "Runs the ctpipe tool on `args` (no program name) in this process: (exit code, stdout bytes, stderr text).");
+}
 
-  nb::class_<schedule_request>(m, "Request", "One checked request and its generated schedule.")
-      .def(nb::init<const std::vector<std::string>&>(), nb::arg("args"),
-           "Parses the tool's options `args` (without --format); raises ctpipe.Error with the tool's message.")
+/// Request's constructor and its shape: family, P, m, V, placement, num_stages, num_ops,
+/// stages_of(rank).
+void bind_request_shape(nb::class_<schedule_request>& c) {
+  c.def(nb::init<const std::vector<std::string>&>(), nb::arg("args"),
+        "Parses the tool's options `args` (without --format); raises ctpipe.Error with the tool's message.")
       .def_prop_ro("family",
                    [](const schedule_request& s) { return std::string(ctpipe::family_name(s.req().spec.family)); })
       .def_prop_ro("P", [](const schedule_request& s) { return s.req().spec.shape.P; })
@@ -185,17 +189,21 @@ NB_MODULE(_core, m) {
               return out;
             });
           },
-          nb::arg("rank"))
-      .def(
-          "actions",
-          [](const schedule_request& s, bool comms) {
-            return guarded([&] {
-              if (!comms) return action_rows(s.view(), nullptr);
-              const ctpipe::schedule lowered = s.lowered();
-              return action_rows(lowered.view(), &s.req().opts.passes);
-            });
-          },
-          nb::arg("comms") = false)
+          nb::arg("rank"));
+}
+
+/// Request's readouts: actions(comms), arrays(comms), simulate().
+void bind_request_readouts(nb::class_<schedule_request>& c) {
+  c.def(
+       "actions",
+       [](const schedule_request& s, bool comms) {
+         return guarded([&] {
+           if (!comms) return action_rows(s.view(), nullptr);
+           const ctpipe::schedule lowered = s.lowered();
+           return action_rows(lowered.view(), &s.req().opts.passes);
+         });
+       },
+       nb::arg("comms") = false)
       .def(
           "arrays",
           [](const schedule_request& s, bool comms) {
@@ -218,4 +226,15 @@ NB_MODULE(_core, m) {
           return out;
         });
       });
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "ctpipe's C++ core (nanobind); use the ctpipe package, not this module.";
+  bind_error(m);
+  bind_invoke(m);
+  nb::class_<schedule_request> request_class(m, "Request", "One checked request and its generated schedule.");
+  bind_request_shape(request_class);
+  bind_request_readouts(request_class);
 }

@@ -105,18 +105,13 @@ class dependency_walk {
                                   : nowhere;
         if (!in_shape || missing != nowhere) {  // one test per op on the common path
           if (!in_shape) {
-            // An overlapped pair (kind 8, then its B): off the common path and in a
-            // function of its own (written inline here it cut GCC's largest lowered_v
-            // proof although no pair-free schedule runs it: core/engine.hpp).
-            missing = kind == 8 ? run_pair(r, k, end, top, visit_pair) : nowhere + 1;
+            // An overlapped pair (kind 8, then its B), or an op that stops the walk.
+            missing = run_pair_or_stop(r, k, end, top, visit_pair);
             if (missing == nowhere) {
               ++k;  // past the pair's B
               continue;
             }
-            if (missing == nowhere + 1) {
-              out_of_shape_ = true;
-              return false;
-            }
+            if (missing == nowhere + 1) return false;
           }
           next_wait[r] = wait[missing];  // park rank r on that op
           wait[missing] = r + 1;
@@ -133,18 +128,22 @@ class dependency_walk {
     return work_.finished(off);
   }
 
-  /// run()'s step for the overlapped pair whose word is at k (rank r's list ends at
-  /// `end`): runs it when the inputs of both halves have run (visit_pair, both stamps,
-  /// wakes) and returns `nowhere`; returns the slot to park rank r on when one has not;
-  /// `nowhere + 1` when no B word inside the shape follows the word.
+  /// run()'s step for rank r's op k outside the shape's compute ops (`!in_shape`), off
+  /// the common path and in a function of its own (written inline in run() it cut GCC's
+  /// largest lowered_v proof although no pair-free schedule runs it: core/engine.hpp).
+  /// For an overlapped pair's word followed by its B word (rank r's list ends at `end`):
+  /// runs the pair when the inputs of both halves have run (visit_pair, both stamps,
+  /// wakes) and returns `nowhere`; returns the slot to park rank r on when one has not.
+  /// Any other op, or a pair word without a B word inside the shape after it, stops the
+  /// walk: sets out_of_shape_ and returns `nowhere + 1`.
   template <class VisitPair>
-  constexpr std::uint32_t run_pair(std::uint32_t r, std::uint32_t k, std::uint32_t end, std::uint32_t& top,
-                                   VisitPair& visit_pair) {
+  constexpr std::uint32_t run_pair_or_stop(std::uint32_t r, std::uint32_t k, std::uint32_t end, std::uint32_t& top,
+                                           VisitPair& visit_pair) {
     const std::uint32_t keys = static_cast<std::uint32_t>(keys_), always = 2 * keys, nowhere = 2 * keys + 1;
     const std::uint32_t word = v_.ops[k].bits, s = (word >> 16) & 0xFFFu, j = word & 0xFFFFu;
-    const std::uint32_t next = s < S_ && j < m_ && k + 1 < end ? v_.ops[k + 1].bits : 0;
+    const std::uint32_t next = (word >> 28) == 8 && s < S_ && j < m_ && k + 1 < end ? v_.ops[k + 1].bits : 0;
     const std::uint32_t s2 = (next >> 16) & 0xFFFu, j2 = next & 0xFFFFu;
-    if ((next >> 28) != 1 || s2 >= S_ || j2 >= m_) return nowhere + 1;
+    if ((next >> 28) != 1 || s2 >= S_ || j2 >= m_) return out_of_shape_ = true, nowhere + 1;
     const std::uint32_t key_f = s * m_ + j, key_b = s2 * m_ + j2;
     const std::uint32_t dep[3] = {s > 0 ? key_f - m_ : always, key_b, s2 + 1 < S_ ? keys + key_b + m_ : always};
     for (const std::uint32_t d : dep) {

@@ -168,6 +168,13 @@ class execution {
 
 namespace detail {
 
+/// execute()'s error when its checks of the ops found `faults` problems.
+constexpr void require_well_formed(std::size_t faults) {
+  require(faults == 0,
+          "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names "
+          "the problems)");
+}
+
 /// The engine of execute(): one run of lowered lists under a model, with durations in
 /// ticks. Its parts are the phases of the run: the worklist (run_rank, with post() for a
 /// transfer and run_group() for a batched group), the diagnosis of stuck ranks, the
@@ -368,15 +375,17 @@ struct lowered_run {
     if (parked_rank_plus_one != 0) work.stack[work.top++] = parked_rank_plus_one - 1;
   }
 
-  /// Batched: runs the group of rank r that starts at its position: posts it (once),
-  /// pairing each of its ops with the first unmatched op of the other side of its rank
-  /// pair (first in, first out), and completes it when every op is matched. Returns
-  /// false when the rank must park there (it is woken when the last op is matched), or
-  /// halts at a SEND whose compute op has not run.
-  constexpr bool run_group(std::uint32_t r) {
+  /// Batched: runs the group of rank r that starts at op k, the rank at `clock` (its
+  /// position and clock, stored): posts it (once), pairing each of its ops with the first
+  /// unmatched op of the other side of its rank pair (first in, first out), and completes
+  /// it when every op is matched (the rank's clock then the group's end). Returns false
+  /// when the rank must park there (it is woken when the last op is matched), or halts at
+  /// a SEND whose compute op has not run.
+  constexpr bool run_group(std::uint32_t r, std::uint32_t k, std::int64_t clock) {
     const op* ops = v.ops.data();
     std::uint32_t* cursor = cursor_b.data();
-    const std::uint32_t first = work.pos[r];
+    const std::uint32_t first = k;
+    work.pos[r] = k, clock_b[r] = clock;
     std::uint32_t bits = 0, c = 0, y = 0;
     if (group_post_b[r] < 0) {
       // The group: the run of transfers from `first`; activation copies inside it do not
@@ -500,8 +509,7 @@ struct lowered_run {
   /// Runs rank r from its position until it finishes or parks.
   constexpr void run_rank(std::uint32_t r) {
     const op* ops = v.ops.data();
-    const std::uint32_t* link = table.channel.data();
-    const std::uint32_t* off = v.offsets.data();
+    const std::uint32_t *link = table.channel.data(), *off = v.offsets.data();
     message* msg = msg_b.data();
     std::uint8_t* computed = computed_b.data();
     std::int64_t *start = out.start_.data(), *end = out.end_.data();
@@ -523,32 +531,23 @@ struct lowered_run {
         if ((computed[a] & computed[b]) == 0) break;  // execute() then runs validate_lowered_ops()
         std::int64_t at = clock;                      // a moved activation's backward: after its copy back
         if (copies && (kind == 1 || kind == 2) && !fetched(r, bits, at)) break;
-        if (ed == none) {
-          start[k] = at;
-        } else {
-          if ((x->state & received) == 0) break;  // halted: diagnosed by diagnose()
-          if ((x->state & arrived) == 0) {        // posted: the data is not there yet
-            x->parked = r + 1;
-            break;
+        if (ed != none) {
+          if ((x->state & (received | arrived)) != (received | arrived)) {
+            if ((x->state & received) != 0) x->parked = r + 1;  // posted: the data is not there yet
+            break;                                              // (not received: halted, diagnose() names it)
           }
-          start[k] = x->t > at ? x->t : at;
-          --pending_b[ed];
+          at = x->t > at ? x->t : at, --pending_b[ed];
         }
-        end[k] = clock = start[k] + dur[PerOp ? k : kind], busy += dur[PerOp ? k : kind];
+        start[k] = at, end[k] = clock = at + dur[PerOp ? k : kind], busy += dur[PerOp ? k : kind];
         if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
         continue;
       }
-      if (kind == 8 && run_pair(r, k, clock, busy)) continue;  // an overlapped pair: k moves to its B word
-      if (kind == 8) break;
-      if (kind == 9 || kind == 10) {  // an activation copy: posted on its channel, the rank goes on
-        if (posted_b[k] < 0) posted_b[k] = clock, start[k] = end[k] = clock, try_copies(k);
-        continue;
-      }
+      if (kind >= 8 && run_pair_or_copy(r, k, clock, busy)) continue;  // a pair: k moves to its B word
+      if (kind >= 8) break;
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0)
         break;  // halted: send before compute
       if (model == runtime_model::batched) {
-        work.pos[r] = k, clock_b[r] = clock;
-        if (!run_group(r)) {
+        if (!run_group(r, k, clock)) {
           out.busy_[r] += busy;
           return;
         }
@@ -566,6 +565,17 @@ struct lowered_run {
       x->state |= received, ++pending_b[ed];
     }
     work.pos[r] = k, clock_b[r] = clock, out.busy_[r] += busy;
+  }
+
+  /// run_rank()'s step for rank r's op k of kind 8 to 10, off the per-op path
+  /// (core/engine.hpp): an overlapped pair, run by run_pair() (k moves to its B word), or
+  /// an activation copy, posted on its channel at `clock` (once: a woken rank comes back
+  /// to it) with the copies that makes ready, the rank going on. Returns false when the
+  /// rank halts or parks at a pair.
+  constexpr bool run_pair_or_copy(std::uint32_t r, std::uint32_t& k, std::int64_t& clock, std::int64_t& busy) {
+    if ((v.ops[k].bits >> 28) == 8) return run_pair(r, k, clock, busy);
+    if (posted_b[k] < 0) posted_b[k] = clock, out.start_[k] = out.end_[k] = clock, try_copies(k);
+    return true;
   }
 
   /// Rank r runs the overlapped pair at k (its word, the forward) and k + 1 (its B word:
@@ -743,6 +753,30 @@ struct lowered_run {
     }
   }
 
+  /// A run that did not complete (a wrong pairing, a rank that did not finish, a copy that
+  /// never ran): the second part of execute()'s precondition, the checks of the compute
+  /// part with its dependency walk (check_lowered_ops()), then the stuck ops in `out`.
+  constexpr void report_stuck() {
+    std::size_t faults = 0;
+    check_lowered_ops(v, table, [&faults](fault, int, int, op, op) { ++faults; });
+    require_well_formed(faults);
+    auto stuck = [this](fault f, int r, int step, op at, op needs) {
+      out.stuck_[out.stuck_count_++] = validation_issue{f, r, step, at, needs};
+    };
+    // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
+    // as run, and the other ranks are diagnosed as the run left them.
+    if (model == runtime_model::batched) report_pairings(stuck);
+    if (out.stuck_count_ != 0) {
+      mispaired_rank_b = buffer<std::uint8_t>(P);
+      for (std::size_t i = 0; i < out.stuck_count_; ++i)
+        mispaired_rank_b[static_cast<std::size_t>(out.stuck_[i].rank)] = 1;
+      for (std::size_t k = 0; k < v.size(); ++k) out.start_[k] = out.end_[k] = 0;
+      for (std::uint32_t r = 0; r < P; ++r) out.busy_[r] = 0;
+    }
+    diagnose(stuck);
+    report_lost_copies(stuck);
+  }
+
   /// Calls f(r, k, from) for each transfer op k of rank r that stalls, from `from` to its
   /// end: the part of its [start, end) after every input of the rank's next compute op
   /// has arrived (docs/spec.md §7.1) and after the rank's earlier ops ended (the ops of a
@@ -802,6 +836,21 @@ struct lowered_run {
 
 namespace detail {
 
+/// The first part of execute()'s precondition: the checks of each op (linear, no walk:
+/// check_compute_ops(), check_transfers(), check_moves()). Returns whether the lists
+/// hold activation copies (kinds 9, 10).
+constexpr bool check_ops_to_execute(schedule_view v, const stage_table& table) {
+  std::size_t faults = 0;
+  auto count = [&faults](fault, int, int, op, op) { ++faults; };
+  check_compute_ops<true>(v, count);
+  check_transfers(v, table, count);
+  bool any_copy = false;
+  for (const op o : v.ops) any_copy = any_copy || (o.bits >> 28) - 9u < 2u;
+  check_moves(v, table, count, any_copy);
+  require_well_formed(faults);
+  return any_copy;
+}
+
 /// execute()'s body for either engine: the plain cost model (per-kind durations) or a
 /// cost_scale (per-op durations, `scale` checked by the caller).
 template <bool PerOp>
@@ -810,20 +859,8 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   // dependency walk of the compute part only when the run does not complete. A run that
   // completes has run every compute op after its inputs (run_rank() checks the local
   // ones), so the compute part cannot deadlock.
-  std::size_t faults = 0;
-  auto count = [&faults](fault, int, int, op, op) { ++faults; };
-  auto require_ops = [&faults] {
-    require(faults == 0,
-            "ctpipe: execute() takes a lowered schedule with well-formed ops and transfers (validate_lowered() names "
-            "the problems)");
-  };
   stage_table table(v.shape);
-  check_compute_ops<true>(v, count);
-  check_transfers(v, table, count);
-  bool any_copy = false;  // activation copies (kinds 9, 10)
-  for (const op o : v.ops) any_copy = any_copy || (o.bits >> 28) - 9u < 2u;
-  check_moves(v, table, count, any_copy);
-  require_ops();
+  const bool any_copy = check_ops_to_execute(v, table);  // activation copies (kinds 9, 10)
   ticked_costs t{};
   scaled_ticks per_op{};  // holds the per-op durations the run reads
   if constexpr (PerOp) {
@@ -849,27 +886,9 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   run.pair = t.pair;
   run.out.tick_ = tick;
   if (any_copy) run.prepare_copies((c.move / tick).num);
-  auto stuck = [&run](fault f, int r, int step, op at, op needs) {
-    run.out.stuck_[run.out.stuck_count_++] = validation_issue{f, r, step, at, needs};
-  };
   if (model == runtime_model::batched) run.prepare_batches();
   run.run();
-  if (run.mispaired || !run.finished() || !run.copies_done()) {
-    check_lowered_ops(v, run.table, count);
-    require_ops();
-    // Batched: a wrong pairing is a fault of its rank, named first; then no op counts
-    // as run, and the other ranks are diagnosed as the run left them.
-    if (model == runtime_model::batched) run.report_pairings(stuck);
-    if (run.out.stuck_count_ != 0) {
-      run.mispaired_rank_b = buffer<std::uint8_t>(run.P);
-      for (std::size_t i = 0; i < run.out.stuck_count_; ++i)
-        run.mispaired_rank_b[static_cast<std::size_t>(run.out.stuck_[i].rank)] = 1;
-      for (std::size_t k = 0; k < v.size(); ++k) run.out.start_[k] = run.out.end_[k] = 0;
-      for (std::uint32_t r = 0; r < run.P; ++r) run.out.busy_[r] = 0;
-    }
-    run.diagnose(stuck);
-    run.report_lost_copies(stuck);
-  }
+  if (run.mispaired || !run.finished() || !run.copies_done()) run.report_stuck();
   if (run.out.stuck_count_ == 0) run.sum_stalls();
   return static_cast<execution&&>(run.out);
 }

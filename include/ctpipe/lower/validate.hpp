@@ -327,68 +327,91 @@ constexpr void diagnose_lowered(schedule_view v, const stage_table& table, const
   }
 }
 
+/// Step 4 of validate_lowered(): a run of the lists, its tables and its loop. Per slot
+/// its state (SEND reached, RECV done) and the rank + 1 parked at its SEND or RECV; per F
+/// and per B or I whether it ran; per ed messages not yet consumed; per rank where it
+/// stopped (diagnose_lowered() reads them after the run).
+struct lowered_lists_run {
+  buffer<std::uint8_t> state_b, computed_b;   // [slots], [F | B or I]
+  buffer<std::uint32_t> parked_b, pending_b;  // [at SEND | at RECV], [ed]
+  rank_worklist work;
+
+  /// The tables of a run of `v` (`table`: its stage table), every rank at its start.
+  constexpr lowered_lists_run(schedule_view v, const stage_table& table)
+      : state_b(slots(v, table)),
+        computed_b(slots(v, table)),
+        parked_b(2 * slots(v, table)),
+        pending_b(2 * static_cast<std::size_t>(table.S)),
+        work(static_cast<std::uint32_t>(v.shape.P), v.offsets.data()) {}
+
+  /// The message slots of `v`: 2 * S * m.
+  static constexpr std::size_t slots(schedule_view v, const stage_table& table) {
+    return 2 * static_cast<std::size_t>(table.S * static_cast<std::uint32_t>(v.shape.m));
+  }
+
+  /// Runs the lists of `v` under `sem`: every rank until it finishes, halts or parks for
+  /// good.
+  constexpr void run(schedule_view v, send_semantics sem, const stage_table& table) {
+    const std::uint32_t uS = table.S, um = static_cast<std::uint32_t>(v.shape.m), none = table.none, keys = uS * um;
+    const std::uint32_t *off = v.offsets.data(), *link = table.channel.data();
+    const op* ops = v.ops.data();
+    // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
+    std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0;
+    constexpr std::uint8_t posted = 1, arrived = 2;
+    std::uint8_t *state = state_b.data(), *computed = computed_b.data();
+    std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = work.pos.data(),
+                  *stack = work.stack.data();
+    std::uint32_t top = work.top;  // the pop loop of rank_worklist (core/engine.hpp)
+    const std::uint32_t at_recv = static_cast<std::uint32_t>(slots(v, table));
+    const bool rendezvous = sem == send_semantics::rendezvous;
+    while (top > 0) {
+      const std::uint32_t r = stack[--top];
+      std::uint32_t k = pos[r];
+      for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
+        // `slot`: the message it sends, receives or consumes (ed != none); `key`: (s, j).
+        bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu, ed = link[kind * uS + s],
+        slot = ed * um + j, key = s * um + j;
+        if (kind <= 3) {  // compute: its remote input must have arrived
+          if (ed != none) {
+            if ((state[slot] & arrived) == 0) break;  // halted (diagnosed after the run)
+            --pending[ed];
+          }
+          if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
+          continue;
+        }
+        if (kind == 4 || kind == 6) {                              // SEND: its data must exist; posting wakes the RECV
+          if (computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted (diagnosed after the run)
+          if ((state[slot] & posted) == 0) {
+            state[slot] |= posted;
+            if (parked[at_recv + slot] != 0) stack[top++] = parked[at_recv + slot] - 1;
+          }
+          if (rendezvous && (state[slot] & arrived) == 0) {  // wait for the RECV
+            parked[slot] = r + 1;
+            break;
+          }
+          continue;
+        }
+        // RECV: under rendezvous the SEND waits at its rank's head, under buffered it ran.
+        if ((state[slot] & posted) == 0) {
+          parked[at_recv + slot] = r + 1;
+          break;
+        }
+        state[slot] |= arrived;
+        if (parked[slot] != 0) stack[top++] = parked[slot] - 1;
+        parked[slot] = 0;
+        ++pending[ed];
+      }
+      pos[r] = k;
+    }
+  }
+};
+
 /// Step 4 of validate_lowered(): runs the lists under `sem`, reports each stuck rank.
 template <class Report>
 constexpr void run_lowered(schedule_view v, send_semantics sem, const stage_table& table, Report&& report) {
-  const std::uint32_t uS = table.S, um = static_cast<std::uint32_t>(v.shape.m), none = table.none, keys = uS * um;
-  const std::size_t slots = 2 * static_cast<std::size_t>(keys);
-  const std::uint32_t *off = v.offsets.data(), *link = table.channel.data();
-  const op* ops = v.ops.data();
-  // Per-op values outside the loops, assigned in one expression (core/engine.hpp).
-  std::uint32_t bits = 0, kind = 0, s = 0, j = 0, ed = 0, slot = 0, key = 0;
-  // 4. Run the lists. Per slot its state (SEND reached, RECV done) and the rank + 1 parked at
-  // its SEND or RECV; per F and per B or I whether it ran; per ed messages not yet consumed.
-  constexpr std::uint8_t posted = 1, arrived = 2;
-  detail::buffer<std::uint8_t> state_b(slots), computed_b(2 * static_cast<std::size_t>(keys));  // [F | B or I]
-  detail::buffer<std::uint32_t> parked_b(2 * slots),
-      pending_b(2 * static_cast<std::size_t>(uS));  // [at SEND | at RECV]
-  rank_worklist work(static_cast<std::uint32_t>(v.shape.P), off);
-  std::uint8_t *state = state_b.data(), *computed = computed_b.data();
-  std::uint32_t *parked = parked_b.data(), *pending = pending_b.data(), *pos = work.pos.data(),
-                *stack = work.stack.data();
-  std::uint32_t top = work.top;  // the pop loop of rank_worklist (core/engine.hpp)
-  const std::uint32_t at_recv = static_cast<std::uint32_t>(slots);
-  const bool rendezvous = sem == send_semantics::rendezvous;
-  while (top > 0) {
-    const std::uint32_t r = stack[--top];
-    std::uint32_t k = pos[r];
-    for (const std::uint32_t end = off[r + 1]; k < end; ++k) {
-      // `slot`: the message it sends, receives or consumes (ed != none); `key`: (s, j).
-      bits = ops[k].bits, kind = bits >> 28, s = (bits >> 16) & 0xFFFu, j = bits & 0xFFFFu, ed = link[kind * uS + s],
-      slot = ed * um + j, key = s * um + j;
-      if (kind <= 3) {  // compute: its remote input must have arrived
-        if (ed != none) {
-          if ((state[slot] & arrived) == 0) break;  // halted (diagnosed below)
-          --pending[ed];
-        }
-        if (kind != 3) computed[(kind == 0 ? 0 : keys) + key] = 1;
-        continue;
-      }
-      if (kind == 4 || kind == 6) {                              // SEND: its data must exist; posting wakes the RECV
-        if (computed[(kind == 4 ? 0 : keys) + key] == 0) break;  // halted (diagnosed below)
-        if ((state[slot] & posted) == 0) {
-          state[slot] |= posted;
-          if (parked[at_recv + slot] != 0) stack[top++] = parked[at_recv + slot] - 1;
-        }
-        if (rendezvous && (state[slot] & arrived) == 0) {  // wait for the RECV
-          parked[slot] = r + 1;
-          break;
-        }
-        continue;
-      }
-      // RECV: under rendezvous the SEND waits at its rank's head, under buffered it ran.
-      if ((state[slot] & posted) == 0) {
-        parked[at_recv + slot] = r + 1;
-        break;
-      }
-      state[slot] |= arrived;
-      if (parked[slot] != 0) stack[top++] = parked[slot] - 1;
-      parked[slot] = 0;
-      ++pending[ed];
-    }
-    pos[r] = k;
-  }
-  diagnose_lowered(v, table, pos, pending, computed, report);
+  lowered_lists_run lists(v, table);
+  lists.run(v, sem, table);
+  diagnose_lowered(v, table, lists.work.pos.data(), lists.pending_b.data(), lists.computed_b.data(), report);
 }
 
 }  // namespace detail
