@@ -1,8 +1,9 @@
 # Sourced by scripts/test.sh: the Python step. Makes the virtual environment build/venv
 # (Python 3.11: the interpreter CTPIPE_PYTHON names, else python3.11, else python3), puts
-# PyTorch 2.13.0 (pinned: an unpinned torch fetches a CUDA build of several GB), pytest
-# and the package (pip install ., which builds ctpipe._core from the headers through
-# scikit-build-core, cached in build/python) into it, then runs pytest on python/tests.
+# PyTorch 2.13.0 (pinned: an unpinned torch fetches a CUDA build of several GB), pytest,
+# lizard (pinned: tests/source measures the C++ functions' lengths with it) and the package (pip install ., which builds ctpipe._core from the headers through
+# scikit-build-core, cached in build/python) into it, then runs pytest on python/tests
+# and tests/source.
 # The tool those tests compare the package with is $1 (a built `ctpipe`).
 # ctpipe_python_venv alone makes the environment and installs the package (bench/run.sh).
 ctpipe_python_venv() {
@@ -17,9 +18,9 @@ ctpipe_python_venv() {
     "$python" -m venv build/venv
   fi
   venv_python=build/venv/bin/python
-  if ! $venv_python -c 'import torch, pytest; assert torch.__version__.startswith("2.13.0")' >/dev/null 2>&1; then
-    echo "== ctpipe: installing torch==2.13.0 (CPU) and pytest into build/venv"
-    $venv_python -m pip install -q --disable-pip-version-check "torch==2.13.0" "pytest>=8"
+  if ! $venv_python -c 'import torch, pytest, lizard; assert torch.__version__.startswith("2.13.0")' >/dev/null 2>&1; then
+    echo "== ctpipe: installing torch==2.13.0 (CPU), pytest and lizard into build/venv"
+    $venv_python -m pip install -q --disable-pip-version-check "torch==2.13.0" "pytest>=8" "lizard==1.24.3"
   fi
   echo "== ctpipe: building and installing the Python package (pip install .)"
   # Warnings as errors: this Release (-O3) build of the tool's code (ctpipe_cli) is also
@@ -32,6 +33,6 @@ ctpipe_python_tests() {
   tool=$1
   ctpipe_python_venv
   venv_python=build/venv/bin/python
-  echo "== ctpipe: pytest (python/tests)"
-  CTPIPE_TOOL="$tool" $venv_python -m pytest -q -p no:cacheprovider python/tests
+  echo "== ctpipe: pytest (python/tests, tests/source)"
+  CTPIPE_TOOL="$tool" $venv_python -m pytest -q -p no:cacheprovider python/tests tests/source
 }
