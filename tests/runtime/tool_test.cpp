@@ -269,6 +269,9 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-s 1f1b --placement v", "ctpipe: 1f1b runs one model chunk per rank on the loop placement only\n"},
       {"-s zb-h1 --placement bidirectional",
        "ctpipe: zb-h1 runs one model chunk per rank on the loop placement only\n"},
+      // The enumerations' one message (add_choice), with the command for its own format list.
+      {"--runtime fast --format json", "ctpipe: --runtime takes blocking, rendezvous, posted or batched, not 'fast'\n"},
+      {"compare --format csv", "ctpipe: compare --format takes text, svg or json, not 'csv'\n"},
       // Options that would be ignored are refused.
       {"--format csv-comms --torch-passes none --max-active-stages 2",
        "ctpipe: --max-active-stages applies to --torch-passes all only (the UNSHARD/RESHARD window)\n"},
