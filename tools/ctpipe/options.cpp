@@ -260,7 +260,7 @@ void cost_options::declare(CLI::App& app) {
   add_converted(
       app, "--gamma",
       [this](const std::string& text) {
-        gamma = parse_rational(text);
+        gamma = parse_number(text, "--gamma");
         check_gamma(gamma);
       },
       "M_W / M_B of the finer memory model, in [0, 1]", "1");
@@ -421,7 +421,7 @@ std::vector<rational> parse_factors(std::string_view text, const char* option) {
     const std::string_view item = text.substr(0, comma);
     if (item.empty())
       throw usage_error(fmt::format("ctpipe: {} takes exact numbers separated by commas (e.g. 1,1,1,5/4)", option));
-    out.push_back(parse_rational(item));
+    out.push_back(parse_number(item, option));
     if (comma == std::string_view::npos) return out;
     text = text.substr(comma + 1);
   }

@@ -25,11 +25,29 @@ class Option;
 
 namespace ctpipe::tool {
 
+/// Rejected input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// parse_rational() of `text`, its error naming what was read: `ctpipe: NAME: not an
+/// exact number (use 3, 1/2 or 0.25)` (NAME: `--gamma`, `--costs f`, `--stage-scale`),
+/// raised as usage_error.
+inline rational parse_number(std::string_view text, std::string_view name) {
+  try {
+    return parse_rational(text);
+  } catch (const error& e) {
+    const std::string_view what = e.what();
+    throw usage_error("ctpipe: " + std::string(name) + ": " + std::string(what.substr(what.find(": ") + 2)));
+  }
+}
+
 /// Parses `f=1,b=2,i=1,w=1,c=0,fb=3,move=1/8` (any subset, any order; values exact: `1/2`,
 /// `0.25`). Keys not given keep the defaults, except `b`, which becomes `i + w` when `i`
 /// or `w` is given without it (docs/spec.md §1: t_b = t_i + t_w); `fb` (an overlapped
 /// F&B pair) left out is t_f + t_b. Raises ctpipe::error with `ctpipe: --costs takes
-/// key=value pairs ...`, the parse_rational() message, or the check_costs() messages.
+/// key=value pairs ...` or the check_costs() messages, and usage_error with
+/// parse_number()'s message for a bad number (`ctpipe: --costs f: ...`).
 inline costs parse_costs(std::string_view text) {
   constexpr const char* bad =
       "ctpipe: --costs takes key=value pairs separated by commas, keys f, b, i, w, c, fb, move, each once (e.g. "
@@ -49,7 +67,7 @@ inline costs parse_costs(std::string_view text) {
     detail::require(key < 7 && !seen[key], bad);
     seen[key] = true;
     rational* field[] = {&out.f, &out.b, &out.i, &out.w, &out.c, &out.fb, &out.move};
-    *field[key] = parse_rational(item.substr(equals + 1));
+    *field[key] = parse_number(item.substr(equals + 1), "--costs " + std::string(keys[key]));
     detail::require(key != 5 || out.fb >= rational{0}, "ctpipe: costs must be >= 0");
   }
   if (!seen[1] && (seen[2] || seen[3])) out.b = out.i + out.w;
@@ -60,14 +78,9 @@ inline costs parse_costs(std::string_view text) {
 /// Parses `1,1,1,5/4`: exact numbers separated by commas (parse_rational()), for
 /// `option` (its name in the message). Empty text is an empty list. Raises
 /// usage_error(`ctpipe: OPTION takes exact numbers separated by commas (e.g. 1,1,1,5/4)`)
-/// for an empty item, and the parse_rational() message for a bad number. The lengths
+/// for an empty item, and parse_number()'s (`ctpipe: OPTION: not an exact number ...`) for a bad number. The lengths
 /// and signs are check_scale()'s, once the shape is known.
 std::vector<rational> parse_factors(std::string_view text, const char* option);
-
-/// Rejected input: the message becomes the one `ctpipe:` line on stderr, exit code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// An invalid schedule with several problems: one `ctpipe:` line each on stderr, exit
 /// code 2, nothing on stdout.
