@@ -33,9 +33,11 @@ ctpipe_install_clang_runtime() {
 }
 
 # What the page (preset web, docs/web.md) needs: Debian's emscripten (3.1.6, on clang 14)
-# to build it and python3 to serve it (scripts/web.sh); its test (tests/web/page_test.mjs)
-# adds Chromium, ImageMagick's compare, and node with npm for puppeteer-core.
-CTPIPE_WEB_PACKAGES="cmake make emscripten python3"
+# to build it, the header-only libraries of the tool's request parser it compiles ({fmt},
+# CLI11, nlohmann-json) and python3 to serve it (scripts/web.sh); its test
+# (tests/web/page_test.mjs) adds Chromium, ImageMagick's compare, and node with npm for
+# puppeteer-core.
+CTPIPE_WEB_PACKAGES="cmake make emscripten libfmt-dev libcli11-dev nlohmann-json3-dev python3"
 CTPIPE_WEB_TEST_PACKAGES="$CTPIPE_WEB_PACKAGES chromium imagemagick"
 
 # Installs node and npm when either command is missing: Debian's nodejs and npm. A node

@@ -148,12 +148,15 @@ test("the page, in headless Chromium", async (t) => {
 
     await t.test("values from a link that the page or the library rejects give messages, not a stale picture", async () => {
       const cases = [
-        ["#s=bogus", /^ctpipe: unknown schedule 'bogus' \(gpipe, 1f1b, /],
-        ["#s=1f1b&pairs=bogus", /^ctpipe: unknown pair model 'bogus' \(fused, split\)$/],
+        ["#s=bogus", /^ctpipe: unknown schedule 'bogus' \(known: gpipe, 1f1b, /],
+        ["#s=1f1b&pairs=bogus", /^ctpipe: --pair-model takes fused or split, not 'bogus'$/],
         ["#s=interleaved-1f1b&V=0", /^ctpipe: V \(model chunks per rank\) must be >= 1$/],
-        ["#s=1f1b&P=abc", /^ctpipe: P takes a whole number, not 'abc'$/],
-        ["#s=1f1b&f=x", /^ctpipe: t_f: not an exact number \(use 3, 1\/2 or 0.25\)$/],
-        ["#s=1f1b&compare=bogus", /^ctpipe: unknown schedule 'bogus' in compare/],
+        ["#s=1f1b&P=abc", /^ctpipe: -P takes a whole number, not 'abc'$/],
+        ["#s=1f1b&f=x", /^ctpipe: --costs f: not an exact number \(use 3, 1\/2 or 0.25\)$/],
+        ["#s=interleaved-1f1b&P=512&m=1024&V=4", /^ctpipe: 4194304 ops are too many for the page \(at most 2097152\)$/],
+        ["#s=interleaved-1f1b&variant=bogus", /^ctpipe: --variant takes megatron, megatron-legacy or torch, not 'bogus'$/],
+        ["#s=1f1b&P=4&m=8&c=1/2&runtime=nope", /^ctpipe: --runtime takes blocking, rendezvous, posted or batched, not 'nope'$/],
+        ["#s=1f1b&compare=bogus", /^bogus: ctpipe: unknown schedule 'bogus' \(known: gpipe, /],
       ];
       for (const [hash, message] of cases) {
         await page.goto(`${url}${hash}`);
@@ -177,9 +180,9 @@ test("the page, in headless Chromium", async (t) => {
       assert.match(await text(page, "#makespan-formula"), /= 39/);
       assert.equal(await page.evaluate(() => location.hash), "#s=1f1b&P=4&m=8&V=1&stage_scale=1,1,1,5/4");
       await typeInto(page, "#stage_scale", "1,2");
-      assert.equal(await text(page, "#error"), "ctpipe: the stage scale needs one factor per stage (P*V of them)");
+      assert.equal(await text(page, "#error"), "ctpipe: --stage-scale needs one factor per stage, 4 of them (P*V); 2 given");
       await typeInto(page, "#stage_scale", "1,1,x,1");
-      assert.equal(await text(page, "#error"), "ctpipe: stage scale: not an exact number (use 3, 1/2 or 0.25)");
+      assert.equal(await text(page, "#error"), "ctpipe: --stage-scale: not an exact number (use 3, 1/2 or 0.25)");
     });
 
     await t.test("the URL holds the configuration: a shared link opens the same view", async () => {

@@ -1,9 +1,10 @@
 // web/site/app.js: the page's controls, its URL, and its drawing (docs/web.md).
 //
 // Every schedule, time, bubble, peak and closed form shown here is computed by the C++
-// library in worker.js (web/binding.cpp); this file reads the controls, asks the worker,
-// and draws what comes back. Exact values are shown as the library writes them ("3/11");
-// the doubles beside them only place boxes on the canvas.
+// library in worker.js (web/binding.cpp); this file turns the controls into the tool's
+// options (`-s 1f1b -P 4 --costs f=1,i=1,w=1`), which the tool's own parser reads and
+// checks there, and draws the readout that comes back. Exact values are shown as the
+// library writes them ("3/11"); the doubles beside them only place boxes on the canvas.
 "use strict";
 
 const COLORS = { F: "#4e79a7", B: "#59a14f", I: "#76b7b2", W: "#b07aa1", OVERLAP_F_B: "#9c755f" };
@@ -19,9 +20,10 @@ const HASH_KEYS = { s: "schedule", P: "P-num", m: "m-num", V: "V-num", placement
 const HASH_DEFAULTS = { s: "1f1b", P: "4", m: "8", V: "1", placement: "", variant: "megatron", g: "0", warmup: "2",
   pairs: "fused", f: "1", b: "", i: "1", w: "1", c: "0", fb: "", gamma: "1", stage_scale: "", microbatch_scale: "",
   runtime: "" };
-/// The menus, as a rejected value from the URL names them.
-const MENUS = { schedule: "schedule", placement: "placement", variant: "interleaved variant", pairs: "pair model",
-  runtime: "runtime model" };
+/// The menus: a value from the URL that a menu does not offer goes to the tool's parser
+/// as it is, under the menu's option, and the parser's message names it.
+const MENUS = { schedule: "-s", placement: "--placement", variant: "--variant", pairs: "--pair-model",
+  runtime: "--runtime" };
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -31,9 +33,6 @@ const state = {
 };
 window.ctpipePage = state;  // read by tests/web/page_test.mjs and bench/web_redraw.mjs
 
-/// The page draws shapes up to these (the sliders stop at P = 16, m = 64, V = 4; the
-/// number fields go further); the `ctpipe` tool takes larger ones.
-const LIMITS = { P: 256, m: 1024, V: 16 };
 /// A request still running after this many ms while a newer one waits is abandoned: the
 /// worker is replaced, so a huge shape never holds up the next one.
 const ABANDON_MS = 400;
@@ -194,47 +193,50 @@ function comparedNames() {
   return [...$("compare-families").querySelectorAll("input:checked")].map((box) => box.value);
 }
 
-/// A whole number as the tool reads one (parse_whole): digits with an optional '-'.
-function whole(id, name) {
-  const text = $(id).value;
-  if (!/^-?[0-9]+$/.test(text)) throw new Error(`ctpipe: ${name} takes a whole number, not '${text}'`);
-  // Beyond int the value is clamped, so that the library's range checks reject it with
-  // their own message (as the tool's parse_whole).
-  return Math.max(-2147483648, Math.min(2147483647, Number(text)));
+/// The value of menu `id`: the URL's value it does not offer, if any, else its own.
+const menuValue = (id) => state.invalid[id] ?? $(id).value;
+
+/// The tool's --costs of the cost fields (`f=1,i=1,w=1,c=0`): each field given, as typed;
+/// an empty field takes the tool's default (t_f 1, t_i 1, t_w 1, t_c 0; t_b = t_i + t_w,
+/// t_fb = t_f + t_b). The tool's parser reads and checks the text.
+function costsOption() {
+  const given = ["f", "b", "i", "w", "c", "fb"].filter((key) => $(key).value !== "");
+  return given.length ? ["--costs", given.map((key) => `${key}=${$(key).value}`).join(",")] : [];
 }
 
-/// The configuration of schedule `name` (web/binding.cpp's analyze()); V applies to the
-/// families whose V is the caller's choice, the others run their own.
-function configFor(name, shape) {
+/// The tool's options for schedule `name` under the controls (its default view, docs/tool.md),
+/// as web/binding.cpp's analyze() takes them: the shape as typed; V only for the families whose V
+/// is the caller's choice; the interleaved and DualPipe options for those families (or
+/// when their menu holds a value the page does not offer, for the parser to name it).
+function argsFor(name, compare) {
   const f = family(name);
-  const config = { schedule: name, P: shape.P, m: shape.m, V: f.chunks_free ? shape.V : f.default_V,
-    placement: $("placement").value, variant: $("variant").value, group: shape.group, warmup: shape.warmup,
-    pairs: $("pairs").value, structural_minimum: $("structural").checked, runtime: $("runtime").value };
-  for (const id of TEXT_FIELDS) config[id] = $(id).value;
-  return config;
-}
-
-/// The first value from the URL that a menu does not offer, as the page's error.
-function checkMenus() {
-  for (const [id, value] of Object.entries(state.invalid)) {
-    if (id === "compare") throw new Error(`ctpipe: unknown schedule '${value}' in compare (${state.families.map((f) => f.name).join(", ")})`);
-    const offered = [...$(id).options].map((o) => o.value || "(empty)").join(", ");
-    throw new Error(`ctpipe: unknown ${MENUS[id]} '${value}' (${offered})`);
-  }
+  const args = ["-s", name, "-P", $("P-num").value, "-m", $("m-num").value];
+  if (!f || f.chunks_free) args.push("-V", $("V-num").value);
+  const menu = (id) => (menuValue(id) !== "" ? [MENUS[id], menuValue(id)] : []);
+  const offered = (id) => !(id in state.invalid);
+  args.push(...menu("placement"));
+  if ((f && f.interleaved) || !offered("variant")) args.push(...menu("variant"));
+  // The group and the warmup factor as typed when they differ from the tool's defaults
+  // (0: the variant's own group; 2), which the tool refuses to be given at V = 1.
+  if (f && f.interleaved && $("group").value !== "0") args.push("--group", $("group").value);
+  if (f && f.interleaved && $("warmup").value !== "2") args.push("--warmup-factor", $("warmup").value);
+  const dual = f && (f.name === "dualpipev" || f.name === "dualpipe");
+  if (dual || !offered("pairs")) args.push(...menu("pairs"));
+  if (dual && $("structural").checked) args.push("--structural-minimum");
+  args.push(...costsOption());
+  if ($("gamma").value !== "") args.push("--gamma", $("gamma").value);
+  if ($("stage_scale").value !== "") args.push("--stage-scale", $("stage_scale").value);
+  if ($("microbatch_scale").value !== "") args.push("--microbatch-scale", $("microbatch_scale").value);
+  args.push(...menu("runtime"));
+  return { schedule: compare ? name : menuValue("schedule"), args };
 }
 
 function currentConfigs() {
-  checkMenus();
-  const shape = { P: whole("P-num", "P"), m: whole("m-num", "m"), V: whole("V-num", "V"),
-    group: whole("group", "the group size"), warmup: whole("warmup", "the warmup factor") };
-  for (const [key, most] of Object.entries(LIMITS)) {
-    if (shape[key] > most) {
-      throw new Error(`ctpipe: the page draws up to P = ${LIMITS.P}, m = ${LIMITS.m}, V = ${LIMITS.V}; the ctpipe tool takes larger shapes`);
-    }
-  }
-  const names = $("compare").checked ? comparedNames() : [$("schedule").value];
+  const compare = $("compare").checked;
+  let names = compare ? comparedNames() : [menuValue("schedule")];
+  if (compare && "compare" in state.invalid) names = [...names, ...state.invalid.compare.split(",")];
   if (!names.length) throw new Error("ctpipe: compare: check at least one schedule");
-  return names.map((name) => configFor(name, shape));
+  return names.map((name) => argsFor(name, compare));
 }
 
 /// Greys out the controls that none of the chosen schedules reads: V where the family
@@ -270,7 +272,8 @@ function request() {
     return;
   }
   state.localError = false;
-  state.pending = { configs, at: performance.now(), compare: $("compare").checked, V: $("V-num").value };
+  state.pending = { configs, at: performance.now(), compare: $("compare").checked, V: $("V-num").value,
+    runtime: menuValue("runtime") };
   send();
 }
 
@@ -299,7 +302,7 @@ function receive(message) {
     setStatus("ready", "ready");
     return;
   }
-  const view = { compare: job.compare, results: message.results, configs: job.configs, V: job.V };
+  const view = { compare: job.compare, results: message.results, configs: job.configs, V: job.V, runtime: job.runtime };
   state.last = view;
   draw(view);
   const ms = performance.now() - job.at;
@@ -338,14 +341,10 @@ function draw(view) {
   $("readouts").innerHTML = view.compare ? compareTable(view) : readoutTable(ok[0]);
 }
 
-/// The title line, as the tool's: the schedule and its parameters, the costs and gamma
-/// as the library read them (lowest terms), and the run the timeline draws.
+/// The title line: the tool's (render_title(): the schedule and its parameters, the
+/// costs as the library read them, the run the timeline draws), then gamma.
 function title(r) {
-  const g = r.schedule === "interleaved-1f1b" && r.V > 1 ? `  variant ${r.variant}  g = ${r.group}  warmup factor ${r.warmup_factor}` : "";
-  const pairs = r.schedule === "dualpipev" || r.schedule === "dualpipe"
-    ? (r.pairs === "fused" ? `, t_fb = ${r.costs.fb}  pairs fused` : "  pairs split") : "";
-  return `${r.schedule}  P = ${r.P}  m = ${r.m}  V = ${r.V}  placement ${r.placement}${g}  ${costsText(r)}${pairs}` +
-    `  gamma = ${r.gamma}${runText(r.executed)}`;
+  return `${r.title}  gamma = ${r.gamma}`;
 }
 
 function costsText(r) {
@@ -355,20 +354,19 @@ function costsText(r) {
   return `costs t_f = ${c.f}, t_b = ${c.b}, t_i = ${c.i}, t_w = ${c.w}, t_c = ${c.c}${stages}${microbatches}`;
 }
 
-/// `  timeline: run executed under posted` on the timeline tab when it draws a run.
-function runText(executed) {
-  return executed && state.view === "timeline" ? `  timeline: runs executed under ${executed.model}` : "";
-}
-
+/// Compare mode's title: the shape, the interleaved parameters and DualPipe's pairs as
+/// the library ran them, the costs and gamma as it read them.
 function compareTitle(view) {
-  const r = view.results.find((x) => x.ok);
-  const c = view.configs[0];
-  const interleaved = view.configs.some((x) => x.schedule === "interleaved-1f1b")
-    ? `  interleaved: variant ${c.variant}, g = ${c.group || "default"}, warmup factor ${c.warmup}` : "";
-  const dual = view.configs.some((x) => x.schedule === "dualpipev" || x.schedule === "dualpipe")
-    ? `  t_fb = ${r.costs.fb}  pairs ${c.pairs}` : "";
-  return `compare  P = ${c.P}  m = ${c.m}  V = ${view.V} (families whose V is free)${interleaved}  ${costsText(r)}${dual}` +
-    `  gamma = ${r.gamma}${runText(r.executed)}`;
+  const ok = view.results.filter((x) => x.ok);
+  const r = ok[0];
+  const interleaved = ok.find((x) => x.interleaved);
+  const params = interleaved ? `  interleaved: variant ${interleaved.interleaved.variant}, g = ${interleaved.interleaved.group}, ` +
+    `warmup factor ${interleaved.interleaved.warmup_factor}` : "";
+  const paired = ok.find((x) => x.pairs !== "");
+  const dual = paired ? `  t_fb = ${r.costs.fb}  pairs ${paired.pairs}` : "";
+  const run = r.executed ? `  timelines: runs executed under ${r.executed.model}` : "";
+  return `compare  P = ${r.P}  m = ${r.m}  V = ${view.V} (families whose V is free)${params}  ${costsText(r)}${dual}` +
+    `  gamma = ${r.gamma}${run}`;
 }
 
 /// A canvas sized to the view's width and `height` CSS pixels, sharp on any screen.
@@ -669,7 +667,7 @@ function peakTable(r) {
 /// peaks per rank in chunks and rank 0's in full activations, messages; with a runtime
 /// model, the executed run's makespan and bubble.
 function compareTable(view) {
-  const model = view.configs[0].runtime;
+  const model = view.runtime;
   const run = model ? `<th>executed, ${escapeHtml(model)}: makespan, bubble</th>` : "";
   let html = "<table id=\"compare-table\"><tr><th>schedule</th><th>makespan</th><th>bubble fraction</th><th>closed form</th>" +
     `<th>peak in flight per rank (chunks)</th><th>peak rank 0 (full activations)</th><th>messages</th>${run}</tr>`;

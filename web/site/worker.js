@@ -1,7 +1,8 @@
 // web/site/worker.js: runs the library (ctpipe_web.js / .wasm, built from
 // web/binding.cpp) off the page's main thread, so that a large shape never freezes the
 // tab. Protocol:
-//   page -> worker: {seq, configs: [config, ...]}  (config: see web/binding.cpp)
+//   page -> worker: {seq, configs: [config, ...]}  (config: {schedule, args}, args the
+//                   tool's options that web/binding.cpp's analyze() takes)
 //   worker -> page: {ready: true, families, runtime_models, kind_names}  once, at start
 //                   {seq, results: [result, ...], ms}  per request, in order
 // Every number in a result comes from the library; this file only moves them.
@@ -34,7 +35,7 @@ function buffers(result) {
 onmessage = (event) => {
   const { seq, configs } = event.data;
   const start = performance.now();
-  const results = configs.map((config) => Module.analyze(config));
+  const results = configs.map((config) => Module.analyze(config.args));
   const ms = performance.now() - start;
   postMessage({ seq, results, ms }, results.flatMap(buffers));
 };
