@@ -35,7 +35,7 @@
 #include "ctpipe/plan/fill.hpp"
 #include "ctpipe/plan/fill_optimal.hpp"
 #include "ctpipe/plan/fill_stretch.hpp"
-#include "ctpipe/plan/graph.hpp"
+#include "ctpipe/analysis/graph.hpp"
 #include "ctpipe/plan/greedy.hpp"
 #include "ctpipe/plan/greedy_best.hpp"
 #include "ctpipe/plan/moves.hpp"

@@ -7,7 +7,7 @@
 
 #include "ctpipe/plan/fill_optimal.hpp"
 #include "ctpipe/plan/fill_stretch.hpp"
-#include "ctpipe/plan/graph.hpp"  // detail::op_index
+#include "ctpipe/analysis/graph.hpp"  // detail::op_index
 #include "ctpipe/io/format.hpp"
 #include "options.hpp"
 

@@ -24,7 +24,7 @@
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
-#include "ctpipe/plan/graph.hpp"
+#include "ctpipe/analysis/graph.hpp"
 
 namespace ctpipe {
 

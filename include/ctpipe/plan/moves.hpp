@@ -26,7 +26,7 @@
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/transfer.hpp"
-#include "ctpipe/plan/graph.hpp"
+#include "ctpipe/analysis/graph.hpp"
 #include "ctpipe/plan/rebalance.hpp"
 
 namespace ctpipe {

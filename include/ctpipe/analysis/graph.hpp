@@ -1,5 +1,6 @@
-// ctpipe/plan/graph.hpp: the op graph the planners share (fill.hpp's re-simulation,
-// fill_stretch.hpp's stretched timeline, rebalance.hpp's delayed timeline). docs/spec.md
+// ctpipe/analysis/graph.hpp: the op graph the planners share (plan/fill.hpp's
+// re-simulation, fill_stretch.hpp's stretched timeline, rebalance.hpp's delayed
+// timeline) and the periodic certificate reads (analysis/periodic.hpp). docs/spec.md
 // §2's dependencies restated as edges between the compute ops of a schedule, apart from
 // simulate()'s walk: the ops by identity (op_index), each op's rank, the pair words, the
 // edges into each op, and the earliest-start propagation over a graph (Kahn's order:
