@@ -81,6 +81,8 @@ std::unique_ptr<command> make_fill();
 std::unique_ptr<command> make_rebalance();
 /// `ctpipe search` (commands/search.cpp).
 std::unique_ptr<command> make_search();
+/// `ctpipe formula` (commands/formula.cpp).
+std::unique_ptr<command> make_formula();
 
 /// Every command: the default view first, then the subcommands in the order --help
 /// lists them.
@@ -115,6 +117,10 @@ inline constexpr command_entry commands[] = {
      "and --gamma; says whether it is proved optimal, its lower bound, and what the Zero Bubble authors' heuristic "
      "gets.",
      make_search},
+    {"formula",
+     "the makespan, idle, bubble fraction and peaks of a schedule as exact functions of m, for every m, from its "
+     "periodic certificate (docs/proofs.md): m0, the cycle, the base makespans and the increment.",
+     make_formula},
 };
 
 }  // namespace ctpipe::tool

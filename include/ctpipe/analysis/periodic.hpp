@@ -1,0 +1,520 @@
+// ctpipe/analysis/periodic.hpp: the periodic certificate, a schedule's makespan for every
+// m from one finite simulation of its periodic program (schedules/program.hpp).
+//
+// The theorem (docs/proofs.md, "Proofs for every m"). Let a program's steady segments be
+// repeated n(m) = n0 + m times, and let X(k) be the end times of the ops of repetition k
+// of every rank's steady segment. In the simulation of the program at one m_a:
+// 1. every steady op of a repetition k in a window [lo, hi) waits (docs/spec.md §2: its
+//    inputs and its rank's previous op) only for steady ops of repetitions k - d .. k,
+//    by the same (template, offset, latency) edges at every k of the window: so X(k) is
+//    one max-plus linear map M of Y(k - 1) = (X(k - d), ..., X(k - 1)), the same map for
+//    every k and every m (the program's ops up to the window do not depend on m);
+// 2. the ops after the window (the last steady repetitions and the cool-down, the same
+//    ops relative to n(m) for every m, each micro-batch shifted by m) wait only for each
+//    other and for Y(hi - 1): the makespan is one max-plus map F of Y(hi(m) - 1);
+// 3. Y(K + c) = Y(K) + c*lambda for one K >= lo + d - 1 and c >= 1 (exact ticks).
+// M and F are homogeneous (adding a constant to every input adds it to every output):
+// by induction Y(k + c) = Y(k) + c*lambda for every k >= K, and so makespan(m + c) =
+// makespan(m) + c*lambda for every m with hi(m) - 1 >= K. The certificate checks 1 and 2
+// edge by edge on the op graph (analysis/graph.hpp), finds 3, and simulates directly the
+// m below m0 and the first cycle (base). Its cost depends on P, V and the costs, not on
+// m. A period that is not balanced (its forwards and backwards differ) is refused, and
+// a program whose state does not repeat within `max_periods` repetitions gets no
+// certificate, with the reason.
+//
+// The peaks: one rank's ops never overlap, so its in-flight level follows its list; a
+// balanced steady segment returns to the level it started from and repeats its profile,
+// so past one repetition the peaks no longer depend on m.
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::int64_t, std::uint32_t
+#include <type_traits>  // std::is_constant_evaluated
+
+#include "ctpipe/analysis/formulas.hpp"
+#include "ctpipe/analysis/graph.hpp"
+#include "ctpipe/analysis/memory.hpp"
+#include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/costs.hpp"
+#include "ctpipe/core/error.hpp"
+#include "ctpipe/core/rational.hpp"
+#include "ctpipe/schedules/generate.hpp"
+#include "ctpipe/schedules/program.hpp"
+
+namespace ctpipe {
+
+/// What periodic_certificate_of() proves of one schedule family at one P (V, rule) and
+/// one cost set, for every m >= 1 (see the file comment). Times in time units (t_f).
+struct periodic_certificate {
+  /// Whether the state repeated within the bound; when false, `reason` says why and the
+  /// other fields are empty.
+  bool proved = false;
+  const char* reason = "";
+  int m0 = 0;                    ///< the cycle holds for every m >= m0
+  int cycle = 0;                 ///< micro-batches per cycle (c)
+  detail::buffer<rational> base;         ///< makespans at m0 .. m0 + cycle - 1
+  rational increment;            ///< the makespan's growth per cycle (c * lambda)
+  detail::buffer<rational> busy_base;    ///< per rank: busy time at m = 0 of its affine form
+  detail::buffer<rational> busy_per_m;   ///< per rank: busy time added per micro-batch
+  detail::buffer<rational> peak;         ///< per rank: peak in-flight activations for m >= m0 (chunks)
+  int state_index = 0;           ///< K: the repetition from which the state repeats
+  int state_width = 0;           ///< d: repetitions the state holds
+  int P = 0;
+  /// An unbalanced period (`reason` says so): its rank, and per repetition its forwards
+  /// and its backwards (B or I); or its I and W when those differ. -1 otherwise.
+  int unbalanced_rank = -1;
+  int unbalanced_forwards = 0, unbalanced_backwards = 0;
+  /// When the state did not repeat within the bound: X(k + 1) - X(k) at the last k the
+  /// search reached (per steady op, time units), the last state differences.
+  detail::buffer<rational> last_differences;
+
+  /// The makespan under m >= m0 micro-batches: base[(m - m0) mod cycle] + floor((m -
+  /// m0) / cycle) * increment. (Below m0, simulate m directly: direct_makespan().)
+  constexpr rational makespan(int m) const {
+    const int j = (m - m0) % cycle;
+    return base[static_cast<std::size_t>(j)] + rational{(m - m0) / cycle} * increment;
+  }
+  /// Rank r's busy time under m >= m0 micro-batches (exact, affine in m).
+  constexpr rational busy(int r, int m) const {
+    return busy_base[static_cast<std::size_t>(r)] + rational{m} * busy_per_m[static_cast<std::size_t>(r)];
+  }
+  /// Rank r's idle time under m >= m0: makespan - busy.
+  constexpr rational idle(int r, int m) const { return makespan(m) - busy(r, m); }
+  /// The bubble fraction under m >= m0: total idle / (P * makespan).
+  constexpr rational bubble_fraction(int m) const {
+    rational idle_sum{0};
+    for (int r = 0; r < P; ++r) idle_sum = idle_sum + idle(r, m);
+    return idle_sum / (rational{P} * makespan(m));
+  }
+};
+
+/// The makespan of `s` at m micro-batches, simulated directly (generate, simulate): the
+/// certificate's values below its m0.
+constexpr rational direct_makespan(schedule_spec s, int m, const costs& c, std::span<const rational> stage_scale = {}) {
+  s.shape.m = m;
+  return simulate(generate(s).view(), c, cost_scale{stage_scale, {}}).makespan();
+}
+
+namespace detail {
+
+/// Refuses (raises) a program whose steady segments are not one per rank with
+/// micro-batches advancing by one per repetition, whose warm-up depends on m, or whose
+/// cool-down does not move with m.
+constexpr void check_program(const periodic_program& p) {
+  for (int r = 0; r < p.shape.P; ++r) {
+    const auto ru = static_cast<std::size_t>(r);
+    const std::uint32_t steady = p.steady[ru];
+    for (std::uint32_t g = p.rank_segments[ru]; g < p.rank_segments[ru + 1]; ++g) {
+      const program_segment& seg = p.segments[g];
+      require(seg.repetitions_per_m == (g == steady ? 1 : 0),
+              "ctpipe: a periodic program needs one steady segment per rank (repeated n0 + m times)");
+      for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
+        const op_template& o = p.templates[t];
+        require(o.per_m == (g > steady ? 1 : 0) && (g != steady || o.per_repetition == 1),
+                "ctpipe: a periodic program's steady ops advance one micro-batch per repetition, its cool-down one "
+                "per micro-batch of m, its warm-up none");
+      }
+    }
+  }
+}
+
+/// Whether every rank's steady segment is balanced (F = B + I and I = W per
+/// repetition), so that the in-flight level it ends at is the one it starts at; else
+/// the first rank that is not and its counts, in `out`.
+constexpr bool balanced(const periodic_program& p, periodic_certificate& out) {
+  for (int r = 0; r < p.shape.P; ++r) {
+    int f = 0, b = 0, i = 0, w = 0;
+    const program_segment& seg = p.segments[p.steady[static_cast<std::size_t>(r)]];
+    for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
+      const op_kind k = p.templates[t].kind;
+      f += k == op_kind::F ? 1 : 0;
+      b += k == op_kind::B ? 1 : 0;
+      i += k == op_kind::I ? 1 : 0;
+      w += k == op_kind::W ? 1 : 0;
+    }
+    if (f != b + i || i != w) {
+      out.reason = f != b + i ? "an unbalanced period: its forwards differ from its backwards (B or I)"
+                              : "an unbalanced period: its I differ from its W";
+      out.unbalanced_rank = r;
+      out.unbalanced_forwards = f != b + i ? f : i;
+      out.unbalanced_backwards = f != b + i ? b + i : w;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The certificate's work (see the file comment), one step per member function: the
+/// program's simulation at m_a = m_min + max_periods, its ops labelled by segment and
+/// repetition, the op graph's edges into each op, the window, the repeat, then the direct
+/// simulations of the m below m0 and of the first two cycles.
+struct certifier {
+  const periodic_program& prog;
+  const costs& cost;
+  std::span<const rational> stage_scale;
+  rational gamma;
+  int m_a;
+  schedule sched;
+  simulation sim;
+  std::size_t N = 0, W = 0;        // ops; steady ops per repetition (all ranks)
+  detail::buffer<int> rep;                 // per op: steady repetition, -1 warm-up, -2 cool-down
+  detail::buffer<std::uint32_t> tmpl;      // per op: its template
+  detail::buffer<std::uint32_t> slot;      // per template: its place among the steady ones, or W
+  detail::buffer<std::uint32_t> node;      // [k * W + slot]: the op of steady repetition k
+  detail::buffer<std::uint32_t> in_first;  // N + 1: the edges into each op, in in_from
+  detail::buffer<std::uint32_t> in_from;
+  int reps = 0;                    // repetitions every rank's steady segment runs at m_a
+  int lo = 0, hi = 0, width = 1;   // the window [lo, hi) and the state's width d
+
+  constexpr certifier(const periodic_program& p, const costs& c, std::span<const rational> scale, rational g,
+                      int max_periods)
+      : prog(p), cost(c), stage_scale(scale), gamma(g), m_a(p.m_min + max_periods), sched(expand(p, m_a)),
+        sim(simulate(sched.view(), c, cost_scale{scale, {}})), N(sched.size()) {
+    label();
+    in_edges();
+  }
+
+  /// Each op's segment part, repetition and template; the steady ops by repetition.
+  constexpr void label() {
+    rep = buffer<int>(N);
+    tmpl = buffer<std::uint32_t>(N);
+    slot = buffer<std::uint32_t>(prog.templates.size());
+    reps = m_a;
+    for (int r = 0; r < prog.shape.P; ++r) {
+      const program_segment& seg = prog.segments[prog.steady[static_cast<std::size_t>(r)]];
+      reps = seg.times(m_a) < reps ? seg.times(m_a) : reps;
+      for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) slot[t] = static_cast<std::uint32_t>(W++);
+    }
+    node = buffer<std::uint32_t>(static_cast<std::size_t>(reps) * W);
+    std::size_t k = 0;
+    for (int r = 0; r < prog.shape.P; ++r) {
+      const auto ru = static_cast<std::size_t>(r);
+      for (std::uint32_t g = prog.rank_segments[ru]; g < prog.rank_segments[ru + 1]; ++g) {
+        const program_segment& seg = prog.segments[g];
+        const int part = g < prog.steady[ru] ? -1 : g > prog.steady[ru] ? -2 : 0;
+        for (int i = 0; i < seg.times(m_a); ++i) {
+          for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t, ++k) {
+            rep[k] = part == 0 ? i : part;
+            tmpl[k] = t;
+            if (part == 0 && i < reps) node[static_cast<std::size_t>(i) * W + slot[t]] = static_cast<std::uint32_t>(k);
+          }
+        }
+      }
+    }
+  }
+
+  /// The op graph's edges (docs/spec.md §2 and each rank's order) by the op they enter.
+  constexpr void in_edges() {
+    const schedule_view v = sched.view();
+    const op_index index(v);
+    const buffer<int> ranks = op_ranks(v);
+    const buffer<std::uint8_t> pair_b = pair_b_words(v);
+    op_edges g(5 * N + 1);
+    add_dependency_edges(v, index, ranks, pair_b, 1, g);
+    add_rank_order_edges(v, pair_b, g);
+    in_first = buffer<std::uint32_t>(N + 1);
+    in_from = buffer<std::uint32_t>(g.edges);
+    for (std::size_t e = 0; e < g.edges; ++e) ++in_first[g.to[e] + 1];
+    for (std::size_t u = 0; u < N; ++u) in_first[u + 1] += in_first[u];
+    buffer<std::uint32_t> at(N);
+    for (std::size_t u = 0; u < N; ++u) at[u] = in_first[u];
+    for (std::size_t e = 0; e < g.edges; ++e) in_from[at[g.to[e]]++] = g.from[e];
+  }
+
+  /// Step 1's window: lo after the last steady op that waits for a warm-up op (at least
+  /// 1), hi at the
+  /// first that waits for a later op (a cool-down op or a later repetition); d the
+  /// farthest reach back inside it.
+  constexpr void window() {
+    lo = 1;  // repetition 0 follows the warm-up (or starts its rank) in each rank's order
+    hi = reps;
+    for (std::size_t v = 0; v < N; ++v) {
+      if (rep[v] < 0) continue;
+      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
+        const int from = rep[in_from[e]];
+        if (from == -1 && rep[v] + 1 > lo) lo = rep[v] + 1;
+        if ((from == -2 || from > rep[v]) && rep[v] < hi) hi = rep[v];
+      }
+    }
+    for (std::size_t v = 0; v < N; ++v) {
+      if (rep[v] < lo || rep[v] >= hi) continue;
+      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
+        const int back = rep[v] - rep[in_from[e]];
+        width = back > width ? back : width;
+      }
+    }
+  }
+
+  /// Whether steady op `v` (repetition k in the window) waits for the same templates at
+  /// the same offsets as the op of its template at repetition lo.
+  constexpr bool same_edges(std::size_t v) const {
+    const std::size_t ref = node[static_cast<std::size_t>(lo) * W + slot[tmpl[v]]];
+    if (in_first[v + 1] - in_first[v] != in_first[ref + 1] - in_first[ref]) return false;
+    for (std::uint32_t e = in_first[v], f = in_first[ref]; e < in_first[v + 1]; ++e, ++f) {
+      const std::uint32_t a = in_from[e], b = in_from[f];
+      if (tmpl[a] != tmpl[b] || rep[v] - rep[a] != rep[ref] - rep[b]) return false;
+    }
+    return true;
+  }
+
+  /// Steps 1 and 2 hold: every steady op of the window waits by its template's edges,
+  /// and the ops after the window wait for no warm-up op and for no steady repetition
+  /// more than the state's width back (which grows to cover them). Else the reason.
+  constexpr const char* check_structure() {
+    if (lo >= hi) return "the steady segments never run free of the warm-up and the cool-down within the bound";
+    for (std::size_t v = 0; v < N; ++v) {
+      if (rep[v] >= lo && rep[v] < hi && !same_edges(v)) return "the steady ops do not wait alike at every repetition";
+    }
+    for (std::size_t v = 0; v < N; ++v) {
+      if (rep[v] != -2 && rep[v] < hi) continue;
+      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
+        const int from = rep[in_from[e]];
+        if (from == -1) return "the cool-down waits for the warm-up within the bound";
+        if (from >= 0 && from < hi && hi - from > width) width = hi - from;
+      }
+    }
+    return hi - width < lo ? "the steady segments never run free of the warm-up and the cool-down within the bound"
+                           : nullptr;
+  }
+
+  /// End tick of steady slot `j` at repetition k.
+  constexpr std::int64_t end(int k, std::size_t j) const {
+    return sim.end_ticks(node[static_cast<std::size_t>(k) * W + j]);
+  }
+  /// Whether X(k + c) - X(k) is one constant `delta` (set from its first slot).
+  constexpr bool shifted(int k, int c, std::int64_t& delta) const {
+    delta = end(k + c, 0) - end(k, 0);
+    for (std::size_t j = 1; j < W; ++j) {
+      if (end(k + c, j) - end(k, j) != delta) return false;
+    }
+    return true;
+  }
+
+  /// Step 3: the least cycle c, and for it the least K >= lo + d - 1 with Y(K + c) = Y(K)
+  /// + delta (width consecutive repetitions shifted alike) and K + c < hi. Returns false
+  /// when none is found.
+  constexpr bool find_repeat(int& K, int& c, std::int64_t& delta) const {
+    for (c = 1; lo + width - 1 + c < hi; ++c) {
+      int run = 0;
+      std::int64_t last = 0;
+      for (int k = lo; k + c < hi; ++k) {
+        std::int64_t d = 0;
+        const bool ok = shifted(k, c, d);
+        run = ok && (run == 0 || d == last) ? run + 1 : ok ? 1 : 0;
+        last = d;
+        if (run >= width && k >= lo + width - 1) {
+          K = k;
+          delta = d;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+};
+
+/// The certificate's values once the repeat is found: m0, the increment, the base cycle
+/// (from the simulations of the program at m_a - c + 1 .. m_a: each m is m0 + j + k*c,
+/// so base[j] is its makespan less k increments), busy per rank (affine in m: from m_a
+/// and m_a - 1), the peaks (at m_a >= m0).
+constexpr void complete(periodic_certificate& out, const certifier& w, int K, int c, std::int64_t delta) {
+  out.proved = true;
+  out.P = w.prog.shape.P;
+  out.cycle = c;
+  out.state_index = K;
+  out.state_width = w.width;
+  out.increment = w.sim.tick() * rational{delta};
+  const int m0 = w.m_a - w.hi + 1 + K;
+  out.m0 = m0 > w.prog.m_min ? m0 : w.prog.m_min;
+  out.base = buffer<rational>(static_cast<std::size_t>(c));
+  const auto P = static_cast<std::size_t>(out.P);
+  out.busy_base = buffer<rational>(P);
+  out.busy_per_m = buffer<rational>(P);
+  out.peak = buffer<rational>(P);
+  const in_flight_profile memory = in_flight(w.sched.view(), w.gamma);
+  const auto take = [&](int m, const simulation& at) {
+    if (w.m_a - m < c) {
+      out.base[static_cast<std::size_t>((m - out.m0) % c)] = at.makespan() - rational{(m - out.m0) / c} * out.increment;
+    }
+    for (int r = 0; m == w.m_a - 1 && r < out.P; ++r) {
+      const auto ru = static_cast<std::size_t>(r);
+      out.busy_per_m[ru] = w.sim.busy(r) - at.busy(r);
+      out.busy_base[ru] = w.sim.busy(r) - rational{w.m_a} * out.busy_per_m[ru];
+      out.peak[ru] = memory.peak(r);
+    }
+  };
+  take(w.m_a, w.sim);
+  for (int m = w.m_a - 1; m > w.m_a - (c > 2 ? c : 2); --m) {
+    const schedule shorter = expand(w.prog, m);
+    take(m, simulate(shorter.view(), w.cost, cost_scale{w.stage_scale, {}}));
+  }
+}
+
+}  // namespace detail
+
+/// The default bound of periodic_certificate_of(): steady repetitions searched at most.
+constexpr int default_max_periods(const periodic_program& p) { return 16 * p.shape.stages() + 64; }
+
+namespace detail {
+
+/// X(k + 1) - X(k) at the last k of the search window, per steady op, time units: what
+/// a certificate that was not found reports.
+constexpr buffer<rational> last_differences(const certifier& w) {
+  buffer<rational> out(w.W);
+  const int k = w.hi - 2 > 0 ? w.hi - 2 : 0;
+  for (std::size_t j = 0; j < w.W && k + 1 < w.reps; ++j) out[j] = w.sim.tick() * rational{w.end(k + 1, j) - w.end(k, j)};
+  return out;
+}
+
+/// One attempt at `periods` steady repetitions: the certificate, or `proved` false with
+/// the reason.
+constexpr periodic_certificate certify_within(const periodic_program& p, const costs& c,
+                                              std::span<const rational> stage_scale, rational gamma, int periods) {
+  certifier w(p, c, stage_scale, gamma, periods);
+  periodic_certificate out;
+  w.window();
+  if (const char* why = w.check_structure()) {
+    out.reason = why;
+    return out;
+  }
+  int K = 0, cycle = 0;
+  std::int64_t delta = 0;
+  if (!w.find_repeat(K, cycle, delta)) {
+    out.reason = "the state does not repeat within the bound (raise max_periods)";
+    out.last_differences = last_differences(w);
+    return out;
+  }
+  complete(out, w, K, cycle, delta);
+  return out;
+}
+
+}  // namespace detail
+
+/// The periodic certificate of program `p` (a family's, program_of(), or one written by
+/// hand) under costs `c` (t_c included), per-stage factors `stage_scale` (S entries, or
+/// none) and `gamma` for the peaks: the makespan, idle, bubble fraction and peaks for
+/// every m >= m0, and m0 itself (see the file comment; below m0, simulate directly).
+/// Simulates the program at 2 m_min + 8 steady repetitions, then twice as many until the
+/// state repeats or `max_periods` (default_max_periods() when 0) is passed. Not proved
+/// (`proved` false, `reason` saying why) for an unbalanced period (with its rank and
+/// counts), steady ops that do not wait alike at every repetition (the program does
+/// not match the dependencies), or no repeat within the bound (with the last state
+/// differences). Raises check_program()'s messages for a malformed program. Its cost
+/// depends on P, V and the costs, not on m.
+constexpr periodic_certificate periodic_certificate_of(const periodic_program& p, const costs& c,
+                                                       std::span<const rational> stage_scale = {},
+                                                       rational gamma = rational{1}, int max_periods = 0) {
+  detail::check_program(p);
+  periodic_certificate unbalanced;
+  if (!detail::balanced(p, unbalanced)) return unbalanced;
+  const int most = max_periods > 0 ? max_periods : default_max_periods(p);
+  const int first = 2 * p.m_min + 8;  // the warm-up's reach and the state's width, and a cycle
+  int periods = first < most ? first : most;
+  while (true) {
+    periodic_certificate out = detail::certify_within(p, c, stage_scale, gamma, periods);
+    if (out.proved || periods >= most) return out;
+    periods = 2 * periods < most ? 2 * periods : most;
+  }
+}
+
+/// periodic_certificate_of() of `s`'s family's program at its P (its m is not read);
+/// raises program_of()'s message for a family without one. At run time it also checks
+/// the family's generate() at m0 .. m0 + 2 cycles - 1 against the certificate (a bug's
+/// alarm: `ctpipe: the periodic certificate disagrees with a direct simulation`).
+constexpr periodic_certificate periodic_certificate_of(const schedule_spec& s, const costs& c,
+                                                       std::span<const rational> stage_scale = {},
+                                                       rational gamma = rational{1}, int max_periods = 0) {
+  const periodic_program p = program_of(s);
+  periodic_certificate out = periodic_certificate_of(p, c, stage_scale, gamma, max_periods);
+  if (!std::is_constant_evaluated()) {
+    for (int m = out.m0; out.proved && m < out.m0 + 2 * out.cycle; ++m) {
+      detail::require(direct_makespan(s, m, c, stage_scale) == out.makespan(m),
+                      "ctpipe: the periodic certificate disagrees with a direct simulation (a bug: please report it)");
+    }
+  }
+  return out;
+}
+
+/// Which closed forms of analysis/formulas.hpp a certificate proves for every m >= 1.
+struct every_m_result {
+  bool makespan = false;         ///< makespan_formula() holds and equals the certificate's
+  bool bubble_fraction = false;  ///< bubble_fraction_formula() likewise
+  bool peaks = false;            ///< peak_in_flight_formula() of every rank likewise
+  /// Whether all three hold.
+  constexpr explicit operator bool() const { return makespan && bubble_fraction && peaks; }
+};
+
+namespace detail {
+
+/// Whether closed form `f` agrees with `value` at m: equal where it holds; at m >= m0 it
+/// must hold.
+constexpr bool agrees(const closed_form& f, rational value, bool must_hold) {
+  return f.holds ? f.value == value : !must_hold;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// Adds to `out` the check of the closed forms at `m` against `makespan` and `bubble`
+/// (the peaks against `peak` when given: m >= m0), each equal where it holds, holding
+/// where `must_hold`.
+constexpr void check_closed_forms(every_m_result& out, schedule_spec s, int m, const costs& c, rational gamma,
+                                  rational makespan, rational bubble, const buffer<rational>* peak, bool must_hold) {
+  s.shape.m = m;
+  out.makespan = out.makespan && agrees(makespan_formula(s, c), makespan, must_hold);
+  out.bubble_fraction = out.bubble_fraction && agrees(bubble_fraction_formula(s, c), bubble, must_hold);
+  for (int r = 0; peak != nullptr && r < s.shape.P; ++r) {
+    out.peaks = out.peaks && agrees(peak_in_flight_formula(s, gamma, r), (*peak)[static_cast<std::size_t>(r)], true);
+  }
+}
+
+}  // namespace detail
+
+/// Checks `s`'s family's closed forms against certificate `cert` (made for the same P,
+/// costs `c` and gamma) for every m >= m0: for each residue j, at m0 + j + k*cycle for
+/// k = 0, 1, 2, each must hold and agree. That covers every k: the certificate's
+/// makespan is affine in k and its bubble fraction a ratio of affine functions of k, as
+/// are the closed forms of makespan and bubble fraction (polynomials of degree 1 in m,
+/// and their ratios with the busy time, docs/schedules.md), so two such functions equal
+/// at three points are equal everywhere; the peaks are constant past m0 and so are the
+/// closed forms' there (min(m, P-r), (P-r) + r*gamma, 2P-1: constant for m >= m0 >=
+/// their thresholds). No simulation: 3*cycle evaluations of the closed forms.
+constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& cert, const schedule_spec& s,
+                                                   const costs& c, rational gamma = rational{1}) {
+  every_m_result out{cert.proved, cert.proved, cert.proved};
+  for (int k = 0; cert.proved && k < 3; ++k) {
+    for (int j = 0; j < cert.cycle; ++j) {
+      const int m = cert.m0 + j + k * cert.cycle;
+      detail::check_closed_forms(out, s, m, c, gamma, cert.makespan(m), cert.bubble_fraction(m), &cert.peak, true);
+    }
+  }
+  return out;
+}
+
+/// Checks the makespan and bubble closed forms against direct simulations at m in
+/// [m_lo, m_hi), each equal where it holds (the range below a certificate's m0; peaks
+/// are not checked here). A simulation per m: a long range may be split over several
+/// constant evaluations.
+constexpr every_m_result closed_forms_hold_directly(const schedule_spec& s, const costs& c, int m_lo, int m_hi) {
+  every_m_result out{true, true, true};
+  for (int m = m_lo; m < m_hi; ++m) {
+    schedule_spec at = s;
+    at.shape.m = m;
+    const simulation sim = simulate(generate(at).view(), c);
+    detail::check_closed_forms(out, s, m, c, rational{1}, sim.makespan(), sim.bubble_fraction(), nullptr, false);
+  }
+  return out;
+}
+
+/// Both: the makespan and bubble closed forms of `s`'s family hold for every m >= 1
+/// (directly below m0, by the certificate from m0 on), and the peaks from m0 on.
+constexpr every_m_result closed_forms_hold_for_every_m(const periodic_certificate& cert, const schedule_spec& s,
+                                                       const costs& c, rational gamma = rational{1}) {
+  const every_m_result past = closed_forms_hold_from_m0(cert, s, c, gamma);
+  const every_m_result below = closed_forms_hold_directly(s, c, 1, cert.m0);
+  return {past.makespan && below.makespan, past.bubble_fraction && below.bubble_fraction, past.peaks};
+}
+
+}  // namespace ctpipe

@@ -1,0 +1,250 @@
+// ctpipe/schedules/program.hpp: schedules as periodic programs (docs/proofs.md, "Proofs
+// for every m").
+//
+// A periodic program describes every rank's op list for every m >= m_min at once, with
+// storage independent of m: per rank a sequence of segments, each a short list of op
+// templates repeated a number of times that is affine in m, each template's micro-batch
+// affine in the repetition index i and in m:
+//
+//     rank r:  segment_0^{n_0(m)} · segment_1^{n_1(m)} · ...
+//     n(m) = repetitions + repetitions_per_m * m
+//     micro-batch(i, m) = microbatch + per_repetition * i + per_m * m
+//
+// Exactly one segment per rank grows with m (repetitions_per_m = 1): its repeated
+// pattern is the steady state, the segments before it the warm-up, the ones after it
+// the cool-down. analysis/periodic.hpp proves a family's makespan for every m from one
+// finite simulation of its program. program_of() gives the programs of 1F1B, ZB-H1 and
+// ZB-H2; expand() writes the ops, equal op for op to generate() of the same family for
+// every m >= m_min (tests/runtime/periodic_test.cpp, tests/static/proofs_periodic.cpp).
+#pragma once
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t
+
+#include "ctpipe/core/buffer.hpp"
+#include "ctpipe/core/error.hpp"
+#include "ctpipe/core/op.hpp"
+#include "ctpipe/core/schedule.hpp"
+#include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/spec.hpp"
+
+namespace ctpipe {
+
+/// One op of a segment: its kind and stage, and its micro-batch at repetition i of its
+/// segment under m micro-batches, `microbatch + per_repetition * i + per_m * m`.
+struct op_template {
+  op_kind kind = op_kind::F;
+  int stage = 0;
+  int microbatch = 0;      ///< at i = 0, m = 0
+  int per_repetition = 0;  ///< added per repetition of the segment
+  int per_m = 0;           ///< added per micro-batch of the step (cool-down ops count from m)
+
+  /// The op at repetition `i` under `m` micro-batches.
+  constexpr op at(int i, int m) const { return detail::make_op(kind, stage, microbatch + per_repetition * i + per_m * m); }
+};
+
+/// Templates [first, first + count) of a program, repeated `repetitions +
+/// repetitions_per_m * m` times.
+struct program_segment {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  int repetitions = 0;        ///< at m = 0
+  int repetitions_per_m = 0;  ///< 1 for the rank's steady segment, 0 for the others
+
+  /// How many times the segment runs under `m` micro-batches (>= 0 for m >= m_min).
+  constexpr int times(int m) const { return repetitions + repetitions_per_m * m; }
+};
+
+/// A schedule family's op lists for every m >= m_min (see the file comment). `shape`
+/// holds P, V and the placement (its m is not used). Per rank r its segments are
+/// `segments[rank_segments[r] .. rank_segments[r + 1])`; `steady[r]` is the index of its
+/// growing segment.
+struct periodic_program {
+  pipeline_shape shape{};
+  int m_min = 1;
+  detail::buffer<op_template> templates;
+  detail::buffer<program_segment> segments;
+  detail::buffer<std::uint32_t> rank_segments;  ///< P + 1 offsets into segments
+  detail::buffer<std::uint32_t> steady;         ///< P entries: index into segments
+
+  /// Room for `n_templates` templates and `n_segments` segments over P ranks.
+  constexpr periodic_program(pipeline_shape s, int m_least, std::size_t n_templates, std::size_t n_segments)
+      : shape(s), m_min(m_least), templates(n_templates), segments(n_segments),
+        rank_segments(static_cast<std::size_t>(s.P) + 1), steady(static_cast<std::size_t>(s.P)) {}
+
+  /// Rank r's ops under m micro-batches.
+  constexpr std::size_t rank_ops(int r, int m) const {
+    std::size_t n = 0;
+    for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)]; g < rank_segments[static_cast<std::size_t>(r) + 1];
+         ++g) {
+      n += static_cast<std::size_t>(segments[g].times(m)) * segments[g].count;
+    }
+    return n;
+  }
+};
+
+namespace detail {
+
+/// Writes a program rank by rank: `segment()` opens a segment of the current rank,
+/// `add()` puts a template in it, `next_rank()` closes the rank. Capacity is the caller's.
+struct program_writer {
+  periodic_program& p;
+  std::uint32_t templates = 0, segments = 0;
+  int rank = 0;
+
+  constexpr void segment(int repetitions, int repetitions_per_m) {
+    if (repetitions_per_m != 0) p.steady[static_cast<std::size_t>(rank)] = segments;
+    p.segments[segments++] = {templates, 0, repetitions, repetitions_per_m};
+  }
+  constexpr void add(op_kind k, int stage, int microbatch, int per_repetition, int per_m = 0) {
+    p.templates[templates++] = {k, stage, microbatch, per_repetition, per_m};
+    ++p.segments[segments - 1].count;
+  }
+  constexpr void next_rank() { p.rank_segments[static_cast<std::size_t>(++rank)] = segments; }
+};
+
+/// 1F1B (schedules/one_f_one_b.hpp) for m >= P-1: rank r's w = P-1-r warm-up forwards,
+/// the steady pair [F(w+i), B(i)] m-w times, the w cool-down backwards B(m-w+i).
+constexpr periodic_program one_f_one_b_program(int P) {
+  periodic_program p{{P, 0, 1, placement::loop}, P > 1 ? P - 1 : 1, 4 * static_cast<std::size_t>(P),
+                     3 * static_cast<std::size_t>(P)};
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) {
+    const int w = P - 1 - r;
+    out.segment(w, 0);
+    out.add(op_kind::F, r, 0, 1);
+    out.segment(-w, 1);
+    out.add(op_kind::F, r, w, 1);
+    out.add(op_kind::B, r, 0, 1);
+    out.segment(w, 0);
+    out.add(op_kind::B, r, -w, 1, 1);
+    out.next_rank();
+  }
+  return p;
+}
+
+/// ZB-H1 (k = 1) and ZB-H2 (k = 2) (schedules/zero_bubble.hpp) for m >= k(P-1): rank
+/// r's w = k(P-1-r) warm-up forwards; k*r times [F(w+i), I(i)]; the steady triple
+/// [F(w+kr+i), I(kr+i), W(i)] m-w-kr times; w times [I(m-w+i), W(m-w-kr+i)]; the kr
+/// Ws left, W(m-kr+i).
+constexpr periodic_program zb_program(int P, int k) {
+  periodic_program p{{P, 0, 1, placement::loop}, P > 1 ? k * (P - 1) : 1, 9 * static_cast<std::size_t>(P),
+                     5 * static_cast<std::size_t>(P)};
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) {
+    const int w = k * (P - 1 - r), h = k * r;
+    out.segment(w, 0);
+    out.add(op_kind::F, r, 0, 1);
+    out.segment(h, 0);
+    out.add(op_kind::F, r, w, 1);
+    out.add(op_kind::I, r, 0, 1);
+    out.segment(-w - h, 1);
+    out.add(op_kind::F, r, w + h, 1);
+    out.add(op_kind::I, r, h, 1);
+    out.add(op_kind::W, r, 0, 1);
+    out.segment(w, 0);
+    out.add(op_kind::I, r, -w, 1, 1);
+    out.add(op_kind::W, r, -w - h, 1, 1);
+    out.segment(h, 0);
+    out.add(op_kind::W, r, -h, 1, 1);
+    out.next_rank();
+  }
+  return p;
+}
+
+/// ZB-V's cool-down of rank r (zbv_program()), each micro-batch counted from m.
+constexpr void zbv_cool_down(program_writer& out, int P, int r, int c0, int c1) {
+  out.segment(P - r - 1, 0);
+  out.add(op_kind::I, c0, -2 * P + r + 1, 1, 1);
+  out.add(op_kind::W, c0, -2 * P + r + 1, 1, 1);
+  out.add(op_kind::F, c1, -P + r + 1, 1, 1);
+  out.add(op_kind::I, c1, -P + 1, 1, 1);
+  out.add(op_kind::W, c1, -P + 1, 1, 1);
+  out.segment(r, 0);
+  out.add(op_kind::I, c0, -P, 1, 1);
+  out.add(op_kind::I, c1, -r, 1, 1);
+  out.segment(P - r, 0);
+  out.add(op_kind::I, c0, -P + r, 1, 1);
+  out.add(op_kind::W, c0, -P, 1, 1);
+  out.segment(r, 0);
+  out.add(op_kind::W, c1, -r, 1, 1);
+  out.segment(r, 0);
+  out.add(op_kind::W, c0, -r, 1, 1);
+}
+
+/// ZB-V (schedules/zero_bubble.hpp) for m >= 2P-1, rank r with chunk-0 stage c0 = r and
+/// chunk-1 stage c1 = 2P-1-r: the 2(P-r)-1 chunk-0 warm-up forwards; r pairs [F1(i),
+/// F0(2P-r-1+i)]; P-r triples [F1(r+i), I1(i), W1(i)]; the steady six [F0(2P-r-1+i),
+/// I0(i), W0(i), F1(P+i), I1(P-r+i), W1(P-r+i)] m-2P+r+1 times; then, counted from m:
+/// P-r-1 fives [I0, W0, F1, I1, W1]; r pairs of Is; P-r pairs [I0, W0]; the r chunk-1
+/// Ws left, then the r chunk-0 Ws left.
+constexpr periodic_program zbv_program(int P) {
+  periodic_program p{{P, 0, 2, placement::v_shape}, 2 * P - 1, 23 * static_cast<std::size_t>(P),
+                     9 * static_cast<std::size_t>(P)};
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) {
+    const int c0 = r, c1 = 2 * P - 1 - r, a = 2 * (P - r) - 1;
+    out.segment(a, 0);
+    out.add(op_kind::F, c0, 0, 1);
+    out.segment(r, 0);
+    out.add(op_kind::F, c1, 0, 1);
+    out.add(op_kind::F, c0, a, 1);
+    out.segment(P - r, 0);
+    out.add(op_kind::F, c1, r, 1);
+    out.add(op_kind::I, c1, 0, 1);
+    out.add(op_kind::W, c1, 0, 1);
+    out.segment(-2 * P + r + 1, 1);
+    out.add(op_kind::F, c0, a + r, 1);
+    out.add(op_kind::I, c0, 0, 1);
+    out.add(op_kind::W, c0, 0, 1);
+    out.add(op_kind::F, c1, P, 1);
+    out.add(op_kind::I, c1, P - r, 1);
+    out.add(op_kind::W, c1, P - r, 1);
+    zbv_cool_down(out, P, r, c0, c1);
+    out.next_rank();
+  }
+  return p;
+}
+
+}  // namespace detail
+
+/// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V).
+constexpr bool has_program(schedule_family family) {
+  return family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
+         family == schedule_family::zb_h2 || family == schedule_family::zbv;
+}
+
+/// The periodic program of `s`'s family at its P (its m is not read). Raises
+/// `ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the
+/// families with one)` for the others.
+constexpr periodic_program program_of(const schedule_spec& s) {
+  detail::require(has_program(s.family),
+                  "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families with one)");
+  if (s.family == schedule_family::one_f_one_b) return detail::one_f_one_b_program(s.shape.P);
+  if (s.family == schedule_family::zbv) return detail::zbv_program(s.shape.P);
+  return detail::zb_program(s.shape.P, s.family == schedule_family::zb_h1 ? 1 : 2);
+}
+
+/// The ops of `p` under `m` micro-batches, as generate() stores a schedule (CSR by rank).
+/// Raises `ctpipe: a periodic program holds for m >= its m_min` below it. Linear in the
+/// ops written.
+constexpr schedule expand(const periodic_program& p, int m) {
+  detail::require(m >= p.m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
+  std::size_t total = 0;
+  for (int r = 0; r < p.shape.P; ++r) total += p.rank_ops(r, m);
+  schedule out{{p.shape.P, m, p.shape.V, p.shape.layout}, total};
+  std::size_t k = 0;
+  for (int r = 0; r < p.shape.P; ++r) {
+    for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
+         g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
+      const program_segment& seg = p.segments[g];
+      for (int i = 0; i < seg.times(m); ++i) {
+        for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) out.ops()[k++] = p.templates[t].at(i, m);
+      }
+    }
+    out.offsets()[static_cast<std::size_t>(r) + 1] = static_cast<std::uint32_t>(k);
+  }
+  return out;
+}
+
+}  // namespace ctpipe

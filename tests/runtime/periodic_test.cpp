@@ -1,0 +1,231 @@
+// Periodic programs and certificates at run time (schedules/program.hpp,
+// analysis/periodic.hpp; docs/proofs.md "Proofs for every m"): the twin of
+// tests/static/proofs_periodic.cpp through the same functions, and the larger P, other
+// costs and bad programs that the compile-time proofs do not reach.
+#include <ctpipe/ctpipe.hpp>
+#include <ctpipe/io/format.hpp>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "tool_runner.hpp"
+
+using namespace ctpipe;
+
+namespace {
+
+constexpr schedule_family with_program[] = {schedule_family::one_f_one_b, schedule_family::zb_h1,
+                                            schedule_family::zb_h2, schedule_family::zbv};
+
+schedule_spec spec_of(schedule_family family, int P) {
+  schedule_spec s{};
+  s.family = family;
+  const bool v = family == schedule_family::zbv;
+  s.shape = {P, 1, v ? 2 : 1, v ? placement::v_shape : placement::loop};
+  return s;
+}
+
+bool same_ops(schedule_view a, schedule_view b) {
+  if (a.size() != b.size() || a.offsets.size() != b.offsets.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a.ops[k] != b.ops[k]) return false;
+  }
+  for (std::size_t r = 0; r < a.offsets.size(); ++r) {
+    if (a.offsets[r] != b.offsets[r]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("periodic programs expand to the families' generators op for op", "[periodic]") {
+  for (const schedule_family family : with_program) {
+    for (int P = 1; P <= 12; ++P) {
+      schedule_spec s = spec_of(family, P);
+      const periodic_program p = program_of(s);
+      for (int m = p.m_min; m <= p.m_min + 3 * P + 4; ++m) {
+        INFO(family_name(family) << " P = " << P << " m = " << m);
+        s.shape.m = m;
+        REQUIRE(same_ops(expand(p, m).view(), generate(s).view()));
+      }
+    }
+  }
+  REQUIRE_THROWS_WITH(expand(program_of(spec_of(schedule_family::one_f_one_b, 4)), 2),
+                      "ctpipe: a periodic program holds for m >= its m_min");
+  REQUIRE_THROWS_WITH(program_of(spec_of(schedule_family::gpipe, 4)),
+                      "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families "
+                      "with one)");
+}
+
+TEST_CASE("periodic certificates: the makespan of every m from m0 on equals a direct simulation", "[periodic]") {
+  const costs cost_sets[] = {
+      costs{},                                                                        // the article's
+      costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}},      // latency
+      costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 3}},      // split, latency
+      costs{rational{3}, rational{1, 2}, rational{1, 4}, rational{1, 4}, rational{0}},  // t_b < t_f
+  };
+  for (const schedule_family family : with_program) {
+    for (const int P : {1, 2, 3, 4, 5, 7, 8}) {
+      for (const costs& c : cost_sets) {
+        const schedule_spec s = spec_of(family, P);
+        const periodic_certificate cert = periodic_certificate_of(s, c);
+        INFO(family_name(family) << " P = " << P << " t_c = " << c.c.to_double());
+        REQUIRE(cert.proved);
+        REQUIRE(cert.m0 >= program_of(s).m_min);
+        for (int m = cert.m0; m < cert.m0 + 3 * cert.cycle + 12; ++m) {
+          REQUIRE(cert.makespan(m) == direct_makespan(s, m, c));
+          schedule_spec at = s;
+          at.shape.m = m;
+          const schedule sched = generate(at);
+          const simulation sim = simulate(sched.view(), c);
+          REQUIRE(cert.bubble_fraction(m) == sim.bubble_fraction());
+          for (int r = 0; r < P; ++r) {
+            REQUIRE(cert.idle(r, m) == sim.idle(r));
+            REQUIRE(cert.peak[static_cast<std::size_t>(r)] == in_flight(sched.view()).peak(r));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("periodic certificate: 1F1B with latency has no closed form, and repeats every P micro-batches",
+          "[periodic]") {
+  // The example, measured with an independent simulator: P = 4, t_f = 1, t_b = 2,
+  // t_c = 1/2; rank 0's forwards advance 3, 4, 4, 4 (15 per cycle of 4); m = 24, 25, 26
+  // take 101, 105, 108.
+  const schedule_spec s = spec_of(schedule_family::one_f_one_b, 4);
+  const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  const periodic_certificate cert = periodic_certificate_of(s, c);
+  REQUIRE(cert.proved);
+  REQUIRE(cert.cycle == 4);
+  REQUIRE(cert.increment == rational{15});
+  REQUIRE(cert.makespan(24) == rational{101});
+  REQUIRE(cert.makespan(25) == rational{105});
+  REQUIRE(cert.makespan(26) == rational{108});
+  REQUIRE_FALSE(makespan_formula(schedule_spec{schedule_family::one_f_one_b, {4, 24}}, c).holds);
+  // A cycle of P micro-batches at every P tried.
+  for (const int P : {2, 3, 5, 6, 8}) {
+    INFO("P = " << P);
+    REQUIRE(periodic_certificate_of(spec_of(schedule_family::one_f_one_b, P), c).cycle == P);
+  }
+}
+
+TEST_CASE("closed forms for every m: the compile-time sets (twin), and P up to 16 at run time", "[periodic]") {
+  const costs article{};
+  for (const schedule_family family : with_program) {
+    for (int P = 1; P <= 16; ++P) {
+      INFO(family_name(family) << " P = " << P);
+      const schedule_spec s = spec_of(family, P);
+      const periodic_certificate cert = periodic_certificate_of(s, article);
+      const every_m_result holds = closed_forms_hold_for_every_m(cert, s, article);
+      REQUIRE(holds.makespan);
+      REQUIRE(holds.bubble_fraction);
+      REQUIRE(holds.peaks);
+    }
+  }
+  // gamma < 1: ZB-H1's peaks (P-r) + r*gamma.
+  const schedule_spec h1 = spec_of(schedule_family::zb_h1, 6);
+  const periodic_certificate weighted = periodic_certificate_of(h1, article, {}, rational{3, 7});
+  REQUIRE(closed_forms_hold_from_m0(weighted, h1, article, rational{3, 7}).peaks);
+  REQUIRE(weighted.peak[5] == rational{1} + rational{5} * rational{3, 7});
+  // A closed form claimed where it is false is caught: 1F1B's makespan at t_c = 1/2 does
+  // not hold, and a wrong cost set's certificate disagrees with the article's forms.
+  const schedule_spec f = spec_of(schedule_family::one_f_one_b, 4);
+  const costs other{rational{1}, rational{1}};
+  const periodic_certificate cert_other = periodic_certificate_of(f, other);
+  REQUIRE_FALSE(closed_forms_hold_from_m0(cert_other, f, article).makespan);
+}
+
+TEST_CASE("periodic certificate: unequal stages repeat too", "[periodic]") {
+  for (const schedule_family family : with_program) {
+    const schedule_spec s = spec_of(family, 4);
+    std::vector<rational> factors;  // 1, 3/2, 1, 5/4, ... one per stage
+    for (int k = 0; k < s.shape.stages(); ++k) factors.push_back(k % 2 == 0 ? rational{1} : rational{k % 4 == 1 ? 3 : 5, k % 4 == 1 ? 2 : 4});
+    const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 4}};
+    const periodic_certificate cert = periodic_certificate_of(s, c, factors);
+    INFO(family_name(family));
+    REQUIRE(cert.proved);
+    for (int m = cert.m0; m < cert.m0 + 2 * cert.cycle + 8; ++m) REQUIRE(cert.makespan(m) == direct_makespan(s, m, c, factors));
+  }
+}
+
+TEST_CASE("periodic certificate: bad programs get no certificate, with the reason", "[periodic]") {
+  // An unbalanced period: 1F1B's program with rank 1's steady B made an F.
+  periodic_program unbalanced = program_of(spec_of(schedule_family::one_f_one_b, 3));
+  const program_segment& steady = unbalanced.segments[unbalanced.steady[1]];
+  unbalanced.templates[steady.first + 1].kind = op_kind::F;
+  const periodic_certificate refused = periodic_certificate_of(unbalanced, costs{});
+  REQUIRE_FALSE(refused.proved);
+  REQUIRE(std::string(refused.reason) == "an unbalanced period: its forwards differ from its backwards (B or I)");
+  REQUIRE(refused.unbalanced_rank == 1);
+  REQUIRE(refused.unbalanced_forwards == 2);
+  REQUIRE(refused.unbalanced_backwards == 0);
+  // No repeat within a bound too small for the state: the last differences come back.
+  const periodic_certificate short_search =
+      periodic_certificate_of(program_of(spec_of(schedule_family::one_f_one_b, 4)),
+                              costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}}, {}, rational{1}, 9);
+  REQUIRE_FALSE(short_search.proved);
+  REQUIRE(std::string(short_search.reason).find("within the bound") != std::string::npos);
+  REQUIRE(short_search.last_differences.size() == 8);  // one per steady op: 2 per rank
+  // A program whose lists cannot run (1F1B's with rank 0's steady forwards shifted by one
+  // micro-batch: its ranks wait for ops that never come) is refused by the simulation, never
+  // certified.
+  periodic_program shifted = program_of(spec_of(schedule_family::one_f_one_b, 3));
+  shifted.templates[shifted.segments[shifted.steady[0]].first].microbatch += 1;
+  REQUIRE_THROWS_WITH(periodic_certificate_of(shifted, costs{}), "ctpipe: schedule deadlocks (validate() names the stuck ops)");
+  // A malformed program (a warm-up that moves with m) is refused outright.
+  periodic_program malformed = program_of(spec_of(schedule_family::one_f_one_b, 3));
+  malformed.templates[0].per_m = 1;
+  REQUIRE_THROWS_WITH(periodic_certificate_of(malformed, costs{}),
+                      "ctpipe: a periodic program's steady ops advance one micro-batch per repetition, its cool-down "
+                      "one per micro-batch of m, its warm-up none");
+}
+
+TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", "[periodic][tool]") {
+  const auto text = run_tool("formula -P 4 --costs c=1/2");
+  REQUIRE(text.exit_code == 0);
+  REQUIRE(text.err.empty());
+  REQUIRE(text.out.find("for every m >= 9, with j = (m - 9) mod 4 and k = floor((m - 9) / 4):") != std::string::npos);
+  REQUIRE(text.out.find("makespan(m) = base[j] + 15 k   base = 45 48 52 56 (m = 9 .. 12)") != std::string::npos);
+  REQUIRE(text.out.find("peak in flight per rank (chunks): 4 3 2 1") != std::string::npos);
+  REQUIRE(text.out.find("makespan: not for every m") != std::string::npos);
+
+  const auto json = run_tool("formula -s zb-h1 -P 4 --costs f=1,i=1,w=1 --format json");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  REQUIRE(j["m0"] == 9);
+  REQUIRE(j["cycle"] == 1);
+  REQUIRE(j["increment"] == "3");
+  REQUIRE(j["peak_in_flight"] == nlohmann::json::array({"4", "4", "4", "4"}));  // (P-r) + r*gamma
+  REQUIRE(j["closed_forms"]["makespan"] == true);
+  REQUIRE(j["below"].size() == 8);
+  // base: the direct simulation's makespan at m0
+  const schedule_spec s{schedule_family::zb_h1, {4, 9}};
+  REQUIRE(j["base"][0] == io::to_string(simulate(generate(s).view(), costs{}).makespan()));
+
+  const struct {
+    const char* args;
+    const char* message;
+  } refusals[] = {
+      {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
+      {"formula -s interleaved-1f1b", "ctpipe: no formula for interleaved-1f1b: its periodic program is not written yet"},
+      {"formula -m 8", "ctpipe: formula answers for every m; -m is not taken\n"},
+      {"formula --microbatch-scale 1,2", "ctpipe: formula needs micro-batches of equal cost"},
+      {"formula -P 4 --costs c=1/2 --max-periods 9",
+       "ctpipe: no certificate: the state does not repeat within the bound (raise --max-periods) (last state "
+       "differences: 4 4 4 4 3 4 4 4)\n"},
+      {"formula -P 2000", "ctpipe: formula: "},
+      {"formula --max-periods x", "ctpipe: --max-periods takes a whole number, not 'x'\n"},
+  };
+  for (const auto& r : refusals) {
+    INFO(r.args);
+    const auto run = run_tool(r.args);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err.starts_with(r.message));
+  }
+}

@@ -1,0 +1,99 @@
+// Compile-time proofs for every m (docs/proofs.md, "Proofs for every m"): for 1F1B,
+// ZB-H1, ZB-H2 and ZB-V the makespan, bubble fraction and peak closed forms of
+// analysis/formulas.hpp hold for every m >= 1, each proof one periodic certificate
+// (analysis/periodic.hpp: one simulation of the family's periodic program at m_a =
+// m_min + 2P + 8 steady repetitions, or more until its state repeats; the direct simulations of m < m0 + 2 cycles) whose cost depends on P
+// and not on m:
+// - every P <= 8 at the article's costs (1F1B t_f = 1, t_b = 2; ZB t_f = t_i = t_w = 1),
+//   P <= 4 for ZB-V;
+// - P <= 8 at the other cost sets of the grids where the closed forms are claimed (1F1B:
+//   t_b = t_f, fractional costs, t_b < t_f; ZB-H1: the Zero Bubble cost sets);
+// - where no closed form exists (1F1B with latency, P = 4, t_c = 1/2), the certificate's
+//   own formula: cycle 4 micro-batches, makespans 101, 105, 108 at m = 24, 25, 26.
+// Each static_assert is one constant evaluation within the default limits of GCC 12 and
+// Clang 14. The run-time twin is tests/runtime/periodic_test.cpp, through the same
+// functions, with every P <= 16 and the comparison with direct simulations.
+#include "ctpipe/analysis/periodic.hpp"
+
+namespace {
+
+using ctpipe::costs;
+using ctpipe::rational;
+using ctpipe::schedule_family;
+
+constexpr auto one_f_one_b = schedule_family::one_f_one_b;
+constexpr auto zb_h1 = schedule_family::zb_h1;
+constexpr auto zb_h2 = schedule_family::zb_h2;
+constexpr auto zbv = schedule_family::zbv;
+
+/// Whether `family`'s makespan, bubble and peak closed forms hold for every m at P under
+/// costs `c`: from m0 on by the periodic certificate (closed_forms_hold_from_m0()), and
+/// directly at m in [m_lo, min(m_hi, m0)) (closed_forms_hold_directly()); a P whose m0
+/// is large splits its range below m0 over several static_asserts (GCC's operation limit
+/// is per evaluation), the first of which (m_lo = 1) also checks the certificate.
+constexpr bool every_m(schedule_family family, costs c, int P, int m_lo = 1, int m_hi = 1 << 30) {
+  ctpipe::schedule_spec s{};
+  s.family = family;
+  s.shape = {P, 1, family == zbv ? 2 : 1, family == zbv ? ctpipe::placement::v_shape : ctpipe::placement::loop};
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
+  if (!cert.proved || (m_lo == 1 && !ctpipe::closed_forms_hold_from_m0(cert, s, c))) return false;
+  return bool(ctpipe::closed_forms_hold_directly(s, c, m_lo, m_hi < cert.m0 ? m_hi : cert.m0));
+}
+
+/// every_m() at each P in [P_lo, P_hi], m below m0 whole.
+constexpr bool every_m_each_P(schedule_family family, costs c, int P_lo, int P_hi) {
+  for (int P = P_lo; P <= P_hi; ++P) {
+    if (!every_m(family, c, P)) return false;
+  }
+  return true;
+}
+
+constexpr costs article{};                                    // t_f = 1, t_b = 2 (ZB: t_i = t_w = 1)
+constexpr costs equal{rational{1}, rational{1}};              // t_f = t_b = 1
+constexpr costs uneven{rational{1, 2}, rational{5, 3}};       // t_f = 1/2, t_b = 5/3
+constexpr costs light_backward{rational{3}, rational{1, 2}};  // t_b < t_f
+constexpr costs zb_wide{rational{2}, rational{3}, rational{2}, rational{1}};    // t_f = 2, t_i = 2, t_w = 1
+constexpr costs zb_long_i{rational{1}, rational{3}, rational{2}, rational{1}};  // t_f = 1, t_i = 2, t_w = 1
+
+#define CTPIPE_EVERY_M_UP_TO_8(family, c)                                      \
+  static_assert(every_m_each_P(family, c, 1, 5), #family ", every m, P <= 5"); \
+  static_assert(every_m_each_P(family, c, 6, 7), #family ", every m, P 6..7"); \
+  static_assert(every_m(family, c, 8), #family ", every m, P = 8")
+
+CTPIPE_EVERY_M_UP_TO_8(one_f_one_b, article);
+CTPIPE_EVERY_M_UP_TO_8(one_f_one_b, equal);
+CTPIPE_EVERY_M_UP_TO_8(one_f_one_b, uneven);
+CTPIPE_EVERY_M_UP_TO_8(one_f_one_b, light_backward);
+CTPIPE_EVERY_M_UP_TO_8(zb_h1, article);
+CTPIPE_EVERY_M_UP_TO_8(zb_h1, zb_wide);
+CTPIPE_EVERY_M_UP_TO_8(zb_h1, zb_long_i);
+// ZB-H2's m0 is 6P - 6 (its warm-up is twice 1F1B's): the m below it in several parts.
+static_assert(every_m_each_P(zb_h2, article, 1, 4), "zb_h2, every m, P <= 4");
+static_assert(every_m(zb_h2, article, 5), "zb_h2, every m, P = 5");
+static_assert(every_m(zb_h2, article, 6, 1, 20), "zb_h2, every m, P = 6, m < 20");
+static_assert(every_m(zb_h2, article, 6, 20), "zb_h2, every m, P = 6, m >= 20");
+static_assert(every_m(zb_h2, article, 7, 1, 24), "zb_h2, every m, P = 7, m < 24");
+static_assert(every_m(zb_h2, article, 7, 24), "zb_h2, every m, P = 7, m >= 24");
+static_assert(every_m(zb_h2, article, 8, 1, 26), "zb_h2, every m, P = 8, m < 26");
+static_assert(every_m(zb_h2, article, 8, 26, 36), "zb_h2, every m, P = 8, m 26..35");
+static_assert(every_m(zb_h2, article, 8, 36), "zb_h2, every m, P = 8, m >= 36");
+// ZB-V's m0 is 6P - 3 and each micro-batch is six ops per rank: P <= 4 here, P <= 16 in
+// the run-time twin.
+static_assert(every_m_each_P(zbv, article, 1, 3), "zbv, every m, P <= 3");
+static_assert(every_m(zbv, article, 4), "zbv, every m, P = 4");
+
+/// 1F1B, P = 4, t_f = 1, t_b = 2, t_c = 1/2: no closed form (formulas.hpp: with latency
+/// the steady state stalls); the certificate's cycle and makespans.
+constexpr bool latency_example() {
+  ctpipe::schedule_spec s{};
+  s.family = one_f_one_b;
+  s.shape = {4, 1, 1, ctpipe::placement::loop};
+  const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
+  return cert.proved && cert.cycle == 4 && cert.increment == rational{15} && cert.makespan(24) == rational{101} &&
+         cert.makespan(25) == rational{105} && cert.makespan(26) == rational{108} &&
+         !ctpipe::makespan_formula(s, c).holds;
+}
+static_assert(latency_example(), "1F1B with latency: cycle 4, makespans 101, 105, 108");
+
+}  // namespace

@@ -1,0 +1,168 @@
+// `ctpipe formula`: a schedule's makespan, idle, bubble fraction and peaks as exact
+// functions of m, for every m, from its periodic certificate (ctpipe/analysis/periodic.hpp,
+// docs/proofs.md "Proofs for every m"): m0, the cycle, the base makespans and the
+// increment; below m0 the makespans simulated directly; and whether the family's closed
+// forms hold for every m. Text or JSON (docs/json.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ctpipe/analysis/periodic.hpp"
+#include "ctpipe/io/format.hpp"
+
+#include "command.hpp"
+#include "../model.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+
+namespace ctpipe::tool {
+namespace {
+
+/// `ctpipe formula`'s options.
+struct formula_options : options_of<schedule_options, cost_options, scale_options, view_options> {
+  formula_options() {
+    formats = {"text", "json"};
+    format_help = "text or json (m0, cycle, base, increment, peak_in_flight, ...: docs/json.md)";
+    command = "formula";
+    takes_width = false;
+    takes_color = false;
+  }
+};
+
+/// Why a family has no periodic program (yet), for its refusal.
+const char* no_program_reason(schedule_family family) {
+  if (family == schedule_family::gpipe) {
+    return "its forwards and its backwards each grow with m (two phases, not one repeated pattern); its closed form "
+           "holds for any costs (docs/schedules.md)";
+  }
+  return "its periodic program is not written yet (docs/proofs.md lists the families with one)";
+}
+
+/// The exact texts of `values`, spaced.
+std::string spaced(const detail::buffer<rational>& values) {
+  std::string out;
+  for (std::size_t k = 0; k < values.size(); ++k) out += (k ? " " : "") + io::to_string(values[k]);
+  return out;
+}
+
+/// What the certificate and the family's closed forms give, as the text and JSON say it.
+struct formula_result {
+  schedule_spec spec;
+  costs cost;
+  periodic_certificate cert;
+  std::vector<rational> below;  ///< makespans at m = 1 .. m0 - 1, simulated directly
+  every_m_result closed;        ///< the closed forms that hold for every m
+};
+
+/// The text view (see the file comment).
+std::string formula_text(const formula_result& f) {
+  const periodic_certificate& c = f.cert;
+  std::string out = fmt::format(
+      "{}  P = {}  V = {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n", family_name(f.spec.family),
+      f.spec.shape.P, f.spec.shape.V, io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i),
+      io::to_string(f.cost.w), io::to_string(f.cost.c));
+  out += fmt::format("periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
+                     c.state_width, c.state_index);
+  out += fmt::format("for every m >= {}, with j = (m - {}) mod {} and k = floor((m - {}) / {}):\n", c.m0, c.m0, c.cycle,
+                     c.m0, c.cycle);
+  out += fmt::format("  makespan(m) = base[j] + {} k   base = {} (m = {} .. {})\n", io::to_string(c.increment),
+                     spaced(c.base), c.m0, c.m0 + c.cycle - 1);
+  out += fmt::format("  busy per rank = a + b m   a = {}   b = {}\n", spaced(c.busy_base), spaced(c.busy_per_m));
+  out += "  idle per rank = makespan(m) - busy; bubble fraction = sum of idle / (P makespan(m))\n";
+  out += fmt::format("  peak in flight per rank (chunks): {}\n", spaced(c.peak));
+  std::string below;
+  for (std::size_t k = 0; k < f.below.size(); ++k) below += (k ? " " : "") + io::to_string(f.below[k]);
+  if (c.m0 > 1) out += fmt::format("for m < {} (simulated directly): makespan {}\n", c.m0, below);
+  const auto holds = [](bool h) { return h ? "holds for every m" : "not for every m"; };
+  out += fmt::format("closed forms (analysis/formulas.hpp): makespan: {}; bubble fraction: {}; peaks: {}\n",
+                     holds(f.closed.makespan), holds(f.closed.bubble_fraction), holds(f.closed.peaks));
+  return out;
+}
+
+/// The JSON view (docs/json.md, `ctpipe formula`).
+std::string formula_json(const formula_result& f) {
+  const periodic_certificate& c = f.cert;
+  const auto texts = [](const auto& values) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < values.size(); ++k) a.push_back(io::to_string(values[k]));
+    return a;
+  };
+  nlohmann::ordered_json j;
+  j["schedule"] = family_name(f.spec.family);
+  j["P"] = f.spec.shape.P;
+  j["V"] = f.spec.shape.V;
+  j["costs"] = {{"f", io::to_string(f.cost.f)}, {"b", io::to_string(f.cost.b)}, {"i", io::to_string(f.cost.i)},
+                {"w", io::to_string(f.cost.w)}, {"c", io::to_string(f.cost.c)}};
+  j["m0"] = c.m0;
+  j["cycle"] = c.cycle;
+  j["base"] = texts(c.base);
+  j["increment"] = io::to_string(c.increment);
+  j["peak_in_flight"] = texts(c.peak);
+  j["busy"] = {{"base", texts(c.busy_base)}, {"per_m", texts(c.busy_per_m)}};
+  j["bubble_fraction"] = "sum over ranks of (makespan(m) - busy(m)) / (P * makespan(m))";
+  j["below"] = texts(f.below);
+  j["state"] = {{"index", c.state_index}, {"width", c.state_width}};
+  j["closed_forms"] = {{"makespan", f.closed.makespan},
+                       {"bubble_fraction", f.closed.bubble_fraction},
+                       {"peak_in_flight", f.closed.peaks}};
+  return json_text(j);
+}
+
+/// `ctpipe formula` (see the file comment).
+class formula_command final : public command_with_options<formula_options> {
+ private:
+  void declare_own(CLI::App& app) override {
+    app_ = &app;
+    add_whole(app, "--max-periods", max_periods_,
+              "steady repetitions the certificate searches at most (0: the default, 16*P*V + 64)");
+  }
+  void adjust_shared(CLI::App& app) override { app.get_option("-m")->group(""); }
+
+  std::string run_checked() override {
+    if (app_->count("-m") > 0) throw usage_error("ctpipe: formula answers for every m; -m is not taken");
+    if (!opts_.microbatch_scale.empty())
+      throw usage_error("ctpipe: formula needs micro-batches of equal cost (--microbatch-scale is not taken)");
+    if (max_periods_ < 0) throw usage_error("ctpipe: --max-periods must be >= 0");
+    formula_result f{opts_.spec_for(opts_.families.front()), opts_.cost, {}, {}, {}};
+    if (!has_program(f.spec.family))
+      throw usage_error(fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family),
+                                    no_program_reason(f.spec.family)));
+    f.spec.shape.m = 1;
+    check_spec(f.spec);
+    check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
+    check_scale(cost_scale{opts_.stage_scale, {}}, f.spec.shape);
+    const periodic_program p = program_of(f.spec);
+    const int periods = max_periods_ > 0 ? max_periods_ : default_max_periods(p);
+    long long ops = 0;
+    for (int r = 0; r < p.shape.P; ++r) ops += static_cast<long long>(p.rank_ops(r, p.m_min + periods));
+    check_op_limit(ops, max_json_ops, "the certificate's search", "formula");
+    f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
+    if (!f.cert.proved) throw usage_error(refusal(f.cert));
+    for (int m = 1; m < f.cert.m0; ++m) f.below.push_back(direct_makespan(f.spec, m, f.cost, opts_.stage_scale));
+    if (opts_.stage_scale.empty()) f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma);
+    return opts_.format == "json" ? formula_json(f) : formula_text(f);
+  }
+
+  /// The message of a certificate that was not found: its reason, and the last state
+  /// differences when the state did not repeat.
+  static std::string refusal(const periodic_certificate& c) {
+    std::string reason = c.reason;
+    const std::string library = "raise max_periods";
+    if (const auto at = reason.find(library); at != std::string::npos) reason.replace(at, library.size(), "raise --max-periods");
+    std::string text = fmt::format("ctpipe: no certificate: {}", reason);
+    if (c.last_differences.size() > 0) text += fmt::format(" (last state differences: {})", spaced(c.last_differences));
+    return text;
+  }
+
+  CLI::App* app_ = nullptr;
+  int max_periods_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_formula() { return std::make_unique<formula_command>(); }
+
+}  // namespace ctpipe::tool
