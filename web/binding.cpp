@@ -17,7 +17,8 @@
 //   program name, no --format; docs/tool.md). Returns {ok: false, error: "ctpipe: ..."}
 //   with the tool's message for a request it rejects (or out of memory), else {ok: true,
 //   ...} as write_result() lists. Exact values are strings ("3/11"); `*_value` fields are
-//   the same values as doubles, for drawing only; `*_percent` as the tool prints them.
+//   the same values as doubles, for drawing only; `*_percent` as the tool prints them;
+//   `certificate` the formula for every m (write_certificate()).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -224,6 +225,50 @@ val failure(const std::string& message) {
   return out;
 }
 
+/// The page's certificates simulate at most this many ops (the periodic program at its
+/// largest search): larger ones are the ctpipe tool's (`ctpipe formula`).
+constexpr long long max_certificate_ops = 1LL << 18;
+
+/// The formula for every m beside the readouts (`ctpipe formula`, docs/proofs.md): {available:
+/// true, m0, cycle, base [exact strings, m0 .. m0 + cycle - 1], increment, closed_forms
+/// {makespan, bubble_fraction, peak_in_flight}} from the periodic certificate of the
+/// request's family at its P, costs, stage scale and gamma; or {available: false,
+/// reason} (no program for the family, unequal micro-batches, too large for the page,
+/// or no repeat within the bound).
+val write_certificate(const ctpipe::tool::request& req) {
+  val out = val::object();
+  const auto unavailable = [&](const std::string& reason) {
+    out.set("available", false);
+    out.set("reason", reason);
+    return out;
+  };
+  if (!ctpipe::has_program(req.spec.family)) return unavailable(ctpipe::why_no_program(req.spec.family));
+  if (!req.microbatch_scale.empty()) return unavailable("the certificate needs micro-batches of equal cost");
+  const ctpipe::periodic_program p = ctpipe::program_of(req.spec);
+  long long ops = 0;
+  for (int r = 0; r < p.shape.P; ++r) ops += static_cast<long long>(p.rank_ops(r, p.m_min + ctpipe::default_max_periods(p)));
+  if (ops > max_certificate_ops) return unavailable("too large for the page's certificate (ctpipe formula computes it)");
+  const ctpipe::periodic_certificate cert =
+      ctpipe::periodic_certificate_of(req.spec, req.cost, req.stage_scale, req.opts.gamma);
+  if (!cert.proved) return unavailable(cert.reason);
+  out.set("available", true);
+  out.set("m0", cert.m0);
+  out.set("cycle", cert.cycle);
+  val base = val::array();
+  for (std::size_t j = 0; j < cert.base.size(); ++j) base.call<void>("push", text(cert.base[j]));
+  out.set("base", base);
+  out.set("increment", text(cert.increment));
+  if (req.stage_scale.empty()) {
+    const ctpipe::every_m_result holds = ctpipe::closed_forms_hold_for_every_m(cert, req.spec, req.cost, req.opts.gamma);
+    val closed = val::object();
+    closed.set("makespan", holds.makespan);
+    closed.set("bubble_fraction", holds.bubble_fraction);
+    closed.set("peak_in_flight", holds.peaks);
+    out.set("closed_forms", closed);
+  }
+  return out;
+}
+
 /// The readout of one checked request, with its executed run under --runtime when given
 /// (ctpipe's own lowering, as the tool's JSON `executed` entry): drawn in place of the
 /// simulation when it completes, else {model, completed: false, hang} (the first stuck
@@ -232,7 +277,11 @@ val analyze_request(const ctpipe::tool::request& req) {
   ctpipe::tool::check_op_limit(static_cast<long long>(ctpipe::total_ops(req.spec)), max_page_ops, "the page");
   ctpipe::io::report rep =
       ctpipe::io::analyze(req.spec, req.cost, req.opts.gamma, req.stage_scale, req.microbatch_scale);
-  if (!req.opts.runtime_given) return write_result(ctpipe::io::readout_of(rep));
+  if (!req.opts.runtime_given) {
+    val out = write_result(ctpipe::io::readout_of(rep));
+    out.set("certificate", write_certificate(req));
+    return out;
+  }
   const ctpipe::runtime_model model = req.opts.runtime;
   const ctpipe::schedule lowered = ctpipe::lower(rep.ops.view(), rep.cost, model, req.scale());
   const ctpipe::execution run = ctpipe::execute(lowered.view(), rep.cost, model, req.scale());
@@ -243,12 +292,14 @@ val analyze_request(const ctpipe::tool::request& req) {
     e.set("completed", false);
     e.set("hang", ctpipe::tool::describe_stuck(run.stuck()[0]));
     out.set("executed", e);
+    out.set("certificate", write_certificate(req));
     return out;
   }
   ctpipe::io::draw_executed(rep, ctpipe::io::executed_timeline_of(lowered.view(), run));
   const ctpipe::io::readout ro = ctpipe::io::readout_of(rep);
   val out = write_result(ro);
   out.set("executed", write_executed(ro, run));
+  out.set("certificate", write_certificate(req));
   return out;
 }
 

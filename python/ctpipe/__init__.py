@@ -40,7 +40,9 @@ __all__ = [
     "Schedule",
     "Simulation",
     "compare",
+    "Formula",
     "fill",
+    "formula",
     "fraction",
     "options_to_args",
     "rebalance",
@@ -507,6 +509,73 @@ def rebalance(**options: Any) -> dict[str, Any]:
     """Saved activations moved to idle ranks: ``ctpipe rebalance``'s JSON (``capacity``,
     ``costs={"move": Fraction(1, 4)}``, ...)."""
     return _command("rebalance", options)
+
+
+@dataclasses.dataclass(frozen=True)
+class Formula:
+    """A schedule's makespan, idle, bubble fraction and peaks as exact functions of m, for
+    every m, from its periodic certificate (``ctpipe formula``; docs/proofs.md, "Proofs
+    for every m"). All numbers are :class:`~fractions.Fraction` in the costs' time unit.
+
+    ``m0`` and ``cycle``: for every m >= m0, ``makespan(m) = base[(m - m0) % cycle] +
+    ((m - m0) // cycle) * increment``; below m0, ``below[m - 1]`` (simulated directly).
+    ``busy_base`` and ``busy_per_m`` per rank: busy = base + per_m * m (each rank runs each
+    of its stages' ops once per micro-batch, for every m). ``peak_in_flight`` per rank
+    (chunks, m >= m0). ``closed_forms``: whether the family's closed form of
+    ``"makespan"``, ``"bubble_fraction"`` and ``"peak_in_flight"`` holds for every m.
+    """
+
+    family: str
+    P: int  # noqa: N815 (the field's name)
+    V: int  # noqa: N815
+    m0: int
+    cycle: int
+    base: tuple[Fraction, ...]
+    increment: Fraction
+    below: tuple[Fraction, ...]
+    busy_base: tuple[Fraction, ...]
+    busy_per_m: tuple[Fraction, ...]
+    peak_in_flight: tuple[Fraction, ...]
+    closed_forms: dict[str, bool]
+
+    def makespan(self, m: int) -> Fraction:
+        """The makespan under ``m`` micro-batches (a whole number >= 1); raises :class:`Error`
+        for another ``m``."""
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            raise Error(f"ctpipe: m takes a whole number >= 1, not {m!r}")
+        if m < self.m0:
+            return self.below[m - 1]
+        return self.base[(m - self.m0) % self.cycle] + ((m - self.m0) // self.cycle) * self.increment
+
+    def idle(self, m: int) -> list[Fraction]:
+        """Per rank, the time it does not compute within the makespan under ``m``."""
+        T = self.makespan(m)  # noqa: N806 (the paper's name)
+        return [T - (a + b * m) for a, b in zip(self.busy_base, self.busy_per_m)]
+
+    def bubble_fraction(self, m: int) -> Fraction:
+        """Total idle over P times the makespan under ``m`` micro-batches."""
+        return sum(self.idle(m), Fraction(0)) / (self.P * self.makespan(m))
+
+
+def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: Any) -> Formula:  # noqa: N803
+    """The periodic certificate of ``family`` at ``P`` (and ``V``) under the tool's
+    ``costs``, ``gamma`` and ``stage_scale`` (``ctpipe formula``): a :class:`Formula`.
+    ``m`` is not taken (the answer is for every m). Raises :class:`Error` with the tool's
+    message for a family without a periodic program and for a state that does not repeat
+    within ``max_periods``."""
+    if "m" in options:
+        raise Error("ctpipe: formula answers for every m; -m is not taken")
+    j = _json(["formula", *options_to_args({"schedule": family, "P": P, "V": V, **options})])
+
+    def exact(values: Sequence[str]) -> tuple[Fraction, ...]:
+        return tuple(fraction(x) for x in values)
+
+    return Formula(
+        family=j["schedule"], P=j["P"], V=j["V"], m0=j["m0"], cycle=j["cycle"], base=exact(j["base"]),
+        increment=fraction(j["increment"]), below=exact(j["below"]), busy_base=exact(j["busy"]["base"]),
+        busy_per_m=exact(j["busy"]["per_m"]), peak_in_flight=exact(j["peak_in_flight"]),
+        closed_forms=dict(j["closed_forms"]),
+    )
 
 
 def search(**options: Any) -> dict[str, Any]:

@@ -127,6 +127,15 @@ TEST_CASE("closed forms for every m: the compile-time sets (twin), and P up to 1
       REQUIRE(holds.peaks);
     }
   }
+  // m0 at the article's costs, as docs/proofs.md gives it: 2P-1 (1F1B, ZB-H1), 4P-4
+  // (ZB-H2), 4P-2 (ZB-V).
+  for (int P = 2; P <= 12; ++P) {
+    INFO("P = " << P);
+    REQUIRE(periodic_certificate_of(spec_of(schedule_family::one_f_one_b, P), article).m0 == 2 * P - 1);
+    REQUIRE(periodic_certificate_of(spec_of(schedule_family::zb_h1, P), article).m0 == 2 * P - 1);
+    REQUIRE(periodic_certificate_of(spec_of(schedule_family::zb_h2, P), article).m0 == 4 * P - 4);
+    REQUIRE(periodic_certificate_of(spec_of(schedule_family::zbv, P), article).m0 == 4 * P - 2);
+  }
   // gamma < 1: ZB-H1's peaks (P-r) + r*gamma.
   const schedule_spec h1 = spec_of(schedule_family::zb_h1, 6);
   const periodic_certificate weighted = periodic_certificate_of(h1, article, {}, rational{3, 7});
@@ -167,7 +176,7 @@ TEST_CASE("periodic certificate: bad programs get no certificate, with the reaso
   // No repeat within a bound too small for the state: the last differences come back.
   const periodic_certificate short_search =
       periodic_certificate_of(program_of(spec_of(schedule_family::one_f_one_b, 4)),
-                              costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}}, {}, rational{1}, 9);
+                              costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}}, {}, rational{1}, 5);
   REQUIRE_FALSE(short_search.proved);
   REQUIRE(std::string(short_search.reason).find("within the bound") != std::string::npos);
   REQUIRE(short_search.last_differences.size() == 8);  // one per steady op: 2 per rank
@@ -189,22 +198,22 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   const auto text = run_tool("formula -P 4 --costs c=1/2");
   REQUIRE(text.exit_code == 0);
   REQUIRE(text.err.empty());
-  REQUIRE(text.out.find("for every m >= 9, with j = (m - 9) mod 4 and k = floor((m - 9) / 4):") != std::string::npos);
-  REQUIRE(text.out.find("makespan(m) = base[j] + 15 k   base = 45 48 52 56 (m = 9 .. 12)") != std::string::npos);
+  REQUIRE(text.out.find("for every m >= 7, with j = (m - 7) mod 4 and k = floor((m - 7) / 4):") != std::string::npos);
+  REQUIRE(text.out.find("makespan(m) = base[j] + 15 k   base = 37 41 45 48 (m = 7 .. 10)") != std::string::npos);
   REQUIRE(text.out.find("peak in flight per rank (chunks): 4 3 2 1") != std::string::npos);
   REQUIRE(text.out.find("makespan: not for every m") != std::string::npos);
 
   const auto json = run_tool("formula -s zb-h1 -P 4 --costs f=1,i=1,w=1 --format json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
-  REQUIRE(j["m0"] == 9);
+  REQUIRE(j["m0"] == 7);
   REQUIRE(j["cycle"] == 1);
   REQUIRE(j["increment"] == "3");
   REQUIRE(j["peak_in_flight"] == nlohmann::json::array({"4", "4", "4", "4"}));  // (P-r) + r*gamma
   REQUIRE(j["closed_forms"]["makespan"] == true);
-  REQUIRE(j["below"].size() == 8);
+  REQUIRE(j["below"] == nlohmann::json::array({"9", "11", "13", "15", "18", "21"}));
   // base: the direct simulation's makespan at m0
-  const schedule_spec s{schedule_family::zb_h1, {4, 9}};
+  const schedule_spec s{schedule_family::zb_h1, {4, 7}};
   REQUIRE(j["base"][0] == io::to_string(simulate(generate(s).view(), costs{}).makespan()));
 
   const struct {
@@ -215,7 +224,7 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
       {"formula -s interleaved-1f1b", "ctpipe: no formula for interleaved-1f1b: its periodic program is not written yet"},
       {"formula -m 8", "ctpipe: formula answers for every m; -m is not taken\n"},
       {"formula --microbatch-scale 1,2", "ctpipe: formula needs micro-batches of equal cost"},
-      {"formula -P 4 --costs c=1/2 --max-periods 9",
+      {"formula -P 4 --costs c=1/2 --max-periods 5",
        "ctpipe: no certificate: the state does not repeat within the bound (raise --max-periods) (last state "
        "differences: 4 4 4 4 3 4 4 4)\n"},
       {"formula -P 2000", "ctpipe: formula: "},

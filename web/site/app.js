@@ -638,9 +638,24 @@ function readoutTable(r) {
     html += `<tr><td>${name}</td><td class="exact" id="${id}">${escapeHtml(value)}</td><td>${extra}</td>${formulaCell(f, `${id}-formula`)}</tr>`;
   }
   html += `<tr><td>idle per rank</td><td class="exact" id="idle" colspan="3">${r.idle.join(" ")}</td></tr>`;
+  html += certificateRow(r.certificate);
   if (r.executed) html += executedRow(r.executed);
   html += "</table>";
   return html + peakTable(r);
+}
+
+/// The formula for every m (the periodic certificate, `ctpipe formula`): `for every m >=
+/// m0: makespan = base[(m - m0) mod c] + floor((m - m0) / c) x increment` (`base +
+/// increment x (m - m0)` for a cycle of 1), and which
+/// closed forms hold for every m; or why there is none.
+function certificateRow(c) {
+  if (!c) return "";
+  if (!c.available) return `<tr><td>for every m</td><td colspan="3" class="none" id="certificate">no certificate: ${escapeHtml(c.reason)}</td></tr>`;
+  const forms = c.closed_forms ? ` <small>closed forms for every m: makespan ${c.closed_forms.makespan ? "yes" : "no"}, ` +
+    `bubble ${c.closed_forms.bubble_fraction ? "yes" : "no"}, peaks ${c.closed_forms.peak_in_flight ? "yes" : "no"}</small>` : "";
+  const makespan = c.cycle === 1 ? `${c.base[0]} + ${escapeHtml(c.increment)} &middot; (m &minus; ${c.m0})`
+    : `[${c.base.join(", ")}][(m &minus; ${c.m0}) mod ${c.cycle}] + ${escapeHtml(c.increment)} &middot; &lfloor;(m &minus; ${c.m0}) / ${c.cycle}&rfloor;`;
+  return `<tr><td>for every m &ge; ${c.m0}</td><td class="exact" id="certificate" colspan="3">makespan = ${makespan}${forms}</td></tr>`;
 }
 
 function executedRow(e) {

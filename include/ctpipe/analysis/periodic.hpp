@@ -12,7 +12,7 @@
 // 2. the ops after the window (the last steady repetitions and the cool-down, the same
 //    ops relative to n(m) for every m, each micro-batch shifted by m) wait only for each
 //    other and for Y(hi - 1): the makespan is one max-plus map F of Y(hi(m) - 1);
-// 3. Y(K + c) = Y(K) + c*lambda for one K >= lo + d - 1 and c >= 1 (exact ticks).
+// 3. Y(K + c) = Y(K) + c*lambda for one K >= lo - 1 and c >= 1 (exact ticks).
 // M and F are homogeneous (adding a constant to every input adds it to every output):
 // by induction Y(k + c) = Y(k) + c*lambda for every k >= K, and so makespan(m + c) =
 // makespan(m) + c*lambda for every m with hi(m) - 1 >= K. The certificate checks 1 and 2
@@ -274,8 +274,8 @@ struct certifier {
         if (from >= 0 && from < hi && hi - from > width) width = hi - from;
       }
     }
-    return hi - width < lo ? "the steady segments never run free of the warm-up and the cool-down within the bound"
-                           : nullptr;
+    return hi - width < 0 ? "the steady segments never run free of the warm-up and the cool-down within the bound"
+                          : nullptr;
   }
 
   /// End tick of steady slot `j` at repetition k.
@@ -291,19 +291,20 @@ struct certifier {
     return true;
   }
 
-  /// Step 3: the least cycle c, and for it the least K >= lo + d - 1 with Y(K + c) = Y(K)
-  /// + delta (width consecutive repetitions shifted alike) and K + c < hi. Returns false
-  /// when none is found.
+  /// Step 3: the least cycle c, and for it the least K with Y(K + c) = Y(K) + delta (width
+  /// consecutive repetitions shifted alike), K + 1 >= lo (the recursion holds from the
+  /// next repetition on) and K + c < hi. Returns false when none is found.
   constexpr bool find_repeat(int& K, int& c, std::int64_t& delta) const {
-    for (c = 1; lo + width - 1 + c < hi; ++c) {
+    const int least = lo - 1 > width - 1 ? lo - 1 : width - 1;
+    for (c = 1; least + c < hi; ++c) {
       int run = 0;
       std::int64_t last = 0;
-      for (int k = lo; k + c < hi; ++k) {
+      for (int k = 0; k + c < hi; ++k) {
         std::int64_t d = 0;
         const bool ok = shifted(k, c, d);
         run = ok && (run == 0 || d == last) ? run + 1 : ok ? 1 : 0;
         last = d;
-        if (run >= width && k >= lo + width - 1) {
+        if (run >= width && k >= least) {
           K = k;
           delta = d;
           return true;
@@ -395,7 +396,7 @@ constexpr periodic_certificate certify_within(const periodic_program& p, const c
 /// hand) under costs `c` (t_c included), per-stage factors `stage_scale` (S entries, or
 /// none) and `gamma` for the peaks: the makespan, idle, bubble fraction and peaks for
 /// every m >= m0, and m0 itself (see the file comment; below m0, simulate directly).
-/// Simulates the program at 2 m_min + 8 steady repetitions, then twice as many until the
+/// Simulates the program at m_min + 8 steady repetitions, then twice as many until the
 /// state repeats or `max_periods` (default_max_periods() when 0) is passed. Not proved
 /// (`proved` false, `reason` saying why) for an unbalanced period (with its rank and
 /// counts), steady ops that do not wait alike at every repetition (the program does
@@ -409,7 +410,7 @@ constexpr periodic_certificate periodic_certificate_of(const periodic_program& p
   periodic_certificate unbalanced;
   if (!detail::balanced(p, unbalanced)) return unbalanced;
   const int most = max_periods > 0 ? max_periods : default_max_periods(p);
-  const int first = 2 * p.m_min + 8;  // the warm-up's reach and the state's width, and a cycle
+  const int first = p.m_min + 8;  // the warm-up's reach, and a cycle
   int periods = first < most ? first : most;
   while (true) {
     periodic_certificate out = detail::certify_within(p, c, stage_scale, gamma, periods);

@@ -214,6 +214,18 @@ constexpr bool has_program(schedule_family family) {
          family == schedule_family::zb_h2 || family == schedule_family::zbv;
 }
 
+/// Why `family` has no periodic program, for a refusal: GPipe's forwards and backwards
+/// each grow with m (two phases, not one repeated pattern); for the others it is not
+/// written yet. Empty for a family with one.
+constexpr const char* why_no_program(schedule_family family) {
+  if (has_program(family)) return "";
+  if (family == schedule_family::gpipe) {
+    return "its forwards and its backwards each grow with m (two phases, not one repeated pattern); its closed form "
+           "holds for any costs (docs/schedules.md)";
+  }
+  return "its periodic program is not written yet (docs/proofs.md lists the families with one)";
+}
+
 /// The periodic program of `s`'s family at its P (its m is not read). Raises
 /// `ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the
 /// families with one)` for the others.

@@ -32,15 +32,6 @@ struct formula_options : options_of<schedule_options, cost_options, scale_option
   }
 };
 
-/// Why a family has no periodic program (yet), for its refusal.
-const char* no_program_reason(schedule_family family) {
-  if (family == schedule_family::gpipe) {
-    return "its forwards and its backwards each grow with m (two phases, not one repeated pattern); its closed form "
-           "holds for any costs (docs/schedules.md)";
-  }
-  return "its periodic program is not written yet (docs/proofs.md lists the families with one)";
-}
-
 /// The exact texts of `values`, spaced.
 std::string spaced(const detail::buffer<rational>& values) {
   std::string out;
@@ -66,10 +57,15 @@ std::string formula_text(const formula_result& f) {
       io::to_string(f.cost.w), io::to_string(f.cost.c));
   out += fmt::format("periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
                      c.state_width, c.state_index);
-  out += fmt::format("for every m >= {}, with j = (m - {}) mod {} and k = floor((m - {}) / {}):\n", c.m0, c.m0, c.cycle,
-                     c.m0, c.cycle);
-  out += fmt::format("  makespan(m) = base[j] + {} k   base = {} (m = {} .. {})\n", io::to_string(c.increment),
-                     spaced(c.base), c.m0, c.m0 + c.cycle - 1);
+  if (c.cycle == 1) {
+    out += fmt::format("for every m >= {}:\n  makespan(m) = {} + {} (m - {})\n", c.m0, io::to_string(c.base[0]),
+                       io::to_string(c.increment), c.m0);
+  } else {
+    out += fmt::format("for every m >= {}, with j = (m - {}) mod {} and k = floor((m - {}) / {}):\n", c.m0, c.m0,
+                       c.cycle, c.m0, c.cycle);
+    out += fmt::format("  makespan(m) = base[j] + {} k   base = {} (m = {} .. {})\n", io::to_string(c.increment),
+                       spaced(c.base), c.m0, c.m0 + c.cycle - 1);
+  }
   out += fmt::format("  busy per rank = a + b m   a = {}   b = {}\n", spaced(c.busy_base), spaced(c.busy_per_m));
   out += "  idle per rank = makespan(m) - busy; bubble fraction = sum of idle / (P makespan(m))\n";
   out += fmt::format("  peak in flight per rank (chunks): {}\n", spaced(c.peak));
@@ -129,7 +125,7 @@ class formula_command final : public command_with_options<formula_options> {
     formula_result f{opts_.spec_for(opts_.families.front()), opts_.cost, {}, {}, {}};
     if (!has_program(f.spec.family))
       throw usage_error(fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family),
-                                    no_program_reason(f.spec.family)));
+                                    why_no_program(f.spec.family)));
     f.spec.shape.m = 1;
     check_spec(f.spec);
     check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
