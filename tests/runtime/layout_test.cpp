@@ -143,6 +143,11 @@ TEST_CASE("layout: the grammar's refusals name the character and its position", 
     INFO(text);
     REQUIRE_THROWS_WITH(parse_layout(text), "ctpipe: --layout '" + text + "': " + what);
   }
+  // A NUL byte (from the library's callers: the shell and Python pass none) is no end.
+  const std::string nul("Et\0|L", 5);
+  REQUIRE_THROWS_WITH(parse_layout(nul),
+                      "ctpipe: --layout 'Et\\x00|L': '\\x00' (position 3) is not a layer (E embedding, t decoder "
+                      "layer, m MTP layer, L loss, | between stages, x*n and (...)*n repeat)");
 }
 
 TEST_CASE("layout: the refusals give the counts (lost, duplicated or misplaced layers)", "[layout]") {

@@ -25,21 +25,31 @@ class layout_reader {
   std::string_view text_;
   std::size_t at_ = 0;
 
-  /// The next character that is not a comma (at_ moves past the commas), or '\0' at the end.
+  /// The next character that is not a comma (at_ moves past the commas), or '\0' at the end
+  /// (a NUL byte in the text is a character: at_ < size tells them apart).
   char peek() {
     while (at_ < text_.size() && text_[at_] == ',') ++at_;
     return at_ < text_.size() ? text_[at_] : '\0';
   }
 
-  /// `'x' (position N)`, the character at `at` quoted (\xNN when not printable ASCII).
+  /// `text` with each byte that is not printable ASCII as \xNN (a message stays one line
+  /// of text).
+  static std::string shown(std::string_view text) {
+    std::string out;
+    for (const char ch : text) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      out += c >= 0x20 && c < 0x7f ? std::string(1, ch) : fmt::format("\\x{:02x}", c);
+    }
+    return out;
+  }
+
+  /// `'x' (position N)`, the character at `at` quoted.
   std::string where(std::size_t at) const {
-    const unsigned char c = static_cast<unsigned char>(text_[at]);
-    const std::string shown = c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
-    return fmt::format("'{}' (position {})", shown, at + 1);
+    return fmt::format("'{}' (position {})", shown(text_.substr(at, 1)), at + 1);
   }
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw usage_error(fmt::format("ctpipe: --layout '{}': {}", text_, what));
+    throw usage_error(fmt::format("ctpipe: --layout '{}': {}", shown(text_), what));
   }
 
   /// The items up to the end, or up to the ')' of the group opened at `open` (npos: none).
@@ -47,7 +57,7 @@ class layout_reader {
     std::string out;
     while (true) {
       const char c = peek();
-      if (c == '\0') {
+      if (at_ >= text_.size()) {
         if (open != std::string_view::npos) fail(fmt::format("{} has no ')'", where(open)));
         return out;
       }
