@@ -88,8 +88,8 @@ TEST_CASE("layout: Megatron-LM's parsing cases give its stages (test_parsing_lay
 
 TEST_CASE("layout: Megatron-LM's layer-builder and forward cases, valid and invalid", "[layout]") {
   // test_layer_builder (7 layers): the valid ones.
-  for (const auto& [P, V, text] : {std::tuple{2, 2, "Et|t*4|t|tL"}, std::tuple{2, 2, "E|t*7||L"},
-                                   std::tuple{2, 2, "E|t*6|t|L"}}) {
+  for (const auto& [P, V, text] :
+       {std::tuple{2, 2, "Et|t*4|t|tL"}, std::tuple{2, 2, "E|t*7||L"}, std::tuple{2, 2, "E|t*6|t|L"}}) {
     INFO(text);
     REQUIRE(refusal(text, P, V, 7).empty());
   }
@@ -101,7 +101,8 @@ TEST_CASE("layout: Megatron-LM's layer-builder and forward cases, valid and inva
   // test_layer_builder's invalid ones (7 layers) that a string can write; its nested
   // lists ("Invalid layout", and the 2x2 "Usual pp case" marked as an error) have no
   // string form. Its unknown layer type is a character here.
-  REQUIRE(refusal("t*6|tL", 2, 1, 7) == "ctpipe: --layout 't*6|tL' holds 0 embeddings (E), Megatron-LM needs exactly 1");
+  REQUIRE(refusal("t*6|tL", 2, 1, 7) ==
+          "ctpipe: --layout 't*6|tL' holds 0 embeddings (E), Megatron-LM needs exactly 1");
   REQUIRE(refusal("Et*6|t", 2, 1, 7) == "ctpipe: --layout 'Et*6|t' holds 0 losses (L), Megatron-LM needs exactly 1");
   REQUIRE(refusal("E|x*7L", 2, 1, 7) ==
           "ctpipe: --layout 'E|x*7L': 'x' (position 3) is not a layer (E embedding, t decoder layer, m MTP layer, L "
@@ -125,7 +126,8 @@ TEST_CASE("layout: the grammar's refusals name the character and its position", 
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"E(t|", "'(' (position 2) has no ')'"},
       {"Et)|L", "')' (position 3) closes no '('"},
-      {"((t)*2|)*2", "'(' (position 2) opens a group inside the group at position 1 (Megatron-LM's groups do not nest)"},
+      {"((t)*2|)*2",
+       "'(' (position 2) opens a group inside the group at position 1 (Megatron-LM's groups do not nest)"},
       {"E()*2L", "'(' (position 2) opens an empty group"},
       {"E(,)*2L", "'(' (position 2) opens an empty group"},
       {"E(t|)L", "the group at position 2 needs *n after its ')'"},
@@ -134,8 +136,9 @@ TEST_CASE("layout: the grammar's refusals name the character and its position", 
       // Megatron's passes read this as six t (the second count repeats the last t only).
       {"(tt)*2*3", "'*' (position 7) repeats a repetition (write one count: t*6)"},
       {"t*2*3", "'*' (position 4) repeats a repetition (write one count: t*6)"},
-      {"Et L", "' ' (position 3) is not a layer (E embedding, t decoder layer, m MTP layer, L loss, | between stages, "
-               "x*n and (...)*n repeat)"},
+      {"Et L",
+       "' ' (position 3) is not a layer (E embedding, t decoder layer, m MTP layer, L loss, | between stages, "
+       "x*n and (...)*n repeat)"},
       {"t*2000000", "the count after '*' (position 2) is over 1048576"},
       {"(t*1000|)*2000", "it expands to more than 1048576 entries and separators"},
   };
@@ -156,7 +159,8 @@ TEST_CASE("layout: the refusals give the counts (lost, duplicated or misplaced l
   REQUIRE(refusal("Et*8|t*8|t*8|t*8|t*8|t*8|t*8L", 4, 2, 56) == "ctpipe: --layout has 7 stages, P*V = 8");
   REQUIRE(refusal("Et*8|t*8|t*8|t*8L", 4, 1, 30) == "ctpipe: --layout holds 32 decoder layers, the model has 30");
   REQUIRE(refusal("Et|L", 2, 1, 2) == "ctpipe: --layout holds 1 decoder layer, the model has 2");
-  REQUIRE(refusal("EEt|tL", 2, 1, 2) == "ctpipe: --layout 'EEt|tL' holds 2 embeddings (E), Megatron-LM needs exactly 1");
+  REQUIRE(refusal("EEt|tL", 2, 1, 2) ==
+          "ctpipe: --layout 'EEt|tL' holds 2 embeddings (E), Megatron-LM needs exactly 1");
   REQUIRE(refusal("Et|tLL", 2, 1, 2) == "ctpipe: --layout 'Et|tLL' holds 2 losses (L), Megatron-LM needs exactly 1");
   REQUIRE(refusal("|tE|tL", 3, 1, 2) ==
           "ctpipe: --layout '|tE|tL': its first entry is 't' (stage 1); Megatron-LM needs the embedding E first");
@@ -210,7 +214,7 @@ TEST_CASE("layout: E and L place the embedding's and the head's bytes and FLOPs 
   const std::int64_t alone[] = {0, 16, 16, 0};
   const model_memory m = memory_of(g.view(), llama, alone, rational{1}, {}, ends);
   const rational vh{llama.vocab * llama.hidden};
-  REQUIRE(m.static_bytes(0) == vh * rational{18});                                  // the embedding only
+  REQUIRE(m.static_bytes(0) == vh * rational{18});                                 // the embedding only
   REQUIRE(m.static_bytes(3) == (vh + rational{2 * llama.hidden}) * rational{18});  // the head and the final norm
   REQUIRE(m.static_bytes(1) == rational{16 * layer_parameters(llama)} * rational{18});
   rational factors[4];
@@ -238,8 +242,15 @@ TEST_CASE("layout: Megatron-Bridge PR #5077's uneven case, 9952 parameters on th
   // layer on the first stage and 3 on the last ([1, 2, 2, 3]), the distributed optimizer
   // over 4 data-parallel ranks: 9952 parameters and 89568 bytes on the heaviest stage,
   // where the old estimator said 6792.
-  const transformer_model bridge{.layers = 8, .hidden = 16, .heads = 4, .ffn = 64, .vocab = 32, .seq = 8,
-                                 .micro_batch = 2, .dp = 4, .distributed_optimizer = true};
+  const transformer_model bridge{.layers = 8,
+                                 .hidden = 16,
+                                 .heads = 4,
+                                 .ffn = 64,
+                                 .vocab = 32,
+                                 .seq = 8,
+                                 .micro_batch = 2,
+                                 .dp = 4,
+                                 .distributed_optimizer = true};
   REQUIRE(layer_parameters(bridge) == 3136);
   REQUIRE(3 * layer_parameters(bridge) + 16 * 32 + 2 * 16 == 9952);
   REQUIRE(stage_static_bytes(bridge, 3, stage_role{false, true}) == rational{89568});
@@ -255,8 +266,8 @@ TEST_CASE("layout: Megatron-Bridge PR #5077's uneven case, 9952 parameters on th
   const nlohmann::json memory = memory_of_run("-P 4 -m 8 --model " + path + " --layout 'Et|tt|tt|tttL'");
   REQUIRE(memory.at("layers") == nlohmann::json::array({1, 2, 2, 3}));
   REQUIRE(memory.at("static_bytes") ==
-          nlohmann::json::array({std::to_string((3136 + 512) * 9), std::to_string(2 * 3136 * 9),
-                                 std::to_string(2 * 3136 * 9), "89568"}));
+          nlohmann::json::array(
+              {std::to_string((3136 + 512) * 9), std::to_string(2 * 3136 * 9), std::to_string(2 * 3136 * 9), "89568"}));
   std::remove(path.c_str());
 }
 
@@ -277,9 +288,10 @@ TEST_CASE("layout: the tool reads --layout, refuses bad ones with exit 2, and sp
       {"--layout 'Et|tL'", "ctpipe: --layout needs --model"},
       {"--model llama2-7b --layers 8,8,8,8 --layout 'Et*8|(t*8|)*2,t*8L'",
        "ctpipe: --layout and --layers both give the layers per stage; give one"},
-      {"--model llama2-7b --layout 'Et*8|t*8|x'", "ctpipe: --layout 'Et*8|t*8|x': 'x' (position 10) is not a layer (E "
-                                                "embedding, t decoder layer, m MTP layer, L loss, | between stages, "
-                                                "x*n and (...)*n repeat)"},
+      {"--model llama2-7b --layout 'Et*8|t*8|x'",
+       "ctpipe: --layout 'Et*8|t*8|x': 'x' (position 10) is not a layer (E "
+       "embedding, t decoder layer, m MTP layer, L loss, | between stages, "
+       "x*n and (...)*n repeat)"},
       {"-s zbv --model llama2-7b --layout 'Et*4|(t*4|)*6,t*4L'",
        "ctpipe: --layout is Megatron-LM's, whose stage s runs on rank s mod P: it needs the loop placement (zbv's "
        "placement is v)"},
@@ -302,8 +314,9 @@ TEST_CASE("layout: the tool reads --layout, refuses bad ones with exit 2, and sp
   const nlohmann::json back = memory_of_run("-s interleaved-1f1b -P 4 -m 8 -V 2 --model llama2-7b --layout '" +
                                             answer.at("layout").get<std::string>() + "'");
   REQUIRE(back.at("layers") == answer.at("split").at("layers"));
-  REQUIRE(run_tool("split -s interleaved-1f1b -P 4 -m 8 -V 2 --model llama2-7b").out.find(
-              "\nlayout    Et*4|(t*4|)*3,t*5|(t*4|)*2,t*3L\n") != std::string::npos);
-  const nlohmann::json v = nlohmann::json::parse(run_tool("split -s zbv -P 4 -m 8 --model llama2-7b --format json").out);
+  REQUIRE(run_tool("split -s interleaved-1f1b -P 4 -m 8 -V 2 --model llama2-7b")
+              .out.find("\nlayout    Et*4|(t*4|)*3,t*5|(t*4|)*2,t*3L\n") != std::string::npos);
+  const nlohmann::json v =
+      nlohmann::json::parse(run_tool("split -s zbv -P 4 -m 8 --model llama2-7b --format json").out);
   REQUIRE(v.at("layout").is_null());
 }

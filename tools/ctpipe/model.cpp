@@ -171,7 +171,7 @@ stage_split split_for(const model_options& opts, const pipeline_shape& shape, st
         "placement is {})",
         family.empty() ? "the schedule" : family, placement_name(shape.layout)));
   }
-  layout_split split = check_layout(opts.pipeline_layout, shape.P, shape.V, opts.model.layers);
+  layout_split split = check_layout(parse_layout(opts.layout_text), shape.P, shape.V, opts.model.layers);
   return {std::move(split.layers), std::move(split.roles)};
 }
 

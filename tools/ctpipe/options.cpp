@@ -2,6 +2,7 @@
 // reads them, and checked (see options.hpp).
 #include "options.hpp"
 
+#include "layout.hpp"
 #include "model.hpp"
 
 #include <CLI/CLI.hpp>
@@ -309,7 +310,8 @@ void model_options::declare(CLI::App& app) {
   add_converted(
       app, "--layout",
       [this](const std::string& text) {
-        pipeline_layout = parse_layout(text);
+        parse_layout(text);
+        layout_text = text;
         layout_given = true;
       },
       "with --model: Megatron-LM's --pipeline-model-parallel-layout (Et*8|(t*8|)*2,t*8L), each stage's layers, "

@@ -17,7 +17,6 @@
 #include "ctpipe/io/torch_passes.hpp"
 #include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/schedules/family.hpp"
-#include "layout.hpp"
 
 namespace CLI {
 class App;
@@ -167,7 +166,7 @@ struct model_options {
   std::string memory_limit_text;     ///< --memory-limit as given (checked: parse_memory_limit)
   std::vector<std::int64_t> layers;  ///< --layers, or empty for the even split
   bool layout_given = false;         ///< --layout given (then `layers` is empty: the two exclude each other)
-  megatron_layout pipeline_layout;   ///< --layout, parsed (checked against P, V and the model: check_layout())
+  std::string layout_text;           ///< --layout as given (checked: parse_layout(); against the shape: split_for())
   std::string device_flops_text;     ///< --device-flops as given (checked: parse_device_flops)
   std::string link_bandwidth_text;   ///< --link-bandwidth as given (checked: parse_link_bandwidth)
   bool takes_device = true;          ///< the command declares --device-flops and --link-bandwidth

@@ -120,9 +120,10 @@ class split final : public command_with_options<split_options> {
     out += fmt::format("split     {}  makespan {}{}\n", joined(r.best.layers), io::to_string(r.best.makespan),
                        over_note(r.best));
     out += layout ? fmt::format("layout    {}\n", *layout)
-                  : fmt::format("layout    none (Megatron-LM's layouts put stage s on rank s mod P; {}'s placement is "
-                                "{})\n",
-                                family_name(spec.family), placement_name(spec.shape.layout));
+                  : fmt::format(
+                        "layout    none (Megatron-LM's layouts put stage s on rank s mod P; {}'s placement is "
+                        "{})\n",
+                        family_name(spec.family), placement_name(spec.shape.layout));
     out += fmt::format("even      {}  makespan {}  gain {}{}\n", joined(r.even.layers), io::to_string(r.even.makespan),
                        gain(r.even), over_note(r.even));
     if (r.zb) {
