@@ -1,5 +1,6 @@
-// The `ctpipe` tool's --model, --memory-limit and --layers (docs/tool.md): a preset or a
-// JSON file as a transformer_model, a limit with or without a byte unit, a layer split.
+// The `ctpipe` tool's --model, --memory-limit, --layers and --layout (docs/tool.md): a
+// preset or a JSON file as a transformer_model, a limit with or without a byte unit, a
+// layer split or a Megatron-LM layout (layout.hpp) per stage.
 #pragma once
 
 #include <cstdint>
