@@ -67,8 +67,8 @@ FAMILIES = (
 #: default-view options (``ctpipe --help``), ``-`` as ``_``.
 SCHEDULE_OPTIONS = (
     "placement", "variant", "group", "warmup_factor", "structural_minimum", "pair_model", "costs", "gamma",
-    "stage_scale", "microbatch_scale", "model", "memory_limit", "layers", "device_flops", "link_bandwidth",
-    "runtime", "lowering", "torch_passes", "max_active_stages", "width", "color",
+    "stage_scale", "microbatch_scale", "model", "memory_limit", "layers", "layout", "device_flops",
+    "link_bandwidth", "runtime", "lowering", "torch_passes", "max_active_stages", "width", "color",
 )
 
 #: The runtime models of lowering and execution (docs/runtimes.md).
@@ -231,7 +231,8 @@ class Schedule:
     option of the tool's default view is a keyword (``ctpipe --help``; ``-`` becomes ``_``):
     ``placement``, ``variant``, ``group``, ``warmup_factor``, ``structural_minimum``,
     ``pair_model``, ``costs``, ``gamma``, ``stage_scale``, ``microbatch_scale``, ``model``,
-    ``memory_limit``, ``layers``, ``device_flops``, ``link_bandwidth``, ``runtime``,
+    ``memory_limit``, ``layers``, ``layout`` (Megatron-LM's layout string, e.g.
+    ``"Et*8|(t*8|)*2,t*8L"``), ``device_flops``, ``link_bandwidth``, ``runtime``,
     ``lowering``, ``torch_passes``, ``max_active_stages`` (see :func:`options_to_args` for
     the values). The request is parsed and checked by the tool's parser and the schedule
     generated at once; a bad one raises :class:`Error` with the tool's message, e.g.
@@ -586,5 +587,6 @@ def search(**options: Any) -> dict[str, Any]:
 
 def split(**options: Any) -> dict[str, Any]:
     """The model's layers split over the stages to minimise the makespan: ``ctpipe split``'s
-    JSON (``model="llama2-7b"``, ``memory_limit``, ...)."""
+    JSON (``model="llama2-7b"``, ``memory_limit``, ...), the split also as Megatron-LM's
+    layout string (``layout``, None off the loop placement)."""
     return _command("split", options)

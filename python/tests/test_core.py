@@ -200,7 +200,7 @@ HOSTILE = [None, True, False, 0, -1, 1, 2, 3, 7, 2**31, 2**63, -(2**70), 1e308, 
            "", " ", "1/0", "0x10", "1e5", "\n", "\x00", "é", "∞", "1,2", [], [1, -1], [Fraction(1, 3)] * 100, {},
            {"f": "x"}, {"f": None}, Fraction(-1, 2), b"4", object(), ("a", 1), 10**6]
 KEYS = ["P", "m", "V", "placement", "variant", "group", "warmup_factor", "costs", "gamma", "stage_scale",
-        "microbatch_scale", "model", "memory_limit", "layers", "runtime", "lowering", "torch_passes",
+        "microbatch_scale", "model", "memory_limit", "layers", "layout", "runtime", "lowering", "torch_passes",
         "max_active_stages", "pair_model", "structural_minimum", "device_flops", "link_bandwidth", "width", "color"]
 
 

@@ -119,9 +119,22 @@ TEST_CASE("homogeneity: every stage factor k multiplies the makespan by k (t_c =
 TEST_CASE("cost_scale errors: a list of the wrong length, a factor that is not positive", "[scaled]") {
   const schedule g = generate(spec_of(schedule_family::one_f_one_b, 4, 8, 1));
   const std::vector<rational> three{1, 1, 1}, zero{1, 0, 1, 1}, seven(7, rational{1});
+  const std::vector<rational> zeros(4, rational{0}), negative{1, -1, 1, 1};
+  std::vector<rational> one_zero(8, rational{1});
+  one_zero[3] = rational{0};
   REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{three, {}}),
                       "ctpipe: the stage scale needs one factor per stage (P*V of them)");
-  REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{zero, {}}), "ctpipe: scale factors must be > 0");
+  // A stage of factor 0 does no work (a Megatron-LM layout's empty stage): its ops last 0.
+  const simulation with_zero = simulate(g.view(), costs{}, cost_scale{zero, {}});
+  REQUIRE(with_zero.makespan() > rational{0});
+  // GPipe's flow-shop form (Σa + (m-1) max a)(t_f+t_b) holds with it: (3 + 7) * 3.
+  const schedule gp = generate(spec_of(schedule_family::gpipe, 4, 8, 1));
+  REQUIRE(simulate(gp.view(), costs{}, cost_scale{zero, {}}).makespan() == rational{30});
+  REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{zeros, {}}),
+                      "ctpipe: stage factors must be >= 0, at least one > 0");
+  REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{negative, {}}),
+                      "ctpipe: stage factors must be >= 0, at least one > 0");
+  REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{{}, one_zero}), "ctpipe: scale factors must be > 0");
   REQUIRE_THROWS_WITH(simulate(g.view(), costs{}, cost_scale{{}, seven}),
                       "ctpipe: the micro-batch scale needs one factor per micro-batch (m of them)");
   REQUIRE_THROWS_WITH(io::analyze(spec_of(schedule_family::one_f_one_b, 4, 8, 1), costs{}, rational{1}, three),

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <utility>
 
+#include "layout.hpp"
 #include "options.hpp"
 
 namespace ctpipe::tool {
@@ -162,9 +163,23 @@ std::vector<std::int64_t> layer_split(const transformer_model& model, const pipe
   return given;
 }
 
-void apply_memory(io::report& rep, const std::string& name, const transformer_model* model,
-                  const std::vector<std::int64_t>& layers, const std::string& limit_text) {
-  if (model != nullptr) io::set_memory(rep, name, *model, layer_split(*model, rep.spec.shape, layers));
+stage_split split_for(const model_options& opts, const pipeline_shape& shape, std::string_view family) {
+  if (!opts.layout_given) return {layer_split(opts.model, shape, opts.layers), {}};
+  if (shape.layout != placement::loop) {
+    throw usage_error(fmt::format(
+        "ctpipe: --layout is Megatron-LM's, whose stage s runs on rank s mod P: it needs the loop placement ({}'s "
+        "placement is {})",
+        family.empty() ? "the schedule" : family, placement_name(shape.layout)));
+  }
+  layout_split split = check_layout(parse_layout(opts.layout_text), shape.P, shape.V, opts.model.layers);
+  return {std::move(split.layers), std::move(split.roles)};
+}
+
+void apply_memory(io::report& rep, const model_options& opts, const std::string& limit_text) {
+  if (opts.model_given) {
+    stage_split split = split_for(opts, rep.spec.shape, family_name(rep.spec.family));
+    io::set_memory(rep, opts.model_text, opts.model, std::move(split.layers), split.roles);
+  }
   if (!limit_text.empty()) {
     const memory_limit limit = parse_memory_limit(limit_text);
     io::set_memory_limit(rep, limit.value, limit.bytes);
@@ -265,15 +280,16 @@ run_costs costs_for(const cost_options& given_costs, const model_options& opts, 
   if ((is_given("i") || is_given("w")) && given_costs.costs_text.find("b=") == std::string::npos)
     out.cost.b = out.cost.i + out.cost.w;
   const int S = spec.shape.stages();
-  const std::vector<std::int64_t> layers = layer_split(opts.model, spec.shape, opts.layers);
+  const stage_split split = split_for(opts, spec.shape, family_name(spec.family));
+  const std::vector<std::int64_t>& layers = split.layers;
   if (out.stage_scale.empty()) {
     out.stage_scale.resize(static_cast<std::size_t>(S));
-    model_stage_factors(opts.model, spec.shape, layers, out.stage_scale);
+    model_stage_factors(opts.model, spec.shape, layers, out.stage_scale, split.roles);
   }
   if (seconds) {
     // One time unit, a rank's average forward: its share of the forward FLOPs over the
     // device's rate (tensor parallelism divides the work by t).
-    const std::int64_t units = model_forward_flops(opts.model, spec.shape, layers);
+    const std::int64_t units = model_forward_flops(opts.model, spec.shape, layers, split.roles);
     const rational flops = rational{units} *
                            rational{detail::product({2, opts.model.seq, opts.model.micro_batch, opts.model.hidden})} /
                            rational{detail::product({spec.shape.P, opts.model.tp})};

@@ -1,5 +1,6 @@
-// The `ctpipe` tool's --model, --memory-limit and --layers (docs/tool.md): a preset or a
-// JSON file as a transformer_model, a limit with or without a byte unit, a layer split.
+// The `ctpipe` tool's --model, --memory-limit, --layers and --layout (docs/tool.md): a
+// preset or a JSON file as a transformer_model, a limit with or without a byte unit, a
+// layer split or a Megatron-LM layout (layout.hpp) per stage.
 #pragma once
 
 #include <cstdint>
@@ -43,14 +44,28 @@ memory_limit parse_memory_limit(std::string_view text);
 std::vector<std::int64_t> layer_split(const transformer_model& model, const pipeline_shape& shape,
                                       const std::vector<std::int64_t>& given);
 
-/// Counts `rep`'s memory for --model `name` (`model`, split per layer_split()) and sets
-/// the --memory-limit `limit` when `limit_text` is not empty (io::set_memory(),
-/// io::set_memory_limit()). Nothing when neither is given.
-void apply_memory(io::report& rep, const std::string& name, const transformer_model* model,
-                  const std::vector<std::int64_t>& layers, const std::string& limit_text);
-
 struct cost_options;
 struct model_options;
+
+/// What each of a shape's S stages holds under --model: its layers, and where the
+/// embedding and the loss (with the LM head) sit: `roles` is empty for role_of()'s
+/// (stage 0 and S-1 of each model copy), or S entries from a --layout.
+struct stage_split {
+  std::vector<std::int64_t> layers;
+  std::vector<stage_role> roles;
+};
+
+/// The stages of `shape` under `opts`: --layout's (check_layout(), placed by
+/// Megatron-LM's rule, stage s on rank s mod P, so the loop placement only), else
+/// layer_split() of --layers or the even split. Raises layer_split()'s and
+/// check_layout()'s errors and usage_error(`ctpipe: --layout is Megatron-LM's, whose stage
+/// s runs on rank s mod P: it needs the loop placement (NAME's placement is v)`).
+stage_split split_for(const model_options& opts, const pipeline_shape& shape, std::string_view family = {});
+
+/// Counts `rep`'s memory for --model (split_for()) and sets the --memory-limit `limit`
+/// when `limit_text` is not empty (io::set_memory(), io::set_memory_limit()). Nothing
+/// when neither is given.
+void apply_memory(io::report& rep, const model_options& opts, const std::string& limit_text);
 
 /// The tool's check of --stage-scale and --microbatch-scale lengths for `shape`, naming
 /// how many were given and how many the shape needs: usage_error(`ctpipe: --stage-scale
@@ -72,10 +87,11 @@ rational parse_link_bandwidth(std::string_view text);
 /// from model_costs() (t_f = one rank's average forward) and, without --stage-scale, the
 /// stage factors from model_stage_factors() over the layer split for `spec`'s S stages;
 /// with --device-flops, the op costs in seconds, t_c = --costs' c (then the only key it
-/// may give) plus, with --link-bandwidth, a message's bytes over the bandwidth. Raises
-/// usage_error for --device-flops or --link-bandwidth without --model, --link-bandwidth
-/// without --device-flops, --costs keys other than c in seconds, and layer_split()'s
-/// errors.
+/// may give) plus, with --link-bandwidth, a message's bytes over the bandwidth. A
+/// --layout's stage with no decoder layer and no loss gets the factor 0 (it does no work
+/// ctpipe counts: check_scale()). Raises usage_error for --device-flops or
+/// --link-bandwidth without --model, --link-bandwidth without --device-flops, --costs
+/// keys other than c in seconds, and split_for()'s errors.
 struct run_costs {
   costs cost;
   std::vector<rational> stage_scale;

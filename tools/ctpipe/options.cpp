@@ -2,6 +2,7 @@
 // reads them, and checked (see options.hpp).
 #include "options.hpp"
 
+#include "layout.hpp"
 #include "model.hpp"
 
 #include <CLI/CLI.hpp>
@@ -306,6 +307,15 @@ void model_options::declare(CLI::App& app) {
         }
       },
       "with --model: the model's layers per stage, S = P*V of them (8,8,7,7); default even");
+  add_converted(
+      app, "--layout",
+      [this](const std::string& text) {
+        parse_layout(text);
+        layout_text = text;
+        layout_given = true;
+      },
+      "with --model: Megatron-LM's --pipeline-model-parallel-layout (Et*8|(t*8|)*2,t*8L), each stage's layers, "
+      "embedding E and loss L; P*V stages (docs/memory.md)");
   if (!takes_device) return;
   add_converted(
       app, "--device-flops",
@@ -329,6 +339,9 @@ void model_options::check(const CLI::App&) {
     throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
   }
   if (!layers.empty() && !model_given) throw usage_error("ctpipe: --layers needs --model");
+  if (layout_given && !model_given) throw usage_error("ctpipe: --layout needs --model");
+  if (layout_given && !layers.empty())
+    throw usage_error("ctpipe: --layout and --layers both give the layers per stage; give one");
 }
 
 void view_options::declare(CLI::App& app) {

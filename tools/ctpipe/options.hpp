@@ -178,12 +178,15 @@ struct model_options {
   std::string model_text;            ///< --model as given: a preset's name or a file
   std::string memory_limit_text;     ///< --memory-limit as given (checked: parse_memory_limit)
   std::vector<std::int64_t> layers;  ///< --layers, or empty for the even split
+  bool layout_given = false;         ///< --layout given (then `layers` is empty: the two exclude each other)
+  std::string layout_text;           ///< --layout as given (checked: parse_layout(); against the shape: split_for())
   std::string device_flops_text;     ///< --device-flops as given (checked: parse_device_flops)
   std::string link_bandwidth_text;   ///< --link-bandwidth as given (checked: parse_link_bandwidth)
   bool takes_device = true;          ///< the command declares --device-flops and --link-bandwidth
 
   void declare(CLI::App& app);
-  /// A limit in bytes and --layers need --model.
+  /// A limit in bytes, --layers and --layout need --model; --layers and --layout exclude
+  /// each other.
   void check(const CLI::App& app);
 };
 

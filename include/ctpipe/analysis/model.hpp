@@ -157,6 +157,12 @@ constexpr int copy_stages(const pipeline_shape& shape) {
   return shape.layout == placement::bidirectional ? shape.P : shape.stages();
 }
 
+/// Stage `s`'s role: `roles[s]` when `roles` is given (S entries: a Megatron-LM layout's
+/// stages, whose embedding E and loss L may sit on any stage), else role_of(shape, s).
+constexpr stage_role role_at(const pipeline_shape& shape, std::span<const stage_role> roles, int s) {
+  return roles.empty() ? role_of(shape, s) : roles[static_cast<std::size_t>(s)];
+}
+
 /// The layers of stage `s` of `S` under the even split of `layers` (docs/spec.md §3.1):
 /// every stage L/S, and the L mod S extra ones to the stages from 1 on (the first and
 /// last carry the embedding and the head). Raises `ctpipe: the model needs at least one
@@ -216,7 +222,7 @@ class model_memory {
 
  private:
   friend constexpr model_memory memory_of(schedule_view, const transformer_model&, std::span<const std::int64_t>,
-                                          rational, std::span<const rational>);
+                                          rational, std::span<const rational>, std::span<const stage_role>);
   detail::buffer<rational> static_, peak_;
 };
 
@@ -228,25 +234,29 @@ class model_memory {
 /// bytes times its micro-batch's factor, a B frees them, an I frees (1 - gamma) of them
 /// and a W gamma (docs/spec.md §3); the peak over the list plus the rank's stages' static
 /// bytes. Linear in the number of ops. A micro-batch factor of m entries (or none);
-/// `microbatch` and `layers` are read during the call only. Raises check_view(), check_gamma(),
-/// check_model() messages and `ctpipe: the layer split needs one entry per stage, each
-/// >= 1`.
+/// `roles` (S entries, or none for role_of()) says which stages hold the embedding and
+/// the loss (a Megatron-LM layout); with it a stage may hold 0 layers (Megatron's empty
+/// stages). `microbatch`, `layers` and `roles` are read during the call only. Raises
+/// check_view(), check_gamma(), check_model() messages and `ctpipe: the layer split needs
+/// one entry per stage, each >= 1` (>= 0 with `roles`; `roles` of another length too).
 constexpr model_memory memory_of(schedule_view v, const transformer_model& model, std::span<const std::int64_t> layers,
-                                 rational gamma, std::span<const rational> microbatch = {}) {
+                                 rational gamma, std::span<const rational> microbatch = {},
+                                 std::span<const stage_role> roles = {}) {
   check_view(v);
   check_gamma(gamma);
   check_model(model);
   const int S = v.shape.stages();
-  detail::require(layers.size() == static_cast<std::size_t>(S),
+  detail::require(layers.size() == static_cast<std::size_t>(S) && (roles.empty() || roles.size() == layers.size()),
                   "ctpipe: the layer split needs one entry per stage, each >= 1");
+  const std::int64_t least = roles.empty() ? 1 : 0;
   detail::buffer<rational> weight(static_cast<std::size_t>(S));
   model_memory out;
   out.static_ = detail::buffer<rational>(static_cast<std::size_t>(v.shape.P));
   out.peak_ = detail::buffer<rational>(static_cast<std::size_t>(v.shape.P));
   for (int s = 0; s < S; ++s) {
-    detail::require(layers[static_cast<std::size_t>(s)] >= 1,
+    detail::require(layers[static_cast<std::size_t>(s)] >= least,
                     "ctpipe: the layer split needs one entry per stage, each >= 1");
-    const stage_role role = role_of(v.shape, s);
+    const stage_role role = role_at(v.shape, roles, s);
     weight[static_cast<std::size_t>(s)] = stage_activation_bytes(model, layers[static_cast<std::size_t>(s)], role);
     const std::size_t r = static_cast<std::size_t>(v.shape.rank_of(s));
     out.static_[r] = out.static_[r] + stage_static_bytes(model, layers[static_cast<std::size_t>(s)], role);
@@ -301,12 +311,13 @@ constexpr costs model_costs(const transformer_model& m) {
 
 /// The forward FLOPs of every stage of `shape` under `layers` per stage (S entries), in
 /// units of 2bsh: stage_forward_flops() with the head on each pipeline's last stage
-/// (role_of()). Linear in S.
+/// (role_of(), or `roles` when given: role_at()). Linear in S.
 constexpr std::int64_t model_forward_flops(const transformer_model& m, const pipeline_shape& shape,
-                                           std::span<const std::int64_t> layers) {
+                                           std::span<const std::int64_t> layers,
+                                           std::span<const stage_role> roles = {}) {
   std::int64_t total = 0;
   for (std::size_t s = 0; s < layers.size(); ++s) {
-    total = rational::add(total, stage_forward_flops(m, layers[s], role_of(shape, static_cast<int>(s)).last));
+    total = rational::add(total, stage_forward_flops(m, layers[s], role_at(shape, roles, static_cast<int>(s)).last));
   }
   return total;
 }
@@ -314,14 +325,18 @@ constexpr std::int64_t model_forward_flops(const transformer_model& m, const pip
 /// Every stage's factor (cost_scale) under `layers` per stage (S entries) of `shape`,
 /// written to `out` (S entries): its forward FLOPs over an average stage's
 /// (model_forward_flops() / S), so that the op (kind, s, j) of model_costs() lasts its
-/// stage's share of the work; the S factors sum to S. Linear in S.
+/// stage's share of the work; the S factors sum to S. With `roles` (role_at()) the head
+/// is on the stage holding the loss; a stage with no layer and no head (a Megatron-LM
+/// layout's empty or embedding-only stage) gets the factor 0, which check_scale()
+/// admits. Linear in S.
 constexpr void model_stage_factors(const transformer_model& m, const pipeline_shape& shape,
-                                   std::span<const std::int64_t> layers, std::span<rational> out) {
-  const std::int64_t total = model_forward_flops(m, shape, layers);
+                                   std::span<const std::int64_t> layers, std::span<rational> out,
+                                   std::span<const stage_role> roles = {}) {
+  const std::int64_t total = model_forward_flops(m, shape, layers, roles);
   const std::int64_t S = static_cast<std::int64_t>(layers.size());
   for (std::size_t s = 0; s < layers.size(); ++s) {
-    out[s] =
-        rational{rational::mul(stage_forward_flops(m, layers[s], role_of(shape, static_cast<int>(s)).last), S), total};
+    out[s] = rational{
+        rational::mul(stage_forward_flops(m, layers[s], role_at(shape, roles, static_cast<int>(s)).last), S), total};
   }
 }
 

@@ -98,13 +98,21 @@ struct cost_scale {
 /// The gate on a cost_scale for `shape`. Raises:
 /// - `ctpipe: the stage scale needs one factor per stage (P*V of them)`
 /// - `ctpipe: the micro-batch scale needs one factor per micro-batch (m of them)`
-/// - `ctpipe: scale factors must be > 0`
+/// - `ctpipe: stage factors must be >= 0, at least one > 0`: a stage of factor 0 does no
+///   work (its ops last 0; an empty stage of a Megatron-LM layout, docs/memory.md), but a
+///   pipeline whose every stage is empty has no time to measure
+/// - `ctpipe: scale factors must be > 0` (a micro-batch factor)
 constexpr void check_scale(const cost_scale& scale, const pipeline_shape& shape) {
   detail::require(scale.stage.empty() || scale.stage.size() == static_cast<std::size_t>(shape.stages()),
                   "ctpipe: the stage scale needs one factor per stage (P*V of them)");
   detail::require(scale.microbatch.empty() || scale.microbatch.size() == static_cast<std::size_t>(shape.m),
                   "ctpipe: the micro-batch scale needs one factor per micro-batch (m of them)");
-  for (const rational x : scale.stage) detail::require(x > rational{0}, "ctpipe: scale factors must be > 0");
+  bool some_work = scale.stage.empty();
+  for (const rational x : scale.stage) {
+    detail::require(x >= rational{0}, "ctpipe: stage factors must be >= 0, at least one > 0");
+    some_work = some_work || x > rational{0};
+  }
+  detail::require(some_work, "ctpipe: stage factors must be >= 0, at least one > 0");
   for (const rational x : scale.microbatch) detail::require(x > rational{0}, "ctpipe: scale factors must be > 0");
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>  // set_memory's roles
 #include <string>
 #include <utility>
 #include <vector>
@@ -197,11 +198,12 @@ struct report {
 };
 
 /// Counts `rep`'s memory in bytes for `model` (named `name`) with `layers` per stage (S
-/// entries; memory_of(), with rep's gamma and micro-batch factors). Raises memory_of()'s
+/// entries; memory_of(), with rep's gamma and micro-batch factors, and `roles`: S entries
+/// placing the embedding and the loss, or none for role_of()). Raises memory_of()'s
 /// messages.
-inline void set_memory(report& rep, std::string name, const transformer_model& model,
-                       std::vector<std::int64_t> layers) {
-  const model_memory ranks = memory_of(rep.ops.view(), model, layers, rep.gamma, rep.microbatch_scale);
+inline void set_memory(report& rep, std::string name, const transformer_model& model, std::vector<std::int64_t> layers,
+                       std::span<const stage_role> roles = {}) {
+  const model_memory ranks = memory_of(rep.ops.view(), model, layers, rep.gamma, rep.microbatch_scale, roles);
   if (!rep.budget) rep.budget.emplace();
   memory_budget& m = *rep.budget;
   m.model = std::move(name);

@@ -74,8 +74,7 @@ class compare final : public command_with_options<compare_options> {
     }
     check_op_limit(static_cast<long long>(total_ops(spec)), max_json_ops, "compare", name);
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
-    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
-                 opts_.memory_limit_text);
+    apply_memory(rep, opts_, opts_.memory_limit_text);
     try {  // a job naming an op (after=, before=) may fit some schedules only: the others become rejected rows
       if (!fill_requests_.empty()) apply_fill(rep, fill_requests_, false, fill_method::best);
     } catch (const usage_error& e) {

@@ -88,6 +88,7 @@ class search_command final : public command_with_options<search_options> {
   }
 
   void adjust_shared(CLI::App& app) override {
+    app.get_option("--layout")->group("");  // refused (run_checked())
     app.get_option("--memory-limit")
         ->description(
             "the limit per rank the schedule must stay within: full activations, gamma-weighted (a plain number, "
@@ -138,6 +139,9 @@ class search_command final : public command_with_options<search_options> {
   static bool lasting(const search_problem& p) { return p.cost.i > rational{0} && p.cost.w > rational{0}; }
 
   std::string run_checked() override {
+    // Its own schedule's stages, and a limit per rank divided by a stage's bytes: a
+    // layout's empty stage would hold none (docs/memory.md).
+    if (opts_.layout_given) throw usage_error("ctpipe: search takes --layers, not --layout");
     if (time_limit_given_ && method_ == method_choice::greedy)
       throw usage_error("ctpipe: --time-limit applies to --method exact and auto (CBC's wall-clock time)");
     exact_options exact;
@@ -155,7 +159,7 @@ class search_command final : public command_with_options<search_options> {
     const search_report found = best.report;
     io::report rep = io::analyze(std::move(best.ops), p.cost, p.gamma, "search", "searched");
     // the memory view: the limit (as given: activations or bytes), and bytes with --model
-    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers, limit_text);
+    apply_memory(rep, opts_, limit_text);
     const memory_limit given = parse_memory_limit(limit_text);
     if (opts_.format == "json") {
       nlohmann::ordered_json j = json_of(rep);
@@ -195,11 +199,12 @@ class search_command final : public command_with_options<search_options> {
     }
     if (!opts_.model_given)
       throw usage_error("ctpipe: a memory limit in bytes needs --model (a plain number is full activations per rank)");
-    const std::vector<std::int64_t> layers = layer_split(opts_.model, shape, opts_.layers);
+    const stage_split split = split_for(opts_, shape, "search");
+    const std::vector<std::int64_t>& layers = split.layers;
     std::vector<rational> fixed(static_cast<std::size_t>(shape.P)), chunk(static_cast<std::size_t>(shape.P));
     for (int st = 0; st < shape.stages(); ++st) {
       const std::size_t r = static_cast<std::size_t>(shape.rank_of(st));
-      const stage_role role = role_of(shape, st);
+      const stage_role role = role_at(shape, split.roles, st);
       fixed[r] = fixed[r] + stage_static_bytes(opts_.model, layers[static_cast<std::size_t>(st)], role);
       chunk[r] = max(chunk[r], stage_activation_bytes(opts_.model, layers[static_cast<std::size_t>(st)], role));
     }

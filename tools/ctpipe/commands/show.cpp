@@ -73,8 +73,7 @@ class show final : public command_with_options<show_options> {
       return io::to_torch_csv(lower(s.view(), run.cost, opts_.runtime, scale).view(), opts_.passes);
     }
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
-    apply_memory(rep, opts_.model_text, opts_.model_given ? &opts_.model : nullptr, opts_.layers,
-                 opts_.memory_limit_text);
+    apply_memory(rep, opts_, opts_.memory_limit_text);
     if (opts_.format != "json") {
       std::string out = render(rep, opts_);
       if (opts_.format == "text" && !opts_.device_flops_text.empty()) out += "\ntimes in seconds (--device-flops)\n";
