@@ -231,7 +231,7 @@ constexpr long long max_certificate_ops = 1LL << 18;
 
 /// The formula for every m beside the readouts (`ctpipe formula`, docs/proofs.md): {available:
 /// true, m0, cycle, base [exact strings, m0 .. m0 + cycle - 1], increment, closed_forms
-/// {makespan, bubble_fraction, peak_in_flight}} from the periodic certificate of the
+/// {makespan, bubble_fraction, peak_in_flight: each {from, correct}}} from the periodic certificate of the
 /// request's family at its P, costs, stage scale and gamma; or {available: false,
 /// reason} (no program for the family, unequal micro-batches, too large for the page,
 /// or no repeat within the bound).
@@ -258,14 +258,17 @@ val write_certificate(const ctpipe::tool::request& req) {
   for (std::size_t j = 0; j < cert.base.size(); ++j) base.call<void>("push", text(cert.base[j]));
   out.set("base", base);
   out.set("increment", text(cert.increment));
-  if (req.stage_scale.empty()) {
-    const ctpipe::every_m_result holds = ctpipe::closed_forms_hold_for_every_m(cert, req.spec, req.cost, req.opts.gamma);
-    val closed = val::object();
-    closed.set("makespan", holds.makespan);
-    closed.set("bubble_fraction", holds.bubble_fraction);
-    closed.set("peak_in_flight", holds.peaks);
-    out.set("closed_forms", closed);
+  const ctpipe::every_m_result holds =
+      ctpipe::closed_forms_hold_for_every_m(cert, req.spec, req.cost, req.opts.gamma, req.stage_scale);
+  val closed = val::object();
+  for (const auto& [key, range] : {std::pair{"makespan", holds.makespan}, std::pair{"bubble_fraction", holds.bubble_fraction},
+                                   std::pair{"peak_in_flight", holds.peaks}}) {
+    val r = val::object();  // as `ctpipe formula --format json`: {from, correct}
+    r.set("from", range.from == 0 ? val::null() : val(range.from));
+    r.set("correct", range.correct);
+    closed.set(key, r);
   }
+  out.set("closed_forms", closed);
   return out;
 }
 

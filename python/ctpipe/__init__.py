@@ -129,6 +129,9 @@ def _value(name: str, value: Any) -> str:
 # Options the tool takes once per item: a list gives the option once per item.
 _REPEATED = ("fill",)
 
+#: The tool's options that are flags (they take no value): True gives the flag.
+_FLAGS = ("structural_minimum",)
+
 
 def options_to_args(options: Mapping[str, Any]) -> list[str]:
     """The tool's command-line arguments for keyword options.
@@ -138,7 +141,8 @@ def options_to_args(options: Mapping[str, Any]) -> list[str]:
     (``costs={"f": 1, "b": Fraction(5, 2)}``); a sequence comma-separated
     (``stage_scale=[1, 1, Fraction(5, 4), 1]``), except ``fill``, whose list gives one
     ``--fill`` per job. Raises :class:`Error` for a value of another type (bytes, a bool for
-    P, m or V), ``help`` or ``version``, or a value holding a NUL character.
+    P, m or V, True for an option that takes a value, anything but a bool for a flag),
+    ``help`` or ``version``, or a value holding a NUL character.
     """
     args: list[str] = []
     for key, value in options.items():
@@ -148,10 +152,14 @@ def options_to_args(options: Mapping[str, Any]) -> list[str]:
             raise Error(f"ctpipe: --{key} is the tool's, not a request's (see docs/python.md)")
         if key in ("P", "m", "V") and isinstance(value, bool):
             raise Error(f"ctpipe: -{key} takes a whole number, not {value!r}")
+        flag = f"-{key}" if key in ("P", "m", "V") else "--" + key.replace("_", "-")
+        if key in _FLAGS and not isinstance(value, bool) and value is not None:
+            raise Error(f"ctpipe: {flag} is a flag: True or False, not {value!r}")
         if value is None or value is False:
             continue
-        flag = f"-{key}" if key in ("P", "m", "V") else "--" + key.replace("_", "-")
         if value is True:
+            if key not in _FLAGS:
+                raise Error(f"ctpipe: {flag} takes a value, not True")
             args.append(flag)
             continue
         if key in _REPEATED and isinstance(value, (list, tuple)):
@@ -438,6 +446,8 @@ class Schedule:
 
 
 def _command(name: str, options: Mapping[str, Any], *positional: str) -> dict[str, Any]:
+    if "format" in options:
+        raise Error(f"ctpipe: {name}() reads the tool's JSON; format is not taken")
     return _json([name, *positional, *options_to_args(options)])
 
 
@@ -522,8 +532,10 @@ class Formula:
     ((m - m0) // cycle) * increment``; below m0, ``below[m - 1]`` (simulated directly).
     ``busy_base`` and ``busy_per_m`` per rank: busy = base + per_m * m (each rank runs each
     of its stages' ops once per micro-batch, for every m). ``peak_in_flight`` per rank
-    (chunks, m >= m0). ``closed_forms``: whether the family's closed form of
-    ``"makespan"``, ``"bubble_fraction"`` and ``"peak_in_flight"`` holds for every m.
+    (chunks, m >= m0). ``closed_forms``: for ``"makespan"``, ``"bubble_fraction"`` and
+    ``"peak_in_flight"``, the least m from which the family's closed form holds at every
+    larger m (``None``: not for every m from some m on); where it holds it always equals
+    the simulation (else :func:`formula` raises, a bug).
     """
 
     family: str
@@ -537,7 +549,7 @@ class Formula:
     busy_base: tuple[Fraction, ...]
     busy_per_m: tuple[Fraction, ...]
     peak_in_flight: tuple[Fraction, ...]
-    closed_forms: dict[str, bool]
+    closed_forms: dict[str, int | None] = dataclasses.field(compare=False)
 
     def makespan(self, m: int) -> Fraction:
         """The makespan under ``m`` micro-batches (a whole number >= 1); raises :class:`Error`
@@ -558,6 +570,15 @@ class Formula:
         return sum(self.idle(m), Fraction(0)) / (self.P * self.makespan(m))
 
 
+def _closed_form_ranges(forms: Mapping[str, Any]) -> dict[str, int | None]:
+    """The JSON's closed-form ranges as {name: from}; a form that disagrees with the
+    simulation is a bug, raised."""
+    for name, r in forms.items():
+        if not r["correct"]:
+            raise Error(f"ctpipe: the {name} closed form disagrees with the simulation (a bug: please report it)")
+    return {name: r["from"] for name, r in forms.items()}
+
+
 def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: Any) -> Formula:  # noqa: N803
     """The periodic certificate of ``family`` at ``P`` (and ``V``) under the tool's
     ``costs``, ``gamma`` and ``stage_scale`` (``ctpipe formula``): a :class:`Formula`.
@@ -566,6 +587,12 @@ def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: A
     within ``max_periods``."""
     if "m" in options:
         raise Error("ctpipe: formula answers for every m; -m is not taken")
+    if "format" in options:
+        raise Error("ctpipe: formula() reads the tool's JSON; format is not taken")
+    if not isinstance(family, str):
+        raise Error(f"ctpipe: the family is a name such as '1f1b', not {family!r}")
+    if P is None:
+        raise Error("ctpipe: -P takes a whole number, not None")
     j = _json(["formula", *options_to_args({"schedule": family, "P": P, "V": V, **options})])
 
     def exact(values: Sequence[str]) -> tuple[Fraction, ...]:
@@ -575,7 +602,7 @@ def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: A
         family=j["schedule"], P=j["P"], V=j["V"], m0=j["m0"], cycle=j["cycle"], base=exact(j["base"]),
         increment=fraction(j["increment"]), below=exact(j["below"]), busy_base=exact(j["busy"]["base"]),
         busy_per_m=exact(j["busy"]["per_m"]), peak_in_flight=exact(j["peak_in_flight"]),
-        closed_forms=dict(j["closed_forms"]),
+        closed_forms=_closed_form_ranges(j["closed_forms"]),
     )
 
 

@@ -15,7 +15,13 @@ def test_1f1b_with_latency_repeats_every_p_micro_batches():
     assert (f.m0, f.cycle, f.increment) == (7, 4, Fraction(15))
     assert [f.makespan(m) for m in (24, 25, 26)] == [101, 105, 108]
     assert f.peak_in_flight == (4, 3, 2, 1)
-    assert f.closed_forms == {"makespan": False, "bubble_fraction": False, "peak_in_flight": True}
+    assert f.closed_forms == {"makespan": None, "bubble_fraction": None, "peak_in_flight": 1}
+    assert hash(f) == hash(ctpipe.formula("1f1b", P=4, costs=LATENCY))
+
+
+def test_zero_bubble_forms_hold_from_their_thresholds():
+    assert ctpipe.formula("zb-h1", P=4).closed_forms == {"makespan": 4, "bubble_fraction": 4, "peak_in_flight": 4}
+    assert ctpipe.formula("zb-h2", P=3).closed_forms["makespan"] == 5  # m >= 2P-1
 
 
 @pytest.mark.parametrize("family,P,costs", [
@@ -42,6 +48,15 @@ def test_every_m_equals_the_simulation(family, P, costs):  # noqa: N803 (the pap
     (lambda: ctpipe.formula("1f1b", costs=LATENCY, max_periods=5), "ctpipe: no certificate: the state does not repeat"),
     (lambda: ctpipe.formula("1f1b").makespan(0), "ctpipe: m takes a whole number >= 1, not 0"),
     (lambda: ctpipe.formula("1f1b").makespan(2.0), "ctpipe: m takes a whole number >= 1, not 2.0"),
+    (lambda: ctpipe.formula("1f1b", format="json"), "ctpipe: formula() reads the tool's JSON; format is not taken"),
+    (lambda: ctpipe.formula(None), "ctpipe: the family is a name such as '1f1b', not None"),
+    (lambda: ctpipe.formula("1f1b", P=None), "ctpipe: -P takes a whole number, not None"),
+    # True only for the tool's flags; a flag only True or False (a fresh tester's findings).
+    (lambda: ctpipe.formula("1f1b", max_periods=True), "ctpipe: --max-periods takes a value, not True"),
+    (lambda: ctpipe.Schedule("1f1b", P=4, m=8, gamma=True), "ctpipe: --gamma takes a value, not True"),
+    (lambda: ctpipe.Schedule("dualpipev", P=4, m=8, structural_minimum=1),
+     "ctpipe: --structural-minimum is a flag: True or False, not 1"),
+    (lambda: ctpipe.compare(P=4, m=8, format="text"), "ctpipe: compare() reads the tool's JSON; format is not taken"),
 ])
 def test_refusals(call, message):
     with pytest.raises(ctpipe.Error) as e:

@@ -151,6 +151,15 @@ TEST_CASE("layout: the grammar's refusals name the character and its position", 
   REQUIRE_THROWS_WITH(parse_layout(nul),
                       "ctpipe: --layout 'Et\\x00|L': '\\x00' (position 3) is not a layer (E embedding, t decoder "
                       "layer, m MTP layer, L loss, | between stages, x*n and (...)*n repeat)");
+  // A long layout is quoted by its ends and its length (a fresh tester's 4 MB message).
+  std::string longer = "E";
+  for (int k = 0; k < 100; ++k) longer += "t,";
+  longer += "|q|L";
+  REQUIRE(longer.size() == 205);
+  REQUIRE_THROWS_WITH(parse_layout(longer), "ctpipe: --layout '" + longer.substr(0, 60) + "...(205 bytes)..." +
+                                                longer.substr(205 - 16) +
+                                                "': 'q' (position 203) is not a layer (E embedding, t decoder layer, "
+                                                "m MTP layer, L loss, | between stages, x*n and (...)*n repeat)");
 }
 
 TEST_CASE("layout: the refusals give the counts (lost, duplicated or misplaced layers)", "[layout]") {

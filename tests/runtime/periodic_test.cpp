@@ -122,9 +122,17 @@ TEST_CASE("closed forms for every m: the compile-time sets (twin), and P up to 1
       const schedule_spec s = spec_of(family, P);
       const periodic_certificate cert = periodic_certificate_of(s, article);
       const every_m_result holds = closed_forms_hold_for_every_m(cert, s, article);
-      REQUIRE(holds.makespan);
-      REQUIRE(holds.bubble_fraction);
-      REQUIRE(holds.peaks);
+      REQUIRE(holds.makespan.correct);
+      REQUIRE(holds.bubble_fraction.correct);
+      REQUIRE(holds.peaks.correct);
+      // From where each holds at every m: 1F1B everywhere; the Zero Bubble forms from
+      // their thresholds (formulas.hpp: ZB-H1 m >= P, ZB-H2 and ZB-V m >= 2P-1).
+      const int from = family == schedule_family::one_f_one_b ? 1
+                       : family == schedule_family::zb_h1     ? P
+                                                              : 2 * P - 1;
+      REQUIRE(holds.makespan.from == from);
+      REQUIRE(holds.bubble_fraction.from == from);
+      REQUIRE(holds.peaks.from <= from);
     }
   }
   // m0 at the article's costs, as docs/proofs.md gives it: 2P-1 (1F1B, ZB-H1), 4P-4
@@ -139,14 +147,19 @@ TEST_CASE("closed forms for every m: the compile-time sets (twin), and P up to 1
   // gamma < 1: ZB-H1's peaks (P-r) + r*gamma.
   const schedule_spec h1 = spec_of(schedule_family::zb_h1, 6);
   const periodic_certificate weighted = periodic_certificate_of(h1, article, {}, rational{3, 7});
-  REQUIRE(closed_forms_hold_from_m0(weighted, h1, article, rational{3, 7}).peaks);
+  REQUIRE(closed_forms_hold_from_m0(weighted, h1, article, rational{3, 7}).peaks.from == weighted.m0);
   REQUIRE(weighted.peak[5] == rational{1} + rational{5} * rational{3, 7});
   // A closed form claimed where it is false is caught: 1F1B's makespan at t_c = 1/2 does
   // not hold, and a wrong cost set's certificate disagrees with the article's forms.
   const schedule_spec f = spec_of(schedule_family::one_f_one_b, 4);
   const costs other{rational{1}, rational{1}};
   const periodic_certificate cert_other = periodic_certificate_of(f, other);
-  REQUIRE_FALSE(closed_forms_hold_from_m0(cert_other, f, article).makespan);
+  REQUIRE_FALSE(closed_forms_hold_from_m0(cert_other, f, article).makespan.correct);
+  // Below m0 a form that holds is compared with a direct simulation too: ZB-H1's peaks
+  // claim nothing below m = P, and from there they are the simulated ones.
+  const every_m_result zb = closed_forms_hold_directly(spec_of(schedule_family::zb_h1, 4), article, 1, 7);
+  REQUIRE(zb.peaks.correct);
+  REQUIRE(zb.peaks.from == 4);
 }
 
 TEST_CASE("periodic certificate: unequal stages repeat too", "[periodic]") {
@@ -201,7 +214,8 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   REQUIRE(text.out.find("for every m >= 7, with j = (m - 7) mod 4 and k = floor((m - 7) / 4):") != std::string::npos);
   REQUIRE(text.out.find("makespan(m) = base[j] + 15 k   base = 37 41 45 48 (m = 7 .. 10)") != std::string::npos);
   REQUIRE(text.out.find("peak in flight per rank (chunks): 4 3 2 1") != std::string::npos);
-  REQUIRE(text.out.find("makespan: not for every m") != std::string::npos);
+  REQUIRE(text.out.find("makespan: not for every m from some m on; bubble fraction: not for every m from some m on; "
+                        "peaks: holds for every m") != std::string::npos);
 
   const auto json = run_tool("formula -s zb-h1 -P 4 --costs f=1,i=1,w=1 --format json");
   REQUIRE(json.exit_code == 0);
@@ -210,7 +224,8 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   REQUIRE(j["cycle"] == 1);
   REQUIRE(j["increment"] == "3");
   REQUIRE(j["peak_in_flight"] == nlohmann::json::array({"4", "4", "4", "4"}));  // (P-r) + r*gamma
-  REQUIRE(j["closed_forms"]["makespan"] == true);
+  REQUIRE(j["closed_forms"]["makespan"] == nlohmann::json({{"from", 4}, {"correct", true}}));  // m >= P
+  REQUIRE(j["gamma"] == "1");
   REQUIRE(j["below"] == nlohmann::json::array({"9", "11", "13", "15", "18", "21"}));
   // base: the direct simulation's makespan at m0
   const schedule_spec s{schedule_family::zb_h1, {4, 7}};

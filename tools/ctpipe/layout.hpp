@@ -121,8 +121,16 @@ class layout_reader {
     return fmt::format("'{}' (position {})", shown(text_.substr(at, 1)), at + 1);
   }
 
+  /// A layout as messages quote it: whole up to 80 bytes, else its first 60 and last 16
+  /// with the length between (a message stays one readable line).
+  static std::string quoted(std::string_view text) {
+    if (text.size() <= 80) return shown(text);
+    return fmt::format("{}...({} bytes)...{}", shown(text.substr(0, 60)), text.size(),
+                       shown(text.substr(text.size() - 16)));
+  }
+
   [[noreturn]] void fail(const std::string& what) const {
-    throw usage_error(fmt::format("ctpipe: --layout '{}': {}", shown(text_), what));
+    throw usage_error(fmt::format("ctpipe: --layout '{}': {}", quoted(text_), what));
   }
 
   /// The items up to the end, or up to the ')' of the group opened at `open` (npos: none).

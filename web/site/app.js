@@ -651,8 +651,9 @@ function readoutTable(r) {
 function certificateRow(c) {
   if (!c) return "";
   if (!c.available) return `<tr><td>for every m</td><td colspan="3" class="none" id="certificate">no certificate: ${escapeHtml(c.reason)}</td></tr>`;
-  const forms = c.closed_forms ? ` <small>closed forms for every m: makespan ${c.closed_forms.makespan ? "yes" : "no"}, ` +
-    `bubble ${c.closed_forms.bubble_fraction ? "yes" : "no"}, peaks ${c.closed_forms.peak_in_flight ? "yes" : "no"}</small>` : "";
+  const range = (r) => (!r.correct ? "disagrees (a bug)" : r.from === null ? "no" : r.from === 1 ? "every m" : `m &ge; ${r.from}`);
+  const forms = ` <small>closed forms hold for: makespan ${range(c.closed_forms.makespan)}, ` +
+    `bubble ${range(c.closed_forms.bubble_fraction)}, peaks ${range(c.closed_forms.peak_in_flight)}</small>`;
   const makespan = c.cycle === 1 ? `${c.base[0]} + ${escapeHtml(c.increment)} &middot; (m &minus; ${c.m0})`
     : `[${c.base.join(", ")}][(m &minus; ${c.m0}) mod ${c.cycle}] + ${escapeHtml(c.increment)} &middot; &lfloor;(m &minus; ${c.m0}) / ${c.cycle}&rfloor;`;
   return `<tr><td>for every m &ge; ${c.m0}</td><td class="exact" id="certificate" colspan="3">makespan = ${makespan}${forms}</td></tr>`;

@@ -437,85 +437,118 @@ constexpr periodic_certificate periodic_certificate_of(const schedule_spec& s, c
   return out;
 }
 
-/// Which closed forms of analysis/formulas.hpp a certificate proves for every m >= 1.
+/// What a certificate proves of one closed form of analysis/formulas.hpp over every m:
+/// `correct`, it equals the simulated value wherever it says it holds; `from`, the least
+/// m from which it holds at every larger m (0: it does not hold for every m >= m0).
+struct closed_form_range {
+  bool correct = true;
+  int from = 0;
+};
+
+/// The ranges of a family's makespan, bubble fraction and peak closed forms.
 struct every_m_result {
-  bool makespan = false;         ///< makespan_formula() holds and equals the certificate's
-  bool bubble_fraction = false;  ///< bubble_fraction_formula() likewise
-  bool peaks = false;            ///< peak_in_flight_formula() of every rank likewise
-  /// Whether all three hold.
-  constexpr explicit operator bool() const { return makespan && bubble_fraction && peaks; }
+  closed_form_range makespan;
+  closed_form_range bubble_fraction;
+  closed_form_range peaks;  ///< every rank's peak_in_flight_formula() at once
+  /// Whether all three are correct wherever they hold and hold for every m from some m on.
+  constexpr explicit operator bool() const {
+    return makespan.correct && bubble_fraction.correct && peaks.correct && makespan.from > 0 &&
+           bubble_fraction.from > 0 && peaks.from > 0;
+  }
 };
 
 namespace detail {
 
-/// Whether closed form `f` agrees with `value` at m: equal where it holds; at m >= m0 it
-/// must hold.
-constexpr bool agrees(const closed_form& f, rational value, bool must_hold) {
-  return f.holds ? f.value == value : !must_hold;
+/// Adds closed form `f` at m against `value` to `range`: a form that holds must equal
+/// it; `from` becomes m when it holds at m and held at every later m checked so far
+/// (callers go down in m), else it stays.
+constexpr void add_point(closed_form_range& range, bool holds, bool equal, int m) {
+  range.correct = range.correct && (!holds || equal);
+  if (holds && range.from == m + 1) range.from = m;
 }
 
-}  // namespace detail
-
-namespace detail {
-
-/// Adds to `out` the check of the closed forms at `m` against `makespan` and `bubble`
-/// (the peaks against `peak` when given: m >= m0), each equal where it holds, holding
-/// where `must_hold`.
-constexpr void check_closed_forms(every_m_result& out, schedule_spec s, int m, const costs& c, rational gamma,
-                                  rational makespan, rational bubble, const buffer<rational>* peak, bool must_hold) {
+/// The three closed forms of `s` at m (its shape's m is replaced) against `makespan`,
+/// `bubble` and the per-rank `peak` (P entries), under costs `c`, stage factors `scale`
+/// and `gamma`.
+constexpr void check_point(every_m_result& out, schedule_spec s, int m, const costs& c, const cost_scale& scale,
+                           rational gamma, rational makespan, rational bubble, const buffer<rational>& peak) {
   s.shape.m = m;
-  out.makespan = out.makespan && agrees(makespan_formula(s, c), makespan, must_hold);
-  out.bubble_fraction = out.bubble_fraction && agrees(bubble_fraction_formula(s, c), bubble, must_hold);
-  for (int r = 0; peak != nullptr && r < s.shape.P; ++r) {
-    out.peaks = out.peaks && agrees(peak_in_flight_formula(s, gamma, r), (*peak)[static_cast<std::size_t>(r)], true);
+  const closed_form T = makespan_formula(s, c, scale);
+  const closed_form B = bubble_fraction_formula(s, c, scale);
+  add_point(out.makespan, T.holds, T.value == makespan, m);
+  add_point(out.bubble_fraction, B.holds, B.value == bubble, m);
+  bool holds = true, equal = true;
+  for (int r = 0; r < s.shape.P; ++r) {
+    const closed_form f = peak_in_flight_formula(s, gamma, r);
+    holds = holds && f.holds;
+    equal = equal && (!f.holds || f.value == peak[static_cast<std::size_t>(r)]);
   }
+  out.peaks.correct = out.peaks.correct && equal;
+  if (holds && equal && out.peaks.from == m + 1) out.peaks.from = m;
 }
 
 }  // namespace detail
 
 /// Checks `s`'s family's closed forms against certificate `cert` (made for the same P,
-/// costs `c` and gamma) for every m >= m0: for each residue j, at m0 + j + k*cycle for
-/// k = 0, 1, 2, each must hold and agree. That covers every k: the certificate's
-/// makespan is affine in k and its bubble fraction a ratio of affine functions of k, as
-/// are the closed forms of makespan and bubble fraction (polynomials of degree 1 in m,
-/// and their ratios with the busy time, docs/schedules.md), so two such functions equal
-/// at three points are equal everywhere; the peaks are constant past m0 and so are the
-/// closed forms' there (min(m, P-r), (P-r) + r*gamma, 2P-1: constant for m >= m0 >=
-/// their thresholds). No simulation: 3*cycle evaluations of the closed forms.
+/// costs `c`, stage factors `stage_scale` and gamma) for every m >= m0: for each residue
+/// j, at m0 + j + k*cycle for k = 2, 1, 0. `from` is m0 when each holds and agrees at
+/// all of them, else 0. That covers every k: the certificate's makespan is affine in k
+/// and its bubble fraction a ratio of affine functions of k, as are the closed forms of
+/// makespan and bubble fraction (polynomials of degree 1 in m, and their ratios with the
+/// busy time, docs/schedules.md), so two such functions equal at three points are equal
+/// everywhere; the peaks are constant past m0 and so are the closed forms' there
+/// (min(m, P-r), (P-r) + r*gamma, 2P-1: constant past their thresholds). No simulation.
 constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& cert, const schedule_spec& s,
-                                                   const costs& c, rational gamma = rational{1}) {
-  every_m_result out{cert.proved, cert.proved, cert.proved};
-  for (int k = 0; cert.proved && k < 3; ++k) {
-    for (int j = 0; j < cert.cycle; ++j) {
-      const int m = cert.m0 + j + k * cert.cycle;
-      detail::check_closed_forms(out, s, m, c, gamma, cert.makespan(m), cert.bubble_fraction(m), &cert.peak, true);
-    }
+                                                   const costs& c, rational gamma = rational{1},
+                                                   std::span<const rational> stage_scale = {}) {
+  every_m_result out;
+  if (!cert.proved) return out;
+  const int last = cert.m0 + 3 * cert.cycle - 1;
+  out.makespan.from = out.bubble_fraction.from = out.peaks.from = last + 1;
+  for (int m = last; m >= cert.m0; --m) {
+    detail::check_point(out, s, m, c, cost_scale{stage_scale, {}}, gamma, cert.makespan(m), cert.bubble_fraction(m),
+                        cert.peak);
   }
+  for (closed_form_range* r : {&out.makespan, &out.bubble_fraction, &out.peaks}) r->from = r->from == cert.m0 ? r->from : 0;
   return out;
 }
 
-/// Checks the makespan and bubble closed forms against direct simulations at m in
-/// [m_lo, m_hi), each equal where it holds (the range below a certificate's m0; peaks
-/// are not checked here). A simulation per m: a long range may be split over several
+/// Checks the three closed forms against direct simulations (generate, simulate,
+/// in_flight) at m in [m_lo, m_hi), going down: each equal where it holds; `from` the
+/// least m of the range from which each holds up to m_hi - 1 (m_hi when it does not
+/// hold at m_hi - 1). A simulation per m: a long range may be split over several
 /// constant evaluations.
-constexpr every_m_result closed_forms_hold_directly(const schedule_spec& s, const costs& c, int m_lo, int m_hi) {
-  every_m_result out{true, true, true};
-  for (int m = m_lo; m < m_hi; ++m) {
+constexpr every_m_result closed_forms_hold_directly(const schedule_spec& s, const costs& c, int m_lo, int m_hi,
+                                                    rational gamma = rational{1},
+                                                    std::span<const rational> stage_scale = {}) {
+  every_m_result out;
+  out.makespan.from = out.bubble_fraction.from = out.peaks.from = m_hi;
+  for (int m = m_hi - 1; m >= m_lo; --m) {
     schedule_spec at = s;
     at.shape.m = m;
-    const simulation sim = simulate(generate(at).view(), c);
-    detail::check_closed_forms(out, s, m, c, rational{1}, sim.makespan(), sim.bubble_fraction(), nullptr, false);
+    const schedule sched = generate(at);
+    const simulation sim = simulate(sched.view(), c, cost_scale{stage_scale, {}});
+    const in_flight_profile memory = in_flight(sched.view(), gamma);
+    detail::buffer<rational> peak(static_cast<std::size_t>(s.shape.P));
+    for (int r = 0; r < s.shape.P; ++r) peak[static_cast<std::size_t>(r)] = memory.peak(r);
+    detail::check_point(out, s, m, c, cost_scale{stage_scale, {}}, gamma, sim.makespan(), sim.bubble_fraction(), peak);
   }
   return out;
 }
 
-/// Both: the makespan and bubble closed forms of `s`'s family hold for every m >= 1
-/// (directly below m0, by the certificate from m0 on), and the peaks from m0 on.
+/// Both: for each closed form of `s`'s family, whether it is correct wherever it holds
+/// for every m >= 1 (directly below m0, by the certificate from m0 on) and the least m
+/// from which it holds at every larger m (0 when it does not hold for every m >= m0).
 constexpr every_m_result closed_forms_hold_for_every_m(const periodic_certificate& cert, const schedule_spec& s,
-                                                       const costs& c, rational gamma = rational{1}) {
-  const every_m_result past = closed_forms_hold_from_m0(cert, s, c, gamma);
-  const every_m_result below = closed_forms_hold_directly(s, c, 1, cert.m0);
-  return {past.makespan && below.makespan, past.bubble_fraction && below.bubble_fraction, past.peaks};
+                                                       const costs& c, rational gamma = rational{1},
+                                                       std::span<const rational> stage_scale = {}) {
+  const every_m_result past = closed_forms_hold_from_m0(cert, s, c, gamma, stage_scale);
+  const every_m_result below = closed_forms_hold_directly(s, c, 1, cert.m0, gamma, stage_scale);
+  const auto both = [](closed_form_range p, closed_form_range b) {
+    return closed_form_range{p.correct && b.correct, p.from == 0 ? 0 : b.from};
+  };
+  return {both(past.makespan, below.makespan), both(past.bubble_fraction, below.bubble_fraction),
+          both(past.peaks, below.peaks)};
 }
 
 }  // namespace ctpipe

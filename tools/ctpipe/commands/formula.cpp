@@ -32,6 +32,13 @@ struct formula_options : options_of<schedule_options, cost_options, scale_option
   }
 };
 
+/// The exact texts of `values`, comma-separated (`1,1,5/4`).
+std::string joined(const std::vector<rational>& values) {
+  std::string out;
+  for (std::size_t k = 0; k < values.size(); ++k) out += (k ? "," : "") + io::to_string(values[k]);
+  return out;
+}
+
 /// The exact texts of `values`, spaced.
 std::string spaced(const detail::buffer<rational>& values) {
   std::string out;
@@ -43,18 +50,38 @@ std::string spaced(const detail::buffer<rational>& values) {
 struct formula_result {
   schedule_spec spec;
   costs cost;
+  rational gamma;
+  std::vector<rational> stage_scale;
   periodic_certificate cert;
   std::vector<rational> below;  ///< makespans at m = 1 .. m0 - 1, simulated directly
   every_m_result closed;        ///< the closed forms that hold for every m
 };
 
+/// What the text says of a closed form's range: `holds for every m`, `holds for every m
+/// >= 4`, `none for every m`, or that it disagrees with the simulation (a bug).
+std::string range_text(closed_form_range r) {
+  if (!r.correct) return "disagrees with the simulation (a bug: please report it)";
+  if (r.from == 0) return "not for every m from some m on";
+  return r.from == 1 ? std::string("holds for every m") : fmt::format("holds for every m >= {}", r.from);
+}
+
+/// The JSON of a closed form's range: {"from": the least m from which it holds, or null;
+/// "correct": false only if it disagrees with the simulation}.
+nlohmann::ordered_json range_json(closed_form_range r) {
+  nlohmann::ordered_json j;
+  j["from"] = r.from == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.from);
+  j["correct"] = r.correct;
+  return j;
+}
+
 /// The text view (see the file comment).
 std::string formula_text(const formula_result& f) {
   const periodic_certificate& c = f.cert;
   std::string out = fmt::format(
-      "{}  P = {}  V = {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}\n", family_name(f.spec.family),
-      f.spec.shape.P, f.spec.shape.V, io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i),
-      io::to_string(f.cost.w), io::to_string(f.cost.c));
+      "{}  P = {}  V = {}  placement {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}  gamma = {}{}\n",
+      family_name(f.spec.family), f.spec.shape.P, f.spec.shape.V, placement_name(f.spec.shape.layout),
+      io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i), io::to_string(f.cost.w),
+      io::to_string(f.cost.c), io::to_string(f.gamma), f.stage_scale.empty() ? "" : "  stage scale " + joined(f.stage_scale));
   out += fmt::format("periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
                      c.state_width, c.state_index);
   if (c.cycle == 1) {
@@ -72,9 +99,8 @@ std::string formula_text(const formula_result& f) {
   std::string below;
   for (std::size_t k = 0; k < f.below.size(); ++k) below += (k ? " " : "") + io::to_string(f.below[k]);
   if (c.m0 > 1) out += fmt::format("for m < {} (simulated directly): makespan {}\n", c.m0, below);
-  const auto holds = [](bool h) { return h ? "holds for every m" : "not for every m"; };
   out += fmt::format("closed forms (analysis/formulas.hpp): makespan: {}; bubble fraction: {}; peaks: {}\n",
-                     holds(f.closed.makespan), holds(f.closed.bubble_fraction), holds(f.closed.peaks));
+                     range_text(f.closed.makespan), range_text(f.closed.bubble_fraction), range_text(f.closed.peaks));
   return out;
 }
 
@@ -90,8 +116,11 @@ std::string formula_json(const formula_result& f) {
   j["schedule"] = family_name(f.spec.family);
   j["P"] = f.spec.shape.P;
   j["V"] = f.spec.shape.V;
+  j["placement"] = placement_name(f.spec.shape.layout);
   j["costs"] = {{"f", io::to_string(f.cost.f)}, {"b", io::to_string(f.cost.b)}, {"i", io::to_string(f.cost.i)},
                 {"w", io::to_string(f.cost.w)}, {"c", io::to_string(f.cost.c)}};
+  j["gamma"] = io::to_string(f.gamma);
+  j["stage_scale"] = f.stage_scale.empty() ? nlohmann::ordered_json(nullptr) : texts(f.stage_scale);
   j["m0"] = c.m0;
   j["cycle"] = c.cycle;
   j["base"] = texts(c.base);
@@ -101,9 +130,9 @@ std::string formula_json(const formula_result& f) {
   j["bubble_fraction"] = "sum over ranks of (makespan(m) - busy(m)) / (P * makespan(m))";
   j["below"] = texts(f.below);
   j["state"] = {{"index", c.state_index}, {"width", c.state_width}};
-  j["closed_forms"] = {{"makespan", f.closed.makespan},
-                       {"bubble_fraction", f.closed.bubble_fraction},
-                       {"peak_in_flight", f.closed.peaks}};
+  j["closed_forms"] = {{"makespan", range_json(f.closed.makespan)},
+                       {"bubble_fraction", range_json(f.closed.bubble_fraction)},
+                       {"peak_in_flight", range_json(f.closed.peaks)}};
   return json_text(j);
 }
 
@@ -122,7 +151,7 @@ class formula_command final : public command_with_options<formula_options> {
     if (!opts_.microbatch_scale.empty())
       throw usage_error("ctpipe: formula needs micro-batches of equal cost (--microbatch-scale is not taken)");
     if (max_periods_ < 0) throw usage_error("ctpipe: --max-periods must be >= 0");
-    formula_result f{opts_.spec_for(opts_.families.front()), opts_.cost, {}, {}, {}};
+    formula_result f{opts_.spec_for(opts_.families.front()), opts_.cost, opts_.gamma, opts_.stage_scale, {}, {}, {}};
     if (!has_program(f.spec.family))
       throw usage_error(fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family),
                                     why_no_program(f.spec.family)));
@@ -138,7 +167,7 @@ class formula_command final : public command_with_options<formula_options> {
     f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
     if (!f.cert.proved) throw usage_error(refusal(f.cert));
     for (int m = 1; m < f.cert.m0; ++m) f.below.push_back(direct_makespan(f.spec, m, f.cost, opts_.stage_scale));
-    if (opts_.stage_scale.empty()) f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma);
+    f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma, opts_.stage_scale);
     return opts_.format == "json" ? formula_json(f) : formula_text(f);
   }
 
