@@ -4,7 +4,9 @@
 //   hand    - a hand-written sequence of the 16 calls;
 //   visitor - for_each_op (MP11 fold, straight-line code);
 //   table   - dispatch_table (one indirect call per op);
-//   loop    - a plain loop over the std::span<const op> (decoding each op).
+//   loop    - a plain loop over the std::span<const op> (decoding each op);
+//   periodic - periodic_schedule_v's for_each_op at m = 8: the periodic program, whose
+//             storage does not grow with m (schedules/program.hpp), expanded as it runs.
 // `dispatch_bench` runs Google Benchmark timings; `dispatch_bench --count MODE N` runs one
 // way N times and nothing else, for `valgrind --tool=callgrind` instruction counts
 // (bench/run.sh subtracts the `none` mode's count).
@@ -75,6 +77,12 @@ void loop() {
   for (const ctpipe::op o : schedule.rank(0)) launch(static_cast<int>(o.kind()), o.stage(), o.microbatch());
 }
 
+constexpr auto& program = ctpipe::periodic_schedule_v<ctpipe::schedule_spec{ctpipe::schedule_family::one_f_one_b, {4, 8}}>;
+
+void periodic() {
+  program.for_each_op(0, 8, [](ctpipe::program_op o) { launch(static_cast<int>(o.kind), o.stage, o.microbatch); });
+}
+
 void none() {}
 
 void BM_hand(benchmark::State& s) {
@@ -89,10 +97,14 @@ void BM_table(benchmark::State& s) {
 void BM_loop(benchmark::State& s) {
   for (auto _ : s) loop();
 }
+void BM_periodic(benchmark::State& s) {
+  for (auto _ : s) periodic();
+}
 BENCHMARK(BM_hand);
 BENCHMARK(BM_visitor);
 BENCHMARK(BM_table);
 BENCHMARK(BM_loop);
+BENCHMARK(BM_periodic);
 
 }  // namespace
 
@@ -101,8 +113,9 @@ int main(int argc, char** argv) {
     void (*way)() = std::strcmp(argv[2], "hand") == 0      ? hand
                     : std::strcmp(argv[2], "visitor") == 0 ? visitor
                     : std::strcmp(argv[2], "table") == 0   ? table
-                    : std::strcmp(argv[2], "loop") == 0    ? loop
-                                                           : none;
+                    : std::strcmp(argv[2], "loop") == 0     ? loop
+                    : std::strcmp(argv[2], "periodic") == 0 ? periodic
+                                                            : none;
     const long n = std::atol(argv[3]);
     for (long i = 0; i < n; ++i) way();
     return static_cast<int>(state & 1U);

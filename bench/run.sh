@@ -42,7 +42,7 @@ count() {  # instructions callgrind counts for `dispatch_bench --count MODE 1000
   hand=$(count hand)
   echo "| way | instructions per run | vs hand-written | extra instructions per op |"
   echo "|---|---|---|---|"
-  for way in hand visitor table loop; do
+  for way in hand visitor table loop periodic; do
     n=$(count "$way")
     awk "BEGIN { per = ($n - $none) / 100000; base = ($hand - $none) / 100000;
                  printf \"| %s | %.1f | %+.2f%% | %.1f |\\n\", \"$way\", per, (per / base - 1) * 100, (per - base) / 16 }"

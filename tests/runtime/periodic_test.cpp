@@ -253,3 +253,46 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     REQUIRE(run.err.starts_with(r.message));
   }
 }
+
+TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any m, storage independent of m",
+          "[periodic][dispatch]") {
+  constexpr auto& program = periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 8}}>;
+  // The same size whatever m the spec names (its m is not read).
+  STATIC_REQUIRE(sizeof(program) == sizeof(periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 4096}}>));
+  REQUIRE(sizeof(program) == 552);  // 16 templates, 12 segments, 5 offsets: bench/RESULTS.md
+  for (int m = 3; m <= 40; ++m) {
+    const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {4, m}});
+    for (int r = 0; r < 4; ++r) {
+      std::vector<program_op> ops;
+      program.for_each_op(r, m, [&](program_op o) { ops.push_back(o); });
+      const auto want = g.view().rank(r);
+      REQUIRE(ops.size() == want.size());
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        REQUIRE(ops[k].kind == want[k].kind());
+        REQUIRE(ops[k].stage == want[k].stage());
+        REQUIRE(ops[k].microbatch == want[k].microbatch());
+      }
+    }
+  }
+  // Beyond the 2^16 micro-batches an op word holds: rank 3 at m = 2^24 runs 2^25 ops, the
+  // last B(2^24 - 1).
+  long long count = 0;
+  program_op last{};
+  program.for_each_op(3, 1 << 24, [&](program_op o) { ++count, last = o; });
+  REQUIRE(count == 2LL << 24);
+  REQUIRE(last.kind == op_kind::B);
+  REQUIRE(last.microbatch == (1 << 24) - 1);
+  REQUIRE_THROWS_WITH(program.for_each_op(0, 2, [](program_op) {}), "ctpipe: a periodic program holds for m >= its m_min");
+  // ZB-V's, on the V-shape.
+  constexpr auto& zbv = periodic_schedule_v<schedule_spec{schedule_family::zbv, {3, 8, 2, placement::v_shape}}>;
+  const schedule g = generate(schedule_spec{schedule_family::zbv, {3, 11, 2, placement::v_shape}});
+  std::size_t k = 0;
+  bool same = true;
+  zbv.for_each_op(1, 11, [&](program_op o) {
+    same = same && k < g.view().rank(1).size() && g.view().rank(1)[k].microbatch() == o.microbatch &&
+           g.view().rank(1)[k].stage() == o.stage;
+    ++k;
+  });
+  REQUIRE(same);
+  REQUIRE(k == g.view().rank(1).size());
+}

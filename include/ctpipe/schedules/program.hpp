@@ -18,8 +18,9 @@
 // every m >= m_min (tests/runtime/periodic_test.cpp, tests/static/proofs_periodic.cpp).
 #pragma once
 
+#include <array>
 #include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint32_t
+#include <cstdint>  // std::uint32_t, std::int64_t
 
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/error.hpp"
@@ -258,5 +259,75 @@ constexpr schedule expand(const periodic_program& p, int m) {
   }
   return out;
 }
+
+/// One op of a periodic schedule at any m: its kind, stage and micro-batch, the last an
+/// int (m up to 2^31 - 1, beyond the 2^16 micro-batches an `op` word encodes).
+struct program_op {
+  op_kind kind = op_kind::F;
+  int stage = 0;
+  int microbatch = 0;
+};
+
+/// A periodic program frozen in static storage (periodic_schedule_v): `NT` templates,
+/// `NS` segments, `P` ranks, its size independent of m. for_each_op() runs a rank's ops
+/// for any m >= m_min without an array of them.
+template <std::size_t NT, std::size_t NS, std::size_t P>
+struct frozen_program {
+  pipeline_shape shape{};
+  int m_min = 1;
+  std::array<op_template, NT> templates{};
+  std::array<program_segment, NS> segments{};
+  std::array<std::uint32_t, P + 1> rank_segments{};
+
+  /// Calls `f(program_op)` for each op of rank `r` under `m` micro-batches, in order: the
+  /// ops expand() writes, for any m in [m_min, 2^31 - 1]. Raises `ctpipe: a periodic
+  /// program holds for m >= its m_min` below it.
+  template <class F>
+  constexpr void for_each_op(int r, int m, F&& f) const {
+    detail::require(m >= m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
+    for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)]; g < rank_segments[static_cast<std::size_t>(r) + 1];
+         ++g) {
+      const program_segment& seg = segments[g];
+      const int times = seg.times(m);
+      for (int i = 0; i < times; ++i) {
+        for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
+          const op_template& o = templates[t];
+          // 64-bit: m and the offsets may pass 2^31 before they cancel.
+          const std::int64_t mb = o.microbatch + std::int64_t{o.per_repetition} * i + std::int64_t{o.per_m} * m;
+          f(program_op{o.kind, o.stage, static_cast<int>(mb)});
+        }
+      }
+    }
+  }
+};
+
+namespace detail {
+
+/// The program of S frozen: its sizes from one evaluation of program_of(), its contents
+/// copied from another.
+template <schedule_spec S>
+constexpr auto freeze_program() {
+  constexpr std::size_t NT = program_of(S).templates.size();
+  constexpr std::size_t NS = program_of(S).segments.size();
+  constexpr auto P = static_cast<std::size_t>(S.shape.P);
+  const periodic_program p = program_of(S);
+  frozen_program<NT, NS, P> out;
+  out.shape = p.shape;
+  out.m_min = p.m_min;
+  for (std::size_t k = 0; k < NT; ++k) out.templates[k] = p.templates[k];
+  for (std::size_t k = 0; k < NS; ++k) out.segments[k] = p.segments[k];
+  for (std::size_t k = 0; k <= P; ++k) out.rank_segments[k] = p.rank_segments[k];
+  return out;
+}
+
+}  // namespace detail
+
+/// The periodic program of S's family at its P (S's m is not read) in static storage,
+/// for a runtime that takes any m at a cost and a size independent of m:
+/// `periodic_schedule_v<S>.for_each_op(r, m, f)` runs rank r's ops under m micro-batches
+/// (docs/api.md; bench/dispatch_bench.cpp counts its instructions against the flat
+/// list's). A family without a program is a compile error with program_of()'s message.
+template <schedule_spec S>
+inline constexpr auto periodic_schedule_v = detail::freeze_program<S>();
 
 }  // namespace ctpipe
