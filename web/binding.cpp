@@ -165,9 +165,9 @@ void write_ranks(val& out, const ctpipe::io::readout& ro) {
 /// The costs as analysed, in lowest terms ({f, b, i, w, c, fb}), and the scales.
 void write_costs(val& out, const ctpipe::io::readout& ro) {
   val costs = val::object();
-  for (const auto& [key, value] : {std::pair{"f", ro.costs.f}, std::pair{"b", ro.costs.b}, std::pair{"i", ro.costs.i},
-                                   std::pair{"w", ro.costs.w}, std::pair{"c", ro.costs.c},
-                                   std::pair{"fb", ro.costs.pair()}}) {
+  for (const auto& [key, value] :
+       {std::pair{"f", ro.costs.f}, std::pair{"b", ro.costs.b}, std::pair{"i", ro.costs.i}, std::pair{"w", ro.costs.w},
+        std::pair{"c", ro.costs.c}, std::pair{"fb", ro.costs.pair()}}) {
     costs.set(key, text(value));
   }
   out.set("costs", costs);
@@ -246,8 +246,10 @@ val write_certificate(const ctpipe::tool::request& req) {
   if (!req.microbatch_scale.empty()) return unavailable("the certificate needs micro-batches of equal cost");
   const ctpipe::periodic_program p = ctpipe::program_of(req.spec);
   long long ops = 0;
-  for (int r = 0; r < p.shape.P; ++r) ops += static_cast<long long>(p.rank_ops(r, p.m_min + ctpipe::default_max_periods(p)));
-  if (ops > max_certificate_ops) return unavailable("too large for the page's certificate (ctpipe formula computes it)");
+  for (int r = 0; r < p.shape.P; ++r)
+    ops += static_cast<long long>(p.rank_ops(r, p.m_min + ctpipe::default_max_periods(p)));
+  if (ops > max_certificate_ops)
+    return unavailable("too large for the page's certificate (ctpipe formula computes it)");
   const ctpipe::periodic_certificate cert =
       ctpipe::periodic_certificate_of(req.spec, req.cost, req.stage_scale, req.opts.gamma);
   if (!cert.proved) return unavailable(cert.reason);
@@ -261,8 +263,9 @@ val write_certificate(const ctpipe::tool::request& req) {
   const ctpipe::every_m_result holds =
       ctpipe::closed_forms_hold_for_every_m(cert, req.spec, req.cost, req.opts.gamma, req.stage_scale);
   val closed = val::object();
-  for (const auto& [key, range] : {std::pair{"makespan", holds.makespan}, std::pair{"bubble_fraction", holds.bubble_fraction},
-                                   std::pair{"peak_in_flight", holds.peaks}}) {
+  for (const auto& [key, range] :
+       {std::pair{"makespan", holds.makespan}, std::pair{"bubble_fraction", holds.bubble_fraction},
+        std::pair{"peak_in_flight", holds.peaks}}) {
     val r = val::object();  // as `ctpipe formula --format json`: {from, correct}
     r.set("from", range.from == 0 ? val::null() : val(range.from));
     r.set("correct", range.correct);

@@ -62,9 +62,9 @@ TEST_CASE("periodic programs expand to the families' generators op for op", "[pe
 
 TEST_CASE("periodic certificates: the makespan of every m from m0 on equals a direct simulation", "[periodic]") {
   const costs cost_sets[] = {
-      costs{},                                                                        // the article's
-      costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}},      // latency
-      costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 3}},      // split, latency
+      costs{},                                                                          // the article's
+      costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}},        // latency
+      costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 3}},        // split, latency
       costs{rational{3}, rational{1, 2}, rational{1, 4}, rational{1, 4}, rational{0}},  // t_b < t_f
   };
   for (const schedule_family family : with_program) {
@@ -127,9 +127,7 @@ TEST_CASE("closed forms for every m: the compile-time sets (twin), and P up to 1
       REQUIRE(holds.peaks.correct);
       // From where each holds at every m: 1F1B everywhere; the Zero Bubble forms from
       // their thresholds (formulas.hpp: ZB-H1 m >= P, ZB-H2 and ZB-V m >= 2P-1).
-      const int from = family == schedule_family::one_f_one_b ? 1
-                       : family == schedule_family::zb_h1     ? P
-                                                              : 2 * P - 1;
+      const int from = family == schedule_family::one_f_one_b ? 1 : family == schedule_family::zb_h1 ? P : 2 * P - 1;
       REQUIRE(holds.makespan.from == from);
       REQUIRE(holds.bubble_fraction.from == from);
       REQUIRE(holds.peaks.from <= from);
@@ -166,12 +164,14 @@ TEST_CASE("periodic certificate: unequal stages repeat too", "[periodic]") {
   for (const schedule_family family : with_program) {
     const schedule_spec s = spec_of(family, 4);
     std::vector<rational> factors;  // 1, 3/2, 1, 5/4, ... one per stage
-    for (int k = 0; k < s.shape.stages(); ++k) factors.push_back(k % 2 == 0 ? rational{1} : rational{k % 4 == 1 ? 3 : 5, k % 4 == 1 ? 2 : 4});
+    for (int k = 0; k < s.shape.stages(); ++k)
+      factors.push_back(k % 2 == 0 ? rational{1} : rational{k % 4 == 1 ? 3 : 5, k % 4 == 1 ? 2 : 4});
     const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 4}};
     const periodic_certificate cert = periodic_certificate_of(s, c, factors);
     INFO(family_name(family));
     REQUIRE(cert.proved);
-    for (int m = cert.m0; m < cert.m0 + 2 * cert.cycle + 8; ++m) REQUIRE(cert.makespan(m) == direct_makespan(s, m, c, factors));
+    for (int m = cert.m0; m < cert.m0 + 2 * cert.cycle + 8; ++m)
+      REQUIRE(cert.makespan(m) == direct_makespan(s, m, c, factors));
   }
 }
 
@@ -187,9 +187,9 @@ TEST_CASE("periodic certificate: bad programs get no certificate, with the reaso
   REQUIRE(refused.unbalanced_forwards == 2);
   REQUIRE(refused.unbalanced_backwards == 0);
   // No repeat within a bound too small for the state: the last differences come back.
-  const periodic_certificate short_search =
-      periodic_certificate_of(program_of(spec_of(schedule_family::one_f_one_b, 4)),
-                              costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}}, {}, rational{1}, 5);
+  const periodic_certificate short_search = periodic_certificate_of(
+      program_of(spec_of(schedule_family::one_f_one_b, 4)),
+      costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}}, {}, rational{1}, 5);
   REQUIRE_FALSE(short_search.proved);
   REQUIRE(std::string(short_search.reason).find("within the bound") != std::string::npos);
   REQUIRE(short_search.last_differences.size() == 8);  // one per steady op: 2 per rank
@@ -198,7 +198,8 @@ TEST_CASE("periodic certificate: bad programs get no certificate, with the reaso
   // certified.
   periodic_program shifted = program_of(spec_of(schedule_family::one_f_one_b, 3));
   shifted.templates[shifted.segments[shifted.steady[0]].first].microbatch += 1;
-  REQUIRE_THROWS_WITH(periodic_certificate_of(shifted, costs{}), "ctpipe: schedule deadlocks (validate() names the stuck ops)");
+  REQUIRE_THROWS_WITH(periodic_certificate_of(shifted, costs{}),
+                      "ctpipe: schedule deadlocks (validate() names the stuck ops)");
   // A malformed program (a warm-up that moves with m) is refused outright.
   periodic_program malformed = program_of(spec_of(schedule_family::one_f_one_b, 3));
   malformed.templates[0].per_m = 1;
@@ -223,7 +224,7 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   REQUIRE(j["m0"] == 7);
   REQUIRE(j["cycle"] == 1);
   REQUIRE(j["increment"] == "3");
-  REQUIRE(j["peak_in_flight"] == nlohmann::json::array({"4", "4", "4", "4"}));  // (P-r) + r*gamma
+  REQUIRE(j["peak_in_flight"] == nlohmann::json::array({"4", "4", "4", "4"}));                 // (P-r) + r*gamma
   REQUIRE(j["closed_forms"]["makespan"] == nlohmann::json({{"from", 4}, {"correct", true}}));  // m >= P
   REQUIRE(j["gamma"] == "1");
   REQUIRE(j["below"] == nlohmann::json::array({"9", "11", "13", "15", "18", "21"}));
@@ -236,7 +237,8 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     const char* message;
   } refusals[] = {
       {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
-      {"formula -s interleaved-1f1b", "ctpipe: no formula for interleaved-1f1b: its periodic program is not written yet"},
+      {"formula -s interleaved-1f1b",
+       "ctpipe: no formula for interleaved-1f1b: its periodic program is not written yet"},
       {"formula -m 8", "ctpipe: formula answers for every m; -m is not taken\n"},
       {"formula --microbatch-scale 1,2", "ctpipe: formula needs micro-batches of equal cost"},
       {"formula -P 4 --costs c=1/2 --max-periods 5",
@@ -258,7 +260,8 @@ TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any 
           "[periodic][dispatch]") {
   constexpr auto& program = periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 8}}>;
   // The same size whatever m the spec names (its m is not read).
-  STATIC_REQUIRE(sizeof(program) == sizeof(periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 4096}}>));
+  STATIC_REQUIRE(sizeof(program) ==
+                 sizeof(periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 4096}}>));
   REQUIRE(sizeof(program) == 552);  // 16 templates, 12 segments, 5 offsets: bench/RESULTS.md
   for (int m = 3; m <= 40; ++m) {
     const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {4, m}});
@@ -282,7 +285,8 @@ TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any 
   REQUIRE(count == 2LL << 24);
   REQUIRE(last.kind == op_kind::B);
   REQUIRE(last.microbatch == (1 << 24) - 1);
-  REQUIRE_THROWS_WITH(program.for_each_op(0, 2, [](program_op) {}), "ctpipe: a periodic program holds for m >= its m_min");
+  REQUIRE_THROWS_WITH(program.for_each_op(0, 2, [](program_op) {}),
+                      "ctpipe: a periodic program holds for m >= its m_min");
   // ZB-V's, on the V-shape.
   constexpr auto& zbv = periodic_schedule_v<schedule_spec{schedule_family::zbv, {3, 8, 2, placement::v_shape}}>;
   const schedule g = generate(schedule_spec{schedule_family::zbv, {3, 11, 2, placement::v_shape}});

@@ -48,10 +48,10 @@ constexpr bool every_m_each_P(schedule_family family, costs c, int P_lo, int P_h
   return true;
 }
 
-constexpr costs article{};                                    // t_f = 1, t_b = 2 (ZB: t_i = t_w = 1)
-constexpr costs equal{rational{1}, rational{1}};              // t_f = t_b = 1
-constexpr costs uneven{rational{1, 2}, rational{5, 3}};       // t_f = 1/2, t_b = 5/3
-constexpr costs light_backward{rational{3}, rational{1, 2}};  // t_b < t_f
+constexpr costs article{};                                                      // t_f = 1, t_b = 2 (ZB: t_i = t_w = 1)
+constexpr costs equal{rational{1}, rational{1}};                                // t_f = t_b = 1
+constexpr costs uneven{rational{1, 2}, rational{5, 3}};                         // t_f = 1/2, t_b = 5/3
+constexpr costs light_backward{rational{3}, rational{1, 2}};                    // t_b < t_f
 constexpr costs zb_wide{rational{2}, rational{3}, rational{2}, rational{1}};    // t_f = 2, t_i = 2, t_w = 1
 constexpr costs zb_long_i{rational{1}, rational{3}, rational{2}, rational{1}};  // t_f = 1, t_i = 2, t_w = 1
 

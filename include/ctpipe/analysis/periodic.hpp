@@ -15,20 +15,22 @@
 // 3. Y(K + c) = Y(K) + c*lambda for one K >= lo - 1 and c >= 1 (exact ticks).
 // M and F are homogeneous (adding a constant to every input adds it to every output):
 // by induction Y(k + c) = Y(k) + c*lambda for every k >= K, and so makespan(m + c) =
-// makespan(m) + c*lambda for every m with hi(m) - 1 >= K. The certificate checks 1 and 2
-// edge by edge on the op graph (analysis/graph.hpp), finds 3, and simulates directly the
-// m below m0 and the first cycle (base). Its cost depends on P, V and the costs, not on
-// m. A period that is not balanced (its forwards and backwards differ) is refused, and
-// a program whose state does not repeat within `max_periods` repetitions gets no
-// certificate, with the reason.
+// makespan(m) + c*lambda for every m with hi(m) - 1 >= K (X(k) also waits for ops of its
+// own repetition; those edges form no cycle, so M is that acyclic part solved). The
+// certificate checks 1 and 2 edge by edge on the op graph (analysis/graph.hpp), finds 3,
+// and reads the first cycle's makespans (base) from the program's simulations at m_a and
+// just below; the m below m0 are simulated directly (direct_makespan()). Its cost
+// depends on P, V and the costs, not on m. A period that is not balanced (its forwards
+// and backwards differ) is refused, and a program whose state does not repeat within
+// `max_periods` repetitions gets no certificate, with the reason.
 //
 // The peaks: one rank's ops never overlap, so its in-flight level follows its list; a
 // balanced steady segment returns to the level it started from and repeats its profile,
 // so past one repetition the peaks no longer depend on m.
 #pragma once
 
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::int64_t, std::uint32_t
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint32_t
 #include <type_traits>  // std::is_constant_evaluated
 
 #include "ctpipe/analysis/formulas.hpp"
@@ -45,21 +47,22 @@
 namespace ctpipe {
 
 /// What periodic_certificate_of() proves of one schedule family at one P (V, rule) and
-/// one cost set, for every m >= 1 (see the file comment). Times in time units (t_f).
+/// one cost set, for every m >= m0 (see the file comment; below m0, direct_makespan()).
+/// Times in time units (t_f).
 struct periodic_certificate {
   /// Whether the state repeated within the bound; when false, `reason` says why and the
   /// other fields are empty.
   bool proved = false;
   const char* reason = "";
-  int m0 = 0;                    ///< the cycle holds for every m >= m0
-  int cycle = 0;                 ///< micro-batches per cycle (c)
-  detail::buffer<rational> base;         ///< makespans at m0 .. m0 + cycle - 1
-  rational increment;            ///< the makespan's growth per cycle (c * lambda)
-  detail::buffer<rational> busy_base;    ///< per rank: busy time at m = 0 of its affine form
-  detail::buffer<rational> busy_per_m;   ///< per rank: busy time added per micro-batch
-  detail::buffer<rational> peak;         ///< per rank: peak in-flight activations for m >= m0 (chunks)
-  int state_index = 0;           ///< K: the repetition from which the state repeats
-  int state_width = 0;           ///< d: repetitions the state holds
+  int m0 = 0;                           ///< the cycle holds for every m >= m0
+  int cycle = 0;                        ///< micro-batches per cycle (c)
+  detail::buffer<rational> base;        ///< makespans at m0 .. m0 + cycle - 1
+  rational increment;                   ///< the makespan's growth per cycle (c * lambda)
+  detail::buffer<rational> busy_base;   ///< per rank: busy time at m = 0 of its affine form
+  detail::buffer<rational> busy_per_m;  ///< per rank: busy time added per micro-batch
+  detail::buffer<rational> peak;        ///< per rank: peak in-flight activations for m >= m0 (chunks)
+  int state_index = 0;                  ///< K: the repetition from which the state repeats
+  int state_width = 0;                  ///< d: repetitions the state holds
   int P = 0;
   /// An unbalanced period (`reason` says so): its rank, and per repetition its forwards
   /// and its backwards (B or I); or its I and W when those differ. -1 otherwise.
@@ -157,20 +160,26 @@ struct certifier {
   int m_a;
   schedule sched;
   simulation sim;
-  std::size_t N = 0, W = 0;        // ops; steady ops per repetition (all ranks)
+  std::size_t N = 0, W = 0;                // ops; steady ops per repetition (all ranks)
   detail::buffer<int> rep;                 // per op: steady repetition, -1 warm-up, -2 cool-down
   detail::buffer<std::uint32_t> tmpl;      // per op: its template
   detail::buffer<std::uint32_t> slot;      // per template: its place among the steady ones, or W
   detail::buffer<std::uint32_t> node;      // [k * W + slot]: the op of steady repetition k
   detail::buffer<std::uint32_t> in_first;  // N + 1: the edges into each op, in in_from
   detail::buffer<std::uint32_t> in_from;
-  int reps = 0;                    // repetitions every rank's steady segment runs at m_a
-  int lo = 0, hi = 0, width = 1;   // the window [lo, hi) and the state's width d
+  int reps = 0;                   // repetitions every rank's steady segment runs at m_a
+  int lo = 0, hi = 0, width = 1;  // the window [lo, hi) and the state's width d
 
   constexpr certifier(const periodic_program& p, const costs& c, std::span<const rational> scale, rational g,
                       int max_periods)
-      : prog(p), cost(c), stage_scale(scale), gamma(g), m_a(p.m_min + max_periods), sched(expand(p, m_a)),
-        sim(simulate(sched.view(), c, cost_scale{scale, {}})), N(sched.size()) {
+      : prog(p),
+        cost(c),
+        stage_scale(scale),
+        gamma(g),
+        m_a(p.m_min + max_periods),
+        sched(expand(p, m_a)),
+        sim(simulate(sched.view(), c, cost_scale{scale, {}})),
+        N(sched.size()) {
     label();
     in_edges();
   }
@@ -364,7 +373,8 @@ namespace detail {
 constexpr buffer<rational> last_differences(const certifier& w) {
   buffer<rational> out(w.W);
   const int k = w.hi - 2 > 0 ? w.hi - 2 : 0;
-  for (std::size_t j = 0; j < w.W && k + 1 < w.reps; ++j) out[j] = w.sim.tick() * rational{w.end(k + 1, j) - w.end(k, j)};
+  for (std::size_t j = 0; j < w.W && k + 1 < w.reps; ++j)
+    out[j] = w.sim.tick() * rational{w.end(k + 1, j) - w.end(k, j)};
   return out;
 }
 
@@ -509,7 +519,8 @@ constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& c
     detail::check_point(out, s, m, c, cost_scale{stage_scale, {}}, gamma, cert.makespan(m), cert.bubble_fraction(m),
                         cert.peak);
   }
-  for (closed_form_range* r : {&out.makespan, &out.bubble_fraction, &out.peaks}) r->from = r->from == cert.m0 ? r->from : 0;
+  for (closed_form_range* r : {&out.makespan, &out.bubble_fraction, &out.peaks})
+    r->from = r->from == cert.m0 ? r->from : 0;
   return out;
 }
 

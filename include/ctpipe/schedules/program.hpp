@@ -41,7 +41,9 @@ struct op_template {
   int per_m = 0;           ///< added per micro-batch of the step (cool-down ops count from m)
 
   /// The op at repetition `i` under `m` micro-batches.
-  constexpr op at(int i, int m) const { return detail::make_op(kind, stage, microbatch + per_repetition * i + per_m * m); }
+  constexpr op at(int i, int m) const {
+    return detail::make_op(kind, stage, microbatch + per_repetition * i + per_m * m);
+  }
 };
 
 /// Templates [first, first + count) of a program, repeated `repetitions +
@@ -70,14 +72,18 @@ struct periodic_program {
 
   /// Room for `n_templates` templates and `n_segments` segments over P ranks.
   constexpr periodic_program(pipeline_shape s, int m_least, std::size_t n_templates, std::size_t n_segments)
-      : shape(s), m_min(m_least), templates(n_templates), segments(n_segments),
-        rank_segments(static_cast<std::size_t>(s.P) + 1), steady(static_cast<std::size_t>(s.P)) {}
+      : shape(s),
+        m_min(m_least),
+        templates(n_templates),
+        segments(n_segments),
+        rank_segments(static_cast<std::size_t>(s.P) + 1),
+        steady(static_cast<std::size_t>(s.P)) {}
 
   /// Rank r's ops under m micro-batches.
   constexpr std::size_t rank_ops(int r, int m) const {
     std::size_t n = 0;
-    for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)]; g < rank_segments[static_cast<std::size_t>(r) + 1];
-         ++g) {
+    for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)];
+         g < rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
       n += static_cast<std::size_t>(segments[g].times(m)) * segments[g].count;
     }
     return n;
@@ -107,8 +113,8 @@ struct program_writer {
 /// 1F1B (schedules/one_f_one_b.hpp) for m >= P-1: rank r's w = P-1-r warm-up forwards,
 /// the steady pair [F(w+i), B(i)] m-w times, the w cool-down backwards B(m-w+i).
 constexpr periodic_program one_f_one_b_program(int P) {
-  periodic_program p{{P, 0, 1, placement::loop}, P > 1 ? P - 1 : 1, 4 * static_cast<std::size_t>(P),
-                     3 * static_cast<std::size_t>(P)};
+  periodic_program p{
+      {P, 0, 1, placement::loop}, P > 1 ? P - 1 : 1, 4 * static_cast<std::size_t>(P), 3 * static_cast<std::size_t>(P)};
   program_writer out{p};
   for (int r = 0; r < P; ++r) {
     const int w = P - 1 - r;
@@ -129,7 +135,9 @@ constexpr periodic_program one_f_one_b_program(int P) {
 /// [F(w+kr+i), I(kr+i), W(i)] m-w-kr times; w times [I(m-w+i), W(m-w-kr+i)]; the kr
 /// Ws left, W(m-kr+i).
 constexpr periodic_program zb_program(int P, int k) {
-  periodic_program p{{P, 0, 1, placement::loop}, P > 1 ? k * (P - 1) : 1, 9 * static_cast<std::size_t>(P),
+  periodic_program p{{P, 0, 1, placement::loop},
+                     P > 1 ? k * (P - 1) : 1,
+                     9 * static_cast<std::size_t>(P),
                      5 * static_cast<std::size_t>(P)};
   program_writer out{p};
   for (int r = 0; r < P; ++r) {
@@ -180,8 +188,8 @@ constexpr void zbv_cool_down(program_writer& out, int P, int r, int c0, int c1) 
 /// P-r-1 fives [I0, W0, F1, I1, W1]; r pairs of Is; P-r pairs [I0, W0]; the r chunk-1
 /// Ws left, then the r chunk-0 Ws left.
 constexpr periodic_program zbv_program(int P) {
-  periodic_program p{{P, 0, 2, placement::v_shape}, 2 * P - 1, 23 * static_cast<std::size_t>(P),
-                     9 * static_cast<std::size_t>(P)};
+  periodic_program p{
+      {P, 0, 2, placement::v_shape}, 2 * P - 1, 23 * static_cast<std::size_t>(P), 9 * static_cast<std::size_t>(P)};
   program_writer out{p};
   for (int r = 0; r < P; ++r) {
     const int c0 = r, c1 = 2 * P - 1 - r, a = 2 * (P - r) - 1;
@@ -231,8 +239,9 @@ constexpr const char* why_no_program(schedule_family family) {
 /// `ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the
 /// families with one)` for the others.
 constexpr periodic_program program_of(const schedule_spec& s) {
-  detail::require(has_program(s.family),
-                  "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families with one)");
+  detail::require(
+      has_program(s.family),
+      "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families with one)");
   if (s.family == schedule_family::one_f_one_b) return detail::one_f_one_b_program(s.shape.P);
   if (s.family == schedule_family::zbv) return detail::zbv_program(s.shape.P);
   return detail::zb_program(s.shape.P, s.family == schedule_family::zb_h1 ? 1 : 2);
@@ -285,8 +294,8 @@ struct frozen_program {
   template <class F>
   constexpr void for_each_op(int r, int m, F&& f) const {
     detail::require(m >= m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
-    for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)]; g < rank_segments[static_cast<std::size_t>(r) + 1];
-         ++g) {
+    for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)];
+         g < rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
       const program_segment& seg = segments[g];
       const int times = seg.times(m);
       for (int i = 0; i < times; ++i) {

@@ -81,9 +81,11 @@ std::string formula_text(const formula_result& f) {
       "{}  P = {}  V = {}  placement {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}  gamma = {}{}\n",
       family_name(f.spec.family), f.spec.shape.P, f.spec.shape.V, placement_name(f.spec.shape.layout),
       io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i), io::to_string(f.cost.w),
-      io::to_string(f.cost.c), io::to_string(f.gamma), f.stage_scale.empty() ? "" : "  stage scale " + joined(f.stage_scale));
-  out += fmt::format("periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
-                     c.state_width, c.state_index);
+      io::to_string(f.cost.c), io::to_string(f.gamma),
+      f.stage_scale.empty() ? "" : "  stage scale " + joined(f.stage_scale));
+  out += fmt::format(
+      "periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
+      c.state_width, c.state_index);
   if (c.cycle == 1) {
     out += fmt::format("for every m >= {}:\n  makespan(m) = {} + {} (m - {})\n", c.m0, io::to_string(c.base[0]),
                        io::to_string(c.increment), c.m0);
@@ -117,8 +119,11 @@ std::string formula_json(const formula_result& f) {
   j["P"] = f.spec.shape.P;
   j["V"] = f.spec.shape.V;
   j["placement"] = placement_name(f.spec.shape.layout);
-  j["costs"] = {{"f", io::to_string(f.cost.f)}, {"b", io::to_string(f.cost.b)}, {"i", io::to_string(f.cost.i)},
-                {"w", io::to_string(f.cost.w)}, {"c", io::to_string(f.cost.c)}};
+  j["costs"] = {{"f", io::to_string(f.cost.f)},
+                {"b", io::to_string(f.cost.b)},
+                {"i", io::to_string(f.cost.i)},
+                {"w", io::to_string(f.cost.w)},
+                {"c", io::to_string(f.cost.c)}};
   j["gamma"] = io::to_string(f.gamma);
   j["stage_scale"] = f.stage_scale.empty() ? nlohmann::ordered_json(nullptr) : texts(f.stage_scale);
   j["m0"] = c.m0;
@@ -153,8 +158,8 @@ class formula_command final : public command_with_options<formula_options> {
     if (max_periods_ < 0) throw usage_error("ctpipe: --max-periods must be >= 0");
     formula_result f{opts_.spec_for(opts_.families.front()), opts_.cost, opts_.gamma, opts_.stage_scale, {}, {}, {}};
     if (!has_program(f.spec.family))
-      throw usage_error(fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family),
-                                    why_no_program(f.spec.family)));
+      throw usage_error(
+          fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family), why_no_program(f.spec.family)));
     f.spec.shape.m = 1;
     check_spec(f.spec);
     check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
@@ -176,7 +181,8 @@ class formula_command final : public command_with_options<formula_options> {
   static std::string refusal(const periodic_certificate& c) {
     std::string reason = c.reason;
     const std::string library = "raise max_periods";
-    if (const auto at = reason.find(library); at != std::string::npos) reason.replace(at, library.size(), "raise --max-periods");
+    if (const auto at = reason.find(library); at != std::string::npos)
+      reason.replace(at, library.size(), "raise --max-periods");
     std::string text = fmt::format("ctpipe: no certificate: {}", reason);
     if (c.last_differences.size() > 0) text += fmt::format(" (last state differences: {})", spaced(c.last_differences));
     return text;
