@@ -13,9 +13,10 @@
 // Exactly one segment per rank grows with m (repetitions_per_m = 1): its repeated
 // pattern is the steady state, the segments before it the warm-up, the ones after it
 // the cool-down. analysis/periodic.hpp proves a family's makespan for every m from one
-// finite simulation of its program. program_of() gives the programs of 1F1B, ZB-H1 and
-// ZB-H2; expand() writes the ops, equal op for op to generate() of the same family for
-// every m >= m_min (tests/runtime/periodic_test.cpp, tests/static/proofs_periodic.cpp).
+// finite simulation of its program. program_of() gives the programs of 1F1B, ZB-H1,
+// ZB-H2 and ZB-V; expand() writes the ops, equal op for op to generate() of the same
+// family wherever tested (P <= 12, m_min <= m <= m_min + 3P + 4:
+// tests/runtime/periodic_test.cpp; the certificate checks it again over two cycles).
 #pragma once
 
 #include <array>

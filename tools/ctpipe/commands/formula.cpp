@@ -1,8 +1,9 @@
 // `ctpipe formula`: a schedule's makespan, idle, bubble fraction and peaks as exact
 // functions of m, for every m, from its periodic certificate (ctpipe/analysis/periodic.hpp,
 // docs/proofs.md "Proofs for every m"): m0, the cycle, the base makespans and the
-// increment; below m0 the makespans simulated directly; and whether the family's closed
-// forms hold for every m. Text or JSON (docs/json.md).
+// increment; below m0 the makespans simulated directly; and from which m each of the
+// family's closed forms holds (equal to the simulation wherever it holds). Text or JSON
+// (docs/json.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
