@@ -245,10 +245,7 @@ val write_certificate(const ctpipe::tool::request& req) {
   if (!ctpipe::has_program(req.spec.family)) return unavailable(ctpipe::why_no_program(req.spec.family));
   if (!req.microbatch_scale.empty()) return unavailable("the certificate needs micro-batches of equal cost");
   const ctpipe::periodic_program p = ctpipe::program_of(req.spec);
-  long long ops = 0;
-  for (int r = 0; r < p.shape.P; ++r)
-    ops += static_cast<long long>(p.rank_ops(r, p.m_min + ctpipe::default_max_periods(p)));
-  if (ops > max_certificate_ops)
+  if (static_cast<long long>(p.total_ops(p.m_min + ctpipe::default_max_periods(p))) > max_certificate_ops)
     return unavailable("too large for the page's certificate (ctpipe formula computes it)");
   const ctpipe::periodic_certificate cert =
       ctpipe::periodic_certificate_of(req.spec, req.cost, req.stage_scale, req.opts.gamma);

@@ -150,8 +150,10 @@ constexpr bool balanced(const periodic_program& p, periodic_certificate& out) {
 
 /// The certificate's work (see the file comment), one step per member function: the
 /// program's simulation at m_a = m_min + max_periods, its ops labelled by segment and
-/// repetition, the op graph's edges into each op, the window, the repeat, then the direct
-/// simulations of the m below m0 and of the first two cycles.
+/// repetition, the op graph's edges into each op, the window, the structure's checks and
+/// the repeat (complete() then reads the result). Linear in the ops at m_a, except the
+/// repeat's search: O(cycles tried x repetitions x steady ops), bounded by max_periods
+/// and independent of m (cycle 1 is found in one pass).
 struct certifier {
   const periodic_program& prog;
   const costs& cost;
@@ -232,9 +234,8 @@ struct certifier {
   }
 
   /// Step 1's window: lo after the last steady op that waits for a warm-up op (at least
-  /// 1), hi at the
-  /// first that waits for a later op (a cool-down op or a later repetition); d the
-  /// farthest reach back inside it.
+  /// 1), hi at the first that waits for a later op (a cool-down op or a later
+  /// repetition); d the farthest reach back inside it.
   constexpr void window() {
     lo = 1;  // repetition 0 follows the warm-up (or starts its rank) in each rank's order
     hi = reps;

@@ -89,6 +89,13 @@ struct periodic_program {
     }
     return n;
   }
+
+  /// Every rank's ops under m micro-batches.
+  constexpr std::size_t total_ops(int m) const {
+    std::size_t n = 0;
+    for (int r = 0; r < shape.P; ++r) n += rank_ops(r, m);
+    return n;
+  }
 };
 
 namespace detail {
@@ -253,9 +260,7 @@ constexpr periodic_program program_of(const schedule_spec& s) {
 /// ops written.
 constexpr schedule expand(const periodic_program& p, int m) {
   detail::require(m >= p.m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
-  std::size_t total = 0;
-  for (int r = 0; r < p.shape.P; ++r) total += p.rank_ops(r, m);
-  schedule out{{p.shape.P, m, p.shape.V, p.shape.layout}, total};
+  schedule out{{p.shape.P, m, p.shape.V, p.shape.layout}, p.total_ops(m)};
   std::size_t k = 0;
   for (int r = 0; r < p.shape.P; ++r) {
     for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];

@@ -13,6 +13,7 @@
 
 #include "ctpipe/analysis/periodic.hpp"
 #include "ctpipe/io/format.hpp"
+#include "ctpipe/io/readout.hpp"  // io::detail::joined
 
 #include "command.hpp"
 #include "../model.hpp"
@@ -32,13 +33,6 @@ struct formula_options : options_of<schedule_options, cost_options, scale_option
     takes_color = false;
   }
 };
-
-/// The exact texts of `values`, comma-separated (`1,1,5/4`).
-std::string joined(const std::vector<rational>& values) {
-  std::string out;
-  for (std::size_t k = 0; k < values.size(); ++k) out += (k ? "," : "") + io::to_string(values[k]);
-  return out;
-}
 
 /// The exact texts of `values`, spaced.
 std::string spaced(const detail::buffer<rational>& values) {
@@ -83,7 +77,7 @@ std::string formula_text(const formula_result& f) {
       family_name(f.spec.family), f.spec.shape.P, f.spec.shape.V, placement_name(f.spec.shape.layout),
       io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i), io::to_string(f.cost.w),
       io::to_string(f.cost.c), io::to_string(f.gamma),
-      f.stage_scale.empty() ? "" : "  stage scale " + joined(f.stage_scale));
+      f.stage_scale.empty() ? "" : "  stage scale " + io::detail::joined(f.stage_scale, ","));
   out += fmt::format(
       "periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
       c.state_width, c.state_index);
@@ -167,9 +161,8 @@ class formula_command final : public command_with_options<formula_options> {
     check_scale(cost_scale{opts_.stage_scale, {}}, f.spec.shape);
     const periodic_program p = program_of(f.spec);
     const int periods = max_periods_ > 0 ? max_periods_ : default_max_periods(p);
-    long long ops = 0;
-    for (int r = 0; r < p.shape.P; ++r) ops += static_cast<long long>(p.rank_ops(r, p.m_min + periods));
-    check_op_limit(ops, max_json_ops, "the certificate's search", "formula");
+    check_op_limit(static_cast<long long>(p.total_ops(p.m_min + periods)), max_json_ops, "the certificate's search",
+                   "formula");
     f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
     if (!f.cert.proved) throw usage_error(refusal(f.cert));
     for (int m = 1; m < f.cert.m0; ++m) f.below.push_back(direct_makespan(f.spec, m, f.cost, opts_.stage_scale));
