@@ -230,11 +230,12 @@ val failure(const std::string& message) {
 constexpr long long max_certificate_ops = 1LL << 18;
 
 /// The formula for every m beside the readouts (`ctpipe formula`, docs/proofs.md): {available:
-/// true, m0, cycle, base [exact strings, m0 .. m0 + cycle - 1], increment, closed_forms
+/// true, m0, m_step, m_residue (interleaved 1F1B: the class of the request's m modulo its
+/// group; else 1 and 0), cycle, base [exact strings, m0 .. m0 + cycle - m_step], increment, closed_forms
 /// {makespan, bubble_fraction, peak_in_flight: each {from, correct}}} from the periodic certificate of the
 /// request's family at its P, costs, stage scale and gamma; or {available: false,
-/// reason} (no program for the family, unequal micro-batches, too large for the page,
-/// or no repeat within the bound).
+/// reason} (no program for the family or for the class of m, unequal micro-batches, too
+/// large for the page, or no repeat within the bound).
 val write_certificate(const ctpipe::tool::request& req) {
   val out = val::object();
   const auto unavailable = [&](const std::string& reason) {
@@ -244,14 +245,19 @@ val write_certificate(const ctpipe::tool::request& req) {
   };
   if (!ctpipe::has_program(req.spec.family)) return unavailable(ctpipe::why_no_program(req.spec.family));
   if (!req.microbatch_scale.empty()) return unavailable("the certificate needs micro-batches of equal cost");
+  if (req.spec.family == ctpipe::schedule_family::interleaved_1f1b &&
+      req.spec.variant == ctpipe::interleaved_variant::torch && req.spec.shape.m % req.spec.shape.P != 0)
+    return unavailable("PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only");
   const ctpipe::periodic_program p = ctpipe::program_of(req.spec);
-  if (static_cast<long long>(p.total_ops(p.m_min + ctpipe::default_max_periods(p))) > max_certificate_ops)
+  if (static_cast<long long>(p.total_ops(p.m_min + ctpipe::default_max_periods(p) * p.m_step)) > max_certificate_ops)
     return unavailable("too large for the page's certificate (ctpipe formula computes it)");
   const ctpipe::periodic_certificate cert =
       ctpipe::periodic_certificate_of(req.spec, req.cost, req.stage_scale, req.opts.gamma);
   if (!cert.proved) return unavailable(cert.reason);
   out.set("available", true);
   out.set("m0", cert.m0);
+  out.set("m_step", cert.m_step);
+  out.set("m_residue", cert.m_residue);
   out.set("cycle", cert.cycle);
   val base = val::array();
   for (std::size_t j = 0; j < cert.base.size(); ++j) base.call<void>("push", text(cert.base[j]));

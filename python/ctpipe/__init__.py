@@ -528,8 +528,11 @@ class Formula:
     every m, from its periodic certificate (``ctpipe formula``; docs/proofs.md, "Proofs
     for every m"). All numbers are :class:`~fractions.Fraction` in the costs' time unit.
 
-    ``m0`` and ``cycle``: for every m >= m0, ``makespan(m) = base[(m - m0) % cycle] +
-    ((m - m0) // cycle) * increment``; below m0, ``below[m - 1]`` (simulated directly).
+    ``m0`` and ``cycle``: for every m >= m0 of the class (``m % m_step == m_residue``;
+    ``m_step`` 1 but for interleaved 1F1B, whose groups of g micro-batches make one class
+    per residue of m modulo g), ``makespan(m) = base[(m - m0) % cycle // m_step] +
+    ((m - m0) // cycle) * increment``; below m0, simulated directly at the m of
+    ``below_m`` (the class's m the family accepts), their makespans in ``below``.
     ``busy_base`` and ``busy_per_m`` per rank: busy = base + per_m * m (each rank runs each
     of its stages' ops once per micro-batch, for every m). ``peak_in_flight`` per rank
     (chunks, m >= m0). ``closed_forms``: for ``"makespan"``, ``"bubble_fraction"`` and
@@ -546,19 +549,27 @@ class Formula:
     base: tuple[Fraction, ...]
     increment: Fraction
     below: tuple[Fraction, ...]
+    below_m: tuple[int, ...]
+    m_step: int
+    m_residue: int
     busy_base: tuple[Fraction, ...]
     busy_per_m: tuple[Fraction, ...]
     peak_in_flight: tuple[Fraction, ...]
     closed_forms: dict[str, int | None] = dataclasses.field(compare=False)
 
     def makespan(self, m: int) -> Fraction:
-        """The makespan under ``m`` micro-batches (a whole number >= 1); raises :class:`Error`
-        for another ``m``."""
+        """The makespan under ``m`` micro-batches (a whole number >= 1 of the class); raises
+        :class:`Error` for another ``m``."""
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise Error(f"ctpipe: m takes a whole number >= 1, not {m!r}")
+        if m % self.m_step != self.m_residue:
+            raise Error(f"ctpipe: this formula holds for m % {self.m_step} == {self.m_residue}, not m = {m}")
         if m < self.m0:
-            return self.below[m - 1]
-        return self.base[(m - self.m0) % self.cycle] + ((m - self.m0) // self.cycle) * self.increment
+            if m not in self.below_m:
+                raise Error(f"ctpipe: the family refuses m = {m}")
+            return self.below[self.below_m.index(m)]
+        j = (m - self.m0) % self.cycle // self.m_step
+        return self.base[j] + ((m - self.m0) // self.cycle) * self.increment
 
     def idle(self, m: int) -> list[Fraction]:
         """Per rank, the time it does not compute within the makespan under ``m``."""
@@ -582,11 +593,11 @@ def _closed_form_ranges(forms: Mapping[str, Any]) -> dict[str, int | None]:
 def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: Any) -> Formula:  # noqa: N803
     """The periodic certificate of ``family`` at ``P`` (and ``V``) under the tool's
     ``costs``, ``gamma`` and ``stage_scale`` (``ctpipe formula``): a :class:`Formula`.
-    ``m`` is not taken (the answer is for every m). Raises :class:`Error` with the tool's
-    message for a family without a periodic program and for a state that does not repeat
-    within ``max_periods``."""
-    if "m" in options:
-        raise Error("ctpipe: formula answers for every m; -m is not taken")
+    ``m`` is taken by interleaved 1F1B only, to choose its class of m modulo its group
+    (default: the multiples of g); the answer is for every m of the class. Raises
+    :class:`Error` with the tool's message for a family without a periodic program, for
+    ``m`` with another family and for a state that does not repeat within
+    ``max_periods``."""
     if "format" in options:
         raise Error("ctpipe: formula() reads the tool's JSON; format is not taken")
     if not isinstance(family, str):
@@ -600,7 +611,8 @@ def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: A
 
     return Formula(
         family=j["schedule"], P=j["P"], V=j["V"], m0=j["m0"], cycle=j["cycle"], base=exact(j["base"]),
-        increment=fraction(j["increment"]), below=exact(j["below"]), busy_base=exact(j["busy"]["base"]),
+        increment=fraction(j["increment"]), below=exact(j["below"]), below_m=tuple(j["below_m"]),
+        m_step=j["m_step"], m_residue=j["m_residue"], busy_base=exact(j["busy"]["base"]),
         busy_per_m=exact(j["busy"]["per_m"]), peak_in_flight=exact(j["peak_in_flight"]),
         closed_forms=_closed_form_ranges(j["closed_forms"]),
     )

@@ -40,9 +40,34 @@ def test_every_m_equals_the_simulation(family, P, costs):  # noqa: N803 (the pap
         assert tuple(f.idle(m)) == sim.idle, m
 
 
+@pytest.mark.parametrize("V,group,m,costs", [
+    (2, None, None, LATENCY),
+    (2, 5, 9, LATENCY),
+    (3, 6, 10, {"f": 1, "b": 2}),
+])
+def test_interleaved_classes_equal_the_simulation(V, group, m, costs):  # noqa: N803
+    options = {"costs": costs, **({"group": group} if group else {}), **({"m": m} if m else {})}
+    f = ctpipe.formula("interleaved-1f1b", P=4, V=V, **options)
+    g = group or 4
+    assert (f.m_step, f.m_residue) == (g, (m or 0) % g)
+    for n in range(0, (f.m0 + 3 * f.cycle) // g + 1):
+        at = f.m_residue + n * g
+        if at < g:  # Megatron needs m >= g
+            continue
+        sim = ctpipe.Schedule("interleaved-1f1b", P=4, m=at, V=V, costs=costs,
+                              **({"group": group} if group else {})).simulate()
+        assert f.makespan(at) == sim.makespan, at
+        assert f.bubble_fraction(at) == sim.bubble_fraction, at
+    with pytest.raises(ctpipe.Error, match="holds for m % "):
+        f.makespan(f.m0 + 1)
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda: ctpipe.formula("gpipe"), "ctpipe: no formula for gpipe: its forwards and its backwards each grow"),
     (lambda: ctpipe.formula("1f1b", m=8), "ctpipe: formula answers for every m; -m is not taken"),
+    (lambda: ctpipe.formula("interleaved-1f1b", V=2, m=6), "ctpipe: interleaved-1f1b (megatron) needs m % group"),
+    (lambda: ctpipe.formula("interleaved-1f1b", V=2, m=6, variant="torch"),
+     "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only"),
     (lambda: ctpipe.formula("1f1b", P=0), "ctpipe: P (pipeline ranks) must be >= 1"),
     (lambda: ctpipe.formula("1f1b", P=True), "ctpipe: -P takes a whole number, not True"),
     (lambda: ctpipe.formula("1f1b", costs=LATENCY, max_periods=5), "ctpipe: no certificate: the state does not repeat"),

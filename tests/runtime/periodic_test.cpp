@@ -14,6 +14,7 @@
 #include "tool_runner.hpp"
 
 using namespace ctpipe;
+using ctpipe::tests::run_tool;
 
 namespace {
 
@@ -58,6 +59,100 @@ TEST_CASE("periodic programs expand to the families' generators op for op", "[pe
   REQUIRE_THROWS_WITH(program_of(spec_of(schedule_family::gpipe, 4)),
                       "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families "
                       "with one)");
+}
+
+namespace {
+
+/// Calls f(spec) for each interleaved 1F1B of the grid: P <= P_most, V <= 4, the three
+/// variants, warm-up factors 1 and 2, for megatron the groups P (default), P + 1 and 2P,
+/// and every class of m modulo the group that the variant accepts (spec's m in it).
+template <class F>
+void each_interleaved_class(int P_most, F&& f) {
+  for (int variant = 0; variant < 3; ++variant)
+    for (int P = 1; P <= P_most; ++P)
+      for (int V = 1; V <= 4; ++V)
+        for (int k = 1; k <= 2; ++k)
+          for (const int g : {0, P + 1, 2 * P}) {
+            if (variant != 0 && g != 0) continue;
+            const int G = g != 0 ? g : P;
+            for (int residue = 0; residue < G; ++residue) {
+              schedule_spec s{schedule_family::interleaved_1f1b, {P, residue + 4 * G, V, placement::loop}};
+              s.variant = static_cast<interleaved_variant>(variant);
+              s.group = g;
+              s.warmup_factor = k;
+              if (spec_error(s) != nullptr) continue;
+              if (s.variant == interleaved_variant::torch && residue != 0) continue;
+              f(s);
+            }
+          }
+}
+
+}  // namespace
+
+TEST_CASE("interleaved 1F1B's programs, one per class of m modulo its group, expand to its generator op for op",
+          "[periodic]") {
+  int classes = 0;
+  each_interleaved_class(6, [&](const schedule_spec& s) {
+    const periodic_program p = program_of(s);
+    REQUIRE(p.m_residue == s.shape.m % p.m_step);
+    ++classes;
+    for (int m = p.m_min; m <= p.m_min + 4 * p.m_step; m += p.m_step) {
+      INFO(variant_name(s.variant) << " P = " << s.shape.P << " V = " << s.shape.V << " g = " << s.group
+                                   << " k = " << s.warmup_factor << " m = " << m);
+      schedule_spec at = s;
+      at.shape.m = m;
+      REQUIRE(same_ops(expand(p, m).view(), generate(at).view()));
+    }
+  });
+  REQUIRE(classes == 576);
+  schedule_spec torch{schedule_family::interleaved_1f1b, {4, 6, 2, placement::loop}};
+  torch.variant = interleaved_variant::torch;
+  REQUIRE_THROWS_WITH(program_of(torch),
+                      "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only (its "
+                      "group m / (m / P) changes with m otherwise)");
+  REQUIRE_THROWS_WITH(program_of(schedule_spec{schedule_family::interleaved_1f1b, {4, 6, 2, placement::loop}}),
+                      "ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or m % group >= P");
+  const periodic_program p = program_of(schedule_spec{schedule_family::interleaved_1f1b, {4, 8, 2, placement::loop}});
+  REQUIRE_THROWS_WITH(expand(p, 10),
+                      "ctpipe: this periodic program holds for m = m_residue (mod m_step) only "
+                      "(interleaved 1F1B: one program per class of m modulo its group)");
+}
+
+TEST_CASE(
+    "interleaved 1F1B's certificates: every m of the class equals a direct simulation, and the closed forms "
+    "hold for every m",
+    "[periodic]") {
+  const costs article{};
+  const costs latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  int proved = 0;
+  each_interleaved_class(4, [&](const schedule_spec& s) {
+    if (s.shape.V > 3) return;
+    INFO(variant_name(s.variant) << " P = " << s.shape.P << " V = " << s.shape.V << " g = " << s.group
+                                 << " k = " << s.warmup_factor << " class of m = " << s.shape.m);
+    for (const costs& c : {article, latency}) {
+      const periodic_certificate cert = periodic_certificate_of(s, c);
+      REQUIRE(cert.proved);
+      ++proved;
+      for (int m = cert.m0; m < cert.m0 + 2 * cert.cycle + 2 * cert.m_step; m += cert.m_step) {
+        schedule_spec at = s;
+        at.shape.m = m;
+        const schedule sched = generate(at);
+        const simulation sim = simulate(sched.view(), c);
+        REQUIRE(cert.makespan(m) == sim.makespan());
+        REQUIRE(cert.bubble_fraction(m) == sim.bubble_fraction());
+        for (int r = 0; r < s.shape.P; ++r)
+          REQUIRE(cert.peak[static_cast<std::size_t>(r)] == in_flight(sched.view()).peak(r));
+      }
+    }
+    // t_c = 0: the closed forms hold for every m of the class the variant accepts.
+    const periodic_certificate cert = periodic_certificate_of(s, article);
+    const every_m_result holds = closed_forms_hold_for_every_m(cert, s, article);
+    REQUIRE(holds.makespan.correct);
+    REQUIRE(holds.peaks.correct);
+    REQUIRE(holds.makespan.from > 0);
+    REQUIRE(holds.peaks.from > 0);
+  });
+  REQUIRE(proved == 2 * 252);
 }
 
 TEST_CASE("periodic certificates: the makespan of every m from m0 on equals a direct simulation", "[periodic]") {
@@ -204,8 +299,8 @@ TEST_CASE("periodic certificate: bad programs get no certificate, with the reaso
   periodic_program malformed = program_of(spec_of(schedule_family::one_f_one_b, 3));
   malformed.templates[0].per_m = 1;
   REQUIRE_THROWS_WITH(periodic_certificate_of(malformed, costs{}),
-                      "ctpipe: a periodic program's steady ops advance one micro-batch per repetition, its cool-down "
-                      "one per micro-batch of m, its warm-up none");
+                      "ctpipe: a periodic program's steady ops advance m_step micro-batches per repetition, its "
+                      "cool-down one per micro-batch of m, its warm-up none");
 }
 
 TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", "[periodic][tool]") {
@@ -218,10 +313,25 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   REQUIRE(text.out.find("makespan: not for every m from some m on; bubble fraction: not for every m from some m on; "
                         "peaks: holds for every m") != std::string::npos);
 
+  // Interleaved 1F1B answers for one class of m modulo its group, chosen by -m.
+  const auto classes = run_tool("formula -s interleaved-1f1b -P 4 -V 2 --group 5 -m 9 --costs c=1/2");
+  REQUIRE(classes.exit_code == 0);
+  REQUIRE(classes.out.find("for every m >= 29 with m = 4 (mod 5):\n  makespan(m) = 98 + 15 (m - 29) / 5\n") !=
+          std::string::npos);
+  REQUIRE(classes.out.find("peak in flight per rank (chunks): 12 10 8 6") != std::string::npos);
+  REQUIRE(classes.out.find("for m = 9, 14, 19, 24 of the class (simulated directly): makespan 38 53 68 83") !=
+          std::string::npos);
+  schedule_spec at{schedule_family::interleaved_1f1b, {4, 34, 2, placement::loop}};
+  at.group = 5;
+  REQUIRE(simulate(generate(at).view(), costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}})
+              .makespan() == rational{113});  // 98 + 15 (34 - 29) / 5
+
   const auto json = run_tool("formula -s zb-h1 -P 4 --costs f=1,i=1,w=1 --format json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
   REQUIRE(j["m0"] == 7);
+  REQUIRE(j["m_step"] == 1);
+  REQUIRE(j["m_residue"] == 0);
   REQUIRE(j["cycle"] == 1);
   REQUIRE(j["increment"] == "3");
   REQUIRE(j["peak_in_flight"] == nlohmann::json::array({"4", "4", "4", "4"}));                 // (P-r) + r*gamma
@@ -237,9 +347,12 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     const char* message;
   } refusals[] = {
       {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
-      {"formula -s interleaved-1f1b",
-       "ctpipe: no formula for interleaved-1f1b: its periodic program is not written yet"},
-      {"formula -m 8", "ctpipe: formula answers for every m; -m is not taken\n"},
+      {"formula -s interleaved-zb", "ctpipe: no formula for interleaved-zb: its periodic program is not written yet"},
+      {"formula -s looped-bfs", "ctpipe: no formula for looped-bfs: each chunk's forwards and backwards grow with m"},
+      {"formula -m 8", "ctpipe: formula answers for every m; -m is not taken (but for interleaved-1f1b's classes)\n"},
+      {"formula -s interleaved-1f1b -V 2 -m 6", "ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or"},
+      {"formula -s interleaved-1f1b -V 2 -m 6 --variant torch",
+       "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only"},
       {"formula --microbatch-scale 1,2", "ctpipe: formula needs micro-batches of equal cost"},
       {"formula -P 4 --costs c=1/2 --max-periods 5",
        "ctpipe: no certificate: the state does not repeat within the bound (raise --max-periods) (last state "
@@ -262,7 +375,7 @@ TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any 
   // The same size whatever m the spec names (its m is not read).
   STATIC_REQUIRE(sizeof(program) ==
                  sizeof(periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 4096}}>));
-  REQUIRE(sizeof(program) == 552);  // 16 templates, 12 segments, 5 offsets: bench/RESULTS.md
+  REQUIRE(sizeof(program) == 560);  // 16 templates, 12 segments, 5 offsets: bench/RESULTS.md
   for (int m = 3; m <= 40; ++m) {
     const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {4, m}});
     for (int r = 0; r < 4; ++r) {

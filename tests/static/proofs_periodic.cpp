@@ -1,11 +1,13 @@
 // Compile-time proofs for every m (docs/proofs.md, "Proofs for every m"): for 1F1B,
-// ZB-H1, ZB-H2 and ZB-V the makespan, bubble fraction and peak closed forms of
-// analysis/formulas.hpp hold for every m >= 1, each proof one periodic certificate
+// ZB-H1, ZB-H2, ZB-V and interleaved 1F1B (for a class of m modulo its group) the
+// makespan, bubble fraction and peak closed forms of analysis/formulas.hpp hold for
+// every m >= 1, each proof one periodic certificate
 // (analysis/periodic.hpp: a simulation of the family's periodic program at m_min + 8
 // steady repetitions, or more until its state repeats, and one at one repetition less)
 // and the direct simulations of the m below its m0, whose cost depends on P and not on m:
 // - every P <= 8 at the article's costs (1F1B t_f = 1, t_b = 2; ZB t_f = t_i = t_w = 1),
-//   P <= 6 for ZB-V;
+//   P <= 6 for ZB-V; interleaved 1F1B at P = 4 and 8 with V = 2 (m = 0 mod P), and
+//   P = 4, V = 2, group 6 for m = 5 (mod 6);
 // - P <= 8 at the other cost sets of the grids where the closed forms are claimed (1F1B:
 //   t_b = t_f, fractional costs, t_b < t_f; ZB-H1: the Zero Bubble cost sets);
 // - where no closed form exists (1F1B with latency, P = 4, t_c = 1/2), the certificate's
@@ -79,6 +81,25 @@ static_assert(every_m_each_P(zbv, article, 1, 3), "zbv, every m, P <= 3");
 static_assert(every_m(zbv, article, 4), "zbv, every m, P = 4");
 static_assert(every_m(zbv, article, 5), "zbv, every m, P = 5");
 static_assert(every_m(zbv, article, 6), "zbv, every m, P = 6");
+
+/// Interleaved 1F1B (megatron variant, loop placement) at P, V and group g (0: P), for
+/// the class of m = residue (mod g): its closed forms for every m of the class that
+/// Megatron accepts, as every_m() does for the families above.
+constexpr bool every_m_interleaved(costs c, int P, int V, int g = 0, int residue = 0) {
+  ctpipe::schedule_spec s{};
+  s.family = schedule_family::interleaved_1f1b;
+  s.group = g;
+  const int G = g != 0 ? g : P;
+  s.shape = {P, residue + 2 * G, V, ctpipe::placement::loop};
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
+  return cert.proved && cert.m_step == G && bool(ctpipe::closed_forms_hold_for_every_m(cert, s, c));
+}
+
+// Interleaved 1F1B at three points (each costs GCC about as much as the whole ZB-V line
+// above); the run-time twin covers P <= 6, V <= 4, the variants, groups and classes.
+static_assert(every_m_interleaved(article, 4, 2), "interleaved 1F1B, every m = 0 (mod 4), P = 4, V = 2");
+static_assert(every_m_interleaved(article, 8, 2), "interleaved 1F1B, every m = 0 (mod 8), P = 8, V = 2");
+static_assert(every_m_interleaved(article, 4, 2, 6, 5), "interleaved 1F1B, every m = 5 (mod 6), P = 4, V = 2, g = 6");
 
 /// 1F1B, P = 4, t_f = 1, t_b = 2, t_c = 1/2: no closed form (formulas.hpp: with latency
 /// the steady state stalls); the certificate's cycle and makespans.

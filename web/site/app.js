@@ -646,7 +646,8 @@ function readoutTable(r) {
 
 /// The formula for every m (the periodic certificate, `ctpipe formula`): `for every m >=
 /// m0: makespan = base[(m - m0) mod c] + floor((m - m0) / c) x increment` (`base +
-/// increment x (m - m0)` for a cycle of 1), and which
+/// increment x (m - m0)` for a cycle of 1; for interleaved 1F1B's class of m modulo its
+/// group g, `m = r (mod g)` and the index ((m - m0) mod c) / g), and which
 /// closed forms hold for every m; or why there is none.
 function certificateRow(c) {
   if (!c) return "";
@@ -654,9 +655,11 @@ function certificateRow(c) {
   const range = (r) => (!r.correct ? "disagrees (a bug)" : r.from === null ? "no" : r.from === 1 ? "every m" : `m &ge; ${r.from}`);
   const forms = ` <small>closed forms hold for: makespan ${range(c.closed_forms.makespan)}, ` +
     `bubble ${range(c.closed_forms.bubble_fraction)}, peaks ${range(c.closed_forms.peak_in_flight)}</small>`;
-  const makespan = c.cycle === 1 ? `${c.base[0]} + ${escapeHtml(c.increment)} &middot; (m &minus; ${c.m0})`
-    : `[${c.base.join(", ")}][(m &minus; ${c.m0}) mod ${c.cycle}] + ${escapeHtml(c.increment)} &middot; &lfloor;(m &minus; ${c.m0}) / ${c.cycle}&rfloor;`;
-  return `<tr><td>for every m &ge; ${c.m0}</td><td class="exact" id="certificate" colspan="3">makespan = ${makespan}${forms}</td></tr>`;
+  const per = c.m_step === 1 ? "" : ` / ${c.m_step}`;
+  const makespan = c.cycle === c.m_step ? `${c.base[0]} + ${escapeHtml(c.increment)} &middot; (m &minus; ${c.m0})${per}`
+    : `[${c.base.join(", ")}][((m &minus; ${c.m0}) mod ${c.cycle})${per}] + ${escapeHtml(c.increment)} &middot; &lfloor;(m &minus; ${c.m0}) / ${c.cycle}&rfloor;`;
+  const every = c.m_step === 1 ? `for every m &ge; ${c.m0}` : `for every m &ge; ${c.m0}, m &equiv; ${c.m_residue} (mod ${c.m_step})`;
+  return `<tr><td>${every}</td><td class="exact" id="certificate" colspan="3">makespan = ${makespan}${forms}</td></tr>`;
 }
 
 function executedRow(e) {

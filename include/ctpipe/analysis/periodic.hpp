@@ -2,8 +2,10 @@
 // m from one finite simulation of its periodic program (schedules/program.hpp).
 //
 // The theorem (docs/proofs.md, "Proofs for every m"). Let a program's steady segments be
-// repeated n(m) = n0 + m times, and let X(k) be the end times of the ops of repetition k
-// of every rank's steady segment. In the simulation of the program at one m_a:
+// repeated n(m) = n0 + steps(m) times (steps(m) = m, or (m - residue) / g for interleaved
+// 1F1B's class of m modulo its group g: then "m + 1" below reads "m + g"), and let X(k)
+// be the end times of the ops of repetition k of every rank's steady segment. In the simulation of the program at one
+// m_a:
 // 1. every steady op of a repetition k in a window [lo, hi) waits (docs/spec.md §2: its
 //    inputs and its rank's previous op) only for steady ops of repetitions k - d .. k,
 //    by the same (template, offset, latency) edges at every k of the window: so X(k) is
@@ -41,6 +43,7 @@
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/rational.hpp"
+#include "ctpipe/schedules/family.hpp"  // spec_error
 #include "ctpipe/schedules/generate.hpp"
 #include "ctpipe/schedules/program.hpp"
 
@@ -54,9 +57,11 @@ struct periodic_certificate {
   /// other fields are empty.
   bool proved = false;
   const char* reason = "";
-  int m0 = 0;                           ///< the cycle holds for every m >= m0
-  int cycle = 0;                        ///< micro-batches per cycle (c)
-  detail::buffer<rational> base;        ///< makespans at m0 .. m0 + cycle - 1
+  int m0 = 0;                           ///< the cycle holds for every m >= m0 of the class
+  int cycle = 0;                        ///< micro-batches per cycle (c, a multiple of m_step)
+  int m_step = 1;                       ///< the program's: m runs over m0, m0 + m_step, ...
+  int m_residue = 0;                    ///< the program's class of m modulo m_step
+  detail::buffer<rational> base;        ///< makespans at m0, m0 + m_step, .. m0 + cycle - m_step
   rational increment;                   ///< the makespan's growth per cycle (c * lambda)
   detail::buffer<rational> busy_base;   ///< per rank: busy time at m = 0 of its affine form
   detail::buffer<rational> busy_per_m;  ///< per rank: busy time added per micro-batch
@@ -72,10 +77,11 @@ struct periodic_certificate {
   /// search reached (per steady op, time units), the last state differences.
   detail::buffer<rational> last_differences;
 
-  /// The makespan under m >= m0 micro-batches: base[(m - m0) mod cycle] + floor((m -
-  /// m0) / cycle) * increment. (Below m0, simulate m directly: direct_makespan().)
+  /// The makespan under m >= m0 micro-batches of the class: base[((m - m0) mod cycle) /
+  /// m_step] + floor((m - m0) / cycle) * increment. (Below m0, simulate m directly:
+  /// direct_makespan().)
   constexpr rational makespan(int m) const {
-    const int j = (m - m0) % cycle;
+    const int j = (m - m0) % cycle / m_step;
     return base[static_cast<std::size_t>(j)] + rational{(m - m0) / cycle} * increment;
   }
   /// Rank r's busy time under m >= m0 micro-batches (exact, affine in m).
@@ -110,13 +116,13 @@ constexpr void check_program(const periodic_program& p) {
     const std::uint32_t steady = p.steady[ru];
     for (std::uint32_t g = p.rank_segments[ru]; g < p.rank_segments[ru + 1]; ++g) {
       const program_segment& seg = p.segments[g];
-      require(seg.repetitions_per_m == (g == steady ? 1 : 0),
-              "ctpipe: a periodic program needs one steady segment per rank (repeated n0 + m times)");
+      require(seg.repetitions_per_step == (g == steady ? 1 : 0),
+              "ctpipe: a periodic program needs one steady segment per rank (repeated n0 + steps(m) times)");
       for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
         const op_template& o = p.templates[t];
-        require(o.per_m == (g > steady ? 1 : 0) && (g != steady || o.per_repetition == 1),
-                "ctpipe: a periodic program's steady ops advance one micro-batch per repetition, its cool-down one "
-                "per micro-batch of m, its warm-up none");
+        require(o.per_m == (g > steady ? 1 : 0) && (g != steady || o.per_repetition == p.m_step),
+                "ctpipe: a periodic program's steady ops advance m_step micro-batches per repetition, its cool-down "
+                "one per micro-batch of m, its warm-up none");
       }
     }
   }
@@ -178,7 +184,7 @@ struct certifier {
         cost(c),
         stage_scale(scale),
         gamma(g),
-        m_a(p.m_min + max_periods),
+        m_a(p.m_min + max_periods * p.m_step),
         sched(expand(p, m_a)),
         sim(simulate(sched.view(), c, cost_scale{scale, {}})),
         N(sched.size()) {
@@ -194,7 +200,7 @@ struct certifier {
     reps = m_a;
     for (int r = 0; r < prog.shape.P; ++r) {
       const program_segment& seg = prog.segments[prog.steady[static_cast<std::size_t>(r)]];
-      reps = seg.times(m_a) < reps ? seg.times(m_a) : reps;
+      reps = seg.times(prog.steps(m_a)) < reps ? seg.times(prog.steps(m_a)) : reps;
       for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) slot[t] = static_cast<std::uint32_t>(W++);
     }
     node = buffer<std::uint32_t>(static_cast<std::size_t>(reps) * W);
@@ -204,7 +210,7 @@ struct certifier {
       for (std::uint32_t g = prog.rank_segments[ru]; g < prog.rank_segments[ru + 1]; ++g) {
         const program_segment& seg = prog.segments[g];
         const int part = g < prog.steady[ru] ? -1 : g > prog.steady[ru] ? -2 : 0;
-        for (int i = 0; i < seg.times(m_a); ++i) {
+        for (int i = 0; i < seg.times(prog.steps(m_a)); ++i) {
           for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t, ++k) {
             rep[k] = part == 0 ? i : part;
             tmpl[k] = t;
@@ -326,17 +332,20 @@ struct certifier {
 };
 
 /// The certificate's values once the repeat is found: m0, the increment, the base cycle
-/// (from the simulations of the program at m_a - c + 1 .. m_a: each m is m0 + j + k*c,
-/// so base[j] is its makespan less k increments), busy per rank (affine in m: from m_a
-/// and m_a - 1), the peaks (at m_a >= m0).
+/// (from the simulations of the program at m_a - (c-1)*step .. m_a, step = m_step: each
+/// m is m0 + j*step + k*cycle, so base[j] is its makespan less k increments), busy per
+/// rank (affine in m: from m_a and m_a - step), the peaks (at m_a >= m0).
 constexpr void complete(periodic_certificate& out, const certifier& w, int K, int c, std::int64_t delta) {
+  const int step = w.prog.m_step;
   out.proved = true;
   out.P = w.prog.shape.P;
-  out.cycle = c;
+  out.m_step = step;
+  out.m_residue = w.prog.m_residue;
+  out.cycle = c * step;
   out.state_index = K;
   out.state_width = w.width;
   out.increment = w.sim.tick() * rational{delta};
-  const int m0 = w.m_a - w.hi + 1 + K;
+  const int m0 = w.m_a - (w.hi - 1 - K) * step;
   out.m0 = m0 > w.prog.m_min ? m0 : w.prog.m_min;
   out.base = buffer<rational>(static_cast<std::size_t>(c));
   const auto P = static_cast<std::size_t>(out.P);
@@ -345,20 +354,21 @@ constexpr void complete(periodic_certificate& out, const certifier& w, int K, in
   out.peak = buffer<rational>(P);
   const in_flight_profile memory = in_flight(w.sched.view(), w.gamma);
   const auto take = [&](int m, const simulation& at) {
-    if (w.m_a - m < c) {
-      out.base[static_cast<std::size_t>((m - out.m0) % c)] = at.makespan() - rational{(m - out.m0) / c} * out.increment;
+    if (w.m_a - m < out.cycle) {
+      out.base[static_cast<std::size_t>((m - out.m0) % out.cycle / step)] =
+          at.makespan() - rational{(m - out.m0) / out.cycle} * out.increment;
     }
-    for (int r = 0; m == w.m_a - 1 && r < out.P; ++r) {
+    for (int r = 0; m == w.m_a - step && r < out.P; ++r) {
       const auto ru = static_cast<std::size_t>(r);
-      out.busy_per_m[ru] = w.sim.busy(r) - at.busy(r);
+      out.busy_per_m[ru] = (w.sim.busy(r) - at.busy(r)) / rational{step};
       out.busy_base[ru] = w.sim.busy(r) - rational{w.m_a} * out.busy_per_m[ru];
       out.peak[ru] = memory.peak(r);
     }
   };
   take(w.m_a, w.sim);
-  for (int m = w.m_a - 1; m > w.m_a - (c > 2 ? c : 2); --m) {
-    const schedule shorter = expand(w.prog, m);
-    take(m, simulate(shorter.view(), w.cost, cost_scale{w.stage_scale, {}}));
+  for (int j = 1; j < (c > 2 ? c : 2); ++j) {
+    const schedule shorter = expand(w.prog, w.m_a - j * step);
+    take(w.m_a - j * step, simulate(shorter.view(), w.cost, cost_scale{w.stage_scale, {}}));
   }
 }
 
@@ -407,7 +417,8 @@ constexpr periodic_certificate certify_within(const periodic_program& p, const c
 /// hand) under costs `c` (t_c included), per-stage factors `stage_scale` (S entries, or
 /// none) and `gamma` for the peaks: the makespan, idle, bubble fraction and peaks for
 /// every m >= m0, and m0 itself (see the file comment; below m0, simulate directly).
-/// Simulates the program at m_min + 8 steady repetitions, then twice as many until the
+/// Simulates the program at m_min plus steps(m_min) + 8 steady repetitions (of m_step
+/// micro-batches each), then twice as many repetitions until the
 /// state repeats or `max_periods` (default_max_periods() when 0) is passed. Not proved
 /// (`proved` false, `reason` saying why) for an unbalanced period (with its rank and
 /// counts), steady ops that do not wait alike at every repetition (the program does
@@ -421,7 +432,7 @@ constexpr periodic_certificate periodic_certificate_of(const periodic_program& p
   periodic_certificate unbalanced;
   if (!detail::balanced(p, unbalanced)) return unbalanced;
   const int most = max_periods > 0 ? max_periods : default_max_periods(p);
-  const int first = p.m_min + 8;  // the warm-up's reach, and a cycle
+  const int first = p.steps(p.m_min) + 8;  // the warm-up's reach, and a cycle
   int periods = first < most ? first : most;
   while (true) {
     periodic_certificate out = detail::certify_within(p, c, stage_scale, gamma, periods);
@@ -440,7 +451,7 @@ constexpr periodic_certificate periodic_certificate_of(const schedule_spec& s, c
   const periodic_program p = program_of(s);
   periodic_certificate out = periodic_certificate_of(p, c, stage_scale, gamma, max_periods);
   if (!std::is_constant_evaluated()) {
-    for (int m = out.m0; out.proved && m < out.m0 + 2 * out.cycle; ++m) {
+    for (int m = out.m0; out.proved && m < out.m0 + 2 * out.cycle; m += out.m_step) {
       detail::require(direct_makespan(s, m, c, stage_scale) == out.makespan(m),
                       "ctpipe: the periodic certificate disagrees with a direct simulation (a bug: please report it)");
     }
@@ -472,22 +483,23 @@ namespace detail {
 
 /// Adds closed form `f` at m against `value` to `range`: a form that holds must equal
 /// it; `from` becomes m when it holds at m and held at every later m checked so far
-/// (callers go down in m), else it stays.
-constexpr void add_point(closed_form_range& range, bool holds, bool equal, int m) {
+/// (callers go down in m by `step`), else it stays.
+constexpr void add_point(closed_form_range& range, bool holds, bool equal, int m, int step) {
   range.correct = range.correct && (!holds || equal);
-  if (holds && range.from == m + 1) range.from = m;
+  if (holds && range.from == m + step) range.from = m;
 }
 
 /// The three closed forms of `s` at m (its shape's m is replaced) against `makespan`,
 /// `bubble` and the per-rank `peak` (P entries), under costs `c`, stage factors `scale`
-/// and `gamma`.
-constexpr void check_point(every_m_result& out, schedule_spec s, int m, const costs& c, const cost_scale& scale,
-                           rational gamma, rational makespan, rational bubble, const buffer<rational>& peak) {
+/// and `gamma`; the points go down in m by `step`.
+constexpr void check_point(every_m_result& out, schedule_spec s, int m, int step, const costs& c,
+                           const cost_scale& scale, rational gamma, rational makespan, rational bubble,
+                           const buffer<rational>& peak) {
   s.shape.m = m;
   const closed_form T = makespan_formula(s, c, scale);
   const closed_form B = bubble_fraction_formula(s, c, scale);
-  add_point(out.makespan, T.holds, T.value == makespan, m);
-  add_point(out.bubble_fraction, B.holds, B.value == bubble, m);
+  add_point(out.makespan, T.holds, T.value == makespan, m, step);
+  add_point(out.bubble_fraction, B.holds, B.value == bubble, m, step);
   bool holds = true, equal = true;
   for (int r = 0; r < s.shape.P; ++r) {
     const closed_form f = peak_in_flight_formula(s, gamma, r);
@@ -495,14 +507,14 @@ constexpr void check_point(every_m_result& out, schedule_spec s, int m, const co
     equal = equal && (!f.holds || f.value == peak[static_cast<std::size_t>(r)]);
   }
   out.peaks.correct = out.peaks.correct && equal;
-  if (holds && equal && out.peaks.from == m + 1) out.peaks.from = m;
+  if (holds && equal && out.peaks.from == m + step) out.peaks.from = m;
 }
 
 }  // namespace detail
 
 /// Checks `s`'s family's closed forms against certificate `cert` (made for the same P,
-/// costs `c`, stage factors `stage_scale` and gamma) for every m >= m0: for each residue
-/// j, at m0 + j + k*cycle for k = 2, 1, 0. `from` is m0 when each holds and agrees at
+/// costs `c`, stage factors `stage_scale` and gamma) for every m >= m0 of its class: for
+/// each residue j, at m0 + j*m_step + k*cycle for k = 2, 1, 0. `from` is m0 when each holds and agrees at
 /// all of them, else 0. That covers every k: the certificate's makespan is affine in k
 /// and its bubble fraction a ratio of affine functions of k, as are the closed forms of
 /// makespan and bubble fraction (polynomials of degree 1 in m, and their ratios with the
@@ -514,11 +526,11 @@ constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& c
                                                    std::span<const rational> stage_scale = {}) {
   every_m_result out;
   if (!cert.proved) return out;
-  const int last = cert.m0 + 3 * cert.cycle - 1;
-  out.makespan.from = out.bubble_fraction.from = out.peaks.from = last + 1;
-  for (int m = last; m >= cert.m0; --m) {
-    detail::check_point(out, s, m, c, cost_scale{stage_scale, {}}, gamma, cert.makespan(m), cert.bubble_fraction(m),
-                        cert.peak);
+  const int last = cert.m0 + 3 * cert.cycle - cert.m_step;
+  out.makespan.from = out.bubble_fraction.from = out.peaks.from = last + cert.m_step;
+  for (int m = last; m >= cert.m0; m -= cert.m_step) {
+    detail::check_point(out, s, m, cert.m_step, c, cost_scale{stage_scale, {}}, gamma, cert.makespan(m),
+                        cert.bubble_fraction(m), cert.peak);
   }
   for (closed_form_range* r : {&out.makespan, &out.bubble_fraction, &out.peaks})
     r->from = r->from == cert.m0 ? r->from : 0;
@@ -526,36 +538,40 @@ constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& c
 }
 
 /// Checks the three closed forms against direct simulations (generate, simulate,
-/// in_flight) at m in [m_lo, m_hi), going down: each equal where it holds; `from` the
-/// least m of the range from which each holds up to m_hi - 1 (m_hi when it does not
-/// hold at m_hi - 1). A simulation per m: a long range may be split over several
-/// constant evaluations.
+/// in_flight) at m = m_hi - step, m_hi - 2*step, ... >= m_lo, going down and stopping
+/// at the first m the family refuses (interleaved 1F1B's classes below its group):
+/// each equal where it holds; `from` the least m checked from which each holds up to
+/// m_hi - step (m_hi when it does not hold there). A simulation per m: a long range may
+/// be split over several constant evaluations.
 constexpr every_m_result closed_forms_hold_directly(const schedule_spec& s, const costs& c, int m_lo, int m_hi,
                                                     rational gamma = rational{1},
-                                                    std::span<const rational> stage_scale = {}) {
+                                                    std::span<const rational> stage_scale = {}, int step = 1) {
   every_m_result out;
   out.makespan.from = out.bubble_fraction.from = out.peaks.from = m_hi;
-  for (int m = m_hi - 1; m >= m_lo; --m) {
+  for (int m = m_hi - step; m >= m_lo; m -= step) {
     schedule_spec at = s;
     at.shape.m = m;
+    if (spec_error(at) != nullptr) break;
     const schedule sched = generate(at);
     const simulation sim = simulate(sched.view(), c, cost_scale{stage_scale, {}});
     const in_flight_profile memory = in_flight(sched.view(), gamma);
     detail::buffer<rational> peak(static_cast<std::size_t>(s.shape.P));
     for (int r = 0; r < s.shape.P; ++r) peak[static_cast<std::size_t>(r)] = memory.peak(r);
-    detail::check_point(out, s, m, c, cost_scale{stage_scale, {}}, gamma, sim.makespan(), sim.bubble_fraction(), peak);
+    detail::check_point(out, s, m, step, c, cost_scale{stage_scale, {}}, gamma, sim.makespan(), sim.bubble_fraction(),
+                        peak);
   }
   return out;
 }
 
 /// Both: for each closed form of `s`'s family, whether it is correct wherever it holds
-/// for every m >= 1 (directly below m0, by the certificate from m0 on) and the least m
-/// from which it holds at every larger m (0 when it does not hold for every m >= m0).
+/// for every m >= 1 of the certificate's class that the family accepts (directly below
+/// m0, by the certificate from m0 on) and the least m from which it holds at every
+/// larger m of the class (0 when it does not hold for every m >= m0).
 constexpr every_m_result closed_forms_hold_for_every_m(const periodic_certificate& cert, const schedule_spec& s,
                                                        const costs& c, rational gamma = rational{1},
                                                        std::span<const rational> stage_scale = {}) {
   const every_m_result past = closed_forms_hold_from_m0(cert, s, c, gamma, stage_scale);
-  const every_m_result below = closed_forms_hold_directly(s, c, 1, cert.m0, gamma, stage_scale);
+  const every_m_result below = closed_forms_hold_directly(s, c, 1, cert.m0, gamma, stage_scale, cert.m_step);
   const auto both = [](closed_form_range p, closed_form_range b) {
     return closed_form_range{p.correct && b.correct, p.from == 0 ? 0 : b.from};
   };

@@ -7,16 +7,21 @@
 // affine in the repetition index i and in m:
 //
 //     rank r:  segment_0^{n_0(m)} · segment_1^{n_1(m)} · ...
-//     n(m) = repetitions + repetitions_per_m * m
+//     n(m) = repetitions + repetitions_per_step * steps(m)
+//     steps(m) = (m - m_residue) / m_step
 //     micro-batch(i, m) = microbatch + per_repetition * i + per_m * m
 //
-// Exactly one segment per rank grows with m (repetitions_per_m = 1): its repeated
-// pattern is the steady state, the segments before it the warm-up, the ones after it
-// the cool-down. analysis/periodic.hpp proves a family's makespan for every m from one
-// finite simulation of its program. program_of() gives the programs of 1F1B, ZB-H1,
-// ZB-H2 and ZB-V; expand() writes the ops, equal op for op to generate() of the same
-// family wherever tested (P <= 12, m_min <= m <= m_min + 3P + 4:
-// tests/runtime/periodic_test.cpp; the certificate checks it again over two cycles).
+// m_step is 1 (steps(m) = m) except for interleaved 1F1B, whose table runs in groups of
+// g micro-batches: its program holds for one residue class m = m_residue (mod g), and
+// its steady segment runs once per group. Exactly one segment per rank grows with m
+// (repetitions_per_step = 1): its repeated pattern is the steady state, the segments
+// before it the warm-up, the ones after it the cool-down. analysis/periodic.hpp proves a
+// family's makespan for every m of the class from one finite simulation of its program.
+// program_of() gives the programs of 1F1B, ZB-H1, ZB-H2, ZB-V and interleaved 1F1B;
+// expand() writes the ops, equal op for op to generate() of the same family wherever
+// tested (tests/runtime/periodic_test.cpp: P <= 12, m_min <= m <= m_min + 3P + 4, and
+// interleaved 1F1B over P <= 6, V <= 4, its groups and residues; the certificate checks
+// it again over two cycles).
 #pragma once
 
 #include <array>
@@ -28,6 +33,7 @@
 #include "ctpipe/core/op.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/family.hpp"  // warmup_forwards, spec_error
 #include "ctpipe/schedules/spec.hpp"
 
 namespace ctpipe {
@@ -48,24 +54,26 @@ struct op_template {
 };
 
 /// Templates [first, first + count) of a program, repeated `repetitions +
-/// repetitions_per_m * m` times.
+/// repetitions_per_step * n` times, n = periodic_program::steps(m).
 struct program_segment {
   std::uint32_t first = 0;
   std::uint32_t count = 0;
-  int repetitions = 0;        ///< at m = 0
-  int repetitions_per_m = 0;  ///< 1 for the rank's steady segment, 0 for the others
+  int repetitions = 0;           ///< at n = 0
+  int repetitions_per_step = 0;  ///< 1 for the rank's steady segment, 0 for the others
 
-  /// How many times the segment runs under `m` micro-batches (>= 0 for m >= m_min).
-  constexpr int times(int m) const { return repetitions + repetitions_per_m * m; }
+  /// How many times the segment runs at `n` steps of m (>= 0 for m >= m_min).
+  constexpr int times(int n) const { return repetitions + repetitions_per_step * n; }
 };
 
-/// A schedule family's op lists for every m >= m_min (see the file comment). `shape`
-/// holds P, V and the placement (its m is not used). Per rank r its segments are
-/// `segments[rank_segments[r] .. rank_segments[r + 1])`; `steady[r]` is the index of its
-/// growing segment.
+/// A schedule family's op lists for every m >= m_min with m = m_residue (mod m_step)
+/// (see the file comment). `shape` holds P, V and the placement (its m is not used). Per
+/// rank r its segments are `segments[rank_segments[r] .. rank_segments[r + 1])`;
+/// `steady[r]` is the index of its growing segment.
 struct periodic_program {
   pipeline_shape shape{};
   int m_min = 1;
+  int m_step = 1;     ///< micro-batches per steady repetition (interleaved 1F1B: its group g)
+  int m_residue = 0;  ///< the class of m the program holds for, in [0, m_step)
   detail::buffer<op_template> templates;
   detail::buffer<program_segment> segments;
   detail::buffer<std::uint32_t> rank_segments;  ///< P + 1 offsets into segments
@@ -80,12 +88,17 @@ struct periodic_program {
         rank_segments(static_cast<std::size_t>(s.P) + 1),
         steady(static_cast<std::size_t>(s.P)) {}
 
+  /// The steps of m, `(m - m_residue) / m_step` (m itself when m_step is 1).
+  constexpr int steps(int m) const { return (m - m_residue) / m_step; }
+  /// Whether the program holds at m: m >= m_min and m in its residue class.
+  constexpr bool holds_at(int m) const { return m >= m_min && m >= 1 && (m - m_residue) % m_step == 0; }
+
   /// Rank r's ops under m micro-batches.
   constexpr std::size_t rank_ops(int r, int m) const {
     std::size_t n = 0;
     for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)];
          g < rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
-      n += static_cast<std::size_t>(segments[g].times(m)) * segments[g].count;
+      n += static_cast<std::size_t>(segments[g].times(steps(m))) * segments[g].count;
     }
     return n;
   }
@@ -107,9 +120,9 @@ struct program_writer {
   std::uint32_t templates = 0, segments = 0;
   int rank = 0;
 
-  constexpr void segment(int repetitions, int repetitions_per_m) {
-    if (repetitions_per_m != 0) p.steady[static_cast<std::size_t>(rank)] = segments;
-    p.segments[segments++] = {templates, 0, repetitions, repetitions_per_m};
+  constexpr void segment(int repetitions, int repetitions_per_step) {
+    if (repetitions_per_step != 0) p.steady[static_cast<std::size_t>(rank)] = segments;
+    p.segments[segments++] = {templates, 0, repetitions, repetitions_per_step};
   }
   constexpr void add(op_kind k, int stage, int microbatch, int per_repetition, int per_m = 0) {
     p.templates[templates++] = {k, stage, microbatch, per_repetition, per_m};
@@ -223,50 +236,172 @@ constexpr periodic_program zbv_program(int P) {
   return p;
 }
 
+/// Interleaved 1F1B's table (schedules/interleaved.hpp) read by entry for the program of
+/// one residue class m = n*g + s: entry e counted from the start (a full group), or the
+/// entry x places before the end (x >= 1; the last group holds s micro-batches), as
+/// its chunk and its micro-batch, the latter relative to m for an entry from the end.
+struct interleaved_entries {
+  int g, V, s;
+
+  /// Entry e from the start: its chunk and micro-batch (e in the full groups).
+  constexpr void from_start(int e, int& chunk, int& microbatch) const {
+    const int p = e % (g * V);
+    chunk = p / g;
+    microbatch = e / (g * V) * g + p % g;
+  }
+  /// The entry x >= 1 places before the end: its chunk and its micro-batch less m.
+  constexpr void from_end(int x, int& chunk, int& microbatch) const {
+    if (x <= s * V) {  // in the last group, of s micro-batches
+      const int off = s * V - x;
+      chunk = off / s;
+      microbatch = -s + off % s;
+      return;
+    }
+    const int y = x - s * V, G = g * V;  // y entries before the last group's start
+    const int p = (G - y % G) % G;
+    chunk = p / g;
+    microbatch = -s - g * ((y + G - 1) / G) + p % g;
+  }
+};
+
+/// Adds entry `e` of the table as rank r's forward (F) or backward (B, chunk V-1-c).
+constexpr void add_entry(program_writer& out, op_kind k, int P, int V, int r, int chunk, int microbatch,
+                         int per_repetition, int per_m) {
+  const int c = k == op_kind::F ? chunk : V - 1 - chunk;
+  out.add(k, c * P + r, microbatch, per_repetition, per_m);
+}
+
+/// Rank r's program of interleaved 1F1B for m = n*g + s, with w warm-up forwards and a
+/// = ceil(w / gV): the w forwards of entries 0 .. w-1; the steady gV pairs [F(w + j),
+/// B(j)], j < gV, n - a times (g micro-batches further each time); the tail of sV + a*gV
+/// - w pairs whose forwards reach the table's end, counted from it; the w backwards left.
+constexpr void interleaved_rank(program_writer& out, const interleaved_entries& t, int P, int r, int w) {
+  const int G = t.g * t.V, a = (w + G - 1) / G;
+  int chunk = 0, mb = 0;
+  out.segment(1, 0);
+  for (int e = 0; e < w; ++e) {
+    t.from_start(e, chunk, mb);
+    add_entry(out, op_kind::F, P, t.V, r, chunk, mb, 0, 0);
+  }
+  out.segment(-a, 1);
+  for (int j = 0; j < G; ++j) {
+    t.from_start(w + j, chunk, mb);
+    add_entry(out, op_kind::F, P, t.V, r, chunk, mb, t.g, 0);
+    t.from_start(j, chunk, mb);
+    add_entry(out, op_kind::B, P, t.V, r, chunk, mb, t.g, 0);
+  }
+  out.segment(1, 0);
+  for (int x = t.s * t.V + a * G; x > w; --x) {
+    t.from_end(x - w, chunk, mb);
+    add_entry(out, op_kind::F, P, t.V, r, chunk, mb, 0, 1);
+    t.from_end(x, chunk, mb);
+    add_entry(out, op_kind::B, P, t.V, r, chunk, mb, 0, 1);
+  }
+  out.segment(1, 0);
+  for (int x = w; x >= 1; --x) {
+    t.from_end(x, chunk, mb);
+    add_entry(out, op_kind::B, P, t.V, r, chunk, mb, 0, 1);
+  }
+  out.next_rank();
+}
+
+/// Interleaved 1F1B (schedules/interleaved.hpp) for the class of `s`'s m modulo its group
+/// g (m_step g, m_residue m mod g), loop placement, any variant, group and warm-up
+/// factor (interleaved_rank() per rank). m_min: the least m of the class whose steady
+/// segments run at least 0 times (2g + s or more for megatron-legacy, whose m = P
+/// differs). With V = 1, megatron and megatron-legacy are 1F1B and get its program.
+constexpr periodic_program interleaved_program(const schedule_spec& spec) {
+  const int P = spec.shape.P, V = spec.shape.V, g = group_size(spec), s = spec.shape.m % g;
+  schedule_spec at = spec;
+  at.shape.m = s + 4 * g;  // the warm-up no longer bounded by mV
+  int a_most = 1;
+  std::size_t n_templates = 0;  // per rank 2(gV + sV + a*gV)
+  for (int r = 0; r < P; ++r) {
+    const int a = (warmup_forwards(at, r) + g * V - 1) / (g * V);
+    a_most = a > a_most ? a : a_most;
+    n_templates += static_cast<std::size_t>(2 * (g * V + s * V + a * g * V));
+  }
+  if (spec.variant == interleaved_variant::megatron_legacy && a_most < 2) a_most = 2;
+  periodic_program p{{P, 0, V, placement::loop}, s + g * a_most, n_templates, 4 * static_cast<std::size_t>(P)};
+  p.m_step = g;
+  p.m_residue = s;
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) interleaved_rank(out, {g, V, s}, P, r, warmup_forwards(at, r));
+  return p;
+}
+
 }  // namespace detail
 
-/// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V).
+/// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V,
+/// interleaved 1F1B; the last for some classes of m only: program_of()).
 constexpr bool has_program(schedule_family family) {
   return family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
-         family == schedule_family::zb_h2 || family == schedule_family::zbv;
+         family == schedule_family::zb_h2 || family == schedule_family::zbv ||
+         family == schedule_family::interleaved_1f1b;
 }
 
 /// Why `family` has no periodic program, for a refusal: GPipe's forwards and backwards
-/// each grow with m (two phases, not one repeated pattern); for the others it is not
-/// written yet. Empty for a family with one.
+/// each grow with m (two phases, not one repeated pattern), and looped BFS's per chunk;
+/// for the others it is not written yet. Empty for a family with one.
 constexpr const char* why_no_program(schedule_family family) {
   if (has_program(family)) return "";
   if (family == schedule_family::gpipe) {
     return "its forwards and its backwards each grow with m (two phases, not one repeated pattern); its closed form "
            "holds for any costs (docs/schedules.md)";
   }
+  if (family == schedule_family::looped_bfs) {
+    return "each chunk's forwards and backwards grow with m (phases, not one repeated pattern)";
+  }
   return "its periodic program is not written yet (docs/proofs.md lists the families with one)";
 }
 
-/// The periodic program of `s`'s family at its P (its m is not read). Raises
+/// The periodic program of `s`'s family at its P: for interleaved 1F1B (V, variant,
+/// group, warm-up factor read) the program of the class of s's m modulo its group g (m
+/// >= g's class members from m_min on); for the others s's m is not read. Raises
 /// `ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the
-/// families with one)` for the others.
+/// families with one)` for a family without one; for interleaved 1F1B, check_spec()'s
+/// message for an m the variant refuses, and `ctpipe: PyTorch's interleaved 1F1B has a
+/// periodic program for m a multiple of P only (...)`.
 constexpr periodic_program program_of(const schedule_spec& s) {
   detail::require(
       has_program(s.family),
       "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families with one)");
+  if (s.family == schedule_family::interleaved_1f1b) {
+    if (s.shape.V == 1 && s.variant != interleaved_variant::torch) return detail::one_f_one_b_program(s.shape.P);
+    check_spec(s);
+    detail::require(s.variant != interleaved_variant::torch || s.shape.m % s.shape.P == 0,
+                    "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only (its group "
+                    "m / (m / P) changes with m otherwise)");
+    return detail::interleaved_program(s);
+  }
   if (s.family == schedule_family::one_f_one_b) return detail::one_f_one_b_program(s.shape.P);
   if (s.family == schedule_family::zbv) return detail::zbv_program(s.shape.P);
   return detail::zb_program(s.shape.P, s.family == schedule_family::zb_h1 ? 1 : 2);
 }
 
+namespace detail {
+/// Raises expand()'s messages unless program `p` holds at m.
+constexpr void require_holds(int m_min, int m_step, int m_residue, int m) {
+  require(m >= m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
+  require((m - m_residue) % m_step == 0,
+          "ctpipe: this periodic program holds for m = m_residue (mod m_step) only (interleaved 1F1B: one program per "
+          "class of m modulo its group)");
+}
+}  // namespace detail
+
 /// The ops of `p` under `m` micro-batches, as generate() stores a schedule (CSR by rank).
-/// Raises `ctpipe: a periodic program holds for m >= its m_min` below it. Linear in the
-/// ops written.
+/// Raises `ctpipe: a periodic program holds for m >= its m_min` below it and `ctpipe:
+/// this periodic program holds for m = m_residue (mod m_step) only (...)` outside its
+/// class. Linear in the ops written.
 constexpr schedule expand(const periodic_program& p, int m) {
-  detail::require(m >= p.m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
+  detail::require_holds(p.m_min, p.m_step, p.m_residue, m);
   schedule out{{p.shape.P, m, p.shape.V, p.shape.layout}, p.total_ops(m)};
   std::size_t k = 0;
   for (int r = 0; r < p.shape.P; ++r) {
     for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
          g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
       const program_segment& seg = p.segments[g];
-      for (int i = 0; i < seg.times(m); ++i) {
+      for (int i = 0; i < seg.times(p.steps(m)); ++i) {
         for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) out.ops()[k++] = p.templates[t].at(i, m);
       }
     }
@@ -290,20 +425,22 @@ template <std::size_t NT, std::size_t NS, std::size_t P>
 struct frozen_program {
   pipeline_shape shape{};
   int m_min = 1;
+  int m_step = 1;     ///< as periodic_program's
+  int m_residue = 0;  ///< as periodic_program's
   std::array<op_template, NT> templates{};
   std::array<program_segment, NS> segments{};
   std::array<std::uint32_t, P + 1> rank_segments{};
 
   /// Calls `f(program_op)` for each op of rank `r` under `m` micro-batches, in order: the
-  /// ops expand() writes, for any m in [m_min, 2^31 - 1]. Raises `ctpipe: a periodic
-  /// program holds for m >= its m_min` below it.
+  /// ops expand() writes, for any m of its class in [m_min, 2^31 - 1]. Raises expand()'s
+  /// messages elsewhere.
   template <class F>
   constexpr void for_each_op(int r, int m, F&& f) const {
-    detail::require(m >= m_min && m >= 1, "ctpipe: a periodic program holds for m >= its m_min");
+    detail::require_holds(m_min, m_step, m_residue, m);
     for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)];
          g < rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
       const program_segment& seg = segments[g];
-      const int times = seg.times(m);
+      const int times = seg.times((m - m_residue) / m_step);
       for (int i = 0; i < times; ++i) {
         for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
           const op_template& o = templates[t];
@@ -329,6 +466,8 @@ constexpr auto freeze_program() {
   frozen_program<NT, NS, P> out;
   out.shape = p.shape;
   out.m_min = p.m_min;
+  out.m_step = p.m_step;
+  out.m_residue = p.m_residue;
   for (std::size_t k = 0; k < NT; ++k) out.templates[k] = p.templates[k];
   for (std::size_t k = 0; k < NS; ++k) out.segments[k] = p.segments[k];
   for (std::size_t k = 0; k <= P; ++k) out.rank_segments[k] = p.rank_segments[k];
@@ -337,8 +476,9 @@ constexpr auto freeze_program() {
 
 }  // namespace detail
 
-/// The periodic program of S's family at its P (S's m is not read) in static storage,
-/// for a runtime that takes any m at a cost and a size independent of m:
+/// The periodic program of S's family at its P (S's m is read by interleaved 1F1B only,
+/// for its class of m: program_of()) in static storage, for a runtime that takes any m
+/// at a cost and a size independent of m:
 /// `periodic_schedule_v<S>.for_each_op(r, m, f)` runs rank r's ops under m micro-batches
 /// (docs/api.md; bench/dispatch_bench.cpp counts its instructions against the flat
 /// list's). A family without a program is a compile error with program_of()'s message.

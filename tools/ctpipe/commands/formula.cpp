@@ -6,6 +6,7 @@
 // (docs/json.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -48,7 +49,8 @@ struct formula_result {
   rational gamma;
   std::vector<rational> stage_scale;
   periodic_certificate cert;
-  std::vector<rational> below;  ///< makespans at m = 1 .. m0 - 1, simulated directly
+  std::vector<int> below_m;     ///< the m of the class below m0 that the family accepts
+  std::vector<rational> below;  ///< their makespans, simulated directly
   every_m_result closed;        ///< the closed forms that hold for every m
 };
 
@@ -81,21 +83,30 @@ std::string formula_text(const formula_result& f) {
   out += fmt::format(
       "periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
       c.state_width, c.state_index);
-  if (c.cycle == 1) {
-    out += fmt::format("for every m >= {}:\n  makespan(m) = {} + {} (m - {})\n", c.m0, io::to_string(c.base[0]),
-                       io::to_string(c.increment), c.m0);
+  const std::string every = c.m_step == 1
+                                ? fmt::format("for every m >= {}", c.m0)
+                                : fmt::format("for every m >= {} with m = {} (mod {})", c.m0, c.m_residue, c.m_step);
+  if (c.cycle == c.m_step) {
+    out += fmt::format("{}:\n  makespan(m) = {} + {} (m - {}){}\n", every, io::to_string(c.base[0]),
+                       io::to_string(c.increment), c.m0, c.cycle == 1 ? "" : fmt::format(" / {}", c.cycle));
   } else {
-    out += fmt::format("for every m >= {}, with j = (m - {}) mod {} and k = floor((m - {}) / {}):\n", c.m0, c.m0,
-                       c.cycle, c.m0, c.cycle);
-    out += fmt::format("  makespan(m) = base[j] + {} k   base = {} (m = {} .. {})\n", io::to_string(c.increment),
-                       spaced(c.base), c.m0, c.m0 + c.cycle - 1);
+    const std::string j = c.m_step == 1 ? fmt::format("(m - {}) mod {}", c.m0, c.cycle)
+                                        : fmt::format("((m - {}) mod {}) / {}", c.m0, c.cycle, c.m_step);
+    out += fmt::format("{}, with j = {} and k = floor((m - {}) / {}):\n", every, j, c.m0, c.cycle);
+    out += fmt::format("  makespan(m) = base[j] + {} k   base = {} (m = {} .. {}{})\n", io::to_string(c.increment),
+                       spaced(c.base), c.m0, c.m0 + c.cycle - c.m_step,
+                       c.m_step == 1 ? "" : fmt::format(" by {}", c.m_step));
   }
   out += fmt::format("  busy per rank = a + b m   a = {}   b = {}\n", spaced(c.busy_base), spaced(c.busy_per_m));
   out += "  idle per rank = makespan(m) - busy; bubble fraction = sum of idle / (P makespan(m))\n";
   out += fmt::format("  peak in flight per rank (chunks): {}\n", spaced(c.peak));
   std::string below;
   for (std::size_t k = 0; k < f.below.size(); ++k) below += (k ? " " : "") + io::to_string(f.below[k]);
-  if (c.m0 > 1) out += fmt::format("for m < {} (simulated directly): makespan {}\n", c.m0, below);
+  if (c.m_step == 1 && c.m0 > 1) out += fmt::format("for m < {} (simulated directly): makespan {}\n", c.m0, below);
+  if (c.m_step > 1 && !f.below.empty()) {
+    out +=
+        fmt::format("for m = {} of the class (simulated directly): makespan {}\n", fmt::join(f.below_m, ", "), below);
+  }
   out += fmt::format("closed forms (analysis/formulas.hpp): makespan: {}; bubble fraction: {}; peaks: {}\n",
                      range_text(f.closed.makespan), range_text(f.closed.bubble_fraction), range_text(f.closed.peaks));
   return out;
@@ -122,6 +133,8 @@ std::string formula_json(const formula_result& f) {
   j["gamma"] = io::to_string(f.gamma);
   j["stage_scale"] = f.stage_scale.empty() ? nlohmann::ordered_json(nullptr) : texts(f.stage_scale);
   j["m0"] = c.m0;
+  j["m_step"] = c.m_step;
+  j["m_residue"] = c.m_residue;
   j["cycle"] = c.cycle;
   j["base"] = texts(c.base);
   j["increment"] = io::to_string(c.increment);
@@ -129,6 +142,7 @@ std::string formula_json(const formula_result& f) {
   j["busy"] = {{"base", texts(c.busy_base)}, {"per_m", texts(c.busy_per_m)}};
   j["bubble_fraction"] = "sum over ranks of (makespan(m) - busy(m)) / (P * makespan(m))";
   j["below"] = texts(f.below);
+  j["below_m"] = f.below_m;
   j["state"] = {{"index", c.state_index}, {"width", c.state_width}};
   j["closed_forms"] = {{"makespan", range_json(f.closed.makespan)},
                        {"bubble_fraction", range_json(f.closed.bubble_fraction)},
@@ -144,28 +158,41 @@ class formula_command final : public command_with_options<formula_options> {
     add_whole(app, "--max-periods", max_periods_,
               "steady repetitions the certificate searches at most (0: the default, 16*P*V + 64)");
   }
-  void adjust_shared(CLI::App& app) override { app.get_option("-m")->group(""); }
+  void adjust_shared(CLI::App& app) override {
+    app.get_option("-m")->description(
+        "interleaved-1f1b only: the class of m (modulo its group g) to answer for (default: the multiples of g)");
+  }
 
   std::string run_checked() override {
-    if (app_->count("-m") > 0) throw usage_error("ctpipe: formula answers for every m; -m is not taken");
+    const bool classes = opts_.families.front() == schedule_family::interleaved_1f1b;
+    if (app_->count("-m") > 0 && !classes)
+      throw usage_error("ctpipe: formula answers for every m; -m is not taken (but for interleaved-1f1b's classes)");
     if (!opts_.microbatch_scale.empty())
       throw usage_error("ctpipe: formula needs micro-batches of equal cost (--microbatch-scale is not taken)");
     if (max_periods_ < 0) throw usage_error("ctpipe: --max-periods must be >= 0");
-    formula_result f{opts_.spec_for(opts_.families.front()), opts_.cost, opts_.gamma, opts_.stage_scale, {}, {}, {}};
+    formula_result f{
+        opts_.spec_for(opts_.families.front()), opts_.cost, opts_.gamma, opts_.stage_scale, {}, {}, {}, {}};
     if (!has_program(f.spec.family))
       throw usage_error(
           fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family), why_no_program(f.spec.family)));
-    f.spec.shape.m = 1;
+    // Any m of the class: for interleaved 1F1B by default its group (P or --group).
+    if (app_->count("-m") == 0) f.spec.shape.m = classes ? (f.spec.group != 0 ? f.spec.group : f.spec.shape.P) : 1;
     check_spec(f.spec);
     check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
     check_scale(cost_scale{opts_.stage_scale, {}}, f.spec.shape);
     const periodic_program p = program_of(f.spec);
     const int periods = max_periods_ > 0 ? max_periods_ : default_max_periods(p);
-    check_op_limit(static_cast<long long>(p.total_ops(p.m_min + periods)), max_json_ops, "the certificate's search",
-                   "formula");
+    check_op_limit(static_cast<long long>(p.total_ops(p.m_min + periods * p.m_step)), max_json_ops,
+                   "the certificate's search", "formula");
     f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
     if (!f.cert.proved) throw usage_error(refusal(f.cert));
-    for (int m = 1; m < f.cert.m0; ++m) f.below.push_back(direct_makespan(f.spec, m, f.cost, opts_.stage_scale));
+    for (int m = p.m_residue > 0 ? p.m_residue : p.m_step; m < f.cert.m0; m += p.m_step) {
+      schedule_spec at = f.spec;
+      at.shape.m = m;
+      if (spec_error(at) != nullptr) continue;
+      f.below_m.push_back(m);
+      f.below.push_back(direct_makespan(f.spec, m, f.cost, opts_.stage_scale));
+    }
     f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma, opts_.stage_scale);
     return opts_.format == "json" ? formula_json(f) : formula_text(f);
   }
