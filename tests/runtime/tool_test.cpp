@@ -231,7 +231,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
        "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
       {"-s dualpipev -m 6 --structural-minimum", "ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)\n"},
       {"-s 1f1b --structural-minimum", "ctpipe: --structural-minimum applies to dualpipev and dualpipe only\n"},
-      {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev and dualpipe only\n"},
+      {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev, dualpipe and combined-1f1b only\n"},
       {"-s dualpipev --pair-model both", "ctpipe: --pair-model takes fused or split, not 'both'\n"},
       {"-s dualpipe -P 6 -m 13",
        "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks "
