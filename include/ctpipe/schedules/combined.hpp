@@ -73,13 +73,48 @@ constexpr closed_form combined_peak_in_flight(const schedule_spec& s, rational, 
           "any costs, any gamma"};
 }
 
-/// Combined 1F1B's makespan: none claimed yet.
-constexpr closed_form combined_makespan(const schedule_spec&, const costs&) {
-  return detail::no_formula("none claimed (simulate() gives it)");
+}  // namespace ctpipe::schedules
+
+namespace ctpipe::detail {
+/// Why combined 1F1B has no timing closed form under `s` and `c`, or nullptr when it has:
+/// latency stalls the chunks' round trips; a fused pair with an overlap gain
+/// (t_fb < t_f + t_b) or loss changes the steady step, while split pairs never read t_fb.
+constexpr const char* combined_timing_exception(const schedule_spec& s, const costs& c) {
+  if (c.c != rational{0} && s.shape.P > 1) return "needs t_c = 0 (with latency the chunks' round trips stall)";
+  if (s.pairs == pair_model::fused && c.pair() != c.f + c.b) {
+    return "needs t_fb = t_f + t_b with fused pairs (an overlap gain shortens the steady steps unevenly)";
+  }
+  return nullptr;
 }
+}  // namespace ctpipe::detail
+
+namespace ctpipe::schedules {
+
+/// Combined 1F1B's makespan: interleaved 1F1B's `(m+(P-1)/V)(t_f+t_b)`, under both pair
+/// readings: fused at t_fb = t_f + t_b (a pair lasts its two halves; the extra warmup
+/// forward makes both of its inputs arrive in time) and split. Needs t_c = 0. ctpipe's
+/// proof (tests/static/proofs_combined.cpp), not Megatron's claim.
+constexpr closed_form combined_makespan(const schedule_spec& s, const costs& c) {
+  if (const char* why = detail::combined_timing_exception(s, c)) return detail::no_formula(why);
+  const rational P{s.shape.P};
+  const rational m{s.shape.m};
+  return {true, (m + (P - 1) / rational{s.shape.V}) * (c.f + c.b), "(m+(P-1)/V)(t_f+t_b)", combined_source,
+          s.pairs == pair_model::fused ? "t_c = 0, t_fb = t_f + t_b" : "t_c = 0 (pairs split)"};
+}
+
+/// Combined 1F1B's bubble fraction where combined_makespan() holds: `(P-1)/(mV+P-1)`,
+/// interleaved 1F1B's.
 constexpr closed_form combined_bubble_fraction(const schedule_spec& s, const costs& c) {
-  return combined_makespan(s, c);
+  const closed_form T = combined_makespan(s, c);
+  if (!T.holds) return T;
+  const rational P{s.shape.P};
+  return {true, (P - 1) / (rational{s.shape.m * s.shape.V} + P - 1), "(P-1)/(mV+P-1)", T.source, T.condition};
 }
-constexpr closed_form combined_span_bubble(const schedule_spec& s, const costs& c) { return combined_makespan(s, c); }
+
+/// Combined 1F1B's span bubble: rank 0's idle, `(P-1)(t_f+t_b)/V`, where
+/// combined_makespan() holds.
+constexpr closed_form combined_span_bubble(const schedule_spec& s, const costs& c) {
+  return detail::rank0_span_bubble(s, c, combined_makespan(s, c));
+}
 
 }  // namespace ctpipe::schedules
