@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,32 @@ TEST_CASE("combined 1F1B: the issue's example, P = 4, V = 2, m = 8, g = 4", "[co
   gain.fb = rational{5, 2};
   REQUIRE(simulate(s.view(), gain).makespan() < rational{57, 2});
   REQUIRE_FALSE(makespan_formula(spec, gain).holds);
+}
+
+TEST_CASE("combined 1F1B: without the extra warmup forward the fused pairs would wait for themselves",
+          "[combined]") {
+  // Plain interleaved 1F1B (P = 4, V = 2, m = 8) with each steady forward and the backward
+  // after it made one fused pair: on the last rank the first pair holds the forward and
+  // the backward of micro-batch 0 on chunk 1, and the backward needs that forward.
+  const schedule plain = generate({schedule_family::interleaved_1f1b, {4, 8, 2}});
+  std::vector<op> ops(plain.view().ops.begin(), plain.view().ops.end());
+  std::vector<std::uint32_t> offsets(plain.view().offsets.begin(), plain.view().offsets.end());
+  const schedule_spec spec{schedule_family::interleaved_1f1b, {4, 8, 2}};
+  for (int r = 0; r < 4; ++r) {
+    const int w = warmup_forwards(spec, r);
+    for (int k = w; k < 16; ++k) {
+      const std::size_t word = offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(w + 2 * (k - w));
+      ops[word] = op{op_kind::overlap_f_b, ops[word].stage(), ops[word].microbatch()};
+    }
+  }
+  const schedule_view paired{spec.shape, ops, offsets};
+  REQUIRE_FALSE(validate(paired).ok());
+  // The last rank's first pair: F of micro-batch 0 on stage 7 with its own backward.
+  const std::size_t first = offsets[3] + static_cast<std::size_t>(warmup_forwards(spec, 3));
+  REQUIRE(ops[first] == op{op_kind::overlap_f_b, 7, 0});
+  REQUIRE(ops[first + 1] == op{op_kind::B, 7, 0});
+  // Combined 1F1B's one more warmup forward makes every rank's order valid.
+  REQUIRE(validate(generate(combined_spec(4, 8, 2)).view()).ok());
 }
 
 TEST_CASE("combined 1F1B at P = 1: Megatron's no-pipelining phases", "[combined]") {
