@@ -85,8 +85,9 @@ TEST_CASE("combined 1F1B: the issue's example, P = 4, V = 2, m = 8, g = 4", "[co
   const schedule_spec spec = combined_spec(4, 8, 2, 4);
   const schedule s = generate(spec);
   // Rank 0's chunk order as the issue quotes it from Megatron's code.
-  REQUIRE(megatron_notation(s.view(), 0) == std::vector<int>{1,  1,  1,  1,  2,  2,  2,  2,  1,  1,  1,  1,  -2, 2,  -2, 2,
-                                                          -2, 2,  -2, 2,  -1, -1, -1, -1, -2, -2, -2, -2, -1, -1, -1, -1});
+  REQUIRE(megatron_notation(s.view(), 0) == std::vector<int>{1,  1,  1,  1,  2,  2,  2,  2,  1,  1,  1,
+                                                             1,  -2, 2,  -2, 2,  -2, 2,  -2, 2,  -1, -1,
+                                                             -1, -1, -2, -2, -2, -2, -1, -1, -1, -1});
   const in_flight_profile mem = in_flight(s.view());
   const schedule plain = generate({schedule_family::interleaved_1f1b, {4, 8, 2}});
   const in_flight_profile plain_mem = in_flight(plain.view());
@@ -108,8 +109,7 @@ TEST_CASE("combined 1F1B: the issue's example, P = 4, V = 2, m = 8, g = 4", "[co
   REQUIRE_FALSE(makespan_formula(spec, gain).holds);
 }
 
-TEST_CASE("combined 1F1B: without the extra warmup forward the fused pairs would wait for themselves",
-          "[combined]") {
+TEST_CASE("combined 1F1B: without the extra warmup forward the fused pairs would wait for themselves", "[combined]") {
   // Plain interleaved 1F1B (P = 4, V = 2, m = 8) with each steady forward and the backward
   // after it made one fused pair: on the last rank the first pair holds the forward and
   // the backward of micro-batch 0 on chunk 1, and the backward needs that forward.
@@ -174,8 +174,9 @@ TEST_CASE("combined 1F1B: Megatron's refusals as ctpipe's rules", "[combined][ru
   }
   schedule_spec variant = combined_spec(4, 8, 2);
   variant.warmup_factor = 1;
-  REQUIRE(spec_error(variant) ==
-          std::string("ctpipe: combined-1f1b takes a group but no variant or warmup factor (it is Megatron's, factor 2)"));
+  REQUIRE(
+      spec_error(variant) ==
+      std::string("ctpipe: combined-1f1b takes a group but no variant or warmup factor (it is Megatron's, factor 2)"));
   // m = 10: g = 5 makes two groups; g = 4 leaves a last group of 2 < P. At P = 3, m = 7,
   // g = 4 the last group of 3 = P is accepted.
   REQUIRE(spec_error(combined_spec(4, 10, 2, 5)) == nullptr);

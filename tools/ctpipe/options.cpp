@@ -209,7 +209,8 @@ void schedule_options::check(const CLI::App& app) {
     throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
   }
   if (!interleaved && (variant_given || warmup_given)) {
-    throw usage_error("ctpipe: --variant and --warmup-factor apply to interleaved-1f1b only (combined-1f1b takes --group)");
+    throw usage_error(
+        "ctpipe: --variant and --warmup-factor apply to interleaved-1f1b only (combined-1f1b takes --group)");
   }
   const bool dual =
       any([](schedule_family f) { return f == schedule_family::dualpipev || f == schedule_family::dualpipe; });
