@@ -64,7 +64,8 @@ constexpr int combined_warmup(const schedule_spec& s, int r) {
 /// Combined 1F1B's peak in-flight chunks of rank r: its warmup plus the forward of its
 /// first combined step (the pair counts as its forward, which comes first),
 /// `min(mV, 2(P-1-r) + (V-1)g + 2)`: one more than interleaved 1F1B's on every rank
-/// (P = 4, V = 2, m = 8, g = 4: 12 10 8 6 against 11 9 7 5). Any costs, any gamma (the
+/// where that is below mV (P = 4, V = 2, m = 8, g = 4: 12 10 8 6 against 11 9 7 5; at
+/// m = 4: 8 8 8 6 against 8 8 7 5). Any costs, any gamma (the
 /// backwards are whole). Proved on a grid in tests/static/proofs_combined.cpp.
 constexpr closed_form combined_peak_in_flight(const schedule_spec& s, rational, int r) {
   const int total = s.shape.m * s.shape.V;
