@@ -134,6 +134,24 @@ TEST_CASE("combined 1F1B: without the extra warmup forward the fused pairs would
   REQUIRE(validate(generate(combined_spec(4, 8, 2)).view()).ok());
 }
 
+TEST_CASE("combined 1F1B lowered: exact under blocking and posted; a fused pair can hold a rendezvous",
+          "[combined][execute]") {
+  const schedule s = generate(combined_spec(6, 6, 2));
+  const costs equal{rational{1}, rational{1}, rational{1, 2}, rational{1, 2}, rational{0}};
+  REQUIRE(simulate(s.view(), equal).makespan() == rational{17});
+  for (const runtime_model model : {runtime_model::blocking, runtime_model::posted}) {
+    REQUIRE(execute(lower(s.view(), equal, model).view(), equal, model).makespan() == rational{17});
+  }
+  // Under rendezvous the fused pairs (two ops long) make a sender wait: 1/2 lost. Read
+  // split, the same order runs exactly as simulated.
+  const auto rendezvous = [&equal](schedule_view v) {
+    return execute(lower(v, equal, runtime_model::rendezvous).view(), equal, runtime_model::rendezvous).makespan();
+  };
+  REQUIRE(rendezvous(s.view()) == rational{35, 2});
+  const schedule split = split_pairs(s.view());
+  REQUIRE(rendezvous(split.view()) == simulate(split.view(), equal).makespan());
+}
+
 TEST_CASE("combined 1F1B at P = 1: Megatron's no-pipelining phases", "[combined]") {
   // F0 alone, then (F j+1; B j), then the last B.
   const schedule s = generate(combined_spec(1, 4, 1));
