@@ -134,7 +134,7 @@ TEST_CASE("combined 1F1B: without the extra warmup forward the fused pairs would
   REQUIRE(validate(generate(combined_spec(4, 8, 2)).view()).ok());
 }
 
-TEST_CASE("combined 1F1B lowered: exact under blocking and posted; a fused pair can hold a rendezvous",
+TEST_CASE("combined 1F1B lowered: exact under blocking and posted, and a fused pair can hold a rendezvous",
           "[combined][execute]") {
   const schedule s = generate(combined_spec(6, 6, 2));
   const costs equal{rational{1}, rational{1}, rational{1, 2}, rational{1, 2}, rational{0}};
