@@ -248,8 +248,9 @@ void run_reference(step_state& st) {
 // --- the schedules -------------------------------------------------------------------
 
 /// The shape each family runs with on P ranks: m = 2P micro-batches (valid for every
-/// family: ZB-V needs m >= 2P-1, DualPipeV m >= 2P, interleaved 1F1B a group of P
-/// dividing m); the family's default V (2 for the families with model chunks) and its
+/// family: ZB-V needs m >= 2P-1, DualPipeV m >= 2P, interleaved and combined 1F1B a
+/// group of P dividing m; combined 1F1B at P = 1 needs V = 1 and is skipped there); the
+/// family's default V (2 for the families with model chunks) and its
 /// placement (the V-shape for ZB-V and DualPipeV).
 constexpr schedule_spec spec_for(int P, schedule_family f) {
   return {f, {.P = P, .m = 2 * P, .V = family_of(f).default_V, .layout = natural_placement(f)}};
@@ -257,7 +258,8 @@ constexpr schedule_spec spec_for(int P, schedule_family f) {
 
 /// One schedule as a process runs it: its spec and, for `--frozen`, its lists lowered
 /// at compile time for the default costs, indexed by send_mode (static storage).
-/// `runs` is false for a family that does not take P ranks (DualPipe at an odd P).
+/// `runs` is false for a family that does not take P ranks (DualPipe at an odd P,
+/// combined 1F1B with its default V = 2 at P = 1).
 struct pipeline_case {
   schedule_spec spec;
   schedule_view frozen[3];
@@ -475,7 +477,7 @@ rank_timing run_rank(std::span<const op> ops, const pipeline_shape& shape, step_
     const double begin = MPI_Wtime();
     switch (o.kind()) {
       case op_kind::F: st.forward(s, j); break;
-      // An overlapped pair (DualPipeV): its word is the forward, its B word comes next.
+      // An overlapped pair (DualPipeV, DualPipe, combined 1F1B): its word is the forward, its B word comes next.
       // Both inputs were received before it (lower() keeps the pair whole); this CPU
       // runtime runs the two halves one after the other.
       case op_kind::overlap_f_b: st.forward(s, j); break;

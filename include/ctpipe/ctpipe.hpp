@@ -10,6 +10,7 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/core/shape.hpp"
+#include "ctpipe/schedules/combined.hpp"
 #include "ctpipe/schedules/controllable_memory.hpp"
 #include "ctpipe/schedules/dualpipe.hpp"
 #include "ctpipe/schedules/family.hpp"

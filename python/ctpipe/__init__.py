@@ -60,7 +60,7 @@ Error = _core.Error
 #: The schedule families, as the tool names them (``ctpipe --help``).
 FAMILIES = (
     "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv",
-    "interleaved-zb", "dualpipev", "dualpipe", "v-half", "v-min",
+    "interleaved-zb", "dualpipev", "dualpipe", "v-half", "v-min", "combined-1f1b",
 )
 
 #: The keywords of :class:`Schedule` beside ``family``, ``P``, ``m`` and ``V``: the tool's

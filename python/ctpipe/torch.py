@@ -82,7 +82,7 @@ def stage_to_rank(schedule: Any) -> dict[int, int]:
     ``schedule.num_stages`` stages.
 
     Loop placement (gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2,
-    interleaved-zb): stage ``s`` on rank ``s % P``. V-shape (zbv, dualpipev, v-half, v-min):
+    interleaved-zb, combined-1f1b): stage ``s`` on rank ``s % P``. V-shape (zbv, dualpipev, v-half, v-min):
     rank ``r`` holds ``r`` and ``2P - 1 - r``. Read from ``schedule.stages_of(rank)``, so it
     is the map PyTorch's ``_validate_schedule`` infers from the actions
     (``stage_index_to_group_rank``) and ``torch.distributed.pipelining._utils.

@@ -30,6 +30,7 @@ GRID = [
     ("zbv", dict(P=4, m=8)), ("zbv", dict(P=3, m=3)), ("interleaved-zb", dict(P=2, m=4, V=2)),
     ("dualpipev", dict(P=4, m=8)), ("dualpipev", dict(P=3, m=5, structural_minimum=True, pair_model="split")),
     ("dualpipe", dict(P=4, m=8)), ("v-half", dict(P=4, m=8)), ("v-min", dict(P=4, m=8)),
+    ("combined-1f1b", dict(P=4, m=8)), ("combined-1f1b", dict(P=4, m=10, V=2, group=5, pair_model="split")),
     ("1f1b", dict(P=4, m=4, stage_scale=[1, 1, 1, Fraction(5, 4)], microbatch_scale=[1, 2, 1, 3])),
     ("1f1b", dict(P=4, m=8, model="llama2-7b")),
 ]
@@ -141,6 +142,8 @@ def test_subcommands_return_the_tools_json():
     (dict(P="x"), "ctpipe: -P takes a whole number, not 'x'"),
     (dict(family="interleaved-1f1b", P=3, m=16, V=1, variant="torch"), "ctpipe: interleaved-1f1b (torch) needs m % max(1, m / P) == 0"),
     (dict(family="dualpipev", P=4, m=4), "ctpipe: dualpipev needs m >= 2P"),
+    (dict(family="combined-1f1b", P=4, m=6), "ctpipe: combined-1f1b needs m % group == 0 or m % group >= P"),
+    (dict(family="combined-1f1b", P=4, m=8, V=1), "ctpipe: combined-1f1b with P > 1 needs V >= 2"),
     (dict(costs="f=-1"), "ctpipe: t_f (forward cost) must be > 0"),
     (dict(costs={"q": 1}), "ctpipe: --costs takes key=value pairs"),
     (dict(P="4\0"), "NUL"),

@@ -135,8 +135,8 @@ TEST_CASE("every reference vector, written as PyTorch writes it, reads back equa
     REQUIRE(io::to_csv(read.view()) == expected);
     ++files;
   }
-  REQUIRE(files == 14);     // 16 files, 2 of them a peer's rejection
-  REQUIRE(overlapped > 0);  // DualPipeV's OVERLAP_F_B pairs
+  REQUIRE(files == 21);     // 23 files, 2 of them a peer's rejection
+  REQUIRE(overlapped > 0);  // DualPipeV's and combined 1F1B's OVERLAP_F_B pairs
 }
 
 TEST_CASE("generated and lowered schedules round-trip through CSV", "[csv]") {

@@ -202,7 +202,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-P 99999999999999999999", "ctpipe: "},
       {"--schedule nope",
        "ctpipe: unknown schedule 'nope' (known: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, "
-       "interleaved-zb, dualpipev, dualpipe, v-half, v-min)\n"},
+       "interleaved-zb, dualpipev, dualpipe, v-half, v-min, combined-1f1b)\n"},
       {"--schedule gpipe -V 2", "ctpipe: gpipe and 1f1b have one model chunk per rank (V must be 1)\n"},
       {"--costs f=1,b", "ctpipe: --costs takes key=value pairs"},
       {"--costs x=1", "ctpipe: --costs takes key=value pairs"},
@@ -231,7 +231,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
        "ctpipe: dualpipev needs m >= 2P (DeepSeek's DualPipeV.step asserts num_chunks >= num_ranks * 2)\n"},
       {"-s dualpipev -m 6 --structural-minimum", "ctpipe: dualpipev needs m >= 2P-1 (its structural minimum)\n"},
       {"-s 1f1b --structural-minimum", "ctpipe: --structural-minimum applies to dualpipev and dualpipe only\n"},
-      {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev and dualpipe only\n"},
+      {"-s 1f1b --pair-model split", "ctpipe: --pair-model applies to dualpipev, dualpipe and combined-1f1b only\n"},
       {"-s dualpipev --pair-model both", "ctpipe: --pair-model takes fused or split, not 'both'\n"},
       {"-s dualpipe -P 6 -m 13",
        "ctpipe: dualpipe needs m even and m >= 2P (DeepSeek's DualPipe.step asserts num_chunks % 2 == 0 and num_chunks "
@@ -250,7 +250,8 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"--width 80 --format svg", "ctpipe: --width applies to --format text only\n"},
       {"compare --width 80 --format json", "ctpipe: --width applies to --format text only\n"},
       {"compare --schedules gpipe,zbv -V 3",
-       "ctpipe: -V applies to interleaved-1f1b, looped-bfs, interleaved-zb only, and --schedules names none of them\n"},
+       "ctpipe: -V applies to interleaved-1f1b, looped-bfs, interleaved-zb, combined-1f1b only, and --schedules names "
+       "none of them\n"},
       {"compare --schedules 1f1b,zbv -P 8 -m 65533",
        "ctpipe: zbv: 3145584 ops are too many for compare (at most 2097152)\n"},
       // Every command's op limit speaks the one message (check_op_limit).

@@ -47,6 +47,7 @@ TEST_CASE("claimed values, through ctpipe --format json", "[values][tool]") {
     if (c.spec.family == schedule_family::interleaved_1f1b) {
       args += fmt::format(" --variant {} --group {}", variant_name(c.spec.variant), c.spec.group);
     }
+    if (c.spec.family == schedule_family::combined_1f1b) args += fmt::format(" --group {}", c.spec.group);
     const auto run = ctpipe::tests::run_tool(args);
     REQUIRE(run.exit_code == 0);
     REQUIRE(run.err.empty());

@@ -85,8 +85,10 @@ TEST_CASE("P = 1 works for every schedule: no messages, no bubble", "[zero-bubbl
   for (auto family : all_families) {
     INFO(family_name(family));
     if (family == schedule_family::dualpipe) continue;  // needs P even (DeepSeek's rule): P = 2 below
+    // combined-1f1b at P = 1 is Megatron's no-pipelining schedule: one chunk.
     const int V = family == schedule_family::gpipe || family == schedule_family::one_f_one_b ||
-                          family == schedule_family::zb_h1 || family == schedule_family::zb_h2
+                          family == schedule_family::zb_h1 || family == schedule_family::zb_h2 ||
+                          family == schedule_family::combined_1f1b
                       ? 1
                       : 2;
     const schedule s = generate({family, {1, 4, V, natural_placement(family)}});

@@ -119,6 +119,22 @@ inline constexpr claimed claims[] = {
      {4, 4, 4, 4},
      96,
      {11, 2}},
+    {"SPEC §5 combined 1F1B P=4 m=8 V=2 g=4 (fused pairs)",
+     {schedule_family::combined_1f1b, {4, 8, 2}},
+     article,
+     {57, 2},
+     {3, 19},
+     {12, 10, 8, 6},
+     112,
+     {9, 2}},
+    {"issue 38: combined 1F1B P=4 m=10 V=2 g=5 (fused pairs)",
+     {schedule_family::combined_1f1b, {4, 10, 2}, interleaved_variant::megatron, 5},
+     article,
+     {69, 2},
+     {3, 23},
+     {13, 11, 9, 7},
+     140,
+     {9, 2}},
 };
 
 /// True when schedule `c` is valid and its simulated values equal the claimed ones.

@@ -39,7 +39,9 @@ static_assert(holds(claims[22]), "SPEC §5 DualPipeV P=4 m=8");
 static_assert(holds(claims[23]), "SPEC §5 DualPipe P=4 m=8");
 static_assert(holds(claims[24]), "SPEC §5 V-Half P=4 m=8");
 static_assert(holds(claims[25]), "SPEC §5 V-Min P=4 m=8");
-static_assert(std::size(claims) == 26, "a new claim needs its static_assert above");
+static_assert(holds(claims[26]), "SPEC §5 combined 1F1B P=4 m=8 V=2 g=4");
+static_assert(holds(claims[27]), "combined 1F1B P=4 m=10 V=2 g=5");
+static_assert(std::size(claims) == 28, "a new claim needs its static_assert above");
 
 // The frozen path: schedule_v holds the same ops as generate(), in static storage, and
 // analyses read it in constant expressions.

@@ -188,6 +188,21 @@ test("the page, in headless Chromium", async (t) => {
       assert.equal(await page.$eval("#bubble", (e) => e.nextElementSibling.textContent), "6.2%");
     });
 
+    await t.test("combined-1f1b takes the group and the pair model: P = 4, m = 10, g = 5, split", async () => {
+      await page.goto(`${url}#s=combined-1f1b&P=4&m=10&V=2&g=5&pairs=split`);
+      await settled(page, 0);
+      assert.equal(await page.$eval("#schedule", (e) => e.value), "combined-1f1b");
+      assert.equal(await page.$eval("#group", (e) => e.disabled), false);
+      assert.equal(await page.$eval("#pairs", (e) => e.disabled), false);
+      assert.equal(await page.$eval("#warmup", (e) => e.disabled), true);
+      assert.equal(await text(page, "#makespan"), "69/2");
+      assert.equal(await text(page, "#peak-0"), "13");
+      await typeInto(page, "#group", "10");
+      assert.equal(await text(page, "#makespan"), "69/2");  // the article's costs: interleaved's, for any group
+      await typeInto(page, "#m-num", "6");
+      assert.match(await text(page, "#error"), /^ctpipe: combined-1f1b needs the group size in \[P, m\]/);
+    });
+
     await t.test("unequal stages: 1F1B with the last stage 5/4 slower takes 39 (docs/spec.md §2.2)", async () => {
       await page.goto(`${url}#s=1f1b&P=4&m=8&stage_scale=1,1,1,5/4`);
       await settled(page, 0);

@@ -177,16 +177,16 @@ void schedule_options::declare_rules(CLI::App& app) {
               {"torch", interleaved_variant::torch}},
              "interleaved-1f1b: megatron, megatron-legacy or torch");
   add_whole(app, "--group,-g", group,
-            "interleaved-1f1b with V > 1: micro-batches per group (Megatron's microbatch_group_size_per_vp_stage); 0 = "
-            "the variant's default (P, or m / max(1, m/P) for torch)");
+            "interleaved-1f1b with V > 1, combined-1f1b: micro-batches per group (Megatron's "
+            "microbatch_group_size_per_vp_stage); 0 = the default (P, or m / max(1, m/P) for torch)");
   add_whole(app, "--warmup-factor", warmup_factor,
             "interleaved-1f1b with V > 1: warmup forwards added per rank away from the last (2, or 1)");
   app.add_flag("--structural-minimum", structural_minimum,
                "dualpipev, dualpipe: accept the least m their phases run with, m >= 2P-1 (dualpipev) or even m >= "
                "2P-2 (dualpipe); DeepSeek's own rule is m >= 2P");
   add_choice(app, "--pair-model", pairs, {{"fused", pair_model::fused}, {"split", pair_model::split}},
-             "dualpipev, dualpipe: fused (an overlapped F&B pair waits for both inputs and lasts fb, as DeepSeek runs "
-             "it) or split (its two halves are separate ops)");
+             "dualpipev, dualpipe, combined-1f1b: fused (an overlapped F&B pair waits for both inputs and lasts fb, as "
+             "DeepSeek runs it) or split (its two halves are separate ops)");
 }
 
 void schedule_options::check(const CLI::App& app) {
@@ -203,16 +203,21 @@ void schedule_options::check(const CLI::App& app) {
     throw usage_error(fmt::format("ctpipe: -V applies to {} only, and --schedules names none of them",
                                   schedule_names([](const family_entry& e) { return e.chunks_free; })));
   }
-  if (!any([](schedule_family f) { return f == schedule_family::interleaved_1f1b; }) &&
-      (variant_given || group_given || warmup_given)) {
+  const bool interleaved = any([](schedule_family f) { return f == schedule_family::interleaved_1f1b; });
+  const bool combined = any([](schedule_family f) { return f == schedule_family::combined_1f1b; });
+  if (!interleaved && !combined && (variant_given || group_given || warmup_given)) {
     throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
+  }
+  if (!interleaved && (variant_given || warmup_given)) {
+    throw usage_error(
+        "ctpipe: --variant and --warmup-factor apply to interleaved-1f1b only (combined-1f1b takes --group)");
   }
   const bool dual =
       any([](schedule_family f) { return f == schedule_family::dualpipev || f == schedule_family::dualpipe; });
   if (structural_minimum && !dual)
     throw usage_error("ctpipe: --structural-minimum applies to dualpipev and dualpipe only");
-  if (app.count("--pair-model") > 0 && !dual)
-    throw usage_error("ctpipe: --pair-model applies to dualpipev and dualpipe only");
+  if (app.count("--pair-model") > 0 && !dual && !combined)
+    throw usage_error("ctpipe: --pair-model applies to dualpipev, dualpipe and combined-1f1b only");
   // A family of one chunk per rank on the loop placement (gpipe, 1f1b, zb-h1, zb-h2): the
   // shape's rule would ask for V = 2 on another placement, and the family's for V = 1.
   for (std::size_t k = 0; k < families.size() && placement_given && layout != placement::loop; ++k) {
@@ -225,7 +230,7 @@ void schedule_options::check(const CLI::App& app) {
   // At V = 1 interleaved-1f1b is plain 1F1B (megatron, megatron-legacy) or PyTorch's rounds
   // with its own group and warmup (torch): a group or warmup factor would do nothing or
   // leave PyTorch's rule.
-  if ((group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b).shape.V == 1) {
+  if (interleaved && (group_given || warmup_given) && spec_for(schedule_family::interleaved_1f1b).shape.V == 1) {
     throw usage_error(
         "ctpipe: --group and --warmup-factor only apply to interleaved schedules with V > 1 "
         "(interleaved-1f1b at V = 1 is plain 1F1B, or PyTorch's own rule with --variant torch)");
@@ -240,7 +245,8 @@ schedule_spec schedule_options::spec_for(schedule_family family) const {
                 placement_given ? layout : natural_placement(family)};
   const bool dual = family == schedule_family::dualpipev || family == schedule_family::dualpipe;
   spec.structural_minimum = dual && structural_minimum;
-  spec.pairs = dual ? pairs : pair_model::fused;
+  spec.pairs = dual || family == schedule_family::combined_1f1b ? pairs : pair_model::fused;
+  if (family == schedule_family::combined_1f1b) spec.group = group;
   if (family == schedule_family::interleaved_1f1b) {
     spec.variant = variant;
     spec.group = group;

@@ -218,10 +218,12 @@ function argsFor(name, compare) {
   if ((f && f.interleaved) || !offered("variant")) args.push(...menu("variant"));
   // The group and the warmup factor as typed when they differ from the tool's defaults
   // (0: the variant's own group; 2), which the tool refuses to be given at V = 1.
-  if (f && f.interleaved && $("group").value !== "0") args.push("--group", $("group").value);
+  if (f && (f.interleaved || f.name === "combined-1f1b") && $("group").value !== "0") {
+    args.push("--group", $("group").value);
+  }
   if (f && f.interleaved && $("warmup").value !== "2") args.push("--warmup-factor", $("warmup").value);
   const dual = f && (f.name === "dualpipev" || f.name === "dualpipe");
-  if (dual || !offered("pairs")) args.push(...menu("pairs"));
+  if (dual || (f && f.name === "combined-1f1b") || !offered("pairs")) args.push(...menu("pairs"));
   if (dual && $("structural").checked) args.push("--structural-minimum");
   args.push(...costsOption());
   if ($("gamma").value !== "") args.push("--gamma", $("gamma").value);
@@ -249,10 +251,12 @@ function updateEnabled() {
   const f = family($("schedule").value);
   if (!compare && f && !f.chunks_free) setNumber("V", f.default_V);
   const dual = (g) => g.name === "dualpipev" || g.name === "dualpipe";
+  const paired = (g) => dual(g) || g.name === "combined-1f1b";  // the families with overlapped pairs
+  const grouped = (g) => g.interleaved || g.name === "combined-1f1b";  // the families with a group size
   const off = { V: !any((g) => g.chunks_free), "V-num": !any((g) => g.chunks_free),
-    variant: !any((g) => g.interleaved), group: !any((g) => g.interleaved), warmup: !any((g) => g.interleaved),
-    pairs: !any(dual), structural: !any(dual), b: !any((g) => !g.splits_backward), i: !any((g) => g.splits_backward),
-    w: !any((g) => g.splits_backward), fb: !any(dual) };
+    variant: !any((g) => g.interleaved), group: !any(grouped), warmup: !any((g) => g.interleaved),
+    pairs: !any(paired), structural: !any(dual), b: !any((g) => !g.splits_backward), i: !any((g) => g.splits_backward),
+    w: !any((g) => g.splits_backward), fb: !any(paired) };
   for (const [id, disabled] of Object.entries(off)) $(id).disabled = disabled;
   $("schedule").disabled = compare;
 }

@@ -33,6 +33,9 @@ namespace ctpipe {
 /// - ZB-V with m >= 2P-1 and t_f = t_i = t_w: `m(t_f+t_i+t_w) + (P-1)t_f/2` (the same with
 ///   chunk forwards of half the length).
 /// - interleaved ZB: none claimed.
+/// - combined 1F1B with t_c = 0, its pairs fused at t_fb = t_f + t_b or split:
+///   interleaved 1F1B's `(m+(P-1)/V)(t_f+t_b)` (ctpipe's proof; with an overlap gain none
+///   is claimed).
 constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
   return family_of(s.family).makespan(s, c);
 }
@@ -41,13 +44,14 @@ constexpr closed_form makespan_formula(const schedule_spec& s, const costs& c) {
 /// article's `(P-1)/(m+P-1)` (rank 0 waits `(P-1)(t_f+t_b)` for its first backward);
 /// GPipe with latency: `(P-1)(t_f+t_b+2t_c) / ((m+P-1)(t_f+t_b) + 2(P-1)t_c)`.
 /// Interleaved 1F1B and looped BFS (t_c = 0): `(P-1)/(mV+P-1)`, the article's: the
-/// fill and drain shrink by V (same exceptions as makespan_formula).
+/// fill and drain shrink by V (same exceptions as makespan_formula); combined 1F1B the
+/// same, where its makespan_formula holds.
 constexpr closed_form bubble_fraction_formula(const schedule_spec& s, const costs& c) {
   return family_of(s.family).bubble_fraction(s, c);
 }
 
 /// Span bubble: the largest (span - busy) over ranks (the Zero Bubble papers' measure).
-/// - GPipe, 1F1B, interleaved 1F1B, looped BFS: rank 0 runs from 0 to T, so its idle:
+/// - GPipe, 1F1B, interleaved 1F1B, looped BFS, combined 1F1B: rank 0 runs from 0 to T, so its idle:
 ///   `(P-1)(t_f+t_b)` (1/V of it with V chunks; GPipe with latency `(P-1)(t_f+t_b+2t_c)`),
 ///   under the same conditions as makespan_formula.
 /// - ZB-H1, m >= P, t_w <= min(t_i, t_f): `(P-1)(t_f+t_i-t_w)`.
@@ -64,7 +68,8 @@ constexpr closed_form span_bubble_formula(const schedule_spec& s, const costs& c
 /// before each backward); interleaved 1F1B `min(mV, 2(P-1-r) + (V-1)g + 1)` (its warmup
 /// plus one; `(P-1-r)` instead of `2(P-1-r)` with warmup factor 1; `mV` for
 /// megatron-legacy with m = P; P = 8, V = 2, g = 8: rank 0 holds 23 chunks = 23/2 full
-/// activations, the article's example); looped BFS `mV`; ZB-H1 (m >= P) `(P-r) + r*gamma`
+/// activations, the article's example); combined 1F1B `min(mV, 2(P-1-r) + (V-1)g + 2)`,
+/// one more (Megatron's extra warmup forward); looped BFS `mV`; ZB-H1 (m >= P) `(P-r) + r*gamma`
 /// (the split backward frees `1-gamma` at I: the W that waits keeps `gamma`); ZB-H2
 /// (m >= 2P-1, gamma = 1) `2P-1`; ZB-V (m >= 2P-1, gamma = 1) `2P` chunks. Both hold for every gamma (they run full
 /// backwards B, which free a whole activation at once); gamma is a parameter for the split-backward families.

@@ -221,7 +221,11 @@ inline readout readout_of(const report& rep) {
     for (int r = 0; r < s.P; ++r) out.plain_peak_in_flight.push_back(plain.peak(r));
   }
   // At V = 1 interleaved-1f1b is plain 1F1B: its group and warmup factor play no part.
-  if (rep.source.empty() && rep.spec.family == schedule_family::interleaved_1f1b && s.V > 1) {
+  // combined-1f1b is Megatron's interleaved table with one more warmup forward: its group
+  // is shown the same way (variant megatron, factor 2).
+  const bool grouped =
+      rep.spec.family == schedule_family::interleaved_1f1b || rep.spec.family == schedule_family::combined_1f1b;
+  if (rep.source.empty() && grouped && s.V > 1) {
     out.interleaved = interleaved_parameters{rep.spec.variant, group_size(rep.spec), rep.spec.warmup_factor};
   }
   out.in_flight = &rep.memory;

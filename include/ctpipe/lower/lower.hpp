@@ -34,8 +34,8 @@
 //   with its inputs received, and both ends of a message are at the heads of their lists
 //   (under `batched`, both groups are posted). The order of the messages between any two
 //   ranks is the same on both sides, so first-in first-out pairing matches them. With
-//   equal op costs and t_c = 0 every rank is between ops at every message's tick, so
-//   nothing waits: zero loss. Elsewhere a rendezvous can hold a sender until its
+//   equal op costs, t_c = 0 and no fused pair (which lasts two ops) every rank is between
+//   ops at every message's tick, so nothing waits: zero loss. Elsewhere a rendezvous can hold a sender until its
 //   receiver ends the op it is in; docs/runtimes.md tabulates the loss.
 //
 // Cost: adjacent order, one pass over the ops; key order, one simulation and a counting
@@ -374,7 +374,9 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
 ///   in order, PyTorch's with gloo or NCCL).
 /// - `rendezvous`, `batched`: never deadlocks under its model, and the messages between
 ///   two ranks come in the same order on both; zero loss under `rendezvous` with equal op
-///   costs and t_c = 0.
+///   costs, t_c = 0 and no fused overlapped pair (a fused pair lasts two ops' time, so a
+///   receiver can be inside one: combined-1f1b, P = 6, m = 6, V = 2, t_f = t_b = 1 runs
+///   35/2 under rendezvous against 17 simulated).
 /// Shapes: the result has the same shape as `v` and `v.size() + 2 * messages(v)` ops,
 /// CSR like every schedule. Neighbouring stages on one rank (the V-shape turn, P = 1)
 /// get no message. Source of the op names and stage convention: PyTorch's

@@ -18,6 +18,7 @@
 #include "ctpipe/core/rational.hpp"
 #include "ctpipe/core/shape.hpp"  // also detail::shape_rules
 #include "ctpipe/schedules/closed_form.hpp"
+#include "ctpipe/schedules/combined.hpp"
 #include "ctpipe/schedules/controllable_memory.hpp"
 #include "ctpipe/schedules/dualpipe.hpp"
 #include "ctpipe/schedules/gpipe.hpp"
@@ -202,6 +203,47 @@ constexpr bool interleaved_rule(const schedule_spec& s, rule_report report) {
   return (s.shape.V == 1 && s.variant != interleaved_variant::torch) || interleaved_group_rule(s, report);
 }
 
+/// combined-1f1b's rules: Megatron-LM's for `overlap_moe_expert_parallel_comm`. With P > 1
+/// Megatron runs `forward_backward_pipelining_with_interleaving`, which needs virtual
+/// pipelining (`TransformerConfig` asserts it is set; Megatron's arguments turn a virtual
+/// size of 1 into none) and its group rules; with P = 1 it runs
+/// `forward_backward_no_pipelining`, which takes one model chunk.
+constexpr bool combined_rule(const schedule_spec& s, rule_report report) {
+  const int P = s.shape.P, m = s.shape.m, V = s.shape.V, g = group_size(s);
+  if (s.shape.layout != placement::loop) {
+    report("ctpipe: combined-1f1b runs on the loop placement");
+    return false;
+  }
+  if (s.group < 0) {
+    report("ctpipe: the group size must be >= 0 (0 = the variant's default)");
+    return false;
+  }
+  if (P == 1) {
+    if (V == 1) return true;
+    report("ctpipe: combined-1f1b with P = 1 needs V = 1 (Megatron's no-pipelining schedule asserts len(model) == 1)");
+    return false;
+  }
+  if (V < 2) {
+    report(
+        "ctpipe: combined-1f1b with P > 1 needs V >= 2 (Megatron's TransformerConfig asserts "
+        "virtual_pipeline_model_parallel_size is not None when pipeline_model_parallel_size > 1)");
+    return false;
+  }
+  if (g < P || g > m) {
+    report(
+        "ctpipe: combined-1f1b needs the group size in [P, m] (Megatron raises unless "
+        "PP <= microbatch_group_size_per_vp_stage <= M)");
+    return false;
+  }
+  if (m % g != 0 && m % g < P) {
+    report(
+        "ctpipe: combined-1f1b needs m % group == 0 or m % group >= P (Megatron raises when "
+        "0 < M % microbatch_group_size_per_vp_stage < PP)");
+    return false;
+  }
+  return true;
+}
+
 // Warmup forwards of each family (see warmup_forwards()).
 constexpr int all_forwards_first(const schedule_spec& s, int) { return s.shape.m * s.shape.V; }
 constexpr int one_f_one_b_warmup(const schedule_spec& s, int r) { return min_int(s.shape.P - 1 - r, s.shape.m); }
@@ -251,6 +293,13 @@ constexpr op* fill_zbv(const schedule_spec& s, int r, op* out) {
 constexpr op* fill_interleaved_zb(const schedule_spec& s, int r, op* out) {
   schedules::interleaved_zero_bubble(s.shape, r, group_size(s), interleaved_zb_warmup(s, r),
                                      [&out](op o) { *out++ = o; });
+  return out;
+}
+
+constexpr op* fill_combined(const schedule_spec& s, int r, op* out) {
+  schedules::combined_1f1b(
+      s.shape, r, group_size(s), schedules::combined_warmup(s, r), [&out](op o) { *out++ = o; },
+      s.pairs == pair_model::fused);
   return out;
 }
 
@@ -344,6 +393,9 @@ inline constexpr family_entry family_table[] = {
     {schedule_family::v_min, "v-min", true, 2, false, placement::v_shape, detail::v_memory_rule, detail::v_warmup,
      detail::fill_v_rank, detail::fiw_ops_of_rank, schedules::v_memory_makespan, schedules::v_memory_bubble_fraction,
      schedules::v_memory_span_bubble, schedules::v_memory_peak_in_flight, detail::fill_v_all},
+    {schedule_family::combined_1f1b, "combined-1f1b", false, 2, true, placement::loop, detail::combined_rule,
+     schedules::combined_warmup, detail::fill_combined, detail::fb_ops_of_rank, schedules::combined_makespan,
+     schedules::combined_bubble_fraction, schedules::combined_span_bubble, schedules::combined_peak_in_flight},
 };
 
 namespace detail {
@@ -374,7 +426,7 @@ constexpr const family_entry& family_of(schedule_family f) { return family_table
 
 /// The family's name as the tool, JSON and the vectors spell it: `gpipe`, `1f1b`,
 /// `interleaved-1f1b`, `looped-bfs`, `zb-h1`, `zb-h2`, `zbv`, `interleaved-zb`, `dualpipev`,
-/// `dualpipe`, `v-half`, `v-min`; `?` for a value that is no family.
+/// `dualpipe`, `v-half`, `v-min`, `combined-1f1b`; `?` for a value that is no family.
 constexpr const char* family_name(schedule_family f) { return known_family(f) ? family_of(f).name : "?"; }
 
 /// Whether the family splits its backwards into I and W (the Zero Bubble family); false
@@ -408,7 +460,9 @@ constexpr bool family_from_name(std::string_view name, schedule_family& out) {
 /// k = 1 (PyTorch); ZB-V its chunk-0 warmup `min(m, 2(P-r)-1)`; DualPipeV `2P` (both
 /// chunks, phases 1 and 2 of DualPipeV.step), DualPipe `P`; V-Half and V-Min the
 /// forwards before rank r's first I in the generated order (the greedy has no rule for
-/// them; this generates the schedule); GPipe and looped BFS `m*V` (every forward
+/// them; this generates the schedule); combined 1F1B interleaved's count at k = 2 plus
+/// one, `min(m*V, (V-1)g + 2(P-1-r) + 1)` (Megatron's `get_pp_rank_microbatches` with
+/// `overlap_moe_expert_parallel_comm`); GPipe and looped BFS `m*V` (every forward
 /// first). Needs a valid spec.
 constexpr int warmup_forwards(const schedule_spec& s, int r) { return family_of(s.family).warmup(s, r); }
 
@@ -422,9 +476,14 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
     return false;
   }
   if (!shape_rules(s.shape, on_error)) return false;
-  if (s.family != schedule_family::interleaved_1f1b &&
+  const bool combined = s.family == schedule_family::combined_1f1b;
+  if (s.family != schedule_family::interleaved_1f1b && !combined &&
       (s.group != 0 || s.variant != interleaved_variant::megatron || s.warmup_factor != 2)) {
     on_error("ctpipe: only interleaved-1f1b takes a group, variant or warmup factor");
+    return false;
+  }
+  if (combined && (s.variant != interleaved_variant::megatron || s.warmup_factor != 2)) {
+    on_error("ctpipe: combined-1f1b takes a group but no variant or warmup factor (it is Megatron's, factor 2)");
     return false;
   }
   const bool dual = s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe;
@@ -432,8 +491,10 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
     on_error("ctpipe: only dualpipev and dualpipe take the structural minimum");
     return false;
   }
-  if (s.pairs != pair_model::fused && (s.pairs != pair_model::split || !dual)) {
-    on_error("ctpipe: only dualpipev and dualpipe have overlapped pairs to split (pair model fused or split)");
+  if (s.pairs != pair_model::fused && (s.pairs != pair_model::split || !(dual || combined))) {
+    on_error(
+        "ctpipe: only dualpipev, dualpipe and combined-1f1b have overlapped pairs to split (pair model fused or "
+        "split)");
     return false;
   }
   // Raising, the family's rule raises itself (its message literal then shows in the
@@ -463,7 +524,16 @@ constexpr bool spec_rules(const schedule_spec& s, OnError&& on_error) {
 /// - `ctpipe: dualpipe needs m even and m >= 2P-2 (its structural minimum)`
 /// - `ctpipe: v-half and v-min run two chunks per rank on the V-shape placement (V = 2, placement v)`
 /// - `ctpipe: only dualpipev and dualpipe take the structural minimum`
-/// - `ctpipe: only dualpipev and dualpipe have overlapped pairs to split (pair model fused or split)`
+/// - `ctpipe: only dualpipev, dualpipe and combined-1f1b have overlapped pairs to split (pair model fused or split)`
+/// - `ctpipe: combined-1f1b takes a group but no variant or warmup factor (it is Megatron's, factor 2)`
+/// - `ctpipe: combined-1f1b runs on the loop placement`
+/// - `ctpipe: combined-1f1b with P = 1 needs V = 1 (Megatron's no-pipelining schedule asserts len(model) == 1)`
+/// - `ctpipe: combined-1f1b with P > 1 needs V >= 2 (Megatron's TransformerConfig asserts
+///   virtual_pipeline_model_parallel_size is not None when pipeline_model_parallel_size > 1)`
+/// - `ctpipe: combined-1f1b needs the group size in [P, m] (Megatron raises unless PP <=
+///   microbatch_group_size_per_vp_stage <= M)`
+/// - `ctpipe: combined-1f1b needs m % group == 0 or m % group >= P (Megatron raises when 0 < M %
+///   microbatch_group_size_per_vp_stage < PP)`
 /// - `ctpipe: interleaved-1f1b, looped-bfs and interleaved-zb run on the loop placement`
 /// - `ctpipe: interleaved-zb (torch) needs m % max(1, m / P) == 0`
 /// - `ctpipe: the warmup factor must be 1 or 2`

@@ -36,6 +36,10 @@ namespace ctpipe {
 ///   Memory", Qi et al., NeurIPS 2024), the Zero Bubble authors' greedy V schedules
 ///   with about a half and a third of 1F1B's activation memory: V-shape placement, two
 ///   chunks per rank, split backward (schedules/controllable_memory.hpp).
+/// - `combined_1f1b`: Megatron-LM's "combined 1F1B", interleaved 1F1B with the
+///   expert-parallel all-to-all overlap (`overlap_moe_expert_parallel_comm`): one more
+///   warmup forward per rank, then each steady step's forward and backward as one
+///   overlapped F&B pair (schedules/combined.hpp).
 enum class schedule_family : std::uint8_t {
   gpipe,
   one_f_one_b,
@@ -49,6 +53,7 @@ enum class schedule_family : std::uint8_t {
   dualpipe,
   v_half,
   v_min,
+  combined_1f1b,
 };
 
 /// Which framework's interleaved 1F1B to reproduce. All three run a table of
@@ -97,8 +102,9 @@ struct schedule_spec {
   pipeline_shape shape{};                                 ///< P, m, V, placement
   /// interleaved-1f1b only: which framework's rules (see interleaved_variant).
   interleaved_variant variant = interleaved_variant::megatron;
-  /// interleaved-1f1b only: micro-batches per group `g`; 0 = the variant's default
-  /// (P for megatron and megatron-legacy, m / max(1, m / P) for torch).
+  /// interleaved-1f1b and combined-1f1b only: micro-batches per group `g`; 0 = the
+  /// default (P for megatron, megatron-legacy and combined-1f1b, m / max(1, m / P) for
+  /// torch).
   int group = 0;
   /// interleaved-1f1b only: warmup forwards grow by this many per rank away from the
   /// last rank (Megatron's and PyTorch's 2; 1 gives fewer in-flight chunks and hides no
@@ -109,9 +115,10 @@ struct schedule_spec {
   /// m >= 2P-1 for dualpipev, where rank 0 peaks at 2P chunks and the others at 2P+1;
   /// even m >= 2P-2 for dualpipe, where ranks 0 and P-1 peak at P and the others at P+1.
   bool structural_minimum = false;
-  /// dualpipev and dualpipe only (the families with overlapped pairs): `fused` (the default) writes each
-  /// of DeepSeek's `_forward_backward_chunk` calls as an op_kind::overlap_f_b word and its
-  /// B; `split` writes it as a plain F and B (the same order, each half its own op:
+  /// dualpipev, dualpipe and combined-1f1b only (the families with overlapped pairs):
+  /// `fused` (the default) writes each of DeepSeek's `_forward_backward_chunk` calls, or
+  /// each of Megatron's combined steps, as an op_kind::overlap_f_b word and its B;
+  /// `split` writes it as a plain F and B (the same order, each half its own op:
   /// split_pairs() of the fused schedule).
   pair_model pairs = pair_model::fused;
 
@@ -123,6 +130,7 @@ constexpr int group_size(const schedule_spec& s) {
   const int P = s.shape.P;
   const int m = s.shape.m;
   if (s.family == schedule_family::interleaved_zb) return m / (m / P > 1 ? m / P : 1);
+  if (s.family == schedule_family::combined_1f1b) return s.group != 0 ? s.group : P;
   if (s.family != schedule_family::interleaved_1f1b) return 1;
   if (s.variant == interleaved_variant::torch) return m / (m / P > 1 ? m / P : 1);
   return s.group != 0 ? s.group : P;
