@@ -62,6 +62,19 @@ def test_interleaved_classes_equal_the_simulation(V, group, m, costs):  # noqa: 
         f.makespan(f.m0 + 1)
 
 
+def test_combined_with_an_overlap_gain_has_a_formula_for_every_m():
+    # No closed form with t_fb < t_f + t_b (docs/schedules.md); the certificate still gives
+    # every m of the class: 103/4 at m = 8 (the docs' figure), equal to the simulation.
+    costs = {"f": 1, "b": 2, "fb": Fraction(5, 2)}
+    f = ctpipe.formula("combined-1f1b", P=4, V=2, costs=costs)
+    assert (f.m_step, f.m_residue) == (4, 0)
+    assert f.makespan(8) == Fraction(103, 4)
+    assert f.closed_forms["makespan"] is None
+    for m in range(4, f.m0 + 3 * f.cycle, 4):
+        sim = ctpipe.Schedule("combined-1f1b", P=4, m=m, V=2, costs=costs).simulate()
+        assert f.makespan(m) == sim.makespan, m
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda: ctpipe.formula("gpipe"), "ctpipe: no formula for gpipe: its forwards and its backwards each grow"),
     (lambda: ctpipe.formula("1f1b", m=8), "ctpipe: formula answers for every m; -m is not taken"),

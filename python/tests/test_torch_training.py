@@ -46,6 +46,9 @@ SCHEDULES = [
     ("dualpipev", "dualpipev", {}),
     ("v-half", "v-half", {}),
     ("v-min", "v-min", {}),
+    # Megatron's combined 1F1B: its combined steps as PyTorch's OVERLAP_F_B, and split.
+    ("combined-1f1b", "combined-1f1b", {"V": 2}),
+    ("combined-1f1b-split", "combined-1f1b", {"V": 2, "pair_model": "split"}),
 ]
 
 # Micro-batch counts per P: (one below 2P, one above), within each family's rules. Megatron's
@@ -53,6 +56,8 @@ SCHEDULES = [
 # m >= 2P (DeepSeek's rule), or 2P - 1 with structural_minimum.
 _DEFAULT_M = {2: (3, 6), 4: (5, 10)}
 _M = {
+    "combined-1f1b": {2: (2, 6), 4: (4, 12)},  # Megatron's rules, as for its interleaved 1F1B
+    "combined-1f1b-split": {2: (2, 6), 4: (4, 12)},
     "interleaved-1f1b-megatron": {2: (2, 6), 4: (4, 12)},
     "interleaved-1f1b-megatron-legacy": {2: (2, 6), 4: (4, 12)},
     "dualpipev": {2: (3, 6), 4: (7, 10)},

@@ -155,6 +155,47 @@ TEST_CASE(
   REQUIRE(proved == 2 * 252);
 }
 
+TEST_CASE("combined 1F1B's programs expand to its generator, and its certificates hold for every m of the class",
+          "[periodic]") {
+  // Megatron's combined 1F1B: interleaved's program with one more warm-up forward, its
+  // pairs fused (overlap_f_b words) or split; P <= 6, V <= 4, groups P, P + 1 and 2P,
+  // every class Megatron accepts.
+  int classes = 0, proved = 0;
+  const costs article{};
+  const costs latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  for (const pair_model pairs : {pair_model::fused, pair_model::split})
+    for (int P = 1; P <= 6; ++P)
+      for (int V = 1; V <= 4; ++V)
+        for (const int g : {0, P + 1, 2 * P}) {
+          const int G = g != 0 ? g : P;
+          for (int residue = 0; residue < G; ++residue) {
+            schedule_spec s{schedule_family::combined_1f1b, {P, residue + 4 * G, V, placement::loop}};
+            s.group = g;
+            s.pairs = pairs;
+            if (spec_error(s) != nullptr) continue;
+            ++classes;
+            INFO("P = " << P << " V = " << V << " g = " << g << " class of m = " << s.shape.m);
+            const periodic_program p = program_of(s);
+            for (int m = p.m_min; m <= p.m_min + 4 * p.m_step; m += p.m_step) {
+              schedule_spec at = s;
+              at.shape.m = m;
+              REQUIRE(same_ops(expand(p, m).view(), generate(at).view()));
+            }
+            if (P > 4 || V > 3) continue;
+            for (const costs& c : {article, latency}) {
+              const periodic_certificate cert = periodic_certificate_of(s, c);
+              REQUIRE(cert.proved);
+              ++proved;
+              for (int m = cert.m0; m < cert.m0 + 2 * cert.cycle + 2 * cert.m_step; m += cert.m_step)
+                REQUIRE(cert.makespan(m) == direct_makespan(s, m, c));
+            }
+            REQUIRE(bool(closed_forms_hold_for_every_m(periodic_certificate_of(s, article), s, article)));
+          }
+        }
+  REQUIRE(classes == 250);
+  REQUIRE(proved == 188);
+}
+
 TEST_CASE("periodic certificates: the makespan of every m from m0 on equals a direct simulation", "[periodic]") {
   const costs cost_sets[] = {
       costs{},                                                                          // the article's
@@ -349,7 +390,9 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
       {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
       {"formula -s interleaved-zb", "ctpipe: no formula for interleaved-zb: its periodic program is not written yet"},
       {"formula -s looped-bfs", "ctpipe: no formula for looped-bfs: each chunk's forwards and backwards grow with m"},
-      {"formula -m 8", "ctpipe: formula answers for every m; -m is not taken (but for interleaved-1f1b's classes)\n"},
+      {"formula -m 8",
+       "ctpipe: formula answers for every m; -m is not taken (but for the classes of interleaved-1f1b and "
+       "combined-1f1b)\n"},
       {"formula -s interleaved-1f1b -V 2 -m 6", "ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or"},
       {"formula -s interleaved-1f1b -V 2 -m 6 --variant torch",
        "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only"},

@@ -10,6 +10,7 @@
 //   P = 4, V = 2, group 6 for m = 5 (mod 6);
 // - P <= 8 at the other cost sets of the grids where the closed forms are claimed (1F1B:
 //   t_b = t_f, fractional costs, t_b < t_f; ZB-H1: the Zero Bubble cost sets);
+// - combined 1F1B at P = 4, V = 2 (m = 0 mod 4, pairs fused), its peaks 12 10 8 6;
 // - where no closed form exists (1F1B with latency, P = 4, t_c = 1/2), the certificate's
 //   own formula: cycle 4 micro-batches, makespans 101, 105, 108 at m = 24, 25, 26.
 // Each static_assert is one constant evaluation within the default limits of GCC 12 and
@@ -100,6 +101,17 @@ constexpr bool every_m_interleaved(costs c, int P, int V, int g = 0, int residue
 static_assert(every_m_interleaved(article, 4, 2), "interleaved 1F1B, every m = 0 (mod 4), P = 4, V = 2");
 static_assert(every_m_interleaved(article, 8, 2), "interleaved 1F1B, every m = 0 (mod 8), P = 8, V = 2");
 static_assert(every_m_interleaved(article, 4, 2, 6, 5), "interleaved 1F1B, every m = 5 (mod 6), P = 4, V = 2, g = 6");
+
+/// Combined 1F1B (Megatron's expert-parallel overlap, pairs fused at t_fb = t_f + t_b)
+/// at P = 4, V = 2, for every m = 0 (mod 4): its makespan, bubble and peak forms
+/// (12 10 8 6 chunks).
+constexpr bool every_m_combined() {
+  ctpipe::schedule_spec s{schedule_family::combined_1f1b, {4, 8, 2, ctpipe::placement::loop}};
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, article);
+  return cert.proved && cert.peak[0] == rational{12} && cert.peak[3] == rational{6} &&
+         bool(ctpipe::closed_forms_hold_for_every_m(cert, s, article));
+}
+static_assert(every_m_combined(), "combined 1F1B, every m = 0 (mod 4), P = 4, V = 2");
 
 /// 1F1B, P = 4, t_f = 1, t_b = 2, t_c = 1/2: no closed form (formulas.hpp: with latency
 /// the steady state stalls); the certificate's cycle and makespans.

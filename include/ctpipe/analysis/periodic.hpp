@@ -137,7 +137,7 @@ constexpr bool balanced(const periodic_program& p, periodic_certificate& out) {
     const program_segment& seg = p.segments[p.steady[static_cast<std::size_t>(r)]];
     for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
       const op_kind k = p.templates[t].kind;
-      f += k == op_kind::F ? 1 : 0;
+      f += k == op_kind::F || k == op_kind::overlap_f_b ? 1 : 0;  // a pair's word is its forward
       b += k == op_kind::B ? 1 : 0;
       i += k == op_kind::I ? 1 : 0;
       w += k == op_kind::W ? 1 : 0;

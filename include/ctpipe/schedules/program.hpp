@@ -17,7 +17,8 @@
 // (repetitions_per_step = 1): its repeated pattern is the steady state, the segments
 // before it the warm-up, the ones after it the cool-down. analysis/periodic.hpp proves a
 // family's makespan for every m of the class from one finite simulation of its program.
-// program_of() gives the programs of 1F1B, ZB-H1, ZB-H2, ZB-V and interleaved 1F1B;
+// program_of() gives the programs of 1F1B, ZB-H1, ZB-H2, ZB-V, interleaved 1F1B and
+// combined 1F1B (interleaved's with one more warm-up forward and its pairs);
 // expand() writes the ops, equal op for op to generate() of the same family wherever
 // tested (tests/runtime/periodic_test.cpp: P <= 12, m_min <= m <= m_min + 3P + 4, and
 // interleaved 1F1B over P <= 6, V <= 4, its groups and residues; the certificate checks
@@ -264,10 +265,11 @@ struct interleaved_entries {
   }
 };
 
-/// Adds entry `e` of the table as rank r's forward (F) or backward (B, chunk V-1-c).
+/// Adds entry `e` of the table as rank r's forward (F or a pair's word) or backward (B,
+/// chunk V-1-c).
 constexpr void add_entry(program_writer& out, op_kind k, int P, int V, int r, int chunk, int microbatch,
                          int per_repetition, int per_m) {
-  const int c = k == op_kind::F ? chunk : V - 1 - chunk;
+  const int c = k == op_kind::B ? V - 1 - chunk : chunk;
   out.add(k, c * P + r, microbatch, per_repetition, per_m);
 }
 
@@ -275,7 +277,10 @@ constexpr void add_entry(program_writer& out, op_kind k, int P, int V, int r, in
 /// = ceil(w / gV): the w forwards of entries 0 .. w-1; the steady gV pairs [F(w + j),
 /// B(j)], j < gV, n - a times (g micro-batches further each time); the tail of sV + a*gV
 /// - w pairs whose forwards reach the table's end, counted from it; the w backwards left.
-constexpr void interleaved_rank(program_writer& out, const interleaved_entries& t, int P, int r, int w) {
+/// Combined 1F1B is the same with its one more warm-up forward and each pair's forward
+/// `step` (op_kind::overlap_f_b when its pairs are fused, else F).
+constexpr void interleaved_rank(program_writer& out, const interleaved_entries& t, int P, int r, int w,
+                                op_kind step = op_kind::F) {
   const int G = t.g * t.V, a = (w + G - 1) / G;
   int chunk = 0, mb = 0;
   out.segment(1, 0);
@@ -286,14 +291,14 @@ constexpr void interleaved_rank(program_writer& out, const interleaved_entries& 
   out.segment(-a, 1);
   for (int j = 0; j < G; ++j) {
     t.from_start(w + j, chunk, mb);
-    add_entry(out, op_kind::F, P, t.V, r, chunk, mb, t.g, 0);
+    add_entry(out, step, P, t.V, r, chunk, mb, t.g, 0);
     t.from_start(j, chunk, mb);
     add_entry(out, op_kind::B, P, t.V, r, chunk, mb, t.g, 0);
   }
   out.segment(1, 0);
   for (int x = t.s * t.V + a * G; x > w; --x) {
     t.from_end(x - w, chunk, mb);
-    add_entry(out, op_kind::F, P, t.V, r, chunk, mb, 0, 1);
+    add_entry(out, step, P, t.V, r, chunk, mb, 0, 1);
     t.from_end(x, chunk, mb);
     add_entry(out, op_kind::B, P, t.V, r, chunk, mb, 0, 1);
   }
@@ -305,11 +310,12 @@ constexpr void interleaved_rank(program_writer& out, const interleaved_entries& 
   out.next_rank();
 }
 
-/// Interleaved 1F1B (schedules/interleaved.hpp) for the class of `s`'s m modulo its group
-/// g (m_step g, m_residue m mod g), loop placement, any variant, group and warm-up
-/// factor (interleaved_rank() per rank). m_min: the least m of the class whose steady
-/// segments run at least 0 times (2g + s or more for megatron-legacy, whose m = P
-/// differs). With V = 1, megatron and megatron-legacy are 1F1B and get its program.
+/// Interleaved 1F1B (schedules/interleaved.hpp) and combined 1F1B (schedules/combined.hpp)
+/// for the class of `s`'s m modulo its group g (m_step g, m_residue m mod g), loop
+/// placement, any variant, group, warm-up factor and pair model (interleaved_rank() per
+/// rank). m_min: the least m of the class whose steady segments run at least 0 times
+/// (2g + s or more for megatron-legacy, whose m = P differs). With V = 1, megatron and
+/// megatron-legacy are 1F1B and get its program.
 constexpr periodic_program interleaved_program(const schedule_spec& spec) {
   const int P = spec.shape.P, V = spec.shape.V, g = group_size(spec), s = spec.shape.m % g;
   schedule_spec at = spec;
@@ -326,18 +332,21 @@ constexpr periodic_program interleaved_program(const schedule_spec& spec) {
   p.m_step = g;
   p.m_residue = s;
   program_writer out{p};
-  for (int r = 0; r < P; ++r) interleaved_rank(out, {g, V, s}, P, r, warmup_forwards(at, r));
+  const op_kind step = spec.family == schedule_family::combined_1f1b && spec.pairs == pair_model::fused
+                           ? op_kind::overlap_f_b
+                           : op_kind::F;
+  for (int r = 0; r < P; ++r) interleaved_rank(out, {g, V, s}, P, r, warmup_forwards(at, r), step);
   return p;
 }
 
 }  // namespace detail
 
 /// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V,
-/// interleaved 1F1B; the last for some classes of m only: program_of()).
+/// interleaved 1F1B and combined 1F1B; the last two per class of m: program_of()).
 constexpr bool has_program(schedule_family family) {
   return family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
          family == schedule_family::zb_h2 || family == schedule_family::zbv ||
-         family == schedule_family::interleaved_1f1b;
+         family == schedule_family::interleaved_1f1b || family == schedule_family::combined_1f1b;
 }
 
 /// Why `family` has no periodic program, for a refusal: GPipe's forwards and backwards
@@ -356,8 +365,9 @@ constexpr const char* why_no_program(schedule_family family) {
 }
 
 /// The periodic program of `s`'s family at its P: for interleaved 1F1B (V, variant,
-/// group, warm-up factor read) the program of the class of s's m modulo its group g (m
-/// >= g's class members from m_min on); for the others s's m is not read. Raises
+/// group, warm-up factor read) and combined 1F1B (V, group, pair model) the program of
+/// the class of s's m modulo its group g (the class's m from m_min on); for the others
+/// s's m is not read. Raises
 /// `ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the
 /// families with one)` for a family without one; for interleaved 1F1B, check_spec()'s
 /// message for an m the variant refuses, and `ctpipe: PyTorch's interleaved 1F1B has a
@@ -366,6 +376,10 @@ constexpr periodic_program program_of(const schedule_spec& s) {
   detail::require(
       has_program(s.family),
       "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families with one)");
+  if (s.family == schedule_family::combined_1f1b) {
+    check_spec(s);
+    return detail::interleaved_program(s);
+  }
   if (s.family == schedule_family::interleaved_1f1b) {
     if (s.shape.V == 1 && s.variant != interleaved_variant::torch) return detail::one_f_one_b_program(s.shape.P);
     check_spec(s);
