@@ -179,6 +179,12 @@ test("the page, in headless Chromium", async (t) => {
       await page.goto(`${url}#s=gpipe&P=4&m=8`);
       await settled(page, 0);
       assert.match(await text(page, "#certificate"), /^no certificate: its forwards and its backwards each grow with m/);
+      // Interleaved 1F1B: the class of the chosen m modulo its group (as ctpipe formula -m 9).
+      await page.goto(`${url}#s=interleaved-1f1b&P=4&m=9&V=2&g=5&c=1/2`);
+      await settled(page, 0);
+      assert.match(await text(page, "#certificate"), /^makespan = 98 \+ 15 · \(m − 29\) \/ 5/);
+      assert.equal(await page.$eval("#certificate", (e) => e.previousElementSibling.textContent),
+                   "for every m ≥ 29, m ≡ 4 (mod 5)");
     });
 
     await t.test("the percentages are the tool's: 1/16 prints as 6.2% (an exact tie rounds to even)", async () => {

@@ -661,7 +661,7 @@ function certificateRow(c) {
     `bubble ${range(c.closed_forms.bubble_fraction)}, peaks ${range(c.closed_forms.peak_in_flight)}</small>`;
   const per = c.m_step === 1 ? "" : ` / ${c.m_step}`;
   const makespan = c.cycle === c.m_step ? `${c.base[0]} + ${escapeHtml(c.increment)} &middot; (m &minus; ${c.m0})${per}`
-    : `[${c.base.join(", ")}][((m &minus; ${c.m0}) mod ${c.cycle})${per}] + ${escapeHtml(c.increment)} &middot; &lfloor;(m &minus; ${c.m0}) / ${c.cycle}&rfloor;`;
+    : `[${c.base.join(", ")}][${c.m_step === 1 ? `(m &minus; ${c.m0}) mod ${c.cycle}` : `((m &minus; ${c.m0}) mod ${c.cycle})${per}`}] + ${escapeHtml(c.increment)} &middot; &lfloor;(m &minus; ${c.m0}) / ${c.cycle}&rfloor;`;
   const every = c.m_step === 1 ? `for every m &ge; ${c.m0}` : `for every m &ge; ${c.m0}, m &equiv; ${c.m_residue} (mod ${c.m_step})`;
   return `<tr><td>${every}</td><td class="exact" id="certificate" colspan="3">makespan = ${makespan}${forms}</td></tr>`;
 }
