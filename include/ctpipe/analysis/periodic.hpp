@@ -3,9 +3,9 @@
 //
 // The theorem (docs/proofs.md, "Proofs for every m"). Let a program's steady segments be
 // repeated n(m) = n0 + steps(m) times (steps(m) = m, or (m - residue) / g for interleaved
-// 1F1B's class of m modulo its group g: then "m + 1" below reads "m + g"), and let X(k)
-// be the end times of the ops of repetition k of every rank's steady segment. In the simulation of the program at one
-// m_a:
+// and combined 1F1B's class of m modulo their group g: then "m + 1" below reads "m + g"),
+// and let X(k) be the end times of the ops of repetition k of every rank's steady
+// segment. In the simulation of the program at one m_a:
 // 1. every steady op of a repetition k in a window [lo, hi) waits (docs/spec.md §2: its
 //    inputs and its rank's previous op) only for steady ops of repetitions k - d .. k,
 //    by the same (template, offset, latency) edges at every k of the window: so X(k) is
