@@ -159,7 +159,7 @@ class formula_command final : public command_with_options<formula_options> {
               "steady repetitions the certificate searches at most (0: the default, 16*P*V + 64)");
   }
   void adjust_shared(CLI::App& app) override {
-    app.get_option("-m")->description(
+    app.get_option("-m")->default_str("")->description(
         "interleaved-1f1b and combined-1f1b only: the class of m (modulo their group g) to answer for (default: the "
         "multiples of g)");
   }
