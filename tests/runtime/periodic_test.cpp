@@ -119,6 +119,43 @@ TEST_CASE("interleaved 1F1B's programs, one per class of m modulo its group, exp
 }
 
 TEST_CASE(
+    "interleaved ZB's programs expand to its generator, and its certificates give a formula where none is "
+    "claimed",
+    "[periodic]") {
+  // PyTorch's ScheduleInterleavedZeroBubble: a program for the multiples of P (its group
+  // m / (m / P) is P there), equal to the generator for P <= 8, V <= 4; no closed form is
+  // claimed for it (formulas.hpp), so the certificate is its only formula: checked
+  // against direct simulations, with latency and t_i != t_w too.
+  int proved = 0;
+  for (int P = 1; P <= 8; ++P)
+    for (int V = 1; V <= 4; ++V) {
+      const schedule_spec s{schedule_family::interleaved_zb, {P, 4 * P, V, placement::loop}};
+      INFO("P = " << P << " V = " << V);
+      const periodic_program p = program_of(s);
+      REQUIRE(p.m_step == P);
+      for (int m = p.m_min; m <= p.m_min + 5 * p.m_step; m += p.m_step) {
+        schedule_spec at = s;
+        at.shape.m = m;
+        REQUIRE(same_ops(expand(p, m).view(), generate(at).view()));
+      }
+      if (P > 5 || V > 3) continue;
+      for (const costs& c : {costs{rational{1}, rational{2}, rational{1}, rational{1}},
+                             costs{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}}}) {
+        const periodic_certificate cert = periodic_certificate_of(s, c);
+        REQUIRE(cert.proved);
+        ++proved;
+        for (int m = cert.m0; m < cert.m0 + 3 * cert.cycle; m += cert.m_step)
+          REQUIRE(cert.makespan(m) == direct_makespan(s, m, c));
+        REQUIRE_FALSE(makespan_formula(s, c).holds);
+      }
+    }
+  REQUIRE(proved == 30);
+  REQUIRE_THROWS_WITH(program_of(schedule_spec{schedule_family::interleaved_zb, {4, 6, 2, placement::loop}}),
+                      "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only (its group "
+                      "m / (m / P) changes with m otherwise)");
+}
+
+TEST_CASE(
     "interleaved 1F1B's certificates: every m of the class equals a direct simulation, and the closed forms "
     "hold for every m",
     "[periodic]") {
@@ -388,11 +425,13 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     const char* message;
   } refusals[] = {
       {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
-      {"formula -s interleaved-zb", "ctpipe: no formula for interleaved-zb: its periodic program is not written yet"},
+      {"formula -s dualpipev", "ctpipe: no formula for dualpipev: its periodic program is not written yet"},
+      {"formula -s interleaved-zb -m 6",
+       "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only"},
       {"formula -s looped-bfs", "ctpipe: no formula for looped-bfs: each chunk's forwards and backwards grow with m"},
       {"formula -m 8",
-       "ctpipe: formula answers for every m; -m is not taken (but for the classes of interleaved-1f1b and "
-       "combined-1f1b)\n"},
+       "ctpipe: formula answers for every m; -m is not taken (but for the classes of interleaved-1f1b, "
+       "combined-1f1b and interleaved-zb)\n"},
       {"formula -s interleaved-1f1b -V 2 -m 6", "ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or"},
       {"formula -s interleaved-1f1b -V 2 -m 6 --variant torch",
        "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only"},

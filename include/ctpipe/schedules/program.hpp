@@ -17,8 +17,9 @@
 // (repetitions_per_step = 1): its repeated pattern is the steady state, the segments
 // before it the warm-up, the ones after it the cool-down. analysis/periodic.hpp proves a
 // family's makespan for every m of the class from one finite simulation of its program.
-// program_of() gives the programs of 1F1B, ZB-H1, ZB-H2, ZB-V, interleaved 1F1B and
-// combined 1F1B (interleaved's with one more warm-up forward and its pairs);
+// program_of() gives the programs of 1F1B, ZB-H1, ZB-H2, ZB-V, interleaved 1F1B,
+// combined 1F1B (interleaved's with one more warm-up forward and its pairs) and
+// interleaved ZB (for m a multiple of P);
 // expand() writes the ops, equal op for op to generate() of the same family wherever
 // tested (tests/runtime/periodic_test.cpp: P <= 12, m_min <= m <= m_min + 3P + 4, and
 // interleaved 1F1B over P <= 6, V <= 4, its groups and residues; the certificate checks
@@ -266,10 +267,10 @@ struct interleaved_entries {
 };
 
 /// Adds entry `e` of the table as rank r's forward (F or a pair's word) or backward (B,
-/// chunk V-1-c).
+/// I or W: chunk V-1-c).
 constexpr void add_entry(program_writer& out, op_kind k, int P, int V, int r, int chunk, int microbatch,
                          int per_repetition, int per_m) {
-  const int c = k == op_kind::B ? V - 1 - chunk : chunk;
+  const int c = k == op_kind::F || k == op_kind::overlap_f_b ? chunk : V - 1 - chunk;
   out.add(k, c * P + r, microbatch, per_repetition, per_m);
 }
 
@@ -310,22 +311,67 @@ constexpr void interleaved_rank(program_writer& out, const interleaved_entries& 
   out.next_rank();
 }
 
-/// Interleaved 1F1B (schedules/interleaved.hpp) and combined 1F1B (schedules/combined.hpp)
-/// for the class of `s`'s m modulo its group g (m_step g, m_residue m mod g), loop
-/// placement, any variant, group, warm-up factor and pair model (interleaved_rank() per
-/// rank). m_min: the least m of the class whose steady segments run at least 0 times
-/// (2g + s or more for megatron-legacy, whose m = P differs). With V = 1, megatron and
-/// megatron-legacy are 1F1B and get its program.
+/// Rank r's program of interleaved ZB (PyTorch's ScheduleInterleavedZeroBubble) for m =
+/// n*g + s, w warm-up forwards and a = ceil((w + r) / gV): interleaved 1F1B's order with
+/// I for B, each I from the (r+1)-th on followed by the W of the oldest I pending. So:
+/// the w forwards; r pairs [F(w + k), I(k)]; the steady gV triples [F(w + r + j), I(r +
+/// j), W(j)] n - a times; the tail of triples whose forwards reach the table's end,
+/// counted from it; the w cool-down pairs [I, W] (each W r entries behind); the r Ws left.
+constexpr void interleaved_zb_rank(program_writer& out, const interleaved_entries& t, int P, int r, int w) {
+  const int G = t.g * t.V, a = (w + r + G - 1) / G;
+  int chunk = 0, mb = 0;
+  const auto start = [&](op_kind k, int e, int per_repetition) {
+    t.from_start(e, chunk, mb);
+    add_entry(out, k, P, t.V, r, chunk, mb, per_repetition, 0);
+  };
+  const auto end = [&](op_kind k, int x) {
+    t.from_end(x, chunk, mb);
+    add_entry(out, k, P, t.V, r, chunk, mb, 0, 1);
+  };
+  out.segment(1, 0);
+  for (int e = 0; e < w; ++e) start(op_kind::F, e, 0);
+  for (int k = 0; k < r; ++k) {
+    start(op_kind::F, w + k, 0);
+    start(op_kind::I, k, 0);
+  }
+  out.segment(-a, 1);
+  for (int j = 0; j < G; ++j) {
+    start(op_kind::F, w + r + j, t.g);
+    start(op_kind::I, r + j, t.g);
+    start(op_kind::W, j, t.g);
+  }
+  out.segment(1, 0);
+  for (int x = t.s * t.V + a * G - r; x > w; --x) {  // the I's entry, x from the end
+    end(op_kind::F, x - w);
+    end(op_kind::I, x);
+    end(op_kind::W, x + r);
+  }
+  out.segment(1, 0);
+  for (int x = w; x >= 1; --x) {
+    end(op_kind::I, x);
+    end(op_kind::W, x + r);
+  }
+  for (int x = r; x >= 1; --x) end(op_kind::W, x);
+  out.next_rank();
+}
+
+/// Interleaved 1F1B (schedules/interleaved.hpp), combined 1F1B (schedules/combined.hpp)
+/// and interleaved ZB (schedules/zero_bubble.hpp) for the class of `s`'s m modulo its
+/// group g (m_step g, m_residue m mod g), loop placement, any variant, group, warm-up
+/// factor and pair model (interleaved_rank() or interleaved_zb_rank() per rank). m_min: the least m of the class whose
+/// steady segments run at least 0 times (2g + s or more for megatron-legacy, whose m = P differs). With V = 1, megatron
+/// and megatron-legacy are 1F1B and get its program.
 constexpr periodic_program interleaved_program(const schedule_spec& spec) {
   const int P = spec.shape.P, V = spec.shape.V, g = group_size(spec), s = spec.shape.m % g;
   schedule_spec at = spec;
   at.shape.m = s + 4 * g;  // the warm-up no longer bounded by mV
+  const bool zb = spec.family == schedule_family::interleaved_zb;
   int a_most = 1;
-  std::size_t n_templates = 0;  // per rank 2(gV + sV + a*gV)
+  std::size_t n_templates = 0;  // per rank 2(gV + sV + a*gV), interleaved ZB 3(...)
   for (int r = 0; r < P; ++r) {
-    const int a = (warmup_forwards(at, r) + g * V - 1) / (g * V);
+    const int a = (warmup_forwards(at, r) + (zb ? r : 0) + g * V - 1) / (g * V);
     a_most = a > a_most ? a : a_most;
-    n_templates += static_cast<std::size_t>(2 * (g * V + s * V + a * g * V));
+    n_templates += static_cast<std::size_t>((zb ? 3 : 2) * (g * V + s * V + a * g * V));
   }
   if (spec.variant == interleaved_variant::megatron_legacy && a_most < 2) a_most = 2;
   periodic_program p{{P, 0, V, placement::loop}, s + g * a_most, n_templates, 4 * static_cast<std::size_t>(P)};
@@ -335,18 +381,26 @@ constexpr periodic_program interleaved_program(const schedule_spec& spec) {
   const op_kind step = spec.family == schedule_family::combined_1f1b && spec.pairs == pair_model::fused
                            ? op_kind::overlap_f_b
                            : op_kind::F;
-  for (int r = 0; r < P; ++r) interleaved_rank(out, {g, V, s}, P, r, warmup_forwards(at, r), step);
+  for (int r = 0; r < P; ++r) {
+    if (zb) {
+      interleaved_zb_rank(out, {g, V, s}, P, r, warmup_forwards(at, r));
+    } else {
+      interleaved_rank(out, {g, V, s}, P, r, warmup_forwards(at, r), step);
+    }
+  }
   return p;
 }
 
 }  // namespace detail
 
 /// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V,
-/// interleaved 1F1B and combined 1F1B; the last two per class of m: program_of()).
+/// interleaved 1F1B, combined 1F1B and interleaved ZB; the last three per class of m:
+/// program_of()).
 constexpr bool has_program(schedule_family family) {
   return family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
          family == schedule_family::zb_h2 || family == schedule_family::zbv ||
-         family == schedule_family::interleaved_1f1b || family == schedule_family::combined_1f1b;
+         family == schedule_family::interleaved_1f1b || family == schedule_family::combined_1f1b ||
+         family == schedule_family::interleaved_zb;
 }
 
 /// Why `family` has no periodic program, for a refusal: GPipe's forwards and backwards
@@ -365,19 +419,26 @@ constexpr const char* why_no_program(schedule_family family) {
 }
 
 /// The periodic program of `s`'s family at its P: for interleaved 1F1B (V, variant,
-/// group, warm-up factor read) and combined 1F1B (V, group, pair model) the program of
-/// the class of s's m modulo its group g (the class's m from m_min on); for the others
-/// s's m is not read. Raises
-/// `ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the
-/// families with one)` for a family without one; for interleaved 1F1B, check_spec()'s
-/// message for an m the variant refuses, and `ctpipe: PyTorch's interleaved 1F1B has a
-/// periodic program for m a multiple of P only (...)`.
+/// group, warm-up factor read), combined 1F1B (V, group, pair model) and interleaved ZB
+/// (V) the program of the class of s's m modulo its group g (the class's m from m_min
+/// on); for the others s's m is not read. Raises `ctpipe: no periodic program for this
+/// schedule family yet (docs/proofs.md lists the families with one)` for a family
+/// without one; for the three, check_spec()'s message for an m the family refuses, and
+/// `ctpipe: PyTorch's interleaved 1F1B (or ZB) has a periodic program for m a multiple
+/// of P only (...)` for PyTorch's.
 constexpr periodic_program program_of(const schedule_spec& s) {
   detail::require(
       has_program(s.family),
       "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families with one)");
   if (s.family == schedule_family::combined_1f1b) {
     check_spec(s);
+    return detail::interleaved_program(s);
+  }
+  if (s.family == schedule_family::interleaved_zb) {
+    check_spec(s);
+    detail::require(s.shape.m % s.shape.P == 0,
+                    "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only (its group "
+                    "m / (m / P) changes with m otherwise)");
     return detail::interleaved_program(s);
   }
   if (s.family == schedule_family::interleaved_1f1b) {

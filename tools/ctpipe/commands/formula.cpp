@@ -160,17 +160,18 @@ class formula_command final : public command_with_options<formula_options> {
   }
   void adjust_shared(CLI::App& app) override {
     app.get_option("-m")->default_str("")->description(
-        "interleaved-1f1b and combined-1f1b only: the class of m (modulo their group g) to answer for (default: the "
-        "multiples of g)");
+        "interleaved-1f1b, combined-1f1b and interleaved-zb only: the class of m (modulo their group g) to answer "
+        "for (default: the multiples of g)");
   }
 
   std::string run_checked() override {
     const bool classes = opts_.families.front() == schedule_family::interleaved_1f1b ||
-                         opts_.families.front() == schedule_family::combined_1f1b;
+                         opts_.families.front() == schedule_family::combined_1f1b ||
+                         opts_.families.front() == schedule_family::interleaved_zb;
     if (app_->count("-m") > 0 && !classes)
       throw usage_error(
-          "ctpipe: formula answers for every m; -m is not taken (but for the classes of interleaved-1f1b and "
-          "combined-1f1b)");
+          "ctpipe: formula answers for every m; -m is not taken (but for the classes of interleaved-1f1b, "
+          "combined-1f1b and interleaved-zb)");
     if (!opts_.microbatch_scale.empty())
       throw usage_error("ctpipe: formula needs micro-batches of equal cost (--microbatch-scale is not taken)");
     if (max_periods_ < 0) throw usage_error("ctpipe: --max-periods must be >= 0");
