@@ -22,6 +22,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>  // std::min
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -249,10 +250,13 @@ val write_certificate(const ctpipe::tool::request& req) {
       req.spec.variant == ctpipe::interleaved_variant::torch && req.spec.shape.m % req.spec.shape.P != 0)
     return unavailable("PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only");
   const ctpipe::periodic_program p = ctpipe::program_of(req.spec);
-  if (static_cast<long long>(p.total_ops(p.m_min + ctpipe::default_max_periods(p) * p.m_step)) > max_certificate_ops)
+  // As ctpipe formula: the search goes as far as the page's op limit allows.
+  const int first = std::min(ctpipe::default_max_periods(p), p.steps(p.m_min) + 8);
+  const int periods = ctpipe::max_periods_within(p, ctpipe::default_max_periods(p), max_certificate_ops);
+  if (ctpipe::certificate_search_ops(p, first) > max_certificate_ops || periods < first)
     return unavailable("too large for the page's certificate (ctpipe formula computes it)");
   const ctpipe::periodic_certificate cert =
-      ctpipe::periodic_certificate_of(req.spec, req.cost, req.stage_scale, req.opts.gamma);
+      ctpipe::periodic_certificate_of(req.spec, req.cost, req.stage_scale, req.opts.gamma, periods);
   if (!cert.proved) return unavailable(cert.reason);
   out.set("available", true);
   out.set("m0", cert.m0);

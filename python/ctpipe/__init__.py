@@ -532,7 +532,9 @@ class Formula:
     ``m_step`` 1 but for interleaved and combined 1F1B, whose groups of g micro-batches
     make one class per residue of m modulo g), ``makespan(m) = base[(m - m0) % cycle // m_step] +
     ((m - m0) // cycle) * increment``; below m0, simulated directly at the m of
-    ``below_m`` (the class's m the family accepts), their makespans in ``below``.
+    ``below_m`` (the class's m the family accepts), their makespans in ``below`` and
+    per rank their busy times in ``below_busy`` (busy time is affine in m from m0 on
+    only: a rank whose warm-up takes every forward runs no overlapped pair).
     ``busy_base`` and ``busy_per_m`` per rank: busy = base + per_m * m (each rank runs each
     of its stages' ops once per micro-batch, for every m). ``peak_in_flight`` per rank
     (chunks, m >= m0). ``closed_forms``: for ``"makespan"``, ``"bubble_fraction"`` and
@@ -550,6 +552,7 @@ class Formula:
     increment: Fraction
     below: tuple[Fraction, ...]
     below_m: tuple[int, ...]
+    below_busy: tuple[tuple[Fraction, ...], ...]
     m_step: int
     m_residue: int
     busy_base: tuple[Fraction, ...]
@@ -574,6 +577,8 @@ class Formula:
     def idle(self, m: int) -> list[Fraction]:
         """Per rank, the time it does not compute within the makespan under ``m``."""
         T = self.makespan(m)  # noqa: N806 (the paper's name)
+        if m < self.m0:  # busy is affine in m from m0 on only: below, as simulated
+            return [T - busy for busy in self.below_busy[self.below_m.index(m)]]
         return [T - (a + b * m) for a, b in zip(self.busy_base, self.busy_per_m)]
 
     def bubble_fraction(self, m: int) -> Fraction:
@@ -612,6 +617,7 @@ def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: A
     return Formula(
         family=j["schedule"], P=j["P"], V=j["V"], m0=j["m0"], cycle=j["cycle"], base=exact(j["base"]),
         increment=fraction(j["increment"]), below=exact(j["below"]), below_m=tuple(j["below_m"]),
+        below_busy=tuple(exact(b) for b in j["below_busy"]),
         m_step=j["m_step"], m_residue=j["m_residue"], busy_base=exact(j["busy"]["base"]),
         busy_per_m=exact(j["busy"]["per_m"]), peak_in_flight=exact(j["peak_in_flight"]),
         closed_forms=_closed_form_ranges(j["closed_forms"]),

@@ -62,6 +62,18 @@ def test_interleaved_classes_equal_the_simulation(V, group, m, costs):  # noqa: 
         f.makespan(f.m0 + 1)
 
 
+@pytest.mark.parametrize("P,costs", [(4, {"fb": 2}), (2, {"fb": 5}), (3, {"f": 1, "b": 3, "fb": 2, "c": Fraction(1, 3)})])
+def test_idle_below_m0_is_the_simulated_one(P, costs):  # noqa: N803
+    # A fresh tester's finding: below m0 a rank's busy time is not the affine one (a warm-up
+    # holding every forward runs no overlapped pair), so idle and the bubble come from the
+    # simulations there.
+    f = ctpipe.formula("combined-1f1b", P=P, V=2, costs=costs)
+    for m in f.below_m:
+        sim = ctpipe.Schedule("combined-1f1b", P=P, m=m, V=2, costs=costs).simulate()
+        assert tuple(f.idle(m)) == sim.idle, m
+        assert f.bubble_fraction(m) == sim.bubble_fraction, m
+
+
 def test_combined_with_an_overlap_gain_has_a_formula_for_every_m():
     # No closed form with t_fb < t_f + t_b (docs/schedules.md); the certificate still gives
     # every m of the class: 103/4 at m = 8 (the docs' figure), equal to the simulation.

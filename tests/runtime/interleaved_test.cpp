@@ -170,7 +170,9 @@ TEST_CASE("tool: interleaved options, chunk labels, formula that does not apply"
   REQUIRE(bad.err == "ctpipe: interleaved-1f1b (megatron) needs the group size in [P, m], but m < P\n");
   const auto wrong_option = ctpipe::tests::run_tool("--schedule 1f1b --group 4");
   REQUIRE(wrong_option.exit_code == 2);
-  REQUIRE(wrong_option.err == "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
+  REQUIRE(wrong_option.err ==
+          "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only (--group also to "
+          "combined-1f1b)\n");
   const auto bad_variant = ctpipe::tests::run_tool("--schedule interleaved-1f1b --variant deepspeed");
   REQUIRE(bad_variant.exit_code == 2);
   REQUIRE(bad_variant.err == "ctpipe: --variant takes megatron, megatron-legacy or torch, not 'deepspeed'\n");

@@ -404,6 +404,38 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   REQUIRE(simulate(generate(at).view(), costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}})
               .makespan() == rational{113});  // 98 + 15 (34 - 29) / 5
 
+  // The parameters that decide the program, in the header and the JSON (a tester's
+  // finding: --warmup-factor 1 and fb changed the answer but not the header).
+  REQUIRE(run_tool("formula -s interleaved-1f1b -P 4 -V 2 --warmup-factor 1")
+              .out.starts_with("interleaved-1f1b  P = 4  V = 2  placement loop  variant megatron  g = 4  warmup factor "
+                               "1  costs"));
+  const auto combined = run_tool("formula -s combined-1f1b -P 4 -V 2 --costs fb=2 --format json");
+  REQUIRE(combined.exit_code == 0);
+  const nlohmann::json cj = nlohmann::json::parse(combined.out);
+  REQUIRE(cj["pairs"] == "fused");
+  REQUIRE(cj["group"] == 4);
+  REQUIRE(cj["variant"].is_null());
+  REQUIRE(cj["costs"]["fb"] == "2");
+  // Below m0, busy per rank as simulated (not the affine form of m >= m0): at m = 4 each
+  // rank's warm-up holds every forward, so it runs no overlapped pair.
+  REQUIRE(cj["below_m"] == nlohmann::json::array({4, 8, 12}));
+  REQUIRE(cj["below_busy"][0] == nlohmann::json::array({"12", "12", "23/2", "21/2"}));
+  schedule_spec at4{schedule_family::combined_1f1b, {4, 4, 2, placement::loop}};
+  costs fb2{};
+  fb2.fb = rational{2};
+  REQUIRE(simulate(generate(at4).view(), fb2).busy(2) == rational{23, 2});
+  // The search goes as far as the op limit allows instead of refusing at the default
+  // bound (P = 32 needed 4,464,640 ops for the whole default bound).
+  const auto large = run_tool("formula -s interleaved-1f1b -P 32 -V 2 --costs c=1/2");
+  REQUIRE(large.exit_code == 0);
+  REQUIRE(large.out.find("for every m >= 160 with m = 0 (mod 32):") != std::string::npos);
+  // A bound past the limits (2^31 - 1 repetitions of 4 micro-batches overflowed an int).
+  const auto capped = run_tool(
+      "formula -s interleaved-1f1b -P 4 -V 2 --stage-scale 1,1,1,1,1,1,1,999999/1000000 --max-periods 2147483647");
+  REQUIRE(capped.exit_code == 2);
+  REQUIRE(capped.err.starts_with("ctpipe: no certificate: the state does not repeat within the bound (16382 "
+                                 "repetitions, as far as the search's limits go: 2097152 ops, 65536 micro-batches)"));
+
   const auto json = run_tool("formula -s zb-h1 -P 4 --costs f=1,i=1,w=1 --format json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);

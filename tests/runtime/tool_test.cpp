@@ -461,7 +461,9 @@ TEST_CASE("V = 1: --group and --warmup-factor are rejected where they do nothing
     INFO(args);
     const auto run = run_tool(args);
     REQUIRE(run.exit_code == 2);
-    REQUIRE(run.err == "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only\n");
+    REQUIRE(run.err ==
+            "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only (--group also to "
+            "combined-1f1b)\n");
   }
   // Where they apply (V > 1, the default now) they are taken and change the schedule.
   const auto factor1 = run_tool("--format json -s interleaved-1f1b --warmup-factor 1");

@@ -206,7 +206,9 @@ void schedule_options::check(const CLI::App& app) {
   const bool interleaved = any([](schedule_family f) { return f == schedule_family::interleaved_1f1b; });
   const bool combined = any([](schedule_family f) { return f == schedule_family::combined_1f1b; });
   if (!interleaved && !combined && (variant_given || group_given || warmup_given)) {
-    throw usage_error("ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only");
+    throw usage_error(
+        "ctpipe: --variant, --group and --warmup-factor apply to interleaved-1f1b only (--group also to "
+        "combined-1f1b)");
   }
   if (!interleaved && (variant_given || warmup_given)) {
     throw usage_error(

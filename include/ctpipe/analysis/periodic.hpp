@@ -43,6 +43,7 @@
 #include "ctpipe/core/costs.hpp"
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/rational.hpp"
+#include "ctpipe/core/shape.hpp"        // max_microbatches
 #include "ctpipe/schedules/family.hpp"  // spec_error
 #include "ctpipe/schedules/generate.hpp"
 #include "ctpipe/schedules/program.hpp"
@@ -376,6 +377,29 @@ constexpr void complete(periodic_certificate& out, const certifier& w, int K, in
 
 /// The default bound of periodic_certificate_of(): steady repetitions searched at most.
 constexpr int default_max_periods(const periodic_program& p) { return 16 * p.shape.stages() + 64; }
+
+/// The ops the certificate simulates when it searches `periods` steady repetitions of
+/// `p` (at m = m_min + periods * m_step), in 64 bits (periods up to 2^31 - 1; the ops
+/// grow linearly with the repetitions).
+constexpr long long certificate_search_ops(const periodic_program& p, int periods) {
+  const auto first = static_cast<long long>(p.total_ops(p.m_min));
+  const auto per_period = static_cast<long long>(p.total_ops(p.m_min + p.m_step)) - first;
+  return first + static_cast<long long>(periods) * per_period;
+}
+
+/// The largest bound of steady repetitions, at most `periods`, whose search simulates
+/// at most `ops_limit` ops (certificate_search_ops()) at an m of at most
+/// max_microbatches; 0 when even one repetition passes either. A tool passes it as
+/// periodic_certificate_of()'s max_periods, so that the search, which starts small and
+/// doubles, runs as far as the limits allow.
+constexpr int max_periods_within(const periodic_program& p, int periods, long long ops_limit) {
+  const auto first = static_cast<long long>(p.total_ops(p.m_min));
+  const auto per_period = static_cast<long long>(p.total_ops(p.m_min + p.m_step)) - first;
+  long long most = (max_microbatches - p.m_min) / p.m_step;
+  if (per_period > 0 && (ops_limit - first) / per_period < most) most = (ops_limit - first) / per_period;
+  if (most < 1) return 0;
+  return most < periods ? static_cast<int>(most) : periods;
+}
 
 namespace detail {
 

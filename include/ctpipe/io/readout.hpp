@@ -99,8 +99,9 @@ inline std::string pair_label(op word, op backward, const pipeline_shape& shape)
 /// A generated interleaved-1f1b's parameters, which the title names.
 struct interleaved_parameters {
   interleaved_variant variant = interleaved_variant::megatron;  ///< which framework's rules
-  int group = 0;          ///< micro-batches per group g, as run (group_size(), never 0)
-  int warmup_factor = 2;  ///< warmup forwards added per rank away from the last
+  int group = 0;            ///< micro-batches per group g, as run (group_size(), never 0)
+  int warmup_factor = 2;    ///< warmup forwards added per rank away from the last
+  bool group_only = false;  ///< combined-1f1b: only its group is shown (no variant, no factor)
 };
 
 /// What the views show of one schedule (see the file comment), built by readout_of().
@@ -221,12 +222,13 @@ inline readout readout_of(const report& rep) {
     for (int r = 0; r < s.P; ++r) out.plain_peak_in_flight.push_back(plain.peak(r));
   }
   // At V = 1 interleaved-1f1b is plain 1F1B: its group and warmup factor play no part.
-  // combined-1f1b is Megatron's interleaved table with one more warmup forward: its group
-  // is shown the same way (variant megatron, factor 2).
+  // combined-1f1b is Megatron's interleaved table with one more warmup forward: only its
+  // group is shown (it takes no variant or warmup factor).
   const bool grouped =
       rep.spec.family == schedule_family::interleaved_1f1b || rep.spec.family == schedule_family::combined_1f1b;
   if (rep.source.empty() && grouped && s.V > 1) {
-    out.interleaved = interleaved_parameters{rep.spec.variant, group_size(rep.spec), rep.spec.warmup_factor};
+    out.interleaved = interleaved_parameters{rep.spec.variant, group_size(rep.spec), rep.spec.warmup_factor,
+                                             rep.spec.family == schedule_family::combined_1f1b};
   }
   out.in_flight = &rep.memory;
   out.drawn_run = rep.executed ? &*rep.executed : nullptr;
@@ -326,7 +328,9 @@ inline std::vector<std::string> readout_lines(const report& rep) { return readou
 /// executed under MODEL` and its note in brackets.
 inline std::string render_title(const readout& ro) {
   std::string params;
-  if (ro.interleaved) {
+  if (ro.interleaved && ro.interleaved->group_only) {
+    params = fmt::format("  g = {}", ro.interleaved->group);
+  } else if (ro.interleaved) {
     params = fmt::format("  variant {}  g = {}  warmup factor {}", variant_name(ro.interleaved->variant),
                          ro.interleaved->group, ro.interleaved->warmup_factor);
   }

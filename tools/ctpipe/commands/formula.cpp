@@ -9,7 +9,9 @@
 #include <fmt/ranges.h>  // fmt::join
 #include <nlohmann/json.hpp>
 
+#include <algorithm>  // std::min
 #include <string>
+#include <utility>  // std::move
 #include <vector>
 
 #include "ctpipe/analysis/periodic.hpp"
@@ -42,6 +44,36 @@ std::string spaced(const detail::buffer<rational>& values) {
   return out;
 }
 
+/// The parameters that decide a family's program beyond P and V, as the main view's title
+/// shows them: interleaved 1F1B's variant, group and warm-up factor; combined 1F1B's
+/// group and pair model; interleaved ZB's group. Empty for the others.
+struct program_parameters {
+  const char* variant = nullptr;  ///< interleaved-1f1b (V > 1 or PyTorch's)
+  int group = 0;                  ///< 0: none
+  int warmup_factor = 0;          ///< 0: none
+  const char* pairs = nullptr;    ///< combined-1f1b: fused or split
+
+  program_parameters() = default;
+  program_parameters(const periodic_program& p, const schedule_spec& s) {
+    if (p.m_step == 1 && s.family != schedule_family::interleaved_zb) return;  // 1F1B's program (V = 1)
+    group = p.m_step;
+    if (s.family == schedule_family::interleaved_1f1b) {
+      variant = variant_name(s.variant);
+      warmup_factor = s.warmup_factor;
+    }
+    if (s.family == schedule_family::combined_1f1b) pairs = s.pairs == pair_model::fused ? "fused" : "split";
+  }
+  std::string text(const costs& c) const {
+    std::string out;
+    if (variant != nullptr) out += fmt::format("  variant {}", variant);
+    if (group != 0) out += fmt::format("  g = {}", group);
+    if (warmup_factor != 0) out += fmt::format("  warmup factor {}", warmup_factor);
+    if (pairs != nullptr)
+      out += fmt::format("  pairs {}{}", pairs, pairs[0] == 'f' ? ", t_fb = " + io::to_string(c.pair()) : "");
+    return out;
+  }
+};
+
 /// What the certificate and the family's closed forms give, as the text and JSON say it.
 struct formula_result {
   schedule_spec spec;
@@ -49,9 +81,11 @@ struct formula_result {
   rational gamma;
   std::vector<rational> stage_scale;
   periodic_certificate cert;
-  std::vector<int> below_m;     ///< the m of the class below m0 that the family accepts
-  std::vector<rational> below;  ///< their makespans, simulated directly
-  every_m_result closed;        ///< the closed forms that hold for every m
+  program_parameters params;
+  std::vector<int> below_m;                       ///< the m of the class below m0 that the family accepts
+  std::vector<rational> below;                    ///< their makespans, simulated directly
+  std::vector<std::vector<rational>> below_busy;  ///< and per rank their busy times
+  every_m_result closed;                          ///< the closed forms that hold for every m
 };
 
 /// What the text says of a closed form's range: `holds for every m`, `holds for every m
@@ -75,10 +109,10 @@ nlohmann::ordered_json range_json(closed_form_range r) {
 std::string formula_text(const formula_result& f) {
   const periodic_certificate& c = f.cert;
   std::string out = fmt::format(
-      "{}  P = {}  V = {}  placement {}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}  gamma = {}{}\n",
+      "{}  P = {}  V = {}  placement {}{}  costs t_f = {}, t_b = {}, t_i = {}, t_w = {}, t_c = {}  gamma = {}{}\n",
       family_name(f.spec.family), f.spec.shape.P, f.spec.shape.V, placement_name(f.spec.shape.layout),
-      io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i), io::to_string(f.cost.w),
-      io::to_string(f.cost.c), io::to_string(f.gamma),
+      f.params.text(f.cost), io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i),
+      io::to_string(f.cost.w), io::to_string(f.cost.c), io::to_string(f.gamma),
       f.stage_scale.empty() ? "" : "  stage scale " + io::detail::joined(f.stage_scale, ","));
   out += fmt::format(
       "periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
@@ -125,11 +159,15 @@ std::string formula_json(const formula_result& f) {
   j["P"] = f.spec.shape.P;
   j["V"] = f.spec.shape.V;
   j["placement"] = placement_name(f.spec.shape.layout);
-  j["costs"] = {{"f", io::to_string(f.cost.f)},
-                {"b", io::to_string(f.cost.b)},
-                {"i", io::to_string(f.cost.i)},
-                {"w", io::to_string(f.cost.w)},
-                {"c", io::to_string(f.cost.c)}};
+  const auto or_null = [](auto value, bool given) {
+    return given ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+  };
+  j["variant"] = or_null(f.params.variant, f.params.variant != nullptr);
+  j["group"] = or_null(f.params.group, f.params.group != 0);
+  j["warmup_factor"] = or_null(f.params.warmup_factor, f.params.warmup_factor != 0);
+  j["pairs"] = or_null(f.params.pairs, f.params.pairs != nullptr);
+  j["costs"] = {{"f", io::to_string(f.cost.f)}, {"b", io::to_string(f.cost.b)}, {"i", io::to_string(f.cost.i)},
+                {"w", io::to_string(f.cost.w)}, {"c", io::to_string(f.cost.c)}, {"fb", io::to_string(f.cost.pair())}};
   j["gamma"] = io::to_string(f.gamma);
   j["stage_scale"] = f.stage_scale.empty() ? nlohmann::ordered_json(nullptr) : texts(f.stage_scale);
   j["m0"] = c.m0;
@@ -143,6 +181,8 @@ std::string formula_json(const formula_result& f) {
   j["bubble_fraction"] = "sum over ranks of (makespan(m) - busy(m)) / (P * makespan(m))";
   j["below"] = texts(f.below);
   j["below_m"] = f.below_m;
+  j["below_busy"] = nlohmann::ordered_json::array();
+  for (const auto& busy : f.below_busy) j["below_busy"].push_back(texts(busy));
   j["state"] = {{"index", c.state_index}, {"width", c.state_width}};
   j["closed_forms"] = {{"makespan", range_json(f.closed.makespan)},
                        {"bubble_fraction", range_json(f.closed.bubble_fraction)},
@@ -175,8 +215,11 @@ class formula_command final : public command_with_options<formula_options> {
     if (!opts_.microbatch_scale.empty())
       throw usage_error("ctpipe: formula needs micro-batches of equal cost (--microbatch-scale is not taken)");
     if (max_periods_ < 0) throw usage_error("ctpipe: --max-periods must be >= 0");
-    formula_result f{
-        opts_.spec_for(opts_.families.front()), opts_.cost, opts_.gamma, opts_.stage_scale, {}, {}, {}, {}};
+    formula_result f;
+    f.spec = opts_.spec_for(opts_.families.front());
+    f.cost = opts_.cost;
+    f.gamma = opts_.gamma;
+    f.stage_scale = opts_.stage_scale;
     if (!has_program(f.spec.family))
       throw usage_error(
           fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family), why_no_program(f.spec.family)));
@@ -186,29 +229,48 @@ class formula_command final : public command_with_options<formula_options> {
     check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
     check_scale(cost_scale{opts_.stage_scale, {}}, f.spec.shape);
     const periodic_program p = program_of(f.spec);
-    const int periods = max_periods_ > 0 ? max_periods_ : default_max_periods(p);
-    check_op_limit(static_cast<long long>(p.total_ops(p.m_min + periods * p.m_step)), max_json_ops,
-                   "the certificate's search", "formula");
+    f.params = program_parameters(p, f.spec);
+    // The search starts small and doubles up to the bound; it goes as far as the op limit
+    // allows (the first attempt, steps(m_min) + 8 repetitions, must fit).
+    const int asked = max_periods_ > 0 ? max_periods_ : default_max_periods(p);
+    const int first = std::min(asked, p.steps(p.m_min) + 8);
+    check_op_limit(certificate_search_ops(p, first), max_json_ops, "the certificate's search", "formula");
+    const int periods = max_periods_within(p, asked, max_json_ops);
+    if (periods < first) {
+      throw usage_error(
+          fmt::format("ctpipe: formula: the certificate's search needs m = {} at least, past the {} "
+                      "micro-batches an op holds",
+                      p.m_min + first * p.m_step, max_microbatches));
+    }
     f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
-    if (!f.cert.proved) throw usage_error(refusal(f.cert));
+    if (!f.cert.proved) throw usage_error(refusal(f.cert, periods < asked ? periods : 0));
     for (int m = p.m_residue > 0 ? p.m_residue : p.m_step; m < f.cert.m0; m += p.m_step) {
       schedule_spec at = f.spec;
       at.shape.m = m;
       if (spec_error(at) != nullptr) continue;
+      const schedule sched = generate(at);
+      const simulation sim = simulate(sched.view(), f.cost, cost_scale{opts_.stage_scale, {}});
       f.below_m.push_back(m);
-      f.below.push_back(direct_makespan(f.spec, m, f.cost, opts_.stage_scale));
+      f.below.push_back(sim.makespan());
+      std::vector<rational> busy;
+      for (int r = 0; r < at.shape.P; ++r) busy.push_back(sim.busy(r));
+      f.below_busy.push_back(std::move(busy));
     }
     f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma, opts_.stage_scale);
     return opts_.format == "json" ? formula_json(f) : formula_text(f);
   }
 
   /// The message of a certificate that was not found: its reason, and the last state
-  /// differences when the state did not repeat.
-  static std::string refusal(const periodic_certificate& c) {
+  /// differences when the state did not repeat; `capped`, when the op limit cut the
+  /// bound to that many repetitions (0: it did not).
+  static std::string refusal(const periodic_certificate& c, int capped) {
     std::string reason = c.reason;
     const std::string library = "raise max_periods";
-    if (const auto at = reason.find(library); at != std::string::npos)
-      reason.replace(at, library.size(), "raise --max-periods");
+    const std::string instead =
+        capped > 0 ? fmt::format("{} repetitions, as far as the search's limits go: {} ops, {} micro-batches", capped,
+                                 max_json_ops, max_microbatches)
+                   : std::string("raise --max-periods");
+    if (const auto at = reason.find(library); at != std::string::npos) reason.replace(at, library.size(), instead);
     std::string text = fmt::format("ctpipe: no certificate: {}", reason);
     if (c.last_differences.size() > 0) text += fmt::format(" (last state differences: {})", spaced(c.last_differences));
     return text;
