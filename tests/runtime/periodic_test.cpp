@@ -433,8 +433,9 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   const auto capped = run_tool(
       "formula -s interleaved-1f1b -P 4 -V 2 --stage-scale 1,1,1,1,1,1,1,999999/1000000 --max-periods 2147483647");
   REQUIRE(capped.exit_code == 2);
-  REQUIRE(capped.err.starts_with("ctpipe: no certificate: the state does not repeat within the bound (16382 "
-                                 "repetitions, as far as the search's limits go: 2097152 ops, 65536 micro-batches)"));
+  REQUIRE(
+      capped.err.starts_with("ctpipe: no certificate: the state does not repeat within the bound (16382 "
+                             "repetitions, as far as the search's limits go: 2097152 ops, 65536 micro-batches)"));
 
   const auto json = run_tool("formula -s zb-h1 -P 4 --costs f=1,i=1,w=1 --format json");
   REQUIRE(json.exit_code == 0);
@@ -514,6 +515,32 @@ TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any 
   REQUIRE(last.microbatch == (1 << 24) - 1);
   REQUIRE_THROWS_WITH(program.for_each_op(0, 2, [](program_op) {}),
                       "ctpipe: a periodic program holds for m >= its m_min");
+  // Interleaved 1F1B's, for the class of m = 5 (mod 6) with group 6: m = 35 is m_residue
+  // + 5 steps; an m outside the class is refused.
+  constexpr schedule_spec grouped = [] {
+    schedule_spec s{schedule_family::interleaved_1f1b, {4, 11, 2, placement::loop}};
+    s.group = 6;
+    return s;
+  }();
+  constexpr auto& interleaved = periodic_schedule_v<grouped>;
+  STATIC_REQUIRE(interleaved.m_step == 6);
+  STATIC_REQUIRE(interleaved.m_residue == 5);
+  schedule_spec at35 = grouped;
+  at35.shape.m = 35;
+  const schedule g35 = generate(at35);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<program_op> ops;
+    interleaved.for_each_op(r, 35, [&](program_op o) { ops.push_back(o); });
+    const auto want = g35.view().rank(r);
+    REQUIRE(ops.size() == want.size());
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      REQUIRE(ops[k].stage == want[k].stage());
+      REQUIRE(ops[k].microbatch == want[k].microbatch());
+    }
+  }
+  REQUIRE_THROWS_WITH(interleaved.for_each_op(0, 36, [](program_op) {}),
+                      "ctpipe: this periodic program holds for m = m_residue (mod m_step) only (interleaved 1F1B: one "
+                      "program per class of m modulo its group)");
   // ZB-V's, on the V-shape.
   constexpr auto& zbv = periodic_schedule_v<schedule_spec{schedule_family::zbv, {3, 8, 2, placement::v_shape}}>;
   const schedule g = generate(schedule_spec{schedule_family::zbv, {3, 11, 2, placement::v_shape}});

@@ -393,8 +393,8 @@ constexpr long long certificate_search_ops(const periodic_program& p, int period
 /// periodic_certificate_of()'s max_periods, so that the search, which starts small and
 /// doubles, runs as far as the limits allow.
 constexpr int max_periods_within(const periodic_program& p, int periods, long long ops_limit) {
-  const auto first = static_cast<long long>(p.total_ops(p.m_min));
-  const auto per_period = static_cast<long long>(p.total_ops(p.m_min + p.m_step)) - first;
+  const long long first = certificate_search_ops(p, 0);
+  const long long per_period = certificate_search_ops(p, 1) - first;
   long long most = (max_microbatches - p.m_min) / p.m_step;
   if (per_period > 0 && (ops_limit - first) / per_period < most) most = (ops_limit - first) / per_period;
   if (most < 1) return 0;

@@ -97,10 +97,10 @@ namespace ctpipe::schedules {
 /// proof (tests/static/proofs_combined.cpp), not Megatron's claim.
 constexpr closed_form combined_makespan(const schedule_spec& s, const costs& c) {
   if (const char* why = detail::combined_timing_exception(s, c)) return detail::no_formula(why);
-  const rational P{s.shape.P};
-  const rational m{s.shape.m};
-  return {true, (m + (P - 1) / rational{s.shape.V}) * (c.f + c.b), "(m+(P-1)/V)(t_f+t_b)", combined_source,
-          s.pairs == pair_model::fused ? "t_c = 0, t_fb = t_f + t_b" : "t_c = 0 (pairs split)"};
+  closed_form T = chunked_makespan(s, c);  // interleaved 1F1B's form, its own source and condition
+  T.source = combined_source;
+  T.condition = s.pairs == pair_model::fused ? "t_c = 0, t_fb = t_f + t_b" : "t_c = 0 (pairs split)";
+  return T;
 }
 
 /// Combined 1F1B's bubble fraction where combined_makespan() holds: `(P-1)/(mV+P-1)`,

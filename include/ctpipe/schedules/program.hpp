@@ -92,8 +92,6 @@ struct periodic_program {
 
   /// The steps of m, `(m - m_residue) / m_step` (m itself when m_step is 1).
   constexpr int steps(int m) const { return (m - m_residue) / m_step; }
-  /// Whether the program holds at m: m >= m_min and m in its residue class.
-  constexpr bool holds_at(int m) const { return m >= m_min && m >= 1 && (m - m_residue) % m_step == 0; }
 
   /// Rank r's ops under m micro-batches.
   constexpr std::size_t rank_ops(int r, int m) const {
