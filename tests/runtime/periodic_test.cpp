@@ -5,6 +5,7 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/format.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -233,6 +234,49 @@ TEST_CASE("combined 1F1B's programs expand to its generator, and its certificate
   REQUIRE(proved == 188);
 }
 
+TEST_CASE("DualPipeV's and DualPipe's programs expand to their generators, and their certificates hold for every m",
+          "[periodic]") {
+  // DeepSeek's eight phases recorded once per (half-)rank: the warm-up, step 4's pairs
+  // repeated, the cool-down counted from m (DualPipe: m/2 per direction, m_step 2). From
+  // the structural minimum on, fused and split pairs, every P the families take up to 10.
+  int programs = 0, proved = 0;
+  const costs article{};
+  const costs latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  const costs overlap{rational{1}, rational{2}, rational{1}, rational{1}, rational{0}, rational{5, 2}};
+  for (const schedule_family family : {schedule_family::dualpipev, schedule_family::dualpipe})
+    for (const pair_model pairs : {pair_model::fused, pair_model::split})
+      for (int P = 1; P <= 10; ++P) {
+        const bool dual = family == schedule_family::dualpipe;
+        schedule_spec s{family, {P, 2 * P, 2, dual ? placement::bidirectional : placement::v_shape}};
+        s.pairs = pairs;
+        s.structural_minimum = true;
+        if (spec_error(s) != nullptr) continue;
+        ++programs;
+        INFO(family_name(family) << " P = " << P << (pairs == pair_model::fused ? " fused" : " split"));
+        const periodic_program p = program_of(s);
+        REQUIRE(p.m_min == (dual ? std::max(2 * P - 2, P + 2) : std::max(2 * P - 1, P + 1)));
+        REQUIRE(p.m_step == (dual ? 2 : 1));
+        for (int m = p.m_min; m <= p.m_min + (3 * P + 4) * p.m_step; m += p.m_step) {
+          schedule_spec at = s;
+          at.shape.m = m;
+          REQUIRE(same_ops(expand(p, m).view(), generate(at).view()));
+        }
+        if (P > 6) continue;
+        for (const costs& c : {article, latency, overlap}) {
+          const periodic_certificate cert = periodic_certificate_of(s, c);
+          REQUIRE(cert.proved);
+          ++proved;
+          for (int m = cert.m0; m < cert.m0 + 2 * cert.cycle + 2 * cert.m_step; m += cert.m_step)
+            REQUIRE(cert.makespan(m) == direct_makespan(s, m, c));
+        }
+        if (pairs == pair_model::fused) {
+          REQUIRE(bool(closed_forms_hold_for_every_m(periodic_certificate_of(s, article), s, article)));
+        }
+      }
+  REQUIRE(programs == 30);
+  REQUIRE(proved == 54);
+}
+
 TEST_CASE("periodic certificates: the makespan of every m from m0 on equals a direct simulation", "[periodic]") {
   const costs cost_sets[] = {
       costs{},                                                                          // the article's
@@ -377,8 +421,9 @@ TEST_CASE("periodic certificate: bad programs get no certificate, with the reaso
   periodic_program malformed = program_of(spec_of(schedule_family::one_f_one_b, 3));
   malformed.templates[0].per_m = 1;
   REQUIRE_THROWS_WITH(periodic_certificate_of(malformed, costs{}),
-                      "ctpipe: a periodic program's steady ops advance m_step micro-batches per repetition, its "
-                      "cool-down one per micro-batch of m, its warm-up none");
+                      "ctpipe: a periodic program's steady ops advance the same number of micro-batches per "
+                      "repetition, and per step of m its warm-up and steady ops move alike and its cool-down that much "
+                      "more");
 }
 
 TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", "[periodic][tool]") {
@@ -458,7 +503,7 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     const char* message;
   } refusals[] = {
       {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
-      {"formula -s dualpipev", "ctpipe: no formula for dualpipev: its periodic program is not written yet"},
+      {"formula -s v-half", "ctpipe: no formula for v-half: its warm-up and cool-down are moved op by op by a greedy"},
       {"formula -s interleaved-zb -m 6",
        "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only"},
       {"formula -s looped-bfs", "ctpipe: no formula for looped-bfs: each chunk's forwards and backwards grow with m"},
@@ -490,7 +535,7 @@ TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any 
   // The same size whatever m the spec names (its m is not read).
   STATIC_REQUIRE(sizeof(program) ==
                  sizeof(periodic_schedule_v<schedule_spec{schedule_family::one_f_one_b, {4, 4096}}>));
-  REQUIRE(sizeof(program) == 560);  // 16 templates, 12 segments, 5 offsets: bench/RESULTS.md
+  REQUIRE(sizeof(program) == 624);  // 16 templates, 12 segments, 5 offsets: bench/RESULTS.md
   for (int m = 3; m <= 40; ++m) {
     const schedule g = generate(schedule_spec{schedule_family::one_f_one_b, {4, m}});
     for (int r = 0; r < 4; ++r) {

@@ -108,22 +108,43 @@ constexpr rational direct_makespan(schedule_spec s, int m, const costs& c, std::
 
 namespace detail {
 
-/// Refuses (raises) a program whose steady segments are not one per rank with
-/// micro-batches advancing by one per repetition, whose warm-up depends on m, or whose
-/// cool-down does not move with m.
+/// How far the micro-batches of template `o` move when m grows by one step, `per_step +
+/// per_m * m_step`.
+constexpr int shift_per_step(const periodic_program& p, const op_template& o) { return o.per_step + o.per_m * p.m_step; }
+
+/// The model copy stage `s` belongs to: DualPipe's down (0) or up (1) pipeline on the
+/// bidirectional placement, else 0. Micro-batches depend on each other within a copy only.
+constexpr int copy_of(const pipeline_shape& shape, int s) {
+  return shape.layout == placement::bidirectional && s >= shape.P ? 1 : 0;
+}
+
+/// Refuses (raises) a program whose steady segments are not one per rank, or whose
+/// micro-batches do not move with m as the theorem needs: per model copy a base shift
+/// beta, and one rho > 0 for the program, such that growing m by a step moves every
+/// warm-up and steady op of the copy by beta, adds a steady repetition whose ops advance
+/// rho each, and moves every cool-down op by beta + rho. (Relabelling each copy's
+/// micro-batches by beta per step, the warm-up is then the same at every m and the
+/// cool-down moves as the steady state does: 1F1B has beta 0, rho 1; interleaved 1F1B
+/// beta 0, rho g; DualPipe's up pipeline, whose micro-batches start at m/2, beta 1, rho 1.)
 constexpr void check_program(const periodic_program& p) {
+  int rho = 0, beta[2] = {0, 0};
+  bool seen[2] = {false, false};
   for (int r = 0; r < p.shape.P; ++r) {
     const auto ru = static_cast<std::size_t>(r);
     const std::uint32_t steady = p.steady[ru];
+    const program_segment& st = p.segments[steady];
+    if (st.count > 0 && rho == 0) rho = p.templates[st.first].per_repetition;
     for (std::uint32_t g = p.rank_segments[ru]; g < p.rank_segments[ru + 1]; ++g) {
       const program_segment& seg = p.segments[g];
       require(seg.repetitions_per_step == (g == steady ? 1 : 0),
               "ctpipe: a periodic program needs one steady segment per rank (repeated n0 + steps(m) times)");
       for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
         const op_template& o = p.templates[t];
-        require(o.per_m == (g > steady ? 1 : 0) && (g != steady || o.per_repetition == p.m_step),
-                "ctpipe: a periodic program's steady ops advance m_step micro-batches per repetition, its cool-down "
-                "one per micro-batch of m, its warm-up none");
+        const int copy = copy_of(p.shape, o.stage), shift = shift_per_step(p, o) - (g > steady ? rho : 0);
+        if (!seen[copy]) seen[copy] = true, beta[copy] = shift;
+        require(rho > 0 && shift == beta[copy] && (g != steady || o.per_repetition == rho),
+                "ctpipe: a periodic program's steady ops advance the same number of micro-batches per repetition, "
+                "and per step of m its warm-up and steady ops move alike and its cool-down that much more");
       }
     }
   }
@@ -475,8 +496,11 @@ constexpr periodic_certificate periodic_certificate_of(const schedule_spec& s, c
   const periodic_program p = program_of(s);
   periodic_certificate out = periodic_certificate_of(p, c, stage_scale, gamma, max_periods);
   if (!std::is_constant_evaluated()) {
+    schedule_spec any = s;
+    // DualPipe(V)'s programs hold from the structural minimum on.
+    any.structural_minimum = s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe;
     for (int m = out.m0; out.proved && m < out.m0 + 2 * out.cycle; m += out.m_step) {
-      detail::require(direct_makespan(s, m, c, stage_scale) == out.makespan(m),
+      detail::require(direct_makespan(any, m, c, stage_scale) == out.makespan(m),
                       "ctpipe: the periodic certificate disagrees with a direct simulation (a bug: please report it)");
     }
   }

@@ -89,16 +89,13 @@ struct dualpipev_rank {
   constexpr void commit() {}
 };
 
-/// The eight phases of DeepSeek's `DualPipeV.step()` for `P` ranks (or half-ranks), `m`
-/// micro-batches per direction and (half-)rank `r`, written through rank state `g`
-/// (schedules::dualpipev() lists them), with DeepSeek's communication calls as they
-/// stand in `step()`: the `recv`/`send` flags of `_forward_chunk`, `_backward_chunk` and
-/// `_forward_backward_chunk` (`recv0`), and its explicit `_recv_forward`,
-/// `_send_forward`, `_send_backward` calls. One transcription for the compute order
-/// (dualpipev_rank ignores the communication) and DeepSeek's lowering
-/// (lower/deepseek.hpp).
+/// Steps 1 to 3 of DeepSeek's `DualPipeV.step()` (its warm-up) for `P` ranks (or
+/// half-ranks) and (half-)rank `r`, written through rank state `g`, with DeepSeek's
+/// communication calls as they stand in `step()`: the `recv`/`send` flags of
+/// `_forward_chunk`, `_backward_chunk` and `_forward_backward_chunk` (`recv0`), and its
+/// explicit `_recv_forward`, `_send_forward`, `_send_backward` calls (dual_phases()).
 template <class Rank>
-constexpr void dual_phases(int P, int m, int r, Rank& g) {
+constexpr void dual_warmup(int P, int r, Rank& g) {
   const bool last = r == P - 1;
   // Step 1: nF0.
   for (int i = 0; i < 2 * (P - r - 1); ++i) g.forward(0);
@@ -114,16 +111,25 @@ constexpr void dual_phases(int P, int m, int r, Rank& g) {
   }
   // Step 3: nB1W1F1, chunk 1's next input received before the W.
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, true), g.recv_forward(1), g.weight(), g.forward(1, false);
-  // Step 4: nF0B1F1B0; on the last rank the first (F 0; B 1) is not overlapped.
-  for (int i = 0; i < m - 2 * P + r + 1; ++i) {
-    if (i == 0 && last) {
-      g.forward(0, false, false), g.send_forward(1), g.backward(1, false, true, false), g.send_forward(0),
-          g.send_backward(1);
-    } else {
-      g.pair(0, 1, i != 0);
-    }
-    g.pair(1, 0);
+}
+
+/// Iteration `i` of step 4 of `DualPipeV.step()` (nF0B1F1B0, its steady state, run
+/// m-2P+r+1 times): pair (F chunk 0; B chunk 1), pair (F chunk 1; B chunk 0); on the
+/// last (half-)rank the first (F 0; B 1) is not overlapped (dual_phases()).
+template <class Rank>
+constexpr void dual_steady(int P, int r, int i, Rank& g) {
+  if (i == 0 && r == P - 1) {
+    g.forward(0, false, false), g.send_forward(1), g.backward(1, false, true, false), g.send_forward(0),
+        g.send_backward(1);
+  } else {
+    g.pair(0, 1, i != 0);
   }
+  g.pair(1, 0);
+}
+
+/// Steps 5 to 8 of `DualPipeV.step()` (its cool-down), as dual_warmup().
+template <class Rank>
+constexpr void dual_cooldown(int P, int r, Rank& g) {
   // Step 5: nB1F1B0.
   for (int i = 0; i < P - r - 1; ++i) g.backward(1, false), g.pair(1, 0);
   // Step 6: nB1B0, the second half with zero bubble.
@@ -138,6 +144,20 @@ constexpr void dual_phases(int P, int m, int r, Rank& g) {
   for (int i = 0; i < P - r - 1; ++i) g.weight(), g.backward(0, true);
   for (int i = 0; i < r + 1; ++i) g.weight();
   g.commit();
+}
+
+/// The eight phases of DeepSeek's `DualPipeV.step()` for `P` ranks (or half-ranks), `m`
+/// micro-batches per direction and (half-)rank `r`, written through rank state `g`
+/// (schedules::dualpipev() lists them): dual_warmup(), m-2P+r+1 iterations of
+/// dual_steady(), dual_cooldown(), with DeepSeek's communication calls. One
+/// transcription for the compute order (dualpipev_rank ignores the communication),
+/// DeepSeek's lowering (lower/deepseek.hpp) and the periodic program
+/// (schedules/program.hpp).
+template <class Rank>
+constexpr void dual_phases(int P, int m, int r, Rank& g) {
+  dual_warmup(P, r, g);
+  for (int i = 0; i < m - 2 * P + r + 1; ++i) dual_steady(P, r, i, g);
+  dual_cooldown(P, r, g);
 }
 
 }  // namespace ctpipe::detail

@@ -41,17 +41,19 @@
 namespace ctpipe {
 
 /// One op of a segment: its kind and stage, and its micro-batch at repetition i of its
-/// segment under m micro-batches, `microbatch + per_repetition * i + per_m * m`.
+/// segment under m micro-batches, `microbatch + per_repetition * i + per_m * m +
+/// per_step * steps(m)`.
 struct op_template {
   op_kind kind = op_kind::F;
   int stage = 0;
   int microbatch = 0;      ///< at i = 0, m = 0
   int per_repetition = 0;  ///< added per repetition of the segment
-  int per_m = 0;           ///< added per micro-batch of the step (cool-down ops count from m)
+  int per_m = 0;           ///< added per micro-batch of m (cool-down ops count from m)
+  int per_step = 0;        ///< added per step of m (DualPipe's up pipeline: its m/2 steps)
 
-  /// The op at repetition `i` under `m` micro-batches.
-  constexpr op at(int i, int m) const {
-    return detail::make_op(kind, stage, microbatch + per_repetition * i + per_m * m);
+  /// The op at repetition `i` under `m` micro-batches, `n` = steps(m).
+  constexpr op at(int i, int m, int n) const {
+    return detail::make_op(kind, stage, microbatch + per_repetition * i + per_m * m + per_step * n);
   }
 };
 
@@ -124,8 +126,8 @@ struct program_writer {
     if (repetitions_per_step != 0) p.steady[static_cast<std::size_t>(rank)] = segments;
     p.segments[segments++] = {templates, 0, repetitions, repetitions_per_step};
   }
-  constexpr void add(op_kind k, int stage, int microbatch, int per_repetition, int per_m = 0) {
-    p.templates[templates++] = {k, stage, microbatch, per_repetition, per_m};
+  constexpr void add(op_kind k, int stage, int microbatch, int per_repetition, int per_m = 0, int per_step = 0) {
+    p.templates[templates++] = {k, stage, microbatch, per_repetition, per_m, per_step};
     ++p.segments[segments - 1].count;
   }
   constexpr void next_rank() { p.rank_segments[static_cast<std::size_t>(++rank)] = segments; }
@@ -389,16 +391,112 @@ constexpr periodic_program interleaved_program(const schedule_spec& spec) {
   return p;
 }
 
+/// DualPipeV's and DualPipe's phases (dual_phases()) recorded as one rank's program, the
+/// Rank interface of dualpipev_rank: each chunk's next forward and backward micro-batch
+/// is affine in the steps n of m, `next + per_step * n` (DualPipe's up pipeline starts at
+/// m/2 = n); inside the steady segment each op also advances one per repetition.
+struct dual_program_rank {
+  program_writer& out;
+  int stage[2];
+  bool fused;
+  int next_f[2] = {0, 0}, next_b[2] = {0, 0};  // at n = 0
+  int step_f[2] = {0, 0}, step_b[2] = {0, 0};  // per step of m
+  int per_repetition = 0;                      // 1 while the steady segment is recorded
+  buffer<op_template> queued_w;               // DeepSeek's WeightGradStore, first in, first out
+  std::size_t w_head = 0, w_tail = 0;
+
+  /// Rank r of P; the queue holds room for the 2P-1-r Ws of a rank.
+  constexpr dual_program_rank(program_writer& o, int P, int r, bool fuse, bool dual)
+      : out(o), stage{r, 2 * P - 1 - r}, fused(fuse), queued_w(2 * static_cast<std::size_t>(P)) {
+    if (!dual) return;
+    if (2 * r >= P) stage[0] = 2 * P - 1 - r, stage[1] = r;
+    for (int c = 0; c < 2; ++c) step_f[c] = step_b[c] = stage[c] >= P ? 1 : 0;
+  }
+  constexpr void emit(op_kind k, int c, int microbatch, int per_step) {
+    out.add(k, stage[c], microbatch, per_repetition, 0, per_step);
+  }
+  constexpr void forward(int c, bool = true, bool = true) { emit(op_kind::F, c, next_f[c]++, step_f[c]); }
+  constexpr void backward(int c, bool zero_bubble, bool = true, bool = true) {
+    const int j = next_b[c]++;
+    emit(zero_bubble ? op_kind::I : op_kind::B, c, j, step_b[c]);
+    if (zero_bubble) queued_w[w_tail++] = {op_kind::W, stage[c], j, per_repetition, 0, step_b[c]};
+  }
+  constexpr void weight() {
+    const op_template& w = queued_w[w_head++];
+    out.add(w.kind, w.stage, w.microbatch, w.per_repetition, w.per_m, w.per_step);
+  }
+  constexpr void pair(int f, int b, bool = true) {
+    emit(fused ? op_kind::overlap_f_b : op_kind::F, f, next_f[f]++, step_f[f]);
+    backward(b, false);
+  }
+  constexpr void recv_forward(int) {}
+  constexpr void send_forward(int) {}
+  constexpr void send_backward(int) {}
+  constexpr void commit() {}
+  /// After one steady repetition recorded of `n0 + n` in all: every counter moves on by
+  /// the other `n0 + n - 1` (each repetition takes one forward and one backward of each
+  /// chunk).
+  constexpr void skip_steady(int n0) {
+    for (int c = 0; c < 2; ++c) next_f[c] += n0 - 1, next_b[c] += n0 - 1, ++step_f[c], ++step_b[c];
+  }
+};
+
+/// DualPipeV (schedules/dualpipe.hpp) for m >= 2P-1 (P = 1: m >= 2), and DualPipe for m
+/// even >= 2P-2 (P = 2: m >= 4) (m_step 2: a step is one micro-batch per direction), from DeepSeek's phases as the
+/// generator writes them (dual_phases()): per (half-)rank h of H, the warm-up (steps 1 to
+/// 3), the last (half-)rank's first iteration of step 4 (not overlapped), step 4's pairs
+/// (F0; B1), (F1; B0) repeated m' - 2H + h + 1 times (m' = m, or m/2 for DualPipe; one
+/// less on the last), the cool-down (steps 5 to 8) counted from m'.
+constexpr periodic_program dual_program(const schedule_spec& spec) {
+  const bool dual = spec.family == schedule_family::dualpipe;
+  const int P = spec.shape.P, H = dual ? P / 2 : P;
+  std::size_t n_templates = 0, n_segments = 0;
+  for (int r = 0; r < P; ++r) {
+    const int h = r < P - 1 - r || !dual ? r : P - 1 - r;
+    n_templates += static_cast<std::size_t>(10 * H - 5 * h - 1 + (h == H - 1 ? 4 : 0));
+    n_segments += h == H - 1 ? 4 : 3;
+  }
+  // The structural minimum, m' >= 2H - 1, where the last (half-)rank still runs its first
+  // iteration of step 4 (m' >= H + 1: P = 1, or DualPipe's P = 2, start one step later).
+  const int least = 2 * H - 1 > H + 1 ? 2 * H - 1 : H + 1;
+  periodic_program p{
+      {P, 0, 2, dual ? placement::bidirectional : placement::v_shape}, dual ? 2 * least : least, n_templates, n_segments};
+  p.m_step = dual ? 2 : 1;
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) {
+    const int h = r < P - 1 - r || !dual ? r : P - 1 - r;
+    const bool last = h == H - 1;
+    dual_program_rank g(out, P, r, spec.pairs == pair_model::fused, dual);
+    out.segment(1, 0);
+    dual_warmup(H, h, g);
+    if (last) {
+      out.segment(1, 0);
+      dual_steady(H, h, 0, g);
+    }
+    const int n0 = -2 * H + h + 1 - (last ? 1 : 0);
+    out.segment(n0, 1);
+    g.per_repetition = 1;
+    dual_steady(H, h, 1, g);
+    g.per_repetition = 0;
+    g.skip_steady(n0);
+    out.segment(1, 0);
+    dual_cooldown(H, h, g);
+    out.next_rank();
+  }
+  return p;
+}
+
 }  // namespace detail
 
 /// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V,
-/// interleaved 1F1B, combined 1F1B and interleaved ZB; the last three per class of m:
-/// program_of()).
+/// interleaved 1F1B, combined 1F1B, interleaved ZB, DualPipeV and DualPipe; interleaved
+/// 1F1B, combined 1F1B and interleaved ZB per class of m: program_of()).
 constexpr bool has_program(schedule_family family) {
   return family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
          family == schedule_family::zb_h2 || family == schedule_family::zbv ||
          family == schedule_family::interleaved_1f1b || family == schedule_family::combined_1f1b ||
-         family == schedule_family::interleaved_zb;
+         family == schedule_family::interleaved_zb || family == schedule_family::dualpipev ||
+         family == schedule_family::dualpipe;
 }
 
 /// Why `family` has no periodic program, for a refusal: GPipe's forwards and backwards
@@ -413,13 +511,19 @@ constexpr const char* why_no_program(schedule_family family) {
   if (family == schedule_family::looped_bfs) {
     return "each chunk's forwards and backwards grow with m (phases, not one repeated pattern)";
   }
+  if (family == schedule_family::v_half || family == schedule_family::v_min) {
+    return "its warm-up and cool-down are moved op by op by a greedy over the whole timeline (the Zero Bubble "
+           "authors' zbv_greedy.py), so no program of a fixed shape is known to give it for every m (docs/proofs.md)";
+  }
   return "its periodic program is not written yet (docs/proofs.md lists the families with one)";
 }
 
 /// The periodic program of `s`'s family at its P: for interleaved 1F1B (V, variant,
 /// group, warm-up factor read), combined 1F1B (V, group, pair model) and interleaved ZB
 /// (V) the program of the class of s's m modulo its group g (the class's m from m_min
-/// on); for the others s's m is not read. Raises `ctpipe: no periodic program for this
+/// on); for DualPipeV and DualPipe (pair model read; the rest of the spec checked at m
+/// = 2P) the program from the structural minimum on, DualPipe's for m even; for the
+/// others s's m is not read. Raises `ctpipe: no periodic program for this
 /// schedule family yet (docs/proofs.md lists the families with one)` for a family
 /// without one; for the three, check_spec()'s message for an m the family refuses, and
 /// `ctpipe: PyTorch's interleaved 1F1B (or ZB) has a periodic program for m a multiple
@@ -446,6 +550,12 @@ constexpr periodic_program program_of(const schedule_spec& s) {
                     "ctpipe: PyTorch's interleaved 1F1B has a periodic program for m a multiple of P only (its group "
                     "m / (m / P) changes with m otherwise)");
     return detail::interleaved_program(s);
+  }
+  if (s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe) {
+    schedule_spec at = s;
+    at.shape.m = 2 * s.shape.P;  // the program is m's: check the rest
+    check_spec(at);
+    return detail::dual_program(s);
   }
   if (s.family == schedule_family::one_f_one_b) return detail::one_f_one_b_program(s.shape.P);
   if (s.family == schedule_family::zbv) return detail::zbv_program(s.shape.P);
@@ -475,7 +585,9 @@ constexpr schedule expand(const periodic_program& p, int m) {
          g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
       const program_segment& seg = p.segments[g];
       for (int i = 0; i < seg.times(p.steps(m)); ++i) {
-        for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) out.ops()[k++] = p.templates[t].at(i, m);
+        for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
+          out.ops()[k++] = p.templates[t].at(i, m, p.steps(m));
+        }
       }
     }
     out.offsets()[static_cast<std::size_t>(r) + 1] = static_cast<std::uint32_t>(k);
@@ -500,7 +612,7 @@ struct frozen_program {
   int m_min = 1;
   int m_step = 1;     ///< as periodic_program's
   int m_residue = 0;  ///< as periodic_program's
-  std::array<op_template, NT> templates{};
+  std::array<op_template, NT> templates{};  ///< program_of()'s, per_m folded (freeze_program())
   std::array<program_segment, NS> segments{};
   std::array<std::uint32_t, P + 1> rank_segments{};
 
@@ -513,12 +625,13 @@ struct frozen_program {
     for (std::uint32_t g = rank_segments[static_cast<std::size_t>(r)];
          g < rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
       const program_segment& seg = segments[g];
-      const int times = seg.times((m - m_residue) / m_step);
+      const int n = (m - m_residue) / m_step, times = seg.times(n);
       for (int i = 0; i < times; ++i) {
         for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
           const op_template& o = templates[t];
-          // 64-bit: m and the offsets may pass 2^31 before they cancel.
-          const std::int64_t mb = o.microbatch + std::int64_t{o.per_repetition} * i + std::int64_t{o.per_m} * m;
+          // 64-bit: m and the offsets may pass 2^31 before they cancel. per_m is 0 here:
+          // freeze_program() folds it into microbatch and per_step (m = m_residue + m_step n).
+          const std::int64_t mb = o.microbatch + std::int64_t{o.per_repetition} * i + std::int64_t{o.per_step} * n;
           f(program_op{o.kind, o.stage, static_cast<int>(mb)});
         }
       }
@@ -529,7 +642,8 @@ struct frozen_program {
 namespace detail {
 
 /// The program of S frozen: its sizes from one evaluation of program_of(), its contents
-/// copied from another.
+/// copied from another, each template's per_m folded into its microbatch and per_step
+/// (one multiplication less per op in for_each_op()).
 template <schedule_spec S>
 constexpr auto freeze_program() {
   constexpr std::size_t NT = program_of(S).templates.size();
@@ -541,7 +655,13 @@ constexpr auto freeze_program() {
   out.m_min = p.m_min;
   out.m_step = p.m_step;
   out.m_residue = p.m_residue;
-  for (std::size_t k = 0; k < NT; ++k) out.templates[k] = p.templates[k];
+  for (std::size_t k = 0; k < NT; ++k) {
+    op_template t = p.templates[k];  // per_m folded: per_m m = per_m m_residue + per_m m_step steps(m)
+    t.microbatch += t.per_m * p.m_residue;
+    t.per_step += t.per_m * p.m_step;
+    t.per_m = 0;
+    out.templates[k] = t;
+  }
   for (std::size_t k = 0; k < NS; ++k) out.segments[k] = p.segments[k];
   for (std::size_t k = 0; k <= P; ++k) out.rank_segments[k] = p.rank_segments[k];
   return out;

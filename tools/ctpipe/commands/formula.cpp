@@ -46,15 +46,20 @@ std::string spaced(const detail::buffer<rational>& values) {
 
 /// The parameters that decide a family's program beyond P and V, as the main view's title
 /// shows them: interleaved 1F1B's variant, group and warm-up factor; combined 1F1B's
-/// group and pair model; interleaved ZB's group. Empty for the others.
+/// group and pair model; interleaved ZB's group; DualPipe(V)'s pair model. Empty for the
+/// others.
 struct program_parameters {
   const char* variant = nullptr;  ///< interleaved-1f1b (V > 1 or PyTorch's)
   int group = 0;                  ///< 0: none
   int warmup_factor = 0;          ///< 0: none
-  const char* pairs = nullptr;    ///< combined-1f1b: fused or split
+  const char* pairs = nullptr;    ///< combined-1f1b, dualpipev, dualpipe: fused or split
 
   program_parameters() = default;
   program_parameters(const periodic_program& p, const schedule_spec& s) {
+    if (s.family == schedule_family::dualpipev || s.family == schedule_family::dualpipe) {
+      pairs = s.pairs == pair_model::fused ? "fused" : "split";  // m_step 2 of DualPipe is no group
+      return;
+    }
     if (p.m_step == 1 && s.family != schedule_family::interleaved_zb) return;  // 1F1B's program (V = 1)
     group = p.m_step;
     if (s.family == schedule_family::interleaved_1f1b) {
@@ -223,8 +228,12 @@ class formula_command final : public command_with_options<formula_options> {
     if (!has_program(f.spec.family))
       throw usage_error(
           fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family), why_no_program(f.spec.family)));
-    // Any m of the class: for interleaved 1F1B by default its group (P or --group).
-    if (app_->count("-m") == 0) f.spec.shape.m = classes ? (f.spec.group != 0 ? f.spec.group : f.spec.shape.P) : 1;
+    // Any m of the class: for interleaved 1F1B by default its group (P or --group); for
+    // DualPipe(V) an m their rule takes (the program is every m's).
+    const bool dual =
+        f.spec.family == schedule_family::dualpipev || f.spec.family == schedule_family::dualpipe;
+    if (app_->count("-m") == 0)
+      f.spec.shape.m = classes ? (f.spec.group != 0 ? f.spec.group : f.spec.shape.P) : dual ? 2 * f.spec.shape.P : 1;
     check_spec(f.spec);
     check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
     check_scale(cost_scale{opts_.stage_scale, {}}, f.spec.shape);
