@@ -1,5 +1,13 @@
 // ctpipe/schedules/generate.hpp: one entry point for every family, at run time
 // (generate) and frozen at compile time (schedule_v).
+//
+// Where a family has a periodic program (schedules/program.hpp) for the spec's m, the
+// schedule is that program expanded: the program is the schedule. Below the program's
+// m_min, for a class of m it has no program for (PyTorch's interleaved 1F1B when P does
+// not divide m) and for the families without one (GPipe, looped BFS, V-Half, V-Min), the
+// family's generator writes it. The generators stay the reference the programs are
+// tested against (detail::fill_by_generator(), tests/runtime/periodic_test.cpp), equal op
+// for op on every grid and vector tried.
 #pragma once
 
 #include <cstddef>  // std::size_t
@@ -8,15 +16,24 @@
 #include "ctpipe/core/buffer.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/schedules/family.hpp"
+#include "ctpipe/schedules/program.hpp"
 
 namespace ctpipe {
 
 /// Writes rank `r`'s ops of schedule `s` into `out` (a callable taking an op), in
-/// execution order, through the family's generator (family_table). Does not check `s`:
-/// call check_spec first (generate does). For V-Half and V-Min, built for all ranks at
-/// once, each call runs the whole greedy: to get every rank, call generate() once.
+/// execution order: its periodic program expanded where it applies (file comment), else
+/// the family's generator (family_table). Does not check `s`: call check_spec first
+/// (generate does). For V-Half and V-Min, built for all ranks at once, each call runs
+/// the whole greedy: to get every rank, call generate() once.
 template <class Out>
 constexpr void generate_rank(const schedule_spec& s, int r, Out&& out) {
+  if (program_exists(s)) {
+    const periodic_program p = program_of(s);
+    if (s.shape.m >= p.m_min) {
+      expand_rank(p, r, s.shape.m, out);
+      return;
+    }
+  }
   detail::buffer<op> ops(ops_of_rank(s, r));
   const op* end = family_of(s.family).fill_rank(s, r, ops.data());
   for (const op* o = ops.data(); o != end; ++o) out(*o);
@@ -32,10 +49,11 @@ constexpr bool all_on_rank(const pipeline_shape& shape, const op* begin, const o
   return true;
 }
 
-/// Fills `ops` (total_ops(s) entries) and `offsets` (P+1 entries) with schedule s,
-/// proving on the way that each rank r got exactly ops_of_rank(s, r) ops (for a
-/// family built for all ranks at once: that they are rank r's).
-constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
+/// Fills `ops` (total_ops(s) entries) and `offsets` (P+1 entries) with schedule s
+/// through its family's generator, proving on the way that each rank r got exactly
+/// ops_of_rank(s, r) ops (for a family built for all ranks at once: that they are rank
+/// r's). The reference the periodic programs are tested against.
+constexpr void fill_by_generator(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
   std::size_t written = 0;
   offsets[0] = 0;
   const family_entry& family = family_of(s.family);
@@ -50,6 +68,48 @@ constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* off
     offsets[r + 1] = static_cast<std::uint32_t>(written);
   }
   require(end == ops + written, "ctpipe: internal error: a generator wrote a wrong number of ops");
+}
+
+/// Fills `ops` and `offsets` as fill_by_generator() does, from `s`'s periodic program
+/// where it applies (the file comment), proving each rank's count the same way.
+constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* offsets) {
+  if (!program_exists(s)) return fill_by_generator(s, ops, offsets);
+  const periodic_program p = program_of(s);
+  if (s.shape.m < p.m_min) return fill_by_generator(s, ops, offsets);
+  const int m = s.shape.m, n = p.steps(m);
+  offsets[0] = 0;
+  op* out = ops;
+  for (int r = 0; r < s.shape.P; ++r) {
+    require(p.rank_ops(r, m) == ops_of_rank(s, r), "ctpipe: internal error: a program wrote a wrong number of ops");
+    // As expand_rank(), template by template: each op word is the one before it in its
+    // template plus per_repetition (the micro-batch is the word's low bits), written a
+    // segment's width apart. One statement per op, and fewer operations than at() per
+    // op: the generators' constexpr cost (bench/RESULTS.md).
+    for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
+         g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
+      const program_segment& seg = p.segments[g];
+      const int times = seg.times(n);
+      for (std::uint32_t k = 0; k < seg.count; ++k) {
+        const op_template& t = p.templates[seg.first + k];
+        std::uint32_t word = t.at(0, m, n).bits;
+        const auto step = static_cast<std::uint32_t>(t.per_repetition);
+        std::size_t j = k;  // an index, not a pointer: one past the last op would not be one
+        for (int i = 0; i < times; ++i, j += seg.count, word += step) out[j].bits = word;
+      }
+      out += static_cast<std::size_t>(times) * seg.count;
+    }
+    offsets[r + 1] = static_cast<std::uint32_t>(out - ops);
+  }
+}
+
+/// Schedule `s` written by its family's generator (fill_by_generator()), not its
+/// periodic program: the reference for tests of the programs. Raises check_spec()'s
+/// messages.
+constexpr schedule generate_by_generator(const schedule_spec& s) {
+  check_spec(s);
+  schedule out{s.shape, total_ops(s)};
+  fill_by_generator(s, out.ops().data(), out.offsets().data());
+  return out;
 }
 
 /// Total ops of s, after its gate (so an invalid spec fails here with its message).

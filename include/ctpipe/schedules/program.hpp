@@ -572,6 +572,20 @@ constexpr void require_holds(int m_min, int m_step, int m_residue, int m) {
 }
 }  // namespace detail
 
+/// Calls `out(op)` for each op of rank `r` of program `p` under `m` micro-batches, in
+/// order. Does not check m: see expand().
+template <class Out>
+constexpr void expand_rank(const periodic_program& p, int r, int m, Out&& out) {
+  const int n = p.steps(m);
+  for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
+       g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
+    const program_segment& seg = p.segments[g];
+    for (int i = 0; i < seg.times(n); ++i) {
+      for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) out(p.templates[t].at(i, m, n));
+    }
+  }
+}
+
 /// The ops of `p` under `m` micro-batches, as generate() stores a schedule (CSR by rank).
 /// Raises `ctpipe: a periodic program holds for m >= its m_min` below it and `ctpipe:
 /// this periodic program holds for m = m_residue (mod m_step) only (...)` outside its
@@ -581,18 +595,21 @@ constexpr schedule expand(const periodic_program& p, int m) {
   schedule out{{p.shape.P, m, p.shape.V, p.shape.layout}, p.total_ops(m)};
   std::size_t k = 0;
   for (int r = 0; r < p.shape.P; ++r) {
-    for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
-         g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
-      const program_segment& seg = p.segments[g];
-      for (int i = 0; i < seg.times(p.steps(m)); ++i) {
-        for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
-          out.ops()[k++] = p.templates[t].at(i, m, p.steps(m));
-        }
-      }
-    }
+    expand_rank(p, r, m, [&](op o) { out.ops()[k++] = o; });
     out.offsets()[static_cast<std::size_t>(r) + 1] = static_cast<std::uint32_t>(k);
   }
   return out;
+}
+
+/// Whether `s`'s family has a periodic program for the class of `s`'s m (program_of()
+/// gives it without raising for a valid `s`): a family with one (has_program()), and for
+/// PyTorch's interleaved 1F1B and interleaved ZB m a multiple of P. generate() expands it
+/// where m >= its m_min.
+constexpr bool program_exists(const schedule_spec& s) {
+  if (!has_program(s.family)) return false;
+  const bool torch_interleaved =
+      s.family == schedule_family::interleaved_1f1b && s.variant == interleaved_variant::torch;
+  return !((torch_interleaved || s.family == schedule_family::interleaved_zb) && s.shape.m % s.shape.P != 0);
 }
 
 /// One op of a periodic schedule at any m: its kind, stage and micro-batch, the last an
