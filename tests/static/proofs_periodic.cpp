@@ -1,5 +1,6 @@
 // Compile-time proofs for every m (docs/proofs.md, "Proofs for every m"): for 1F1B,
-// ZB-H1, ZB-H2, ZB-V and interleaved 1F1B (for a class of m modulo its group) the
+// ZB-H1, ZB-H2, ZB-V, interleaved 1F1B (for a class of m modulo its group), combined
+// 1F1B, DualPipeV and DualPipe the
 // makespan, bubble fraction and peak closed forms of analysis/formulas.hpp hold for
 // every m >= 1, each proof one periodic certificate
 // (analysis/periodic.hpp: a simulation of the family's periodic program at m_min + 8
@@ -12,6 +13,9 @@
 // - P <= 8 at the other cost sets of the grids where the closed forms are claimed (1F1B:
 //   t_b = t_f, fractional costs, t_b < t_f; ZB-H1: the Zero Bubble cost sets);
 // - combined 1F1B at P = 4, V = 2 (m = 0 mod 4, pairs fused), its peaks 12 10 8 6;
+// - DualPipeV for P <= 8 and DualPipe for P = 2, 4, 6, 8 at the article's costs, and at
+//   P = 4 two more cost sets of DeepSeek's range, from the structural minimum on (the
+//   grid of tests/static/proofs_dualpipe.cpp keeps the rule's edges, m <= 2P + 2);
 // - where no closed form exists (1F1B with latency, P = 4, t_c = 1/2), the certificate's
 //   own formula: cycle 4 micro-batches, makespans 101, 105, 108 at m = 24, 25, 26.
 // Each static_assert is one constant evaluation within the default limits of GCC 12 and
@@ -113,6 +117,58 @@ constexpr bool every_m_combined() {
          bool(ctpipe::closed_forms_hold_for_every_m(cert, s, article));
 }
 static_assert(every_m_combined(), "combined 1F1B, every m = 0 (mod 4), P = 4, V = 2");
+
+/// DualPipeV (V-shape) or DualPipe (bidirectional, m even) at P, from the structural
+/// minimum on.
+constexpr ctpipe::schedule_spec dual_spec(schedule_family family, int P) {
+  const bool dual = family == schedule_family::dualpipe;
+  ctpipe::schedule_spec s{family, {P, 2 * P, 2, dual ? ctpipe::placement::bidirectional : ctpipe::placement::v_shape}};
+  s.structural_minimum = true;
+  return s;
+}
+
+/// DeepSeek's makespan, bubble fraction and peak forms (2P+1 and P+1 chunks, one less on
+/// the outer ranks at the minimum) from m0 on by the certificate, whose m0 is at most
+/// `m0_most` (so that the m below it can be proved apart: dual_below()), and directly
+/// below m0 when `below` (a small P, within one evaluation).
+constexpr bool dual_certified(schedule_family family, costs c, int P, int m0_most, bool below = true) {
+  const ctpipe::schedule_spec s = dual_spec(family, P);
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
+  if (!cert.proved || cert.m0 > m0_most || !ctpipe::closed_forms_hold_from_m0(cert, s, c)) return false;
+  return !below || bool(ctpipe::closed_forms_hold_directly(s, c, 1, cert.m0, rational{1}, {}, cert.m_step));
+}
+
+/// The same forms directly at the m in [m_lo, m_hi) the family takes (its step).
+constexpr bool dual_below(schedule_family family, costs c, int P, int m_lo, int m_hi) {
+  return bool(ctpipe::closed_forms_hold_directly(dual_spec(family, P), c, m_lo, m_hi, rational{1}, {},
+                                                 family == schedule_family::dualpipe ? 2 : 1));
+}
+
+constexpr auto dualpipev = schedule_family::dualpipev;
+constexpr auto dualpipe = schedule_family::dualpipe;
+constexpr costs dual_wide{rational{2}, rational{3}, rational{2}, rational{1}};  // t_w < t_f
+constexpr costs dual_no_w{rational{1}, rational{1}, rational{1}, rational{0}};  // t_w = 0
+static_assert(dual_certified(dualpipev, article, 1, 64) && dual_certified(dualpipev, article, 2, 64) &&
+                  dual_certified(dualpipev, article, 3, 64),
+              "DualPipeV, every m, P <= 3");
+static_assert(dual_certified(dualpipev, article, 4, 64), "DualPipeV, every m, P = 4");
+static_assert(dual_certified(dualpipev, article, 5, 64), "DualPipeV, every m, P = 5");
+static_assert(dual_certified(dualpipev, article, 6, 23, false) && dual_below(dualpipev, article, 6, 1, 23),
+              "DualPipeV, every m, P = 6");
+static_assert(dual_certified(dualpipev, article, 7, 27, false), "DualPipeV, every m >= m0 (<= 27), P = 7");
+static_assert(dual_below(dualpipev, article, 7, 1, 27), "DualPipeV, every m < 27, P = 7");
+static_assert(dual_certified(dualpipev, article, 8, 31, false), "DualPipeV, every m >= m0 (<= 31), P = 8");
+static_assert(dual_below(dualpipev, article, 8, 1, 24), "DualPipeV, every m < 24, P = 8");
+static_assert(dual_below(dualpipev, article, 8, 24, 31), "DualPipeV, every m in [24, 31), P = 8");
+static_assert(dual_certified(dualpipe, article, 2, 64) && dual_certified(dualpipe, article, 4, 64),
+              "DualPipe, every m, P = 2, 4");
+static_assert(dual_certified(dualpipe, article, 6, 64), "DualPipe, every m, P = 6");
+static_assert(dual_certified(dualpipe, article, 8, 30, false), "DualPipe, every m >= m0 (<= 30), P = 8");
+static_assert(dual_below(dualpipe, article, 8, 1, 30), "DualPipe, every m < 30, P = 8");
+static_assert(dual_certified(dualpipev, dual_wide, 4, 64) && dual_certified(dualpipev, dual_no_w, 4, 64),
+              "DualPipeV, every m, P = 4, two more cost sets");
+static_assert(dual_certified(dualpipe, dual_wide, 4, 64) && dual_certified(dualpipe, dual_no_w, 4, 64),
+              "DualPipe, every m, P = 4, two more cost sets");
 
 /// 1F1B, P = 4, t_f = 1, t_b = 2, t_c = 1/2: no closed form (formulas.hpp: with latency
 /// the steady state stalls); the certificate's cycle and makespans.
