@@ -87,6 +87,26 @@ def test_combined_with_an_overlap_gain_has_a_formula_for_every_m():
         assert f.makespan(m) == sim.makespan, m
 
 
+@pytest.mark.parametrize("family,P,options", [
+    ("dualpipev", 4, {}),
+    ("dualpipev", 3, {"structural_minimum": True, "costs": LATENCY}),
+    ("dualpipe", 4, {"costs": {"f": 1, "b": 2, "fb": Fraction(5, 2)}}),
+    ("dualpipe", 6, {"structural_minimum": True, "pair_model": "split"}),
+])
+def test_dualpipe_formulas_equal_the_simulation(family, P, options):  # noqa: N803
+    # DeepSeek's schedules: their programs step one micro-batch (DualPipeV) or two
+    # (DualPipe: m even); below m0 the m the family's rule takes, simulated.
+    f = ctpipe.formula(family, P=P, **options)
+    assert (f.m_step, f.m_residue) == ((2, 0) if family == "dualpipe" else (1, 0))
+    least = 2 * P - (f.m_step if options.get("structural_minimum") else 0)
+    assert f.below_m == tuple(range(least, f.m0, f.m_step))
+    for m in (*f.below_m, *range(f.m0, f.m0 + 3 * f.cycle + 2 * f.m_step, f.m_step)):
+        sim = ctpipe.Schedule(family, P=P, m=m, **options).simulate()
+        assert f.makespan(m) == sim.makespan, m
+        assert f.bubble_fraction(m) == sim.bubble_fraction, m
+        assert tuple(f.idle(m)) == sim.idle, m
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda: ctpipe.formula("gpipe"), "ctpipe: no formula for gpipe: its forwards and its backwards each grow"),
     (lambda: ctpipe.formula("1f1b", m=8), "ctpipe: formula answers for every m; -m is not taken"),
