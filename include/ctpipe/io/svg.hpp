@@ -197,10 +197,11 @@ class svg_drawing {
           out += fmt::format(
               "<rect class=\"stall\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
               "width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#c0392b\" stroke-width=\"0.5\"><title>stall [{}, "
-              "{}]: "
-              "blocked in a transfer, the next op's inputs ready</title></rect>\n",
+              "{}]: {}</title></rect>\n",
               r, to_string(a), to_string(b), x(a), y, (b - a).to_double() * scale_, lane_, svg_stall_fill, to_string(a),
-              to_string(b));
+              to_string(b),
+              is_stream_model(ro_.drawn_run->model) ? "a RECV queued behind other ops of its stream"
+                                                    : "blocked in a transfer, the next op's inputs ready");
           from = b;
         }
         hatched(from, to);
@@ -490,7 +491,9 @@ inline double svg_legend(std::string& out, const readout& ro, double left, doubl
       x, y - 10, x + 18, y, stall || filled ? "" : labels);
   x += 30 + 7.0 * static_cast<double>(std::string("idle (bubble)").size());
   if (stall) {
-    const std::string name = "stall (blocked in a transfer, the next op's inputs ready)";
+    const std::string name = is_stream_model(ro.drawn_run->model)
+                                 ? "stall (a RECV queued behind other ops of its stream)"
+                                 : "stall (blocked in a transfer, the next op's inputs ready)";
     out += fmt::format(
         "<rect class=\"legend-stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
         "stroke=\"#c0392b\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
