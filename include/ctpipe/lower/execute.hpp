@@ -356,8 +356,8 @@ struct lowered_run {
 
   /// Stream models: rank r issues transfer op k at `clock` and goes on: its message's
   /// side is posted (a RECV also counts as received: its consumer may wait for it), and
-  /// when k heads its stream it is ready (advance()).
-  constexpr void issue(std::uint32_t k, std::int64_t clock) {
+  /// when k heads its stream it is ready (advance()). Returns true: the rank goes on.
+  constexpr bool issue(std::uint32_t k, std::int64_t clock) {
     const std::uint32_t bits = v.ops.data()[k].bits, kind = bits >> 28;
     const std::size_t slot = slot_of(bits);
     message& x = msg_b[slot];
@@ -369,9 +369,10 @@ struct lowered_run {
     const std::uint32_t y = send ? recv_op_b[slot] : send_op_b[slot];
     if (y != nil) out.partner_[k] = y, out.partner_[y] = k;
     const std::uint32_t s = out.stream_of_[k];
-    if (out.head_[s] != k) return;
+    if (out.head_[s] != k) return true;
     out.tstart_[k] = clock > free_b[s] ? clock : free_b[s];
     advance(k);
+    return true;
   }
 
   /// Stream models: runs the transfers that op `first` (issued, now at its stream's head,
@@ -684,10 +685,7 @@ struct lowered_run {
       if (kind >= 8) break;
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0)
         break;  // halted: send before compute
-      if (streams) {
-        issue(k, clock);
-        continue;
-      }
+      if (streams && issue(k, clock)) continue;
       if (model == runtime_model::batched) {
         if (!run_group(r, k, clock)) {
           out.busy_[r] += busy;

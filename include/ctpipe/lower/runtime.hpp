@@ -59,6 +59,11 @@ inline constexpr runtime_model all_runtime_models[] = {runtime_model::blocking, 
                                                        runtime_model::stream_rank,      runtime_model::stream_peer,
                                                        runtime_model::stream_direction, runtime_model::stream_edge};
 
+/// The models that take each transfer on its own (not the stream models), in the order
+/// the tool lists them.
+inline constexpr runtime_model transfer_models[] = {runtime_model::blocking, runtime_model::rendezvous,
+                                                    runtime_model::posted, runtime_model::batched};
+
 /// The stream models, in the order the tool lists them.
 inline constexpr runtime_model stream_models[] = {runtime_model::stream_rank, runtime_model::stream_peer,
                                                   runtime_model::stream_direction, runtime_model::stream_edge};
