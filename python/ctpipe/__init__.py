@@ -71,8 +71,10 @@ SCHEDULE_OPTIONS = (
     "link_bandwidth", "runtime", "lowering", "torch_passes", "max_active_stages", "width", "color",
 )
 
-#: The runtime models of lowering and execution (docs/runtimes.md).
-RUNTIMES = ("blocking", "rendezvous", "posted", "batched")
+#: The runtime models of lowering and execution (docs/runtimes.md): four per-transfer
+#: models, then the stream models (NCCL's first-in first-out streams) by channel policy.
+RUNTIMES = ("blocking", "rendezvous", "posted", "batched", "stream-rank", "stream-peer", "stream-direction",
+            "stream-edge")
 
 
 def fraction(text: str | int | Fraction) -> Fraction:
@@ -410,8 +412,10 @@ class Schedule:
         return json.loads(run_tool(self._with(options, "json")))
 
     def execute(self, runtime: str | None = None) -> dict[str, Any]:
-        """The lowered lists executed under a runtime model (``runtime``, default every
-        model): the readout's ``executed`` entry (makespan, stalls, deadlock per model)."""
+        """The lowered lists executed under a runtime model (``runtime``, one of
+        :data:`RUNTIMES`; default every model): the readout's ``executed`` entry
+        (makespan, stalls, deadlock per model; a stream model's hang also names its
+        ``cycle``)."""
         return self.readout(runtime=runtime)["executed"]
 
     def peak_in_flight(self) -> list[Fraction]:

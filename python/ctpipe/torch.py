@@ -53,7 +53,8 @@ __all__ = [
 #: ``_prepare_schedule_with_comms``).
 ROUTES = ("compute_only", "compute_comms")
 #: The runtime models ctpipe's compute_comms lists are ordered for (docs/runtimes.md).
-RUNTIMES = ("blocking", "rendezvous", "posted", "batched")
+RUNTIMES = ("blocking", "rendezvous", "posted", "batched", "stream-rank", "stream-peer", "stream-direction",
+            "stream-edge")
 
 # PyTorch's one-copy format: every stage runs every micro-batch on one rank. DualPipe keeps two
 # copies of the model (see _refuse_family).

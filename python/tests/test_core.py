@@ -282,3 +282,46 @@ def test_a_new_users_values_float_subclasses_items_and_overrides():
         with pytest.raises(ctpipe.Error, match=f"{key} is the schedule's own"):
             zbv.readout(**{key: 8})
     assert zbv.readout()["P"] == 2
+
+
+# The stream models (docs/runtimes.md): the names, a hang's cycle, and a bad name.
+STREAMS = ("stream-rank", "stream-peer", "stream-direction", "stream-edge")
+FIFO_CYCLE = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "lowered" / "stream_fifo_cycle_P2_m2_V2.csv"
+
+
+def test_runtimes_are_the_tools_models_with_the_stream_policies():
+    assert ctpipe.RUNTIMES[4:] == STREAMS
+    assert set(ctpipe.Schedule("1f1b", P=4, m=8).execute()) == set(ctpipe.RUNTIMES)
+
+
+@pytest.mark.parametrize("runtime", STREAMS)
+def test_stream_models_run_ctpipes_lowering_for_them_as_the_tool_does(runtime):
+    s = ctpipe.Schedule("1f1b", P=4, m=8)
+    executed = s.execute(runtime=runtime)
+    assert list(executed) == [runtime]
+    # Without latency the lowering for streams loses nothing: the article's (m+P-1)(t_f+t_b).
+    assert Fraction(executed[runtime]["makespan"]) == (8 + 4 - 1) * 3
+    assert executed == json.loads(tool(["--format", "json", "--runtime", runtime]).stdout)["executed"]
+
+
+def test_a_file_that_hangs_on_a_shared_stream_names_its_cycle():
+    out = ctpipe.validate(FIFO_CYCLE)["executed"]
+    for runtime in ("stream-rank", "stream-peer", "stream-direction"):
+        assert out[runtime]["deadlock"] is True
+        assert "back to rank 0's stream" in out[runtime]["cycle"]
+    assert out["stream-rank"]["cycle"].startswith("rank 0 waits at 2F0 for 2RECV_F0 on rank 0's stream; ")
+    assert "rank 0's stream (activations)" in out["stream-direction"]["cycle"]
+    assert out["stream-edge"]["makespan"] == out["posted"]["makespan"]
+    assert "cycle" not in out["stream-edge"] and "cycle" not in out["rendezvous"]
+    with pytest.raises(ctpipe.Error, match=r"under stream-rank: rank 0 waits at 2F0"):
+        ctpipe.validate(FIFO_CYCLE, runtime="stream-rank")
+
+
+def test_an_unknown_runtime_or_policy_is_the_tools_message():
+    message = ("ctpipe: --runtime takes blocking, rendezvous, posted, batched, stream-rank, stream-peer, "
+               "stream-direction or stream-edge, not 'stream-fifo'")
+    with pytest.raises(ctpipe.Error) as e:
+        ctpipe.Schedule("1f1b", P=4, m=8).execute(runtime="stream-fifo")
+    assert str(e.value) == message
+    with pytest.raises(ctpipe.Error, match="^ctpipe: --runtime takes"):
+        ctpipe.validate(FIFO_CYCLE, runtime="stream")

@@ -666,10 +666,11 @@ TEST_CASE("ctpipe validate: a good file, compute-only or with transfers, shows t
   REQUIRE(lowered.out.find("executed, blocking    makespan 33  bubble 3/11 (27.3%)  stall per rank 0 0 0 0") !=
           std::string::npos);
   REQUIRE(lowered.out.find("executed, posted      makespan 33") != std::string::npos);
-  // Ordered for rendezvous sends, they run under every model.
+  // Ordered for rendezvous sends, they run under every model, the stream models too.
   const temp_file rendezvous(run_tool("--format csv-comms --runtime rendezvous").out);
-  REQUIRE(run_tool("validate " + rendezvous.path).out.find("runs under blocking, rendezvous, posted, batched;") !=
-          std::string::npos);
+  REQUIRE(run_tool("validate " + rendezvous.path)
+              .out.find("runs under blocking, rendezvous, posted, batched, stream-rank, stream-peer, stream-direction, "
+                        "stream-edge;") != std::string::npos);
 
   // JSON: exactly the schedule view's fields, the same values (the closed forms null).
   const auto generated = nlohmann::json::parse(run_tool("--format json").out);
@@ -731,7 +732,8 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
        3},
       // Lowered lists that hang under every runtime model: a compute op before the
       // receive of its input, a send before its compute op; one line per stuck rank,
-      // then the cycle of waiting ranks.
+      // then the cycle of waiting ranks, then each stream model's cycle of ranks and
+      // streams (4 lines for the deadlock: no stream model's hang is a rank's own fault).
       {"0F0,0SEND_F0,0RECV_B0,0B0\n1F0,1RECV_F0,1B0,1SEND_B0\n",
        ": hangs under every runtime model; under blocking: rank 1, step 0, op 1F0: compute op whose input was not "
        "received before it on its rank (needs 1RECV_F0)\n",
@@ -745,7 +747,7 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
        ": hangs under every runtime model; under blocking: rank 0, step 1, op 0RECV_B0: deadlock: this op waits for an "
        "op "
        "that never runs (needs 1SEND_B0); waits for rank 1\n",
-       3},
+       7},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -756,16 +758,28 @@ TEST_CASE("ctpipe validate: an invalid file exits 2 with a ctpipe: line per prob
     REQUIRE(run.err.starts_with("ctpipe: " + file.path + c.message));
     REQUIRE(static_cast<std::size_t>(std::count(run.err.begin(), run.err.end(), '\n')) == c.lines);
   }
-  // The cycle is named: rank 0 waits for rank 1, which waits for rank 0.
+  // The cycle is named: rank 0 waits for rank 1, which waits for rank 0; under a stream
+  // model with the streams its heads are on.
   const temp_file cycle("0F0,0RECV_B0,0B0,0SEND_F0\n1RECV_F0,1F0,1B0,1SEND_B0\n");
-  REQUIRE(run_tool("validate " + cycle.path)
-              .err.ends_with("ctpipe: " + cycle.path + ": rank 0 waits for rank 1, which waits for rank 0\n"));
+  const std::string cycle_err = run_tool("validate " + cycle.path).err;
+  REQUIRE(cycle_err.find("ctpipe: " + cycle.path + ": rank 0 waits for rank 1, which waits for rank 0\n") !=
+          std::string::npos);
+  REQUIRE(cycle_err.ends_with(
+      "ctpipe: " + cycle.path +
+      ": under stream-edge: rank 0 waits at 0B0 for 0RECV_B0 on rank 0's stream (1->0); rank 0's stream (1->0): its "
+      "head 0RECV_B0 needs 1SEND_B0, which rank 1 has not reached; rank 1 waits at 1F0 for 1RECV_F0 on rank 1's stream "
+      "(0->1); rank 1's stream (0->1): its head 1RECV_F0 needs 0SEND_F0, which rank 0 has not reached; back to rank "
+      "0\n"));
   // Lists that hang only where a send waits for its receive run under the other models.
   const temp_file send_first(
       "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
   const auto runs = run_tool("validate " + send_first.path);
   REQUIRE(runs.exit_code == 0);
-  REQUIRE(runs.out.find("runs under blocking, posted, batched; hangs under rendezvous") != std::string::npos);
+  // (On one stream per rank, or per peer with P = 2, SEND_F1 waits for RECV_F1, queued
+  // behind SEND_B0, which waits for RECV_B0, queued behind SEND_F1; per direction or
+  // edge the two are on different streams.)
+  REQUIRE(runs.out.find("runs under blocking, posted, batched, stream-direction, stream-edge; hangs under rendezvous, "
+                        "stream-rank, stream-peer") != std::string::npos);
   // More than 20 problems: 20 lines and a count.
   // (30 backwards before their forwards on one rank: 30 out_of_order, 1 deadlock.)
   std::string many = "0B0,0F0";

@@ -10,14 +10,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "catch.hpp"
-#include "options.hpp"  // chunks_default: the tool's V per family
+#include "executed.hpp"  // stream_cycle: the tool's naming of a stream model's hang
+#include "options.hpp"   // chunks_default: the tool's V per family
 #include "faulty.hpp"
 #include "proofs_lower.hpp"
 
@@ -144,8 +149,11 @@ TEST_CASE("execute: stall_intervals() gives each stall where it is, and they sum
   REQUIRE(execute(send_first().view(), costs{}, runtime_model::rendezvous).stall_intervals().empty());
   // The old unit-order lists stall on many ranks: by rank, in list order, each inside
   // its transfer op's [start, end), and per rank they sum to stall(r).
+  // (The stream models stall at compute ops instead, and these lists hang on a shared
+  // stream: their stall intervals are tested with the stream models below.)
   const schedule interleaved = read_csv("interleaved-1f1b_P8_m16_V2_unit-order.csv");
   for (const runtime_model model : all_runtime_models) {
+    if (is_stream_model(model)) continue;
     for (const costs& c : {costs{}, with_latency(rational{1, 2})}) {
       INFO(runtime_model_name(model) << " t_c = " << io::to_string(c.c));
       const execution x = execute(interleaved.view(), c, model);
@@ -465,4 +473,355 @@ TEST_CASE("the loss tables of docs/runtimes.md and bench/RESULTS.md: every row r
     }
   }
   REQUIRE(rows == 32 + 64);  // P = 4 in both files, P = 8 in RESULTS.md
+}
+
+// ---------------------------------------------------------------------------------------
+// Stream models (docs/spec.md §7, docs/runtimes.md): NCCL's first-in first-out streams
+// under four channel policies.
+
+namespace {
+
+/// P = 3, m = 2, 1F1B-like; rank 1 posts RECV_B(1, 0) before RECV_F(1, 1): under
+/// stream-rank the receive of micro-batch 1's activation (which rank 0 sends at 2)
+/// queues behind the gradient, which rank 2 sends only at 4 (tests/data/lowered/
+/// stream_head_of_line_P3_m2.csv holds the same lists).
+constexpr schedule streams_head_of_line() {
+  return from_lists({3, 2},
+                    {{F(0, 0), send_f(0, 0), F(0, 1), send_f(0, 1), recv_b(0, 0), B(0, 0), recv_b(0, 1), B(0, 1)},
+                     {recv_f(1, 0), F(1, 0), send_f(1, 0), recv_b(1, 0), recv_f(1, 1), F(1, 1), send_f(1, 1), B(1, 0),
+                      send_b(1, 0), recv_b(1, 1), B(1, 1), send_b(1, 1)},
+                     {recv_f(2, 0), F(2, 0), B(2, 0), send_b(2, 0), recv_f(2, 1), F(2, 1), B(2, 1), send_b(2, 1)}});
+}
+
+constexpr costs equal_costs() {
+  costs c;
+  c.b = rational{1};
+  return c;
+}
+
+/// An independent reference for the stream models, written from their rule (docs/spec.md
+/// §7) and sharing no code with execute(): exact rationals, a fixed-point loop that
+/// advances every rank and every stream until nothing moves (quadratic; small lists
+/// only). Compute durations come from simulate() of the compute part. Per op of `l`: a
+/// compute op's start; whether every rank finished; the makespan.
+struct stream_reference {
+  bool completed = false;
+  rational makespan{0};
+  std::vector<rational> start;
+};
+
+stream_reference run_stream_reference(schedule_view l, const costs& c, runtime_model model) {
+  const int P = l.shape.P;
+  const std::size_t n = l.size();
+  const schedule compute = compute_part(l);
+  const simulation sim = simulate(compute.view(), c);
+  std::vector<rational> length(n, rational{0});
+  std::vector<int> owner(n);
+  std::vector<std::map<std::uint32_t, std::size_t>> transfers(static_cast<std::size_t>(P));  // per rank: op -> index
+  std::size_t i = 0;
+  for (int r = 0; r < P; ++r) {
+    for (std::size_t k = l.offsets[static_cast<std::size_t>(r)]; k < l.offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+      owner[k] = r;
+      if (is_transfer(l.ops[k].kind())) {
+        transfers[static_cast<std::size_t>(r)][l.ops[k].bits] = k;
+      } else {
+        length[k] = sim.end(i) - sim.start(i);
+        ++i;
+      }
+    }
+  }
+  auto partner = [&](std::size_t k) {
+    const op o = l.ops[k];
+    return transfers[static_cast<std::size_t>(peer_rank(l.shape, o))].at(matching_transfer(o).bits);
+  };
+  // The policy's channel of each transfer, as a tuple, numbered in order of appearance.
+  std::map<std::tuple<int, int, int>, std::size_t> numbers;
+  std::vector<std::vector<std::size_t>> streams;
+  std::vector<std::size_t> stream(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const op o = l.ops[k];
+    if (!is_transfer(o.kind())) continue;
+    const int r = owner[k], q = peer_rank(l.shape, o);
+    const bool send = is_send(o.kind()), forward = o.kind() == op_kind::send_f || o.kind() == op_kind::recv_f;
+    std::tuple<int, int, int> channel{r, 0, 0};
+    if (model == runtime_model::stream_peer) channel = {r, q, 0};
+    if (model == runtime_model::stream_direction) channel = {r, forward ? 1 : 2, 0};
+    if (model == runtime_model::stream_edge) channel = {r, send ? r : q, send ? q : r};
+    const auto [at, fresh] = numbers.try_emplace(channel, streams.size());
+    if (fresh) streams.emplace_back();
+    streams[at->second].push_back(k);
+    stream[k] = at->second;
+  }
+  std::vector<std::size_t> pos(static_cast<std::size_t>(P)), head(streams.size(), 0);
+  for (int r = 0; r < P; ++r) pos[static_cast<std::size_t>(r)] = l.offsets[static_cast<std::size_t>(r)];
+  std::vector<rational> clock(static_cast<std::size_t>(P), rational{0}), free(streams.size(), rational{0});
+  std::vector<std::optional<rational>> issued(n), done(n);
+  stream_reference out;
+  out.start.assign(n, rational{0});
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < P; ++r) {
+      std::size_t& k = pos[static_cast<std::size_t>(r)];
+      rational& now = clock[static_cast<std::size_t>(r)];
+      while (k < l.offsets[static_cast<std::size_t>(r) + 1]) {
+        const op o = l.ops[k];
+        if (is_transfer(o.kind())) {
+          issued[k] = now, ++k, moved = true;
+          continue;
+        }
+        const std::size_t words = o.kind() == op_kind::overlap_f_b ? 2 : 1;
+        rational at = now;
+        bool ready = true;
+        for (std::size_t h = 0; h < words; ++h) {  // the RECVs it consumes
+          const op w = l.ops[k + h];
+          if (w.kind() == op_kind::W) continue;
+          const bool forward = w.kind() == op_kind::F || w.kind() == op_kind::overlap_f_b;
+          const op recv{forward ? op_kind::recv_f : op_kind::recv_b, w.stage(), w.microbatch()};
+          const auto found = transfers[static_cast<std::size_t>(r)].find(recv.bits);
+          if (found == transfers[static_cast<std::size_t>(r)].end()) continue;  // a local input
+          if (!done[found->second]) ready = false;
+          if (ready) at = std::max(at, *done[found->second]);
+        }
+        if (!ready) break;
+        for (std::size_t h = 0; h < words; ++h) out.start[k + h] = at;
+        now = at + length[k], k += words, moved = true;
+        out.makespan = std::max(out.makespan, now);
+      }
+    }
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+      while (head[s] < streams[s].size()) {
+        const std::size_t x = streams[s][head[s]], y = partner(x), t = stream[y];
+        if (!issued[x] || !issued[y] || streams[t][head[t]] != y) break;
+        const rational end = std::max(std::max(*issued[x], free[s]), std::max(*issued[y], free[t])) + c.c;
+        done[x] = done[y] = end, free[s] = free[t] = end, ++head[s], ++head[t], moved = true;
+      }
+    }
+  }
+  out.completed = true;
+  for (int r = 0; r < P; ++r)
+    out.completed = out.completed && pos[static_cast<std::size_t>(r)] == l.offsets[static_cast<std::size_t>(r) + 1];
+  return out;
+}
+
+/// Whether execute() under stream model `model` agrees with the reference on `l`: both
+/// hang, or both complete with the same makespan and every compute op's start.
+bool agrees_with_reference(schedule_view l, const costs& c, runtime_model model) {
+  const execution e = execute(l, c, model);
+  const stream_reference ref = run_stream_reference(l, c, model);
+  if (e.completed() != ref.completed) return false;
+  if (!e.completed()) return true;
+  if (e.makespan() != ref.makespan) return false;
+  for (std::size_t k = 0; k < l.size(); ++k) {
+    if (!is_transfer(l.ops[k].kind()) && e.start(k) != ref.start[k]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("stream models: head-of-line blocking under stream-rank, times by hand", "[execute][streams]") {
+  // t_f = t_b = 1, t_c = 0. simulate(): rank 1 runs F(1,0) [1,2], F(1,1) [2,3], B(1,0)
+  // [4,5], B(1,1) [6,7]; rank 2 F(2,0) [2,3], B(2,0) [3,4], F(2,1) [4,5], B(2,1) [5,6];
+  // rank 0 B(0,1) [7,8]: makespan 8.
+  // stream-rank, rank 1's one stream in list order: RECV_F(1,0), SEND_F(1,0), RECV_B(1,0),
+  // RECV_F(1,1), SEND_F(1,1), SEND_B(1,0), RECV_B(1,1), SEND_B(1,1). RECV_F(1,0) meets
+  // rank 0's SEND_F(0,0) at 1; F(1,0) [1,2]; at 2 rank 1 issues SEND_F(1,0) (it meets
+  // rank 2's RECV_F(2,0) at 2), RECV_B(1,0) and RECV_F(1,1). RECV_B(1,0) heads the stream
+  // from 2 but its SEND_B(2,0) comes at 4 (F(2,0) [2,3], B(2,0) [3,4]); rank 0's
+  // SEND_F(0,1), issued at 2, waits for RECV_F(1,1), queued behind it: both at 4. So
+  // F(1,1) [4,5] (a stall [2,4): its transfer alone would have been there at 2),
+  // SEND_F(1,1) at 5 meets rank 2's RECV_F(2,1) (issued at 4): F(2,1) [5,6], B(2,1)
+  // [6,7], SEND_B(2,1) at 7; rank 1: B(1,0) [5,6], SEND_B(1,0) at 6 meets RECV_B(0,0):
+  // B(0,0) [6,7]; RECV_B(1,1) meets SEND_B(2,1) at 7: B(1,1) [7,8]; SEND_B(1,1) at 8:
+  // B(0,1) [8,9]. Makespan 9, stall 2 on rank 1 only.
+  // With a stream per peer, direction or edge RECV_F(1,1) does not queue behind
+  // RECV_B(1,0), and every op runs at its simulated time: makespan 8.
+  const schedule s = streams_head_of_line();
+  const costs c = equal_costs();
+  REQUIRE(simulate(compute_part(s.view()).view(), c).makespan() == rational{8});
+  const execution e = execute(s.view(), c, runtime_model::stream_rank);
+  REQUIRE(e.completed());
+  REQUIRE(e.makespan() == rational{9});
+  REQUIRE(e.stall(0) == rational{0});
+  REQUIRE(e.stall(1) == rational{2});
+  REQUIRE(e.stall(2) == rational{0});
+  REQUIRE(e.stall_intervals().size() == 1);
+  REQUIRE(e.stall_intervals()[0] == stall_interval{1, 12, 2, 4});  // on RECV_F(1,1), op 12
+  REQUIRE(e.start(13) == rational{4});                             // F(1,1)
+  REQUIRE(e.reached(13) == rational{2});
+  // The transfers on the stream: RECV_B(1,0) (op 11) heads it from 2 and completes at 4;
+  // RECV_F(1,1) reaches the head at 4; both return when issued, at 2.
+  REQUIRE(e.start(11) == rational{2});
+  REQUIRE(e.end(11) == rational{2});
+  REQUIRE(e.transfer_start(11) == rational{2});
+  REQUIRE(e.transfer_end(11) == rational{4});
+  REQUIRE(e.transfer_start(12) == rational{4});
+  REQUIRE(e.transfer_end(12) == rational{4});
+  REQUIRE(e.stream_of(12) == 4);          // rank 1's one stream
+  REQUIRE(e.stream_of(13) == 12);         // not a transfer: streams_per_rank * P
+  REQUIRE(e.transfer_partner(12) == 3);   // rank 0's SEND_F(0,1)
+  REQUIRE(e.stream_head(4) == s.size());  // every op of the stream completed
+  for (const runtime_model model :
+       {runtime_model::stream_peer, runtime_model::stream_direction, runtime_model::stream_edge}) {
+    INFO(runtime_model_name(model));
+    const execution other = execute(s.view(), c, model);
+    REQUIRE(other.makespan() == rational{8});
+    REQUIRE(other.stall(1) == rational{0});
+    REQUIRE(other.stall_intervals().empty());
+  }
+  // Evaluated at compile time too, through the same function.
+  static_assert([] {
+    const execution x = execute(streams_head_of_line().view(), equal_costs(), runtime_model::stream_rank);
+    return x.makespan() == rational{9} && x.stall_intervals().size() == 1 &&
+           x.stall_intervals()[0] == stall_interval{1, 12, 2, 4};
+  }());
+  static_assert(execute(streams_head_of_line().view(), equal_costs(), runtime_model::stream_edge).makespan() ==
+                rational{8});
+  for (const runtime_model model : stream_models) REQUIRE(agrees_with_reference(s.view(), c, model));
+}
+
+TEST_CASE("stream models: a looped schedule's FIFO cycle (pytorch#195760) hangs on a shared stream, runs per edge",
+          "[execute][streams]") {
+  // P = 2, V = 2 (stages 0 and 2 on rank 0, 1 and 3 on rank 1), m = 2, forwards then
+  // backwards, each transfer next to its op (tests/data/lowered/stream_fifo_cycle_*.csv).
+  // Rank 0 issues SEND_F(0,0), SEND_F(0,1), then RECV_F(2,0), the activation coming back
+  // around the loop; rank 1 issues RECV_F(1,0), SEND_F(1,0), RECV_F(1,1). On one stream
+  // per rank: SEND_F(0,1) waits for RECV_F(1,1), queued behind SEND_F(1,0), which waits
+  // for RECV_F(2,0), queued behind SEND_F(0,1): a cycle. Per direction (all four are
+  // activations) and per peer (P = 2: one peer) it is the same stream; per directed edge
+  // the SENDs to rank 1 and the RECVs from rank 1 are on different streams of rank 0,
+  // and the lists run as simulated.
+  const schedule s = read_csv("stream_fifo_cycle_P2_m2_V2.csv");
+  const costs c{};
+  for (const runtime_model model :
+       {runtime_model::stream_rank, runtime_model::stream_peer, runtime_model::stream_direction}) {
+    INFO(runtime_model_name(model));
+    const execution e = execute(s.view(), c, model);
+    REQUIRE_FALSE(e.completed());
+    // Rank 0 waits at F(2,0) for RECV_F(2,0), rank 1 at F(1,1) for RECV_F(1,1).
+    REQUIRE(e.stuck().size() == 2);
+    REQUIRE(e.stuck()[0] == validation_issue{fault::deadlock, 0, 5, F(2, 0), send_f(1, 0)});
+    REQUIRE(e.stuck()[1] == validation_issue{fault::deadlock, 1, 4, F(1, 1), send_f(0, 1)});
+    REQUIRE(e.stream_head(e.stream_of(4)) == 3);    // rank 0's stream: SEND_F(0,1) at its head
+    REQUIRE(e.stream_head(e.stream_of(23)) == 22);  // rank 1's stream: SEND_F(1,0) at its head
+    REQUIRE(e.transfer_partner(3) == 23);           // RECV_F(1,1), issued, behind it
+    REQUIRE(agrees_with_reference(s.view(), c, model));
+  }
+  const std::string cycle = ctpipe::tool::stream_cycle(s.view(), execute(s.view(), c, runtime_model::stream_rank));
+  REQUIRE(cycle ==
+          "rank 0 waits at 2F0 for 2RECV_F0 on rank 0's stream; rank 0's stream: its head 0SEND_F1 needs 1RECV_F1, "
+          "queued on rank 1's stream behind 1SEND_F0; rank 1's stream: its head 1SEND_F0 needs 2RECV_F0, queued on "
+          "rank 0's stream behind 0SEND_F1; back to rank 0's stream");
+  const execution edge = execute(s.view(), c, runtime_model::stream_edge);
+  REQUIRE(edge.completed());
+  REQUIRE(edge.makespan() == simulate(compute_part(s.view()).view(), c).makespan());
+  REQUIRE(agrees_with_reference(s.view(), c, runtime_model::stream_edge));
+  REQUIRE(ctpipe::tool::stream_cycle(s.view(), edge).empty());
+  // One stream per message would be posted: the lists run under it too.
+  REQUIRE(execute(s.view(), c, runtime_model::posted).makespan() == edge.makespan());
+}
+
+TEST_CASE("stream models: ctpipe's lower() for them runs under every policy at P = 4, losses as the reference has them",
+          "[execute][streams][lower]") {
+  // lower(v, c, stream model) is the key order, the same for the four policies. Without
+  // latency it loses nothing for any family (against simulate()); with t_c = 1/2 it loses,
+  // and these losses (docs/runtimes.md) are the reference's too: per family at P = 4,
+  // m = 8 (the tool's V), article costs, t_c = 1/2, under stream-rank, -peer,
+  // -direction, -edge.
+  struct row {
+    schedule_family family;
+    rational loss[4];
+  };
+  const row rows[] = {
+      {schedule_family::gpipe, {rational{9}, rational{7}, rational{9}, rational{7}}},
+      {schedule_family::one_f_one_b, {rational{5}, rational{4}, rational{2}, rational{1}}},
+      {schedule_family::interleaved_1f1b, {rational{41, 2}, rational{0}, rational{15}, rational{0}}},
+      {schedule_family::looped_bfs, {rational{25}, rational{15, 2}, rational{25}, rational{15, 2}}},
+      {schedule_family::zb_h1, {rational{9, 2}, rational{7, 2}, rational{7, 2}, rational{5, 2}}},
+      {schedule_family::zb_h2, {rational{7}, rational{3}, rational{7, 2}, rational{5, 2}}},
+      {schedule_family::zbv, {rational{23, 2}, rational{3, 2}, rational{6}, rational{0}}},
+      {schedule_family::interleaved_zb, {rational{12}, rational{5, 2}, rational{8}, rational{0}}},
+      {schedule_family::dualpipev, {rational{13}, rational{8}, rational{6}, rational{7, 2}}},
+      {schedule_family::dualpipe, {rational{13, 2}, rational{6}, rational{9, 2}, rational{2}}},
+      {schedule_family::v_half, {rational{15, 2}, rational{5, 2}, rational{9, 2}, rational{0}}},
+      {schedule_family::v_min, {rational{2}, rational{0}, rational{1}, rational{0}}},
+      {schedule_family::combined_1f1b, {rational{59, 2}, rational{5}, rational{31, 2}, rational{1, 2}}},
+  };
+  REQUIRE(std::size(rows) == std::size(all_families));
+  const costs article{}, latency = with_latency(rational{1, 2});
+  // DualPipeV read split (each half of a pair its own op) too, at the article's costs.
+  const schedule split = split_pairs(generate({schedule_family::dualpipev, {4, 8, 2, placement::v_shape}}).view());
+  for (const runtime_model model : stream_models) {
+    INFO("dualpipev split " << runtime_model_name(model));
+    REQUIRE(agrees_with_reference(lower(split.view(), article, model).view(), article, model));
+  }
+  for (const row& x : rows) {
+    const schedule g = generate({x.family, {4, 8, chunks_default(x.family), natural_placement(x.family)}});
+    for (const costs& c : {equal_costs(), article, latency}) {
+      const schedule lowered = lower(g.view(), c, runtime_model::stream_rank);
+      const rational simulated = simulate(g.view(), c).makespan();
+      for (std::size_t p = 0; p < 4; ++p) {
+        const runtime_model model = stream_models[p];
+        INFO(family_name(x.family) << " " << runtime_model_name(model) << " t_c = " << io::to_string(c.c));
+        const schedule own = lower(g.view(), c, model);  // one order for the four policies
+        REQUIRE(std::equal(own.view().ops.begin(), own.view().ops.end(), lowered.view().ops.begin(),
+                           lowered.view().ops.end()));
+        const execution e = execute(lowered.view(), c, model);
+        REQUIRE(e.completed());
+        REQUIRE(tests::execution_consistent(e, lowered.view()));
+        REQUIRE(agrees_with_reference(lowered.view(), c, model));
+        REQUIRE(e.makespan() - simulated == (c.c == rational{0} ? rational{0} : x.loss[p]));
+      }
+    }
+  }
+}
+
+TEST_CASE("stream models: the adjacent and posted orders hang on shared streams; finer policies never run slower",
+          "[execute][streams][lower]") {
+  // ctpipe's other lowerings are not made for streams. P = 4, m = 8, the tool's V,
+  // article costs: which of them hang, as the reference has it. Under stream-rank every
+  // family but GPipe hangs with either order (a rank's SEND to the next stage queues
+  // ahead of a RECV that the next stage's SEND waits for: the cycle of pytorch#172668);
+  // per edge only the V-shape families hang with the adjacent order, whose messages
+  // between two ranks come in different orders on the two sides, and nothing hangs with
+  // the posted order.
+  // Refinement: a policy whose streams split another's (edge of peer; peer and
+  // direction of rank) keeps every constraint or drops some, so when the coarser one
+  // runs, the finer one runs no slower (a least fixed point of a monotone system; the
+  // reference checks each run). Edge refines direction when every rank sends its
+  // activations to one peer and its gradients to the other (the loop placement, P > 2).
+  const costs c{};
+  for (const schedule_family family : all_families) {
+    const schedule g = generate({family, {4, 8, chunks_default(family), natural_placement(family)}});
+    const bool v_shape = natural_placement(family) == placement::v_shape;
+    const bool loop = natural_placement(family) == placement::loop;
+    for (const runtime_model order : {runtime_model::blocking, runtime_model::posted, runtime_model::stream_rank}) {
+      const schedule l = lower(g.view(), c, order);
+      std::vector<execution> runs;
+      for (const runtime_model model : stream_models) {
+        INFO(family_name(family) << " order " << runtime_model_name(order) << " under " << runtime_model_name(model));
+        REQUIRE(agrees_with_reference(l.view(), c, model));
+        runs.push_back(execute(l.view(), c, model));
+      }
+      INFO(family_name(family) << " order " << runtime_model_name(order));
+      if (order != runtime_model::stream_rank) {
+        REQUIRE(runs[0].completed() == (family == schedule_family::gpipe));
+        REQUIRE(runs[3].completed() == (order == runtime_model::posted || !v_shape));
+      }
+      auto no_slower = [](const execution& finer, const execution& coarser) {
+        return !coarser.completed() || (finer.completed() && finer.makespan() <= coarser.makespan());
+      };
+      REQUIRE(no_slower(runs[1], runs[0]));            // peer, rank
+      REQUIRE(no_slower(runs[2], runs[0]));            // direction, rank
+      REQUIRE(no_slower(runs[3], runs[1]));            // edge, peer
+      if (loop) REQUIRE(no_slower(runs[3], runs[2]));  // edge, direction
+    }
+  }
+  // The shape of pytorch#195760: interleaved 1F1B, P = 4, V = 2, lowered with each
+  // transfer next to its op. One forward FIFO per rank (stream-direction) hangs; one
+  // stream per directed rank pair runs it as simulated.
+  const schedule interleaved = lower(generate({schedule_family::interleaved_1f1b, {4, 8, 2}}).view());
+  REQUIRE_FALSE(execute(interleaved.view(), c, runtime_model::stream_direction).completed());
+  const execution per_edge = execute(interleaved.view(), c, runtime_model::stream_edge);
+  REQUIRE(per_edge.makespan() == simulate(compute_part(interleaved.view()).view(), c).makespan());
 }

@@ -421,7 +421,7 @@ TEST_CASE("diagnoses of mixed B and I/W name the producer the schedule holds", "
 }
 
 TEST_CASE("a runtime model cast from another number is refused, and named ?", "[lower]") {
-  const auto bad = static_cast<runtime_model>(5);
+  const auto bad = static_cast<runtime_model>(runtime_model_count);
   REQUIRE(std::string(runtime_model_name(bad)) == "?");
   const schedule g = generate({schedule_family::one_f_one_b, {2, 2}});
   REQUIRE_THROWS_WITH(lower(g.view(), costs{}, bad), "ctpipe: unknown runtime model");
@@ -449,8 +449,10 @@ TEST_CASE(
       REQUIRE(execute(lower(g.view(), article, model).view(), article, model).makespan() == row.fused);
       // Split: the halves meet transfers the partner rank cannot take between ops.
       const rational run = execute(lower(split.view(), article, model).view(), article, model).makespan();
+      // (The stream models run the key order without holding a rank in its transfers:
+      // tests/runtime/execute_test.cpp checks them against an independent reference.)
       const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;
-      REQUIRE(run == (keyed ? row.split_keyed : row.split));
+      if (!is_stream_model(model)) REQUIRE(run == (keyed ? row.split_keyed : row.split));
       // Equal op costs: no loss under any model, either reading.
       REQUIRE(execute(lower(split.view(), equal, model).view(), equal, model).makespan() ==
               simulate(split.view(), equal).makespan());

@@ -272,7 +272,12 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"-s zb-h1 --placement bidirectional",
        "ctpipe: zb-h1 runs one model chunk per rank on the loop placement only\n"},
       // The enumerations' one message (add_choice), with the command for its own format list.
-      {"--runtime fast --format json", "ctpipe: --runtime takes blocking, rendezvous, posted or batched, not 'fast'\n"},
+      {"--runtime fast --format json",
+       "ctpipe: --runtime takes blocking, rendezvous, posted, batched, stream-rank, stream-peer, stream-direction or "
+       "stream-edge, not 'fast'\n"},
+      {"--runtime stream --format csv-comms",
+       "ctpipe: --runtime takes blocking, rendezvous, posted, batched, stream-rank, stream-peer, stream-direction or "
+       "stream-edge, not 'stream'\n"},
       {"compare --format csv", "ctpipe: compare --format takes text, svg or json, not 'csv'\n"},
       // Options that would be ignored are refused.
       {"--format csv-comms --torch-passes none --max-active-stages 2",
@@ -659,4 +664,66 @@ TEST_CASE("dualpipe's CSV: written for ctpipe validate, with a note that PyTorch
     CHECK(run.err.starts_with("ctpipe: note: dualpipe's two model copies share their stage indices"));
     CHECK(run_tool(std::string("-s dualpipev -P 2 -m 4 --format ") + format).err.empty());
   }
+}
+
+TEST_CASE("validate runs every stream model, names a stream hang's cycle and draws a stream run", "[tool][streams]") {
+  const std::string data = std::string(CTPIPE_SOURCE_DIR) + "/tests/data/lowered/";
+  const std::string cycle_file = data + "stream_fifo_cycle_P2_m2_V2.csv",
+                    hol_file = data + "stream_head_of_line_P3_m2.csv";
+  // No --runtime: every model, the verdict naming where the lists run and where they hang.
+  const auto all = run_tool("validate " + cycle_file);
+  REQUIRE(all.exit_code == 0);
+  REQUIRE(all.out.find("valid lowered schedule (24 transfer ops): runs under blocking, posted, batched, stream-edge; "
+                       "hangs under rendezvous, stream-rank, stream-peer, stream-direction") != std::string::npos);
+  for (const char* name : {"stream-rank", "stream-peer", "stream-direction"}) {
+    INFO(name);
+    REQUIRE(all.out.find(std::string("executed, ") + name + "  hangs: rank 0, step 5, op 2F0: deadlock") !=
+            std::string::npos);
+  }
+  REQUIRE(
+      all.out.find("  cycle: rank 0 waits at 2F0 for 2RECV_F0 on rank 0's stream (activations); rank 0's stream "
+                   "(activations): its head 0SEND_F1 needs 1RECV_F1, queued on rank 1's stream (activations) behind "
+                   "1SEND_F0;") != std::string::npos);
+  REQUIRE(all.out.find("rank 0's stream (0-1): its head 0SEND_F1") != std::string::npos);
+  REQUIRE(all.out.find("executed, stream-edge  makespan 15/2") != std::string::npos);
+  // The JSON names every model; a stream hang carries its cycle.
+  const auto json = nlohmann::json::parse(run_tool("validate --format json " + cycle_file).out);
+  REQUIRE(json["executed"].size() == 8);
+  REQUIRE(json["executed"]["stream-rank"]["deadlock"] == true);
+  REQUIRE(json["executed"]["stream-rank"]["cycle"].get<std::string>().ends_with("back to rank 0's stream"));
+  REQUIRE(json["executed"]["stream-edge"]["makespan"] == "15/2");
+  REQUIRE_FALSE(json["executed"]["rendezvous"].contains("cycle"));
+  // Named alone, a model the lists hang under is rejected input, with the cycle.
+  const auto rank = run_tool("validate --runtime stream-rank " + cycle_file);
+  REQUIRE(rank.exit_code == 2);
+  REQUIRE(rank.out.empty());
+  REQUIRE(rank.err.starts_with("ctpipe: " + cycle_file + ": hangs under stream-rank: rank 0, step 5, op 2F0"));
+  REQUIRE(
+      rank.err.find("ctpipe: " + cycle_file +
+                    ": under stream-rank: rank 0 waits at 2F0 for 2RECV_F0 on rank 0's stream; rank 0's stream: its "
+                    "head 0SEND_F1 needs 1RECV_F1, queued on rank 1's stream behind 1SEND_F0; rank 1's stream: its "
+                    "head 1SEND_F0 needs 2RECV_F0, queued on rank 0's stream behind 0SEND_F1; back to rank 0's "
+                    "stream\n") != std::string::npos);
+  REQUIRE(run_tool("validate --runtime stream-edge " + cycle_file).exit_code == 0);
+  REQUIRE(run_tool("validate --runtime stream-edge --format json " + cycle_file).out.find("\"stream-edge\"") !=
+          std::string::npos);
+  // Head-of-line blocking: stream-rank's run drawn, with rank 1's stall (by hand in
+  // execute_test.cpp: makespan 9 against 8, stall 2 on rank 1).
+  const auto hol = run_tool("validate --costs b=1 --runtime stream-rank " + hol_file);
+  REQUIRE(hol.exit_code == 0);
+  REQUIRE(hol.out.find("executed, stream-rank  makespan 9  bubble 5/9 (55.6%)  stall per rank 0 2 0") !=
+          std::string::npos);
+  REQUIRE(hol.out.find("timeline: run executed under stream-rank: makespan 9 (simulated 8)") != std::string::npos);
+  const auto svg = run_tool("validate --costs b=1 --runtime stream-rank --format svg " + hol_file);
+  REQUIRE(svg.exit_code == 0);
+  REQUIRE(svg.out.find("of the run executed under stream-rank") != std::string::npos);
+  REQUIRE(svg.out.find("stall [2, 4]: a RECV queued behind other ops of its stream") != std::string::npos);
+  REQUIRE(hol.out.find("stall (a RECV queued behind other ops of its stream)") != std::string::npos);
+  const auto trace = run_tool("validate --costs b=1 --runtime stream-peer --format trace " + hol_file);
+  REQUIRE(trace.exit_code == 0);
+  REQUIRE_NOTHROW(nlohmann::json::parse(trace.out));  // the trace draws the simulation, as for every model
+  // csv-comms for a stream model: the key order, the same for the four policies.
+  const std::string rank_order = run_tool("--format csv-comms --runtime stream-rank -s interleaved-1f1b").out;
+  REQUIRE(rank_order == run_tool("--format csv-comms --runtime rendezvous -s interleaved-1f1b").out);
+  REQUIRE(rank_order == run_tool("--format csv-comms --runtime stream-edge -s interleaved-1f1b").out);
 }

@@ -48,7 +48,7 @@ constexpr bool prove_scaled(const schedule_spec& spec, const costs& c, const cos
   if (T.holds && T.value != sim.makespan()) return false;
   const closed_form bubble = bubble_fraction_formula(spec, c, scale);
   if (bubble.holds && bubble.value != sim.bubble_fraction()) return false;
-  for (const runtime_model model : all_runtime_models) {
+  for (const runtime_model model : transfer_models) {  // (the stream models: tests/runtime/execute_test.cpp)
     const schedule lowered = lower(v, c, model, scale);
     const execution run = execute(lowered.view(), c, model, scale);
     if (!run.completed()) return false;

@@ -155,7 +155,7 @@ test("the page, in headless Chromium", async (t) => {
         ["#s=1f1b&f=x", /^ctpipe: --costs f: not an exact number \(use 3, 1\/2 or 0.25\)$/],
         ["#s=interleaved-1f1b&P=512&m=1024&V=4", /^ctpipe: 4194304 ops are too many for the page \(at most 2097152\)$/],
         ["#s=interleaved-1f1b&variant=bogus", /^ctpipe: --variant takes megatron, megatron-legacy or torch, not 'bogus'$/],
-        ["#s=1f1b&P=4&m=8&c=1/2&runtime=nope", /^ctpipe: --runtime takes blocking, rendezvous, posted or batched, not 'nope'$/],
+        ["#s=1f1b&P=4&m=8&c=1/2&runtime=nope", /^ctpipe: --runtime takes blocking, rendezvous, posted, batched, stream-rank, stream-peer, stream-direction or stream-edge, not 'nope'$/],
         ["#s=1f1b&compare=bogus", /^bogus: ctpipe: unknown schedule 'bogus' \(known: gpipe, /],
       ];
       for (const [hash, message] of cases) {
@@ -249,7 +249,8 @@ test("the page, in headless Chromium", async (t) => {
     });
 
     await t.test("the timeline of an executed run: every runtime model at t_c = 0 takes the simulated 33", async () => {
-      for (const model of ["blocking", "rendezvous", "posted", "batched"]) {
+      for (const model of ["blocking", "rendezvous", "posted", "batched", "stream-rank", "stream-peer", "stream-direction",
+                           "stream-edge"]) {
         await andRedraw(page, () => page.select("#runtime", model));
         assert.equal(await text(page, "#executed"), "makespan 33", model);
       }

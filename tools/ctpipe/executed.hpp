@@ -1,11 +1,13 @@
 // The tool's view of execute(): a lowered schedule run under each runtime model, as text
 // lines, as the JSON `executed` object, and, for lists that hang under every model, the
-// `ctpipe:` lines naming each stuck rank and the cycle of ranks waiting for each other.
+// `ctpipe:` lines naming each stuck rank and the cycle of ranks waiting for each other;
+// under a stream model, the cycle of ranks and streams (stream_cycle()).
 #pragma once
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>  // std::min, std::max
 #include <string>
 #include <vector>
 
@@ -19,7 +21,95 @@ namespace ctpipe::tool {
 struct executed_run {
   runtime_model model;
   execution run;
+  std::string cycle;  ///< a stream model's run that hangs: stream_cycle(); else empty
 };
+
+/// A stream of a stream-model run (execution::stream_of()) as the tool names it, by its
+/// rank and what the channel policy gives it: `rank 0's stream` (stream-rank), `rank 0's
+/// stream (0-1)` (stream-peer: its peer pair), `rank 0's stream (activations)` or
+/// `(gradients)` (stream-direction), `rank 0's stream (0->1)` (stream-edge: its
+/// directed pair, sender first).
+inline std::string stream_label(runtime_model model, int P, std::uint32_t stream) {
+  const int rank = static_cast<int>(stream) / streams_per_rank, local = static_cast<int>(stream) % streams_per_rank;
+  const int next = (rank + 1) % P, previous = (rank + P - 1) % P, peer = local % 2 == 0 ? next : previous;
+  const std::string owner = fmt::format("rank {}'s stream", rank);
+  switch (model) {
+    case runtime_model::stream_peer:
+      return fmt::format("{} ({}-{})", owner, std::min(rank, peer), std::max(rank, peer));
+    case runtime_model::stream_direction: return owner + (local == 0 ? " (activations)" : " (gradients)");
+    case runtime_model::stream_edge:
+      return local < 2 ? fmt::format("{} ({}->{})", owner, rank, peer) : fmt::format("{} ({}->{})", owner, peer, rank);
+    default: return owner;
+  }
+}
+
+/// The cycle that holds a stream-model run of `v` that hangs, as one line: the ranks
+/// waiting at a compute op for a RECV on a stream, and the streams whose head waits for
+/// its partner, which either queues behind another stream's head or lies ahead of where
+/// its rank stopped: `rank 0 waits at 2F0 for 2RECV_F0 on rank 0's stream; rank 0's
+/// stream: its head 0SEND_F1 needs 1RECV_F1, queued on rank 1's stream behind 1SEND_F0;
+/// ...; back to rank 0's stream`: followed from the first deadlocked rank until a rank
+/// or stream repeats, the cycle being the steps from its first mention on. Empty when
+/// the run completed, is not a stream
+/// model's, or the chain ends at a rank halted by a fault of its own (stuck() names it).
+/// Linear in the ops.
+inline std::string stream_cycle(schedule_view v, const execution& run) {
+  if (run.completed() || !is_stream_model(run.model())) return "";
+  const int P = v.shape.P;
+  const std::size_t n = v.size(), streams = static_cast<std::size_t>(streams_per_rank * P);
+  std::vector<std::size_t> waits(static_cast<std::size_t>(P), n), at(static_cast<std::size_t>(P), n);
+  for (const validation_issue& i : run.stuck()) {
+    if (i.what != fault::deadlock || is_transfer(i.at.kind()) || is_move(i.needs.kind())) continue;
+    const op recv = matching_transfer(i.needs);
+    const auto r = static_cast<std::size_t>(i.rank);
+    at[r] = v.offsets[r] + static_cast<std::size_t>(i.step);
+    for (std::size_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+      if (v.ops[k] == recv) waits[r] = k;
+    }
+  }
+  for (std::size_t first = 0; first < waits.size(); ++first) {
+    if (waits[first] == n) continue;
+    std::vector<std::string> steps;
+    std::vector<std::size_t> seen(static_cast<std::size_t>(P) + streams, n);  // node -> its step
+    std::size_t node = first;                                                 // a rank r, or stream s as P + s
+    while (seen[node] == n) {
+      seen[node] = steps.size();
+      if (node < static_cast<std::size_t>(P)) {
+        if (waits[node] == n) break;  // halted by a fault of its own
+        const std::uint32_t s = run.stream_of(waits[node]);
+        steps.push_back(fmt::format("rank {} waits at {} for {} on {}", node, io::action(v.ops[at[node]]),
+                                    io::action(v.ops[waits[node]]), stream_label(run.model(), P, s)));
+        node = static_cast<std::size_t>(P) + s;
+        continue;
+      }
+      const auto s = static_cast<std::uint32_t>(node - static_cast<std::size_t>(P));
+      const std::size_t head = run.stream_head(s), partner = run.transfer_partner(head);
+      const std::string stream = stream_label(run.model(), P, s);
+      if (partner == n) {  // its partner's rank stopped before it
+        const op wanted = matching_transfer(v.ops[head]);
+        const int q = peer_rank(v.shape, v.ops[head]);
+        steps.push_back(fmt::format("{}: its head {} needs {}, which rank {} has not reached", stream,
+                                    io::action(v.ops[head]), io::action(wanted), q));
+        node = static_cast<std::size_t>(q);
+        continue;
+      }
+      const std::uint32_t other = run.stream_of(partner);
+      steps.push_back(fmt::format("{}: its head {} needs {}, queued on {} behind {}", stream, io::action(v.ops[head]),
+                                  io::action(v.ops[partner]), stream_label(run.model(), P, other),
+                                  io::action(v.ops[run.stream_head(other)])));
+      node = static_cast<std::size_t>(P) + other;
+    }
+    if (seen[node] == steps.size()) return "";  // the chain ended at a halted rank
+    std::string text;
+    for (const std::string& step : steps) text += (text.empty() ? "" : "; ") + step;
+    const std::string back =
+        node < static_cast<std::size_t>(P)
+            ? fmt::format("rank {}", node)
+            : stream_label(run.model(), P, static_cast<std::uint32_t>(node - static_cast<std::size_t>(P)));
+    return text + "; back to " + back;
+  }
+  return "";
+}
 
 /// Runs `v` (a lowered schedule that passes validate_lowered()'s checks of its ops)
 /// under every model, or only under `*only` when it is given; costs scaled by `scale`.
@@ -27,7 +117,10 @@ inline std::vector<executed_run> execute_models(schedule_view v, const costs& c,
                                                 const cost_scale& scale = {}) {
   std::vector<executed_run> runs;
   for (const runtime_model m : all_runtime_models) {
-    if (only == nullptr || *only == m) runs.push_back({m, execute(v, c, m, scale)});
+    if (only != nullptr && *only != m) continue;
+    execution run = execute(v, c, m, scale);
+    std::string cycle = stream_cycle(v, run);
+    runs.push_back({m, std::move(run), std::move(cycle)});
   }
   return runs;
 }
@@ -82,6 +175,7 @@ inline std::string executed_text(const std::vector<executed_run>& runs) {
     if (!e.run.completed()) {
       out += fmt::format("executed, {:<10}  hangs: {}{}\n", name, describe_stuck(e.run.stuck()[0]),
                          e.run.stuck().size() > 1 ? fmt::format(" (+{} more stuck)", e.run.stuck().size() - 1) : "");
+      if (!e.cycle.empty()) out += fmt::format("  cycle: {}\n", e.cycle);
       continue;
     }
     std::string stalls;
@@ -97,7 +191,8 @@ inline std::string executed_text(const std::vector<executed_run>& runs) {
 
 /// The JSON `executed` object: per model either {"makespan", "bubble", "idle", "stall",
 /// "wait"} (exact rationals as strings, per-rank arrays of length P, time units of t_f)
-/// or {"deadlock": true, "stuck": [{"rank", "step", "op", "fault", "needs"}]}.
+/// or {"deadlock": true, "stuck": [{"rank", "step", "op", "fault", "needs"}]}, with
+/// "cycle" (stream_cycle()'s line) for a stream model's hang when one is found.
 inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& runs) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const executed_run& e : runs) {
@@ -113,6 +208,7 @@ inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& run
                          {"needs", io::action(i.needs)}});
       }
       entry["stuck"] = stuck;
+      if (!e.cycle.empty()) entry["cycle"] = e.cycle;
     } else {
       entry["makespan"] = io::to_string(e.run.makespan());
       entry["bubble"] = io::to_string(e.run.bubble_fraction());
@@ -146,9 +242,9 @@ inline nlohmann::ordered_json own_lowering_json(schedule_view compute, const cos
   return executed;
 }
 
-/// The `ctpipe:` lines for lists that hang under every model that was run (all four, or
-/// the one --runtime named): one per stuck rank of the first model's run, then the
-/// cycle, if any.
+/// The `ctpipe:` lines for lists that hang under every model that was run (all of them,
+/// or the one --runtime named): one per stuck rank of the first model's run, then the
+/// cycle of ranks, if any, then each stream model's cycle of ranks and streams.
 inline std::vector<std::string> hang_lines(const std::string& path, const pipeline_shape& shape,
                                            const std::vector<executed_run>& runs) {
   std::vector<std::string> lines;
@@ -168,6 +264,10 @@ inline std::vector<std::string> hang_lines(const std::string& path, const pipeli
   }
   const std::string cycle = wait_cycle(shape, first.stuck());
   if (!cycle.empty()) lines.push_back(fmt::format("ctpipe: {}: {}", path, cycle));
+  for (const executed_run& r : runs) {  // each stream model's cycle of ranks and streams
+    if (!r.cycle.empty())
+      lines.push_back(fmt::format("ctpipe: {}: under {}: {}", path, runtime_model_name(r.model), r.cycle));
+  }
   return lines;
 }
 

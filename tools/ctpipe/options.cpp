@@ -390,7 +390,8 @@ void runtime_options::declare(CLI::App& app) {
   std::vector<choice<runtime_model>> table;
   for (runtime_model r : all_runtime_models) table.push_back({runtime_model_name(r), r});
   add_choice(app, "--runtime", runtime, table,
-             "runtime model: blocking, rendezvous, posted or batched (docs/runtimes.md); csv-comms orders the "
+             "runtime model: blocking, rendezvous, posted, batched, stream-rank, stream-peer, stream-direction or "
+             "stream-edge (docs/runtimes.md); csv-comms orders the "
              "transfers for it (default blocking); json and validate run only it (default every model)")
       ->default_str("");
 }

@@ -68,6 +68,14 @@ inline const char* svg_fill(op_kind k) {
 /// Fill colour of a stall box: a light red, apart from every kind's hue and the hatch.
 inline constexpr const char* svg_stall_fill = "#f4a09a";
 
+/// What a stall box of readout `ro`'s drawn run means: a rank blocked in a transfer op
+/// with the next op's inputs ready, or under a stream model a RECV queued on its stream.
+inline const char* svg_stall_meaning(const readout& ro) {
+  return ro.drawn_run != nullptr && is_stream_model(ro.drawn_run->model)
+             ? "a RECV queued behind other ops of its stream"
+             : "blocked in a transfer, the next op's inputs ready";
+}
+
 /// Fill and stroke colours of a bubble fill's piece (readout::fill): an amber, apart from
 /// every kind's hue (the transfers' lighter yellow included), the stall's and the hatch.
 inline constexpr const char* svg_piece_fill = "#ffb000";
@@ -197,10 +205,9 @@ class svg_drawing {
           out += fmt::format(
               "<rect class=\"stall\" data-rank=\"{}\" data-start=\"{}\" data-end=\"{}\" x=\"{:.4f}\" y=\"{:.2f}\" "
               "width=\"{:.4f}\" height=\"{}\" fill=\"{}\" stroke=\"#c0392b\" stroke-width=\"0.5\"><title>stall [{}, "
-              "{}]: "
-              "blocked in a transfer, the next op's inputs ready</title></rect>\n",
+              "{}]: {}</title></rect>\n",
               r, to_string(a), to_string(b), x(a), y, (b - a).to_double() * scale_, lane_, svg_stall_fill, to_string(a),
-              to_string(b));
+              to_string(b), svg_stall_meaning(ro_));
           from = b;
         }
         hatched(from, to);
@@ -490,7 +497,7 @@ inline double svg_legend(std::string& out, const readout& ro, double left, doubl
       x, y - 10, x + 18, y, stall || filled ? "" : labels);
   x += 30 + 7.0 * static_cast<double>(std::string("idle (bubble)").size());
   if (stall) {
-    const std::string name = "stall (blocked in a transfer, the next op's inputs ready)";
+    const std::string name = std::string("stall (") + svg_stall_meaning(ro) + ")";
     out += fmt::format(
         "<rect class=\"legend-stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"12\" fill=\"{}\" "
         "stroke=\"#c0392b\"/><text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",

@@ -271,9 +271,13 @@ inline std::string timeline_legend(const readout& ro, const timeline_grid& grid,
   const rational unit_cols =
       rational{sc.columns} /
       (sc.fixed_span ? style.time_span : ro.drawn.time(std::max<std::int64_t>(ro.drawn.makespan_ticks(), 1)));
-  const std::string stall_legend = ro.drawn_run != nullptr && ro.drawn_run->has_stall()
-                                       ? fmt::format("  {} stall (blocked in a transfer, inputs ready)", stall_shade)
-                                       : "";
+  // Under a stream model a rank stalls at a compute op whose RECV queued on its stream.
+  const std::string stall_legend =
+      ro.drawn_run != nullptr && ro.drawn_run->has_stall()
+          ? fmt::format("  {} stall ({})", stall_shade,
+                        is_stream_model(ro.drawn_run->model) ? "a RECV queued behind other ops of its stream"
+                                                             : "blocked in a transfer, inputs ready")
+          : "";
   const std::string fill_legend =
       grid.filled ? fmt::format("  {} filled (independent work in the bubbles)", fill_shade) : "";
   return fmt::format("{:<{}}{}{} bubble (idle){}{};  1 time unit = {} column{}{}{}\n", "", label_width, legend, shade,

@@ -20,6 +20,11 @@
 // and the sends (receives) of one rank pair that wait for a partner are, in list order,
 // the tail of that pair's ops in that group, so a cursor per rank pair and side is the
 // first-in first-out queue.
+//
+// Stream models: each stream is the chain of its transfer ops in list order (one link
+// per op) and a head; an op is ready once it is issued and at its stream's head, which
+// happens once, so each op is put on the matching stack once and each transfer completes
+// once: still linear.
 #pragma once
 
 #include <cstddef>  // std::size_t
@@ -49,13 +54,20 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
 
 /// One stretch of time in which a rank stalls (execution::stall_intervals()): the part
 /// of transfer op `op_index`'s wait [start, end) after every input of the rank's next
-/// compute op has arrived and after the rank's earlier ops ended. In integer ticks of
-/// execution::tick(), as the raw accessors.
+/// compute op has arrived and after the rank's earlier ops ended. Under a stream model
+/// (is_stream_model()) the rank waits at a compute op instead, for a RECV that queued
+/// on its streams: `op_index` is that RECV and [start, end) the part of the compute op's
+/// wait after each of its inputs would have arrived had its transfer had its streams to
+/// itself (docs/spec.md §7.1). In integer ticks of execution::tick(), as the raw
+/// accessors.
 struct stall_interval {
   int rank = 0;
   std::size_t op_index = 0;      ///< the transfer op, indexed like the flat op array
   std::int64_t start_ticks = 0;  ///< when the stall begins
-  std::int64_t end_ticks = 0;    ///< when the op returns: execution::end_ticks(op_index)
+  /// When the op returns: execution::end_ticks(op_index); under a stream model when the
+  /// RECV's transfer completes, execution::transfer_end_ticks(op_index), which is when its
+  /// consumer starts.
+  std::int64_t end_ticks = 0;
   friend constexpr bool operator==(const stall_interval&, const stall_interval&) = default;
 };
 
@@ -103,7 +115,10 @@ class execution {
   /// Idle time of rank r: makespan - busy(r) = stall(r) + wait(r).
   constexpr rational idle(int r) const { return time(makespan_ - busy_[idx(r)]); }
   /// Stall of rank r: the time it is blocked in a transfer op while every input of its
-  /// next compute op has already arrived (the order, not the data, holds it back).
+  /// next compute op has already arrived (the order, not the data, holds it back). Under
+  /// a stream model: the time a compute op waits for a RECV after max(the post times of
+  /// its SEND and RECV) + t_c, when the transfer queued behind other ops of its streams
+  /// (head-of-line blocking).
   constexpr rational stall(int r) const { return time(stall_[idx(r)]); }
   /// Every stall of the run, one per transfer op that stalls, by rank and then in list
   /// order, which is time order: a rank's intervals do not overlap (the ops of a batched
@@ -127,7 +142,7 @@ class execution {
   /// batched group, the group's completion; for a transfer inside one, the group's post
   /// time). Not stored: O(log P).
   constexpr std::int64_t reached_ticks(std::size_t k) const {
-    if (model_ != runtime_model::posted) return start_[k];
+    if (model_ != runtime_model::posted && !is_stream_model(model_)) return start_[k];
     std::size_t lo = 0, hi = offsets_.size() - 1;  // the rank r with offsets[r] <= k < offsets[r+1]
     while (hi - lo > 1) {
       const std::size_t mid = (lo + hi) / 2;
@@ -143,6 +158,36 @@ class execution {
   constexpr int ranks() const { return ranks_; }
   /// Number of ops: the lowered schedule's, transfers included.
   constexpr std::size_t size() const { return end_.size(); }
+
+  /// Stream models (is_stream_model()): a transfer op returns when it is issued (start(k)
+  /// = end(k)); its transfer runs on its stream from transfer_start(k), when it reached
+  /// the stream's head (issued, every earlier op of the stream completed), to
+  /// transfer_end(k), when both ends were at their heads + t_c. Under the other models
+  /// they are start(k) and end(k). 0 for a transfer that did not complete in a run that
+  /// hangs (transfer_start(k) is set once the op reached its head).
+  constexpr rational transfer_start(std::size_t k) const { return time(transfer_start_ticks(k)); }
+  constexpr rational transfer_end(std::size_t k) const { return time(transfer_end_ticks(k)); }
+  constexpr std::int64_t transfer_start_ticks(std::size_t k) const {
+    return tstart_.size() == 0 ? start_[k] : tstart_[k];
+  }
+  constexpr std::int64_t transfer_end_ticks(std::size_t k) const { return tend_.size() == 0 ? end_[k] : tend_[k]; }
+  /// Stream models: the stream of transfer op k, numbered as stream_index() numbers them
+  /// (streams_per_rank * rank + local); streams_per_rank * P for any other op or model.
+  constexpr std::uint32_t stream_of(std::size_t k) const {
+    return stream_of_.size() == 0 || stream_of_[k] == ~0u ? static_cast<std::uint32_t>(streams_per_rank * ranks_)
+                                                          : stream_of_[k];
+  }
+  /// Stream models: the op at the head of stream s when the run ended (the first of its
+  /// ops that did not complete), or size() when every op of the stream completed, or for
+  /// another model.
+  constexpr std::size_t stream_head(std::uint32_t s) const {
+    return head_.size() <= s || head_[s] == ~0u ? size() : head_[s];
+  }
+  /// Stream models: the op on the other side of transfer op k's message, once both were
+  /// issued; size() before that, for another op or under another model.
+  constexpr std::size_t transfer_partner(std::size_t k) const {
+    return partner_.size() == 0 || partner_[k] == ~0u ? size() : partner_[k];
+  }
 
  private:
   template <bool PerOp>
@@ -164,6 +209,10 @@ class execution {
   detail::buffer<validation_issue> stuck_;
   detail::buffer<stall_interval> stalls_;  // room for at least stall_count_
   std::size_t stall_count_ = 0;
+  // Stream models only (empty otherwise): per op its transfer's times, stream and
+  // partner; per stream its head when the run ended (~0u: none).
+  detail::buffer<std::int64_t> tstart_, tend_;
+  detail::buffer<std::uint32_t> stream_of_, partner_, head_;
 };
 
 namespace detail {
@@ -236,6 +285,13 @@ struct lowered_run {
   buffer<std::uint8_t> done_b;      // per op: its copy has run (start_, end_ hold its transfer)
   buffer<std::uint32_t> waiting_b;  // per key: rank + 1 parked at its first backward for the copy back
   buffer<std::uint32_t> pending_copies_b;  // try_copy()'s worklist of op indices
+  // Stream models (prepare_streams(), only then): per op the next op of its stream and
+  // when it was issued (-1: not yet); per stream when its last op completed; per message
+  // slot its SEND and RECV op (nil: not issued) and when it would have arrived on streams
+  // of its own (max of the two issue times + t_c); the stack of ops made ready.
+  bool streams = false;
+  buffer<std::uint32_t> next_on_stream_b, send_op_b, recv_op_b, ready_stack_b;
+  buffer<std::int64_t> issued_b, free_b, alone_b;
 
   constexpr lowered_run(schedule_view view, runtime_model mdl, const std::int64_t* durations, std::int64_t lat,
                         stage_table&& stages)
@@ -267,6 +323,89 @@ struct lowered_run {
     mark_pipeline_ends(v.shape, computed_b.data(), keys);  // the bidirectional placement's rule
     pending_b = buffer<std::uint32_t>(2 * static_cast<std::size_t>(S));
     clock_b = buffer<std::int64_t>(P);
+    streams = is_stream_model(mdl);
+  }
+
+  /// Stream models: each transfer op's stream (stream_index()), the chain of each stream
+  /// in list order and its head, and the per-op and per-message state. O(ops + P*V*m).
+  constexpr void prepare_streams() {
+    const std::size_t n = v.size();
+    const op* ops = v.ops.data();
+    const std::size_t count = static_cast<std::size_t>(streams_per_rank) * P;
+    out.stream_of_ = buffer<std::uint32_t>(n, nil), out.partner_ = buffer<std::uint32_t>(n, nil);
+    out.head_ = buffer<std::uint32_t>(count, nil);
+    out.tstart_ = buffer<std::int64_t>(n), out.tend_ = buffer<std::int64_t>(n);
+    next_on_stream_b = buffer<std::uint32_t>(n, nil), ready_stack_b = buffer<std::uint32_t>(n + 1);
+    issued_b = buffer<std::int64_t>(n, -1), free_b = buffer<std::int64_t>(count);
+    send_op_b = buffer<std::uint32_t>(slots + m, nil), recv_op_b = buffer<std::uint32_t>(slots + m, nil);
+    alone_b = buffer<std::int64_t>(slots + m);
+    buffer<std::uint32_t> last(count, nil);
+    for (std::uint32_t r = 0; r < P; ++r) {
+      for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {
+        const std::uint32_t bits = ops[k].bits, kind = bits >> 28;
+        if (kind - 4u >= 4u) continue;  // not a transfer
+        const auto s = static_cast<std::uint32_t>(
+            stream_index(model, static_cast<int>(r), static_cast<int>(table.peer[kind * S + ((bits >> 16) & 0xFFFu)]),
+                         kind == 4 || kind == 6, kind == 4 || kind == 5, static_cast<int>(P)));
+        out.stream_of_[k] = s;
+        (last[s] == nil ? out.head_[s] : next_on_stream_b[last[s]]) = k;
+        last[s] = k;
+      }
+    }
+  }
+
+  /// Stream models: rank r issues transfer op k at `clock` and goes on: its message's
+  /// side is posted (a RECV also counts as received: its consumer may wait for it), and
+  /// when k heads its stream it is ready (advance()). Returns true: the rank goes on.
+  constexpr bool issue(std::uint32_t k, std::int64_t clock) {
+    const std::uint32_t bits = v.ops.data()[k].bits, kind = bits >> 28;
+    const std::size_t slot = slot_of(bits);
+    message& x = msg_b[slot];
+    out.start_[k] = out.end_[k] = issued_b[k] = clock;
+    const bool send = kind == 4 || kind == 6;
+    (send ? send_op_b[slot] : recv_op_b[slot]) = k;
+    x.state |= send ? send_posted : recv_posted | received;
+    if (!send) ++pending_b[table.channel[kind * S + ((bits >> 16) & 0xFFFu)]];
+    const std::uint32_t y = send ? recv_op_b[slot] : send_op_b[slot];
+    if (y != nil) out.partner_[k] = y, out.partner_[y] = k;
+    const std::uint32_t s = out.stream_of_[k];
+    if (out.head_[s] != k) return true;
+    out.tstart_[k] = clock > free_b[s] ? clock : free_b[s];
+    advance(k);
+    return true;
+  }
+
+  /// Stream models: runs the transfers that op `first` (issued, now at its stream's head,
+  /// its start on the stream set) makes possible. A ready op starts on its stream at
+  /// max(its issue, its stream's last completion), set when it becomes ready (before it
+  /// is stacked: its partner may find it at its head first); when its partner is ready
+  /// too, both complete at the later start + t_c, the message arrives (waking a consumer
+  /// parked on it), and each stream's next op, if issued, is ready in turn.
+  constexpr void advance(std::uint32_t first) {
+    std::uint32_t* stack = ready_stack_b.data();
+    std::size_t top = 0;
+    stack[top++] = first;
+    while (top > 0) {
+      const std::uint32_t x = stack[--top], y = out.partner_[x];
+      // The partner is not at its head yet, or x completed already (with its partner,
+      // which found it ready on the stack).
+      if (y == nil || out.head_[out.stream_of_[y]] != y || out.head_[out.stream_of_[x]] != x) continue;
+      const std::int64_t t = (out.tstart_[x] > out.tstart_[y] ? out.tstart_[x] : out.tstart_[y]) + latency;
+      const std::size_t slot = slot_of(v.ops.data()[x].bits);
+      out.tend_[x] = out.tend_[y] = t;
+      alone_b[slot] = (issued_b[x] > issued_b[y] ? issued_b[x] : issued_b[y]) + latency;
+      msg_b[slot].t = t, msg_b[slot].state |= arrived;
+      wake(msg_b[slot].parked);
+      msg_b[slot].parked = 0;
+      for (const std::uint32_t z : {x, y}) {
+        const std::uint32_t s = out.stream_of_[z], next = next_on_stream_b[z];
+        free_b[s] = t, out.head_[s] = next;
+        if (next != nil && issued_b[next] >= 0) {
+          out.tstart_[next] = issued_b[next] > t ? issued_b[next] : t;
+          stack[top++] = next;
+        }
+      }
+    }
   }
 
   /// The ordered rank pair (a, b) of a transfer, as one of 2P pair numbers: every
@@ -546,6 +685,7 @@ struct lowered_run {
       if (kind >= 8) break;
       if ((kind == 4 || kind == 6) && computed[(kind == 4 ? 0 : keys) + key] == 0)
         break;  // halted: send before compute
+      if (streams && issue(k, clock)) continue;
       if (model == runtime_model::batched) {
         if (!run_group(r, k, clock)) {
           out.busy_[r] += busy;
@@ -816,18 +956,59 @@ struct lowered_run {
     }
   }
 
+  /// Stream models: calls f(r, k, from, to) for each compute op of rank r that waits for
+  /// a RECV k beyond its inputs' own arrival: `from` the latest of when the rank reached
+  /// the op (the end of its compute op before), its activation's copy back, and each
+  /// input's arrival had its transfer had its streams to itself (alone_b); `to` its
+  /// start, the completion of its latest RECV k. Ranks in order, each in list order.
+  template <class F>
+  constexpr void for_each_stream_stall(F&& f) const {
+    const std::uint32_t* off = v.offsets.data();
+    const op* ops = v.ops.data();
+    for (std::uint32_t r = 0; r < P; ++r) {
+      std::int64_t clock = 0;  // the end of the rank's last compute op
+      for (std::uint32_t k = off[r]; k < off[r + 1]; ++k) {
+        const std::uint32_t kind = ops[k].bits >> 28;
+        if ((kind > 3 && kind != 8) || (k > off[r] && (ops[k - 1].bits >> 28) == 8)) continue;
+        std::int64_t from = clock, latest = -1;
+        std::uint32_t recv = nil;
+        for (std::uint32_t h = 0; h < (kind == 8 ? 2u : 1u); ++h) {  // a pair: its B word's input too
+          const std::uint32_t bits = ops[k + h].bits, code = h == 0 ? kind : code_b;
+          const std::uint32_t ed = table.channel[code * S + ((bits >> 16) & 0xFFFu)];
+          const std::uint32_t back =
+              copies && (code == 1 || code == 2)
+                  ? site_b[4 * static_cast<std::size_t>(((bits >> 16) & 0xFFFu) * m + (bits & 0xFFFFu)) + 3]
+                  : 0;
+          if (back != 0) from = out.end_[back - 1] > from ? out.end_[back - 1] : from;
+          if (ed == none) continue;
+          const std::size_t slot = static_cast<std::size_t>(ed) * m + (bits & 0xFFFFu);
+          from = alone_b[slot] > from ? alone_b[slot] : from;
+          if (msg_b[slot].t > latest) latest = msg_b[slot].t, recv = recv_op_b[slot];
+        }
+        if (recv != nil && out.start_[k] > from) f(r, recv, from, out.start_[k]);
+        clock = out.end_[k];
+      }
+    }
+  }
+
   /// Sums each rank's stall and records its intervals (execution::stall_intervals()),
   /// in one pass (the buffer doubles as it fills), and the makespan.
   constexpr void sum_stalls() {
-    for_each_stall([this](std::uint32_t r, std::uint32_t k, std::int64_t from) {
-      out.stall_[r] += out.end_[k] - from;
+    auto record = [this](std::uint32_t r, std::uint32_t k, std::int64_t from, std::int64_t to) {
+      out.stall_[r] += to - from;
       if (out.stall_count_ == out.stalls_.size()) {
         buffer<stall_interval> more(2 * out.stalls_.size() + 16);
         for (std::size_t n = 0; n < out.stall_count_; ++n) more[n] = out.stalls_[n];
         out.stalls_ = static_cast<buffer<stall_interval>&&>(more);
       }
-      out.stalls_[out.stall_count_++] = stall_interval{static_cast<int>(r), k, from, out.end_[k]};
-    });
+      out.stalls_[out.stall_count_++] = stall_interval{static_cast<int>(r), k, from, to};
+    };
+    if (streams) {
+      for_each_stream_stall(record);
+    } else {
+      for_each_stall(
+          [this, &record](std::uint32_t r, std::uint32_t k, std::int64_t from) { record(r, k, from, out.end_[k]); });
+    }
     for (std::uint32_t r = 0; r < P; ++r) out.makespan_ = clock_b[r] > out.makespan_ ? clock_b[r] : out.makespan_;
   }
 };
@@ -887,6 +1068,7 @@ constexpr execution execute_with(schedule_view v, const costs& c, runtime_model 
   run.out.tick_ = tick;
   if (any_copy) run.prepare_copies((c.move / tick).num);
   if (model == runtime_model::batched) run.prepare_batches();
+  if (is_stream_model(model)) run.prepare_streams();
   run.run();
   if (run.mispaired || !run.finished() || !run.copies_done()) run.report_stuck();
   if (run.out.stuck_count_ == 0) run.sum_stalls();

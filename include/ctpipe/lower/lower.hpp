@@ -377,6 +377,10 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
 ///   costs, t_c = 0 and no fused overlapped pair (a fused pair lasts two ops' time, so a
 ///   receiver can be inside one: combined-1f1b, P = 6, m = 6, V = 2, t_f = t_b = 1 runs
 ///   35/2 under rendezvous against 17 simulated).
+/// - the stream models (`stream-rank`, `stream-peer`, `stream-direction`, `stream-edge`):
+///   the key order of `rendezvous`, which never deadlocks under any of them (its events
+///   taken in one global order each find both ends at the heads of their lists, so at the
+///   heads of their streams); no claim of zero loss (docs/runtimes.md lists the losses).
 /// Shapes: the result has the same shape as `v` and `v.size() + 2 * messages(v)` ops,
 /// CSR like every schedule. Neighbouring stages on one rank (the V-shape turn, P = 1)
 /// get no message. Source of the op names and stage convention: PyTorch's

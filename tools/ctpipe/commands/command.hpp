@@ -97,7 +97,8 @@ inline constexpr command_entry commands[] = {
     {"validate",
      "checks and simulates a schedule in PyTorch's CSV format (one row per rank, actions such as 0F3 or "
      "1SEND_F2), written by hand or by another framework. P, m, V and the stage placement come from the file; "
-     "files with SEND/RECV ops run under every runtime model (blocking, rendezvous, posted, batched).",
+     "files with SEND/RECV ops run under every runtime model (blocking, rendezvous, posted, batched, stream-rank, "
+     "stream-peer, stream-direction, stream-edge).",
      make_validate},
     {"split",
      "chooses how --model's layers go to the stages of a schedule, contiguous, to minimise its simulated makespan "
