@@ -776,7 +776,7 @@ TEST_CASE("stream models: ctpipe's lower() for them runs under every policy at P
   }
 }
 
-TEST_CASE("stream models: the adjacent and posted orders hang on shared streams; finer policies never run slower",
+TEST_CASE("stream models: the adjacent and posted orders hang on shared streams, and finer policies never run slower",
           "[execute][streams][lower]") {
   // ctpipe's other lowerings are not made for streams. P = 4, m = 8, the tool's V,
   // article costs: which of them hang, as the reference has it. Under stream-rank every
