@@ -7,6 +7,8 @@
 #    grid m = 1 .. 64 (every_m_probe.cpp -DCTPIPE_GRID=64), a single schedule proved at
 #    one m (bench/largest_proof.cpp: 1F1B at m = 64 and at m = 2048), and a baseline that
 #    only includes ctpipe/ctpipe.hpp, each the median of 3 runs in the same run.
+# 3. DualPipeV at P (bench/every_m_dual_probe.cpp): its proof for every m beside the
+#    grid m = 1 .. 4P and one m = 64.
 # Usage: bench/every_m_cost.sh
 set -eu
 cd "$(dirname "$0")"
@@ -43,4 +45,15 @@ for cxx in g++ clang++; do
   m64=$(median "$cxx" $flags -DCTPIPE_FAMILY=one_f_one_b -DCTPIPE_P="$P" -DCTPIPE_M=64 largest_proof.cpp)
   m2048=$(median "$cxx" $flags -DCTPIPE_FAMILY=one_f_one_b -DCTPIPE_P="$P" -DCTPIPE_M=2048 largest_proof.cpp)
   echo "| $("$cxx" --version | head -n 1) | $base | $every | $grid | $m64 | $m2048 |"
+done
+echo
+echo "| compiler | baseline (s) | every m, DualPipeV P = $P (s) | grid m = 1 .. 4P (s) | one m = 64 (s) |"
+echo "|---|---|---|---|---|"
+for cxx in g++ clang++; do
+  flags="-std=c++20 -fsyntax-only -I../include -DCTPIPE_P=$P"
+  base=$(median "$cxx" -std=c++20 -fsyntax-only -I../include /tmp/ctpipe-baseline.cpp)
+  every=$(median "$cxx" $flags every_m_dual_probe.cpp)
+  grid=$(median "$cxx" $flags -DCTPIPE_GRID=$((4 * P)) every_m_dual_probe.cpp)
+  m64=$(median "$cxx" $flags -DCTPIPE_M=64 every_m_dual_probe.cpp)
+  echo "| $("$cxx" --version | head -n 1) | $base | $every | $grid | $m64 |"
 done
