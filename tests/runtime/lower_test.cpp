@@ -484,3 +484,39 @@ TEST_CASE("overlapped pairs that take no time (t_fb = 0): every lowering runs un
     }
   }
 }
+
+TEST_CASE("lowering: stages of factor 0 (a Megatron layout's empty stage) keep every RECV before its consumer",
+          "[lower][scaled]") {
+  // A fresh tester's finding: with a stage of factor 0 its ops take no time, so a message
+  // and its consumer share a tick; the key order broke that tie by the flat order and
+  // put 0B0 before 0RECV_B0 (gpipe, P = 2, m = 2, stage factors 2, 0). The tie now
+  // follows the dependency walk whenever some op that sends can take no time.
+  int runs = 0;
+  for (const schedule_family family : {schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::zb_h1,
+                                       schedule_family::interleaved_1f1b, schedule_family::zbv,
+                                       schedule_family::dualpipev}) {
+    for (int P = 2; P <= 4; ++P) {
+      const int V = family == schedule_family::gpipe || family == schedule_family::one_f_one_b ||
+                            family == schedule_family::zb_h1
+                        ? 1
+                        : 2;
+      schedule_spec s{family, {P, 2 * P, V, natural_placement(family)}};
+      if (spec_error(s) != nullptr) continue;
+      const schedule v = generate(s);
+      for (int zero = 0; zero < s.shape.stages(); ++zero) {
+        std::vector<rational> factors(static_cast<std::size_t>(s.shape.stages()), rational{3, 2});
+        factors[static_cast<std::size_t>(zero)] = rational{0};
+        const cost_scale scale{factors, {}};
+        for (const runtime_model model : {runtime_model::rendezvous, runtime_model::batched}) {
+          INFO(family_name(family) << " P = " << P << " stage " << zero << " of factor 0, "
+                                   << runtime_model_name(model));
+          const schedule lowered = lower(v.view(), costs{}, model, scale);
+          const execution run = execute(lowered.view(), costs{}, model, scale);
+          REQUIRE(run.completed());
+          ++runs;
+        }
+      }
+    }
+  }
+  REQUIRE(runs > 100);
+}

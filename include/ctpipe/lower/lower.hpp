@@ -28,7 +28,8 @@
 //   by tick, and within a tick messages whose producer took time come first (by their
 //   producers' positions in the flat op array, as before costs were taken into account),
 //   then compute ops and the messages of zero-time producers in a dependency order (the
-//   walk's, needed only when a backward that sends can take no time). Why
+//   walk's, needed only when an op that sends can take no time: a backward or pair of cost
+//   0, or a stage or micro-batch of factor 0). Why
 //   it cannot deadlock: take the events in that global order; when an event's turn
 //   comes, every earlier one has run, so a compute op is at the head of its rank's list
 //   with its inputs received, and both ends of a message are at the heads of their lists
@@ -220,15 +221,29 @@ struct keyed_event {
   std::uint32_t event = 0;
 };
 
+/// Whether some op that sends can take no time under `c` scaled by `scale`: a backward
+/// or an overlapped pair of cost 0, or any op of a stage or micro-batch of factor 0 (an
+/// empty stage of a Megatron layout).
+constexpr bool some_sender_takes_no_time(const costs& c, const cost_scale& scale) {
+  if (c.b == rational{0} || c.i == rational{0} || c.pair() == rational{0}) return true;
+  for (const rational x : scale.stage) {
+    if (x == rational{0}) return true;
+  }
+  for (const rational x : scale.microbatch) {
+    if (x == rational{0}) return true;
+  }
+  return false;
+}
+
 /// A dependency order of `v`'s ops, for the key order's ties inside a tick (file
-/// comment): the walk's when a backward or an overlapped pair that sends can take no
-/// time under `c` (its message and its consumer may share its tick), else the flat order (a tick's bucket
-/// then holds compute ops only, each rank's in its order).
-constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c) {
+/// comment): the walk's when an op that sends can take no time under `c` and `scale`
+/// (its message and its consumer may share its tick), else the flat order (a tick's
+/// bucket then holds compute ops only, each rank's in its order).
+constexpr buffer<std::uint32_t> tie_order(schedule_view v, const costs& c, const cost_scale& scale) {
   const std::size_t n = v.size();
   buffer<std::uint32_t> walk_order_b(n);
   std::uint32_t* walk_order = walk_order_b.data();
-  if (c.b == rational{0} || c.i == rational{0} || c.pair() == rational{0}) {
+  if (some_sender_takes_no_time(c, scale)) {
     std::uint32_t seen = 0;
     dependency_walk walk(v);
     walk.run([&](std::uint32_t, std::uint32_t k, std::uint32_t, std::uint32_t, std::int64_t,
@@ -318,7 +333,7 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
   const op* ops = pairs != 0 ? plain.view().ops.data() : v.ops.data();
   const op* own = v.ops.data();
 
-  const buffer<std::uint32_t> walk_order = tie_order(v, c);
+  const buffer<std::uint32_t> walk_order = tie_order(v, c, scale);
   const buffer<std::uint32_t> order_b = key_sorted_events(v, sim, sends, walk_order.data());
   const std::uint32_t* order = order_b.data();
   const std::size_t events = order_b.size();
