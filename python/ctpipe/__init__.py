@@ -111,6 +111,12 @@ def _value(name: str, value: Any) -> str:
         # A float is read as its shortest repr (0.1 means 1/10, 1e-05 1/100000), the number
         # typed; float() first: a subclass (numpy.float64) may print itself otherwise.
         value = Decimal(repr(float(value)))
+    if isinstance(value, numbers.Real) and not isinstance(value, Decimal):
+        # Another real type (numpy.float32): its own shortest text, the number typed.
+        try:
+            value = Decimal(str(value))
+        except ArithmeticError:
+            raise Error(f"ctpipe: {name} takes a finite number, not {value!r}") from None
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise Error(f"ctpipe: {name} takes a finite number, not {value}")
@@ -131,8 +137,10 @@ def _value(name: str, value: Any) -> str:
 # Options the tool takes once per item: a list gives the option once per item.
 _REPEATED = ("fill",)
 
-#: The tool's options that are flags (they take no value): True gives the flag.
-_FLAGS = ("structural_minimum",)
+#: The tool's options that are flags (they take no value): True gives the flag
+#: (``--structural-minimum``; ``fill``'s ``--steady-state`` and ``--allow-stretch``;
+#: ``compare``'s ``--rebalance``).
+_FLAGS = ("structural_minimum", "steady_state", "allow_stretch", "rebalance")
 
 
 def options_to_args(options: Mapping[str, Any]) -> list[str]:
@@ -325,8 +333,9 @@ class Schedule:
     def stages_of(self, rank: int) -> list[int]:
         """The stage indices ``rank`` holds, in its chunk order (loop: ``r, r + P, ...``;
         V-shape: ``r, 2P - 1 - r``). Raises :class:`Error` for a rank outside ``[0, P)``."""
-        if not isinstance(rank, int) or isinstance(rank, bool):
+        if not isinstance(rank, numbers.Integral) or isinstance(rank, bool):
             raise Error(f"ctpipe: stages_of(rank): rank must be an int, not {type(rank).__name__}")
+        rank = int(rank)
         if not 0 <= rank < self.P:
             raise Error("ctpipe: stages_of(rank): rank must be in [0, P)")
         return self._core.stages_of(rank)
@@ -565,10 +574,11 @@ class Formula:
     closed_forms: dict[str, int | None] = dataclasses.field(compare=False)
 
     def makespan(self, m: int) -> Fraction:
-        """The makespan under ``m`` micro-batches (a whole number >= 1 of the class); raises
-        :class:`Error` for another ``m``."""
-        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        """The makespan under ``m`` micro-batches (a whole number >= 1 of the class: any
+        integer type, ``numpy.int64`` included); raises :class:`Error` for another ``m``."""
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
             raise Error(f"ctpipe: m takes a whole number >= 1, not {m!r}")
+        m = int(m)
         if m % self.m_step != self.m_residue:
             raise Error(f"ctpipe: this formula holds for m % {self.m_step} == {self.m_residue}, not m = {m}")
         if m < self.m0:
@@ -581,6 +591,7 @@ class Formula:
     def idle(self, m: int) -> list[Fraction]:
         """Per rank, the time it does not compute within the makespan under ``m``."""
         T = self.makespan(m)  # noqa: N806 (the paper's name)
+        m = int(m)  # checked by makespan()
         if m < self.m0:  # busy is affine in m from m0 on only: below, as simulated
             return [T - busy for busy in self.below_busy[self.below_m.index(m)]]
         return [T - (a + b * m) for a, b in zip(self.busy_base, self.busy_per_m)]
@@ -613,6 +624,8 @@ def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: A
         raise Error(f"ctpipe: the family is a name such as '1f1b', not {family!r}")
     if P is None:
         raise Error("ctpipe: -P takes a whole number, not None")
+    if "schedule" in options:
+        raise Error("ctpipe: formula() takes the family as its first argument; schedule is not taken")
     j = _json(["formula", *options_to_args({"schedule": family, "P": P, "V": V, **options})])
 
     def exact(values: Sequence[str]) -> tuple[Fraction, ...]:

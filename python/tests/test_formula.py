@@ -1,6 +1,7 @@
 """ctpipe.formula(): the periodic certificate from Python (docs/proofs.md, "Proofs for
 every m"), checked against direct simulations through ctpipe.Schedule."""
 
+import numbers
 from fractions import Fraction
 
 import pytest
@@ -132,3 +133,55 @@ def test_refusals(call, message):
     with pytest.raises(ctpipe.Error) as e:
         call()
     assert str(e.value).startswith(message)
+
+
+class _NumpyLikeInt:
+    """An integer type that is no int (numpy.int64's shape): numbers.Integral, __index__."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    __int__ = __index__
+
+    def __lt__(self, other: int) -> bool:
+        return self.value < other
+
+
+numbers.Integral.register(_NumpyLikeInt)
+
+
+class _NumpyLikeFloat32:
+    """A real that is no float and prints its shortest text (numpy.float32's shape)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __float__(self) -> float:
+        return float(self.text)
+
+
+numbers.Real.register(_NumpyLikeFloat32)
+
+
+def test_a_fresh_testers_findings_flags_integers_and_the_family():
+    # fill()'s and compare()'s flags were refused as taking a value; numpy-like integers
+    # were refused by Formula.makespan() and stages_of(); numpy.float32 costs were refused
+    # with a message that contradicted itself; formula(schedule=...) overrode the family.
+    assert ctpipe.options_to_args({"allow_stretch": True, "steady_state": True, "rebalance": True}) == [
+        "--allow-stretch", "--steady-state", "--rebalance"]
+    with pytest.raises(ctpipe.Error, match="--rebalance is a flag: True or False, not 1"):
+        ctpipe.options_to_args({"rebalance": 1})
+    f = ctpipe.formula("1f1b", P=4)
+    assert f.makespan(_NumpyLikeInt(16)) == f.makespan(16) == 57
+    assert f.idle(_NumpyLikeInt(16)) == f.idle(16)
+    assert ctpipe.Schedule("zbv", P=2, m=4).stages_of(_NumpyLikeInt(1)) == [1, 2]
+    s = ctpipe.Schedule("1f1b", P=2, m=2, costs={"f": _NumpyLikeFloat32("0.1"), "b": 1})
+    assert s.readout()["costs"]["f"] == "1/10"
+    with pytest.raises(ctpipe.Error, match="formula\\(\\) takes the family as its first argument"):
+        ctpipe.formula("dualpipev", P=4, schedule="1f1b")

@@ -518,6 +518,14 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
        "ctpipe: no certificate: the state does not repeat within the bound (raise --max-periods) (last state "
        "differences: 4 4 4 4 3 4 4 4)\n"},
       {"formula -P 2000", "ctpipe: formula: "},
+      // A fresh tester's findings: 2P overflowed into "m must be >= 1"; DualPipeV's program
+      // (10 P^2 templates) was built before the op limit refused it; the hint to raise
+      // --max-periods was missing from one reason.
+      {"formula -s dualpipev -P 1073741824", "ctpipe: P*V must be at most 4096 stages"},
+      {"formula -s dualpipev -P 2048", "ctpipe: formula: 39844864 ops are too many for the certificate's search"},
+      {"formula -P 4 --max-periods 3",
+       "ctpipe: no certificate: the steady segments never run free of the warm-up and the cool-down within the "
+       "bound (raise --max-periods)\n"},
       {"formula --max-periods x", "ctpipe: --max-periods takes a whole number, not 'x'\n"},
   };
   for (const auto& r : refusals) {
@@ -527,6 +535,22 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     REQUIRE(run.out.empty());
     REQUIRE(run.err.starts_with(r.message));
   }
+}
+
+TEST_CASE("ctpipe formula: the m below m0 that DualPipe(V) take are named", "[periodic][tool]") {
+  // Below m0 the family's rule decides the m simulated: DualPipeV's from 2P (8 .. 14 at P
+  // = 4, DeepSeek's makespans m(t_f+t_b) + (P-1)(F&B+B-3W)/2 = 3m + 3), P = 1 only m = 2,
+  // DualPipe's even m of its class.
+  const auto v4 = run_tool("formula -s dualpipev -P 4");
+  REQUIRE(v4.exit_code == 0);
+  REQUIRE(v4.out.find("for m = 8 .. 14 (simulated directly): makespan 27 30 33 36 39 42 45\n") != std::string::npos);
+  const auto v1 = run_tool("formula -s dualpipev -P 1");
+  REQUIRE(v1.out.find("for m = 2 (simulated directly): makespan 6\n") != std::string::npos);
+  const auto d4 = run_tool("formula -s dualpipe -P 4");
+  REQUIRE(d4.out.find("for m = 8, 10, 12 of the class (simulated directly): makespan 26 32 38\n") !=
+          std::string::npos);
+  REQUIRE(d4.out.find("pairs fused") != std::string::npos);
+  REQUIRE(d4.out.find("g = ") == std::string::npos);
 }
 
 TEST_CASE("periodic_schedule_v: a runtime's loop over the periodic program, any m, storage independent of m",

@@ -300,7 +300,10 @@ struct certifier {
   /// and the ops after the window wait for no warm-up op and for no steady repetition
   /// more than the state's width back (which grows to cover them). Else the reason.
   constexpr const char* check_structure() {
-    if (lo >= hi) return "the steady segments never run free of the warm-up and the cool-down within the bound";
+    if (lo >= hi) {
+      return "the steady segments never run free of the warm-up and the cool-down within the bound (raise "
+             "max_periods)";
+    }
     for (std::size_t v = 0; v < N; ++v) {
       if (rep[v] >= lo && rep[v] < hi && !same_edges(v)) return "the steady ops do not wait alike at every repetition";
     }
@@ -312,7 +315,8 @@ struct certifier {
         if (from >= 0 && from < hi && hi - from > width) width = hi - from;
       }
     }
-    return hi - width < 0 ? "the steady segments never run free of the warm-up and the cool-down within the bound"
+    return hi - width < 0 ? "the steady segments never run free of the warm-up and the cool-down within the bound "
+                            "(raise max_periods)"
                           : nullptr;
   }
 

@@ -141,10 +141,13 @@ std::string formula_text(const formula_result& f) {
   out += fmt::format("  peak in flight per rank (chunks): {}\n", spaced(c.peak));
   std::string below;
   for (std::size_t k = 0; k < f.below.size(); ++k) below += (k ? " " : "") + io::to_string(f.below[k]);
-  if (c.m_step == 1 && c.m0 > 1) out += fmt::format("for m < {} (simulated directly): makespan {}\n", c.m0, below);
-  if (c.m_step > 1 && !f.below.empty()) {
-    out +=
-        fmt::format("for m = {} of the class (simulated directly): makespan {}\n", fmt::join(f.below_m, ", "), below);
+  if (!f.below.empty()) {  // which m: from 1, a range the family takes (DualPipe(V)), or a class's
+    const int first = f.below_m.front(), last = f.below_m.back();
+    const std::string which = c.m_step > 1    ? fmt::format("m = {} of the class", fmt::join(f.below_m, ", "))
+                              : first == 1    ? fmt::format("m < {}", c.m0)
+                              : first == last ? fmt::format("m = {}", first)
+                                              : fmt::format("m = {} .. {}", first, last);
+    out += fmt::format("for {} (simulated directly): makespan {}\n", which, below);
   }
   out += fmt::format("closed forms (analysis/formulas.hpp): makespan: {}; bubble fraction: {}; peaks: {}\n",
                      range_text(f.closed.makespan), range_text(f.closed.bubble_fraction), range_text(f.closed.peaks));
@@ -233,10 +236,15 @@ class formula_command final : public command_with_options<formula_options> {
     const bool dual =
         f.spec.family == schedule_family::dualpipev || f.spec.family == schedule_family::dualpipe;
     if (app_->count("-m") == 0)
-      f.spec.shape.m = classes ? (f.spec.group != 0 ? f.spec.group : f.spec.shape.P) : dual ? 2 * f.spec.shape.P : 1;
+      f.spec.shape.m = classes ? (f.spec.group != 0 ? f.spec.group : f.spec.shape.P)
+                       : dual  ? 2 * std::min(f.spec.shape.P, 1 << 20)  // no overflow: check_spec refuses such a P
+                               : 1;
     check_spec(f.spec);
     check_scale_lengths(opts_.stage_scale, {}, f.spec.shape);
     check_scale(cost_scale{opts_.stage_scale, {}}, f.spec.shape);
+    // The program holds about the ops of the spec's m (DualPipe's: 10 P^2 templates):
+    // refused before it is built when that passes the search's limit.
+    check_op_limit(static_cast<long long>(total_ops(f.spec)), max_json_ops, "the certificate's search", "formula");
     const periodic_program p = program_of(f.spec);
     f.params = program_parameters(p, f.spec);
     // The search starts small and doubles up to the bound; it goes as far as the op limit
