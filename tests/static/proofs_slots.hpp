@@ -44,15 +44,15 @@ constexpr bool plan_minimal(const slot_plan& p) {
 }
 
 /// The simulated timeline of compute schedule `v` under `c`: its plan is minimal, holds
-/// activations only, one per (stage, micro-batch), and each rank's activation slots lie
+/// activations only, one per forward (F or overlapped pair word), and each rank's activation slots lie
 /// between in_flight()'s peak and that peak + 1 (docs/memory.md, "Slots": the closed
 /// intervals add one where a lifetime ends at the instant another starts).
 constexpr bool prove_simulated_slots(schedule_view v, const costs& c) {
   const slot_plan p = plan_slots(v, simulate(v, c));
   const in_flight_profile flight = in_flight(v);
-  if (!plan_minimal(p)) return false;
-  if (p.lifetimes().size() != static_cast<std::size_t>(v.shape.stages()) * static_cast<std::size_t>(v.shape.m))
-    return false;
+  std::size_t forwards = 0;  // F and overlapped pair words: one lifetime each
+  for (const op o : v.ops) forwards += o.kind() == op_kind::F || o.kind() == op_kind::overlap_f_b ? 1 : 0;
+  if (!plan_minimal(p) || p.lifetimes().size() != forwards) return false;
   for (int r = 0; r < v.shape.P; ++r) {
     const rational slots{p.count(r, slot_kind::activation)};
     if (p.count(r, slot_kind::receive) != 0 || slots < flight.peak(r) || slots > flight.peak(r) + rational{1})
