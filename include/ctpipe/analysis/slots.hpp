@@ -221,9 +221,13 @@ constexpr void start_lifetimes(schedule_view v, const Timeline& t, std::span<slo
       std::size_t& entry = a ? tab.started[cell] : tab.received[(code == 7 ? tab.cells : 0) + cell];
       require(entry == 0, slots_incomplete);  // a second F (or RECV) of one (stage, micro-batch)
       std::size_t& at = a ? act : recv;
-      lives[at] = slot_lifetime{r, o.stage(), o.microbatch(),   a ? slot_kind::activation : slot_kind::receive,
-                                k, none,      t.start_ticks(k), 0,
-                                0};
+      lives[at] = slot_lifetime{.rank = r,
+                                .stage = o.stage(),
+                                .microbatch = o.microbatch(),
+                                .kind = a ? slot_kind::activation : slot_kind::receive,
+                                .first_op = k,
+                                .last_op = none,
+                                .start_ticks = t.start_ticks(k)};
       entry = ++at;
     }
   }
