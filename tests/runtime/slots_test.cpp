@@ -57,7 +57,7 @@ TEST_CASE("slots: the static grid holds at run time, on more points and under ev
 }
 
 TEST_CASE(
-    "slots: the count equals a brute-force count of the largest overlap; half-open, that count is in_flight's "
+    "slots: the count equals a brute-force count of the largest overlap, and half-open that count is in_flight's "
     "peak",
     "[slots]") {
   for (const schedule_family f : all_families) {
@@ -104,7 +104,7 @@ TEST_CASE("slots: where they agree with in_flight's peak and where the closed in
   }
 }
 
-TEST_CASE("slots: F starts a lifetime, B ends it, I does not, W does; endpoints are inclusive", "[slots]") {
+TEST_CASE("slots: F starts a lifetime, B ends it, I does not, W does, and endpoints are inclusive", "[slots]") {
   const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{0}};
   // P = 1, m = 2, F0 B0 F1 B1: [0, 3] and [3, 6] touch at 3: two slots (in_flight's peak is 1).
   const schedule full =
