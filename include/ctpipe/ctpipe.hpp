@@ -28,6 +28,7 @@
 #include "ctpipe/analysis/model.hpp"
 #include "ctpipe/analysis/periodic.hpp"
 #include "ctpipe/analysis/simulate.hpp"
+#include "ctpipe/analysis/slots.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/analysis/walk.hpp"
 #include "ctpipe/lower/deepseek.hpp"

@@ -41,6 +41,8 @@ __all__ = [
     "Simulation",
     "compare",
     "Formula",
+    "Lifetime",
+    "Slots",
     "fill",
     "formula",
     "fraction",
@@ -240,6 +242,50 @@ class Simulation:
     idle: tuple[Fraction, ...]
 
 
+@dataclasses.dataclass(frozen=True)
+class Lifetime:
+    """One lifetime of :meth:`Schedule.slots`: on pipeline rank ``rank``, the saved
+    activation (``kind`` ``"activation"``) or the receive buffer (``"receive"``) of
+    (``stage``, ``microbatch``), live over the closed interval [``start``, ``end``] in the
+    costs' time unit (Fractions), held in slot ``slot`` (0-based, per rank and kind);
+    ``start_op`` and ``end_op`` are the actions that start and end it (``"0F3"``,
+    ``"0W3"``, ``"1RECV_F3"``)."""
+
+    rank: int
+    stage: int
+    microbatch: int
+    kind: str
+    start: Fraction
+    end: Fraction
+    slot: int
+    start_op: str
+    end_op: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Slots:
+    """The slots of :meth:`Schedule.slots` (``ctpipe slots --format json``). Per rank:
+    ``activation_slots`` and ``receive_buffers``, the slots each kind needs, and
+    ``activation_overlap`` and ``receive_overlap``, the most lifetimes of that kind live
+    at one instant: equal, the colouring is minimal. ``lifetimes``: every
+    :class:`Lifetime`, by rank, activations (in the order of their F) before receives (in
+    the order of their RECV). ``timeline`` is ``"simulated"`` or ``"executed"``,
+    ``runtime`` the executed timeline's model (else None)."""
+
+    timeline: str
+    runtime: str | None
+    activation_slots: tuple[int, ...]
+    activation_overlap: tuple[int, ...]
+    receive_buffers: tuple[int, ...]
+    receive_overlap: tuple[int, ...]
+    lifetimes: tuple[Lifetime, ...]
+
+
+# The Schedule's options that `ctpipe slots` does not take and that do not change its
+# timeline: left out of Schedule.slots().
+_NOT_SLOTS = ("gamma", "memory_limit", "torch_passes", "max_active_stages", "width", "color")
+
+
 class Schedule:
     """One generated schedule: a family and a shape, with any of the tool's options.
 
@@ -430,6 +476,37 @@ class Schedule:
     def peak_in_flight(self) -> list[Fraction]:
         """Per rank, the peak in-flight activations (in chunks, weighted by gamma)."""
         return [Fraction(x) for x in self.readout()["peak_in_flight"]]
+
+    def slots(self, runtime: str | None = None) -> Slots:
+        """The activation slots and receive buffers each pipeline rank needs: ``ctpipe
+        slots``'s JSON as a :class:`Slots` (times as :class:`~fractions.Fraction`).
+
+        Without ``runtime`` (and without one given to the Schedule) the simulated timeline,
+        activations only; with ``runtime`` (one of :data:`RUNTIMES`) the executed timeline
+        of ctpipe's own lowering under that model, activations and receive buffers. The
+        liveness rule is PyTorch's planned one (docs/memory.md, "Slots"): an F starts an
+        activation's lifetime, its B or W ends it (an I does not), endpoints inclusive; a
+        receive buffer lives from its RECV's start to the end of the op that consumes it.
+        ``gamma`` and the view options are left out (a slot holds a whole activation);
+        ``model``, ``layers``, ``layout``, ``device_flops``, ``link_bandwidth`` and
+        ``lowering`` are refused by the tool with its message (:class:`Error`)."""
+        merged = {k: v for k, v in self._options.items() if k not in _NOT_SLOTS}
+        if runtime is not None:
+            merged["runtime"] = runtime
+        j = _json(["slots", *options_to_args(merged)])
+        lifetimes = tuple(
+            Lifetime(rank=r["rank"], stage=x["stage"], microbatch=x["microbatch"], kind=x["kind"],
+                     start=fraction(x["start"]), end=fraction(x["end"]), slot=x["slot"], start_op=x["start_op"],
+                     end_op=x["end_op"])
+            for r in j["ranks"] for x in r["lifetimes"])
+        return Slots(
+            timeline=j["timeline"], runtime=j["runtime"],
+            activation_slots=tuple(r["activation"]["slots"] for r in j["ranks"]),
+            activation_overlap=tuple(r["activation"]["largest_overlap"] for r in j["ranks"]),
+            receive_buffers=tuple(r["receive"]["slots"] for r in j["ranks"]),
+            receive_overlap=tuple(r["receive"]["largest_overlap"] for r in j["ranks"]),
+            lifetimes=lifetimes,
+        )
 
     def csv(self, comms: bool = False, **options: Any) -> str:
         """The text of ``--format csv`` (``comms=True``: ``csv-comms``; ``options`` such as

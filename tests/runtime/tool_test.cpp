@@ -1,7 +1,9 @@
 // The `ctpipe` tool as a user runs it: the default view, JSON fields, bad input.
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
+#include <ctpipe/io/format.hpp>
 #include <ctpipe/io/torch_passes.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
@@ -726,4 +728,95 @@ TEST_CASE("validate runs every stream model, names a stream hang's cycle and dra
   const std::string rank_order = run_tool("--format csv-comms --runtime stream-rank -s interleaved-1f1b").out;
   REQUIRE(rank_order == run_tool("--format csv-comms --runtime rendezvous -s interleaved-1f1b").out);
   REQUIRE(rank_order == run_tool("--format csv-comms --runtime stream-edge -s interleaved-1f1b").out);
+}
+
+TEST_CASE("slots: per rank the slot counts, the largest overlaps and the map, as the library plans them",
+          "[tool][slots]") {
+  using namespace ctpipe;
+  const costs c{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}};
+  const schedule g = generate({schedule_family::zb_h1, {4, 6}});
+  const slot_plan simulated = plan_slots(g.view(), simulate(g.view(), c));
+  const schedule lowered = lower(g.view(), c, runtime_model::posted);
+  const slot_plan executed = plan_slots(lowered.view(), execute(lowered.view(), c, runtime_model::posted));
+  for (const bool run : {false, true}) {
+    INFO(run);
+    const slot_plan& p = run ? executed : simulated;
+    const schedule_view v = run ? lowered.view() : g.view();
+    const std::string args =
+        std::string("slots -s zb-h1 -P 4 -m 6 --costs f=1,i=2,w=1,c=1/2") + (run ? " --runtime posted" : "");
+    const auto json = run_tool(args + " --format json");
+    REQUIRE(json.exit_code == 0);
+    REQUIRE(json.err.empty());
+    const auto j = nlohmann::ordered_json::parse(json.out);
+    REQUIRE(keys_of(j) == std::vector<std::string>{"schedule", "P", "m", "V", "timeline", "runtime", "ranks"});
+    REQUIRE(j["timeline"] == (run ? "executed" : "simulated"));
+    REQUIRE(j["runtime"] == (run ? nlohmann::ordered_json("posted") : nlohmann::ordered_json(nullptr)));
+    REQUIRE(j["ranks"].size() == 4);
+    const auto text = run_tool(args);
+    REQUIRE(text.exit_code == 0);
+    std::size_t i = 0;  // the library's lifetimes, in the JSON's order
+    for (int r = 0; r < 4; ++r) {
+      const auto& rank = j["ranks"][static_cast<std::size_t>(r)];
+      REQUIRE(keys_of(rank) == std::vector<std::string>{"rank", "activation", "receive", "lifetimes"});
+      for (const slot_kind k : {slot_kind::activation, slot_kind::receive}) {
+        REQUIRE(rank[slot_kind_name(k)]["slots"] == p.count(r, k));
+        REQUIRE(rank[slot_kind_name(k)]["largest_overlap"] == p.largest_overlap(r, k));
+      }
+      REQUIRE(text.out.find(fmt::format("rank {}: {} activation slots (largest overlap {}), {} receive buffers "
+                                        "(largest overlap {})\n",
+                                        r, p.count(r, slot_kind::activation),
+                                        p.largest_overlap(r, slot_kind::activation), p.count(r, slot_kind::receive),
+                                        p.largest_overlap(r, slot_kind::receive))) != std::string::npos);
+      REQUIRE(rank["lifetimes"].size() == p.of(r, slot_kind::activation).size() + p.of(r, slot_kind::receive).size());
+      for (const auto& life : rank["lifetimes"]) {
+        const slot_lifetime& l = p.lifetimes()[i];
+        REQUIRE(keys_of(life) ==
+                std::vector<std::string>{"stage", "microbatch", "kind", "start", "end", "slot", "start_op", "end_op"});
+        REQUIRE(life["stage"] == l.stage);
+        REQUIRE(life["microbatch"] == l.microbatch);
+        REQUIRE(life["kind"] == slot_kind_name(l.kind));
+        REQUIRE(life["start"] == io::to_string(p.start(i)));
+        REQUIRE(life["end"] == io::to_string(p.end(i)));
+        REQUIRE(life["slot"] == l.slot);
+        REQUIRE(life["start_op"] == io::action(v.ops[l.first_op]));
+        REQUIRE(life["end_op"] == io::action(v.ops[l.last_op]));
+        ++i;
+      }
+    }
+    REQUIRE(i == p.lifetimes().size());
+    // The map: each slot's line lists its lifetimes, e.g. `0F0..0W0 [0, 23/2]`.
+    const slot_lifetime& first = p.lifetimes()[0];
+    REQUIRE(text.out.find(fmt::format("  activation slot 0:  {}..{} [{}, {}]", io::action(v.ops[first.first_op]),
+                                      io::action(v.ops[first.last_op]), io::to_string(p.start(0)),
+                                      io::to_string(p.end(0)))) != std::string::npos);
+  }
+}
+
+TEST_CASE("slots: bad input gives one ctpipe: line, exit 2, nothing on stdout", "[tool][slots]") {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"slots --runtime fast",
+       "ctpipe: --runtime takes blocking, rendezvous, posted, batched, stream-rank, stream-peer, stream-direction or "
+       "stream-edge, not 'fast'\n"},
+      {"slots --format svg", "ctpipe: slots --format takes text or json, not 'svg'\n"},
+      {"slots -s nope", "ctpipe: unknown schedule 'nope' (known: "},
+      {"slots -P 0", "ctpipe: P (pipeline ranks) must be >= 1\n"},
+      {"slots --costs f=x", "ctpipe: --costs f: not an exact number (use 3, 1/2 or 0.25)\n"},
+      {"slots --stage-scale 1,1", "ctpipe: "},
+      {"slots -s 1f1b -P 1024 -m 1025", "ctpipe: 2099200 ops are too many for slots (at most 2097152)\n"},
+      {"slots --gamma 1/2", "ctpipe: "},  // a slot holds a whole activation: no gamma
+      {"slots --width 80", "ctpipe: "},
+      {"slots --bogus", "ctpipe: "},
+      {"slots extra", "ctpipe: "},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto run = run_tool(c.args);
+    REQUIRE(run.exit_code == 2);
+    REQUIRE(run.out.empty());
+    REQUIRE(run.err.starts_with(c.message));
+    REQUIRE(run.err.find('\n') == run.err.size() - 1);
+  }
 }

@@ -67,6 +67,8 @@ class simulation {
   constexpr std::int64_t makespan_ticks() const { return makespan_; }
   /// Number of ranks.
   constexpr int ranks() const { return ranks_; }
+  /// Number of ops: the simulated view's.
+  constexpr std::size_t size() const { return start_.size(); }
 
   /// The same ops of `v` (the view this simulation was made of), each keeping its
   /// length, started at `start` (one entry per op, flat order, in ticks of `tick`): a

@@ -83,6 +83,8 @@ std::unique_ptr<command> make_rebalance();
 std::unique_ptr<command> make_search();
 /// `ctpipe formula` (commands/formula.cpp).
 std::unique_ptr<command> make_formula();
+/// `ctpipe slots` (commands/slots.cpp).
+std::unique_ptr<command> make_slots();
 
 /// Every command: the default view first, then the subcommands in the order --help
 /// lists them.
@@ -122,6 +124,11 @@ inline constexpr command_entry commands[] = {
      "the makespan, idle, bubble fraction and peaks of a schedule as exact functions of m, for every m, from its "
      "periodic certificate (docs/proofs.md): m0, the cycle, the base makespans and the increment.",
      make_formula},
+    {"slots",
+     "the activation slots and receive buffers each rank needs (PyTorch's liveness rule: F starts a lifetime, B or W "
+     "ends it, endpoints inclusive), under the simulated timeline or, with --runtime, the executed one of ctpipe's "
+     "lowering: per rank the slot count, equal to the largest overlap (minimal), and which lifetime holds which slot.",
+     make_slots},
 };
 
 }  // namespace ctpipe::tool
