@@ -246,10 +246,11 @@ class Simulation:
 class Lifetime:
     """One lifetime of :meth:`Schedule.slots`: on pipeline rank ``rank``, the saved
     activation (``kind`` ``"activation"``) or the receive buffer (``"receive"``) of
-    (``stage``, ``microbatch``), live over the closed interval [``start``, ``end``] in the
-    costs' time unit (Fractions), held in slot ``slot`` (0-based, per rank and kind);
-    ``start_op`` and ``end_op`` are the actions that start and end it (``"0F3"``,
-    ``"0W3"``, ``"1RECV_F3"``)."""
+    (``stage``, ``microbatch``), live from action ``start_index`` to action ``end_index``
+    of its rank's list (0-based, both included: two lifetimes conflict when they hold one
+    action), from time ``start`` to ``end`` in the costs' time unit (Fractions), held in
+    slot ``slot`` (0-based, per rank and kind); ``start_op`` and ``end_op`` are those
+    actions (``"0F3"``, ``"0W3"``, ``"1RECV_F3"``)."""
 
     rank: int
     stage: int
@@ -260,14 +261,16 @@ class Lifetime:
     slot: int
     start_op: str
     end_op: str
+    start_index: int
+    end_index: int
 
 
 @dataclasses.dataclass(frozen=True)
 class Slots:
     """The slots of :meth:`Schedule.slots` (``ctpipe slots --format json``). Per rank:
     ``activation_slots`` and ``receive_buffers``, the slots each kind needs, and
-    ``activation_overlap`` and ``receive_overlap``, the most lifetimes of that kind live
-    at one instant: equal, the colouring is minimal. ``lifetimes``: every
+    ``activation_overlap`` and ``receive_overlap``, the most lifetimes of that kind that
+    hold one action of the rank's list: equal, the colouring is minimal. ``lifetimes``: every
     :class:`Lifetime`, by rank, activations (in the order of their F) before receives (in
     the order of their RECV). ``timeline`` is ``"simulated"`` or ``"executed"``,
     ``runtime`` the executed timeline's model (else None)."""
@@ -497,7 +500,7 @@ class Schedule:
         lifetimes = tuple(
             Lifetime(rank=r["rank"], stage=x["stage"], microbatch=x["microbatch"], kind=x["kind"],
                      start=fraction(x["start"]), end=fraction(x["end"]), slot=x["slot"], start_op=x["start_op"],
-                     end_op=x["end_op"])
+                     end_op=x["end_op"], start_index=x["start_index"], end_index=x["end_index"])
             for r in j["ranks"] for x in r["lifetimes"])
         return Slots(
             timeline=j["timeline"], runtime=j["runtime"],

@@ -11,12 +11,13 @@ import ctpipe
 UNEVEN = {"f": 1, "i": 2, "w": 1, "c": Fraction(1, 2)}
 
 
-def overlap(lifetimes, closed=True):
-    """The most lifetimes that contain one instant (reached at some lifetime's start)."""
+def overlap(lifetimes):
+    """The most lifetimes that hold one action of the rank's list (reached at some
+    lifetime's first action), both ends included."""
     best = 0
     for at in lifetimes:
-        s = at.start
-        n = sum(1 for x in lifetimes if x.start <= s and (s <= x.end if closed else s < x.end))
+        s = at.start_index
+        n = sum(1 for x in lifetimes if x.start_index <= s <= x.end_index)
         best = max(best, n)
     return best
 
@@ -32,36 +33,35 @@ def check_sound(slots, P):  # noqa: N803 (the paper's name)
                                      ("receive", slots.receive_buffers, slots.receive_overlap)):
             lives = of(slots, r, kind)
             assert count[r] == largest[r] == overlap(lives), (r, kind)
-            assert all(0 <= x.slot < count[r] and x.start <= x.end for x in lives)
+            assert all(0 <= x.slot < count[r] and x.start <= x.end and x.start_index <= x.end_index for x in lives)
             for a in lives:
                 for b in lives:
                     if a is not b and a.slot == b.slot:
-                        assert a.end < b.start or b.end < a.start, (a, b)
+                        assert a.end_index < b.start_index or b.end_index < a.start_index, (a, b)
 
 
 @pytest.mark.parametrize("family,P,m", [("1f1b", 4, 8), ("zb-h1", 4, 6), ("interleaved-1f1b", 4, 8),
                                          ("zbv", 3, 6), ("dualpipev", 2, 4), ("gpipe", 3, 5)])
-def test_simulated_slots_are_minimal_and_within_one_of_the_peak(family, P, m):  # noqa: N803
+def test_simulated_slots_are_minimal_and_the_peak(family, P, m):  # noqa: N803
     s = ctpipe.Schedule(family, P=P, m=m, costs=UNEVEN)
     slots = s.slots()
     assert slots.timeline == "simulated" and slots.runtime is None
     assert slots.receive_buffers == (0,) * P
     assert all(isinstance(x.start, Fraction) and isinstance(x.end, Fraction) for x in slots.lifetimes)
     check_sound(slots, P)
-    # Half-open, [F start, B/W end) is exactly when the readout's in-flight count holds an
-    # activation (every cost > 0): its peak. Closed, touching lifetimes add at most one.
+    # The readout's in-flight count holds an activation from its F to its B or W in list
+    # order, as a lifetime does: its peak is the slot count.
     peaks = s.peak_in_flight()
     for r in range(P):
-        assert overlap(of(slots, r, "activation"), closed=False) == peaks[r]
-        assert peaks[r] <= slots.activation_slots[r] <= peaks[r] + 1
+        assert slots.activation_slots[r] == peaks[r]
 
 
-def test_gpipe_needs_m_slots_and_1f1b_one_more_than_its_peak():
-    # GPipe: every F of a rank before its first B, all m lifetimes hold its last F's start.
+def test_gpipe_needs_m_slots_and_1f1b_its_peak():
+    # GPipe: every F of a rank before its first B, all m lifetimes hold its last F.
     assert ctpipe.Schedule("gpipe", P=4, m=6).slots().activation_slots == (6, 6, 6, 6)
-    # 1F1B at the article's costs: no gap in the steady phase, a B ends as the next F starts.
+    # 1F1B at the article's costs: a B ends as the next F starts, and the F takes its slot.
     s = ctpipe.Schedule("1f1b", P=4, m=8)
-    assert s.slots().activation_slots == tuple(p + 1 for p in s.peak_in_flight())
+    assert s.slots().activation_slots == tuple(s.peak_in_flight()) == (4, 3, 2, 1)
 
 
 def test_split_backward_lifetimes_end_at_their_w():

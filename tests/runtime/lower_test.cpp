@@ -492,14 +492,14 @@ TEST_CASE("lowering: stages of factor 0 (a Megatron layout's empty stage) keep e
   // put 0B0 before 0RECV_B0 (gpipe, P = 2, m = 2, stage factors 2, 0). The tie now
   // follows the dependency walk whenever some op that sends can take no time.
   int runs = 0;
-  for (const schedule_family family : {schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::zb_h1,
-                                       schedule_family::interleaved_1f1b, schedule_family::zbv,
-                                       schedule_family::dualpipev}) {
+  for (const schedule_family family :
+       {schedule_family::gpipe, schedule_family::one_f_one_b, schedule_family::zb_h1, schedule_family::interleaved_1f1b,
+        schedule_family::zbv, schedule_family::dualpipev}) {
     for (int P = 2; P <= 4; ++P) {
-      const int V = family == schedule_family::gpipe || family == schedule_family::one_f_one_b ||
-                            family == schedule_family::zb_h1
-                        ? 1
-                        : 2;
+      const int V =
+          family == schedule_family::gpipe || family == schedule_family::one_f_one_b || family == schedule_family::zb_h1
+              ? 1
+              : 2;
       schedule_spec s{family, {P, 2 * P, V, natural_placement(family)}};
       if (spec_error(s) != nullptr) continue;
       const schedule v = generate(s);

@@ -547,8 +547,7 @@ TEST_CASE("ctpipe formula: the m below m0 that DualPipe(V) take are named", "[pe
   const auto v1 = run_tool("formula -s dualpipev -P 1");
   REQUIRE(v1.out.find("for m = 2 (simulated directly): makespan 6\n") != std::string::npos);
   const auto d4 = run_tool("formula -s dualpipe -P 4");
-  REQUIRE(d4.out.find("for m = 8, 10, 12 of the class (simulated directly): makespan 26 32 38\n") !=
-          std::string::npos);
+  REQUIRE(d4.out.find("for m = 8, 10, 12 of the class (simulated directly): makespan 26 32 38\n") != std::string::npos);
   REQUIRE(d4.out.find("pairs fused") != std::string::npos);
   REQUIRE(d4.out.find("g = ") == std::string::npos);
 }

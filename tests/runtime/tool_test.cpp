@@ -770,8 +770,8 @@ TEST_CASE("slots: per rank the slot counts, the largest overlaps and the map, as
       REQUIRE(rank["lifetimes"].size() == p.of(r, slot_kind::activation).size() + p.of(r, slot_kind::receive).size());
       for (const auto& life : rank["lifetimes"]) {
         const slot_lifetime& l = p.lifetimes()[i];
-        REQUIRE(keys_of(life) ==
-                std::vector<std::string>{"stage", "microbatch", "kind", "start", "end", "slot", "start_op", "end_op"});
+        REQUIRE(keys_of(life) == std::vector<std::string>{"stage", "microbatch", "kind", "start", "end", "slot",
+                                                          "start_op", "end_op", "start_index", "end_index"});
         REQUIRE(life["stage"] == l.stage);
         REQUIRE(life["microbatch"] == l.microbatch);
         REQUIRE(life["kind"] == slot_kind_name(l.kind));
@@ -780,6 +780,8 @@ TEST_CASE("slots: per rank the slot counts, the largest overlaps and the map, as
         REQUIRE(life["slot"] == l.slot);
         REQUIRE(life["start_op"] == io::action(v.ops[l.first_op]));
         REQUIRE(life["end_op"] == io::action(v.ops[l.last_op]));
+        REQUIRE(life["start_index"] == l.first_op - v.offsets[static_cast<std::size_t>(r)]);
+        REQUIRE(life["end_index"] == l.last_op - v.offsets[static_cast<std::size_t>(r)]);
         ++i;
       }
     }

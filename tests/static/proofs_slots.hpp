@@ -11,11 +11,12 @@
 namespace ctpipe::tests {
 
 /// The plan of rank r's lifetimes of kind k is sound and minimal: each lifetime has
-/// start <= end and a slot below count(r, k); the lifetimes of one slot, in start order,
-/// are disjoint (each starts strictly after the one before it ends: closed intervals);
-/// and count(r, k) lifetimes contain one instant, the start of the first lifetime given
-/// the highest slot (a clique: no colouring uses fewer slots), found by counting, not by
-/// the colouring's own heap; largest_overlap(r, k) equals the count. Linear.
+/// first op <= last op, start <= end and a slot below count(r, k); the lifetimes of one
+/// slot, in list order, are disjoint (each starts at an op after the one where the
+/// previous ends: inclusive endpoints on the list); and count(r, k) lifetimes hold one
+/// op, the first op of the first lifetime given the highest slot (a clique: no colouring
+/// uses fewer slots), found by counting, not by the colouring's own heap;
+/// largest_overlap(r, k) equals the count. Linear.
 constexpr bool slots_minimal(const slot_plan& p, int r, slot_kind k) {
   const auto lives = p.of(r, k);
   const int count = p.count(r, k);
@@ -24,14 +25,18 @@ constexpr bool slots_minimal(const slot_plan& p, int r, slot_kind k) {
   detail::buffer<std::int64_t> last_end(static_cast<std::size_t>(count), -1);
   std::int64_t witness = -1;
   for (const slot_lifetime& l : lives) {
-    if (l.start_ticks > l.end_ticks || l.slot < 0 || l.slot >= count || l.rank != r || l.kind != k) return false;
+    if (l.first_op > l.last_op || l.start_ticks > l.end_ticks || l.slot < 0 || l.slot >= count || l.rank != r ||
+        l.kind != k)
+      return false;
     std::int64_t& last = last_end[static_cast<std::size_t>(l.slot)];
-    if (last >= l.start_ticks) return false;
-    last = l.end_ticks;
-    if (l.slot == count - 1 && witness < 0) witness = l.start_ticks;
+    if (last >= static_cast<std::int64_t>(l.first_op)) return false;
+    last = static_cast<std::int64_t>(l.last_op);
+    if (l.slot == count - 1 && witness < 0) witness = static_cast<std::int64_t>(l.first_op);
   }
   int at_witness = 0;
-  for (const slot_lifetime& l : lives) at_witness += l.start_ticks <= witness && witness <= l.end_ticks ? 1 : 0;
+  for (const slot_lifetime& l : lives) {
+    at_witness += static_cast<std::int64_t>(l.first_op) <= witness && witness <= static_cast<std::int64_t>(l.last_op);
+  }
   return at_witness == count;
 }
 
@@ -44,9 +49,9 @@ constexpr bool plan_minimal(const slot_plan& p) {
 }
 
 /// The simulated timeline of compute schedule `v` under `c`: its plan is minimal, holds
-/// activations only, one per forward (F or overlapped pair word), and each rank's activation slots lie
-/// between in_flight()'s peak and that peak + 1 (docs/memory.md, "Slots": the closed
-/// intervals add one where a lifetime ends at the instant another starts).
+/// activations only, one per forward (F or overlapped pair word), and each rank's
+/// activation slots are in_flight()'s peak (docs/memory.md, "Slots": both count an
+/// activation from its F to its B or W in list order).
 constexpr bool prove_simulated_slots(schedule_view v, const costs& c) {
   const slot_plan p = plan_slots(v, simulate(v, c));
   const in_flight_profile flight = in_flight(v);
@@ -55,8 +60,7 @@ constexpr bool prove_simulated_slots(schedule_view v, const costs& c) {
   if (!plan_minimal(p) || p.lifetimes().size() != forwards) return false;
   for (int r = 0; r < v.shape.P; ++r) {
     const rational slots{p.count(r, slot_kind::activation)};
-    if (p.count(r, slot_kind::receive) != 0 || slots < flight.peak(r) || slots > flight.peak(r) + rational{1})
-      return false;
+    if (p.count(r, slot_kind::receive) != 0 || slots != flight.peak(r)) return false;
   }
   return true;
 }

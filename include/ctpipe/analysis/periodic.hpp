@@ -110,7 +110,9 @@ namespace detail {
 
 /// How far the micro-batches of template `o` move when m grows by one step, `per_step +
 /// per_m * m_step`.
-constexpr int shift_per_step(const periodic_program& p, const op_template& o) { return o.per_step + o.per_m * p.m_step; }
+constexpr int shift_per_step(const periodic_program& p, const op_template& o) {
+  return o.per_step + o.per_m * p.m_step;
+}
 
 /// The model copy stage `s` belongs to: DualPipe's down (0) or up (1) pipeline on the
 /// bidirectional placement, else 0. Micro-batches depend on each other within a copy only.

@@ -6,8 +6,11 @@
 // time and PR #196465 reusing them; issue #136380): a forward starts an activation's
 // lifetime, a full backward ends it, an input-gradient backward (I) does not and a
 // weight-gradient backward (W) does; endpoints are inclusive; each lifetime gets the
-// lowest slot no live lifetime holds. ctpipe reads the lifetimes in exact time, not in
-// list positions (docs/memory.md says how that differs from in_flight()'s peak).
+// lowest slot no live lifetime holds. Inclusive endpoints are on the rank's action list,
+// as PyTorch's analysis reads it: two lifetimes conflict when some op of the rank's list
+// lies in both (the op that ends one and the next op, which starts another, share none,
+// whatever their times). The timeline gives each lifetime its times, for reading; a
+// rank's ops never overlap in time, so list order is time order.
 #pragma once
 
 #include <cstddef>  // std::size_t
@@ -29,8 +32,9 @@ enum class slot_kind : std::uint8_t { activation, receive };
 /// The tool's and the JSON's name of a slot_kind: `activation`, `receive`.
 constexpr const char* slot_kind_name(slot_kind k) { return k == slot_kind::activation ? "activation" : "receive"; }
 
-/// One lifetime on one pipeline rank: the closed interval [start, end] in ticks of
-/// slot_plan::tick(), and the slot it was given (0-based, within its rank and kind).
+/// One lifetime on one pipeline rank: the ops [first_op, last_op] of its rank's list
+/// (inclusive), their times [start, end] in ticks of slot_plan::tick(), and the slot it
+/// was given (0-based, within its rank and kind).
 /// - activation: `first_op` is the (stage, micro-batch)'s F (or its overlapped pair's
 ///   word) and `start` its start; `last_op` the B or W that ends it, `end` that op's end.
 /// - receive: `first_op` is the RECV and `start` its start (its post time); `last_op` the
@@ -50,7 +54,7 @@ struct slot_lifetime {
 };
 
 /// plan_slots()'s result: every lifetime with its slot, and per (rank, kind) the number
-/// of slots and the largest overlap (the most lifetimes that contain one instant). The
+/// of slots and the largest overlap (the most lifetimes that hold one op of the rank's list). The
 /// colouring is minimal: count(r, k) == largest_overlap(r, k) always (plan_slots()).
 class slot_plan {
  public:
@@ -74,7 +78,7 @@ class slot_plan {
   /// Slots of kind k rank r needs: one more than the highest slot given there (0 when
   /// it has no lifetime of that kind).
   constexpr int count(int r, slot_kind k) const { return count_[cell(r, k)]; }
-  /// The most lifetimes of kind k on rank r that contain one instant (endpoints count).
+  /// The most lifetimes of kind k on rank r that hold one op of its list (endpoints count).
   constexpr int largest_overlap(int r, slot_kind k) const { return overlap_[cell(r, k)]; }
 
  private:
@@ -94,7 +98,7 @@ class slot_plan {
 namespace detail {
 
 /// A binary min-heap of (key, value) pairs on the free store, room for `n`: plan_slots()'s
-/// live lifetimes (key: end tick, value: slot) and free slots (key: slot).
+/// live lifetimes (key: last op, value: slot) and free slots (key: slot).
 struct slot_heap {
   buffer<std::int64_t> key;
   buffer<int> value;
@@ -128,13 +132,12 @@ struct slot_heap {
   }
 };
 
-/// Colours `lives` (one rank's lifetimes of one kind, starts non-decreasing) greedily:
-/// each lifetime, by start (ties in list order), takes the lowest slot whose last holder
-/// ended strictly before it starts. Sets each slot; returns {slots used, largest overlap},
-/// the latter the most lifetimes live at one start (the most at any instant: a largest
-/// clique of intervals holds the latest start among them). Equal by construction: a
-/// lifetime given slot c found slots 0..c-1 held by lifetimes that contain its start.
-/// O(n log n).
+/// Colours `lives` (one rank's lifetimes of one kind, in list order of their first ops)
+/// greedily: each takes the lowest slot whose last holder's last op comes before its
+/// first op in the rank's list. Sets each slot; returns {slots used, largest overlap},
+/// the latter the most lifetimes that hold one op of the list (a largest clique of
+/// intervals holds the latest first op among them). Equal by construction: a lifetime
+/// given slot c found slots 0..c-1 held by lifetimes that hold its first op. O(n log n).
 struct colouring {
   int slots = 0;
   int overlap = 0;
@@ -143,12 +146,12 @@ constexpr colouring colour(std::span<slot_lifetime> lives) {
   slot_heap live(lives.size()), free(lives.size());
   colouring out;
   for (slot_lifetime& l : lives) {
-    while (live.size > 0 && live.key[0] < l.start_ticks) {
+    while (live.size > 0 && live.key[0] < static_cast<std::int64_t>(l.first_op)) {
       const int s = live.pop();
       free.push(s, s);
     }
     l.slot = free.size > 0 ? free.pop() : out.slots++;
-    live.push(l.end_ticks, l.slot);
+    live.push(static_cast<std::int64_t>(l.last_op), l.slot);
     out.overlap = static_cast<int>(live.size) > out.overlap ? static_cast<int>(live.size) : out.overlap;
   }
   return out;
@@ -272,17 +275,18 @@ constexpr void end_lifetimes(schedule_view v, const Timeline& t, std::span<slot_
 /// type with tick(), size(), start_ticks(k) and end_ticks(k) over `v`'s flat op array.
 ///
 /// Lifetimes (PyTorch's liveness rule, pytorch/pytorch PR #196464): an activation of
-/// (stage, micro-batch) lives on the rank of its F over the closed interval [start of its
-/// F (or overlapped pair), end of its B or W]: an I does not end it, a W does, so a split
+/// (stage, micro-batch) lives on the rank of its F over the ops from its F (or overlapped
+/// pair) to its B or W, both included: an I does not end it, a W does, so a split
 /// backward keeps the activation until its W. A receive buffer (PRs #196463, #196465)
-/// lives over [start of its RECV, end of the compute op that consumes it]. Activation
+/// lives from its RECV to the compute op that consumes it, both included. Activation
 /// copies (SEND_ACT, RECV_ACT) are not modelled: an activation keeps its slot on its
-/// rank. Each rank's lifetimes of one kind are coloured by start time (ties in list
-/// order), each taking the lowest slot whose holder ended strictly before it starts, so
-/// two lifetimes that touch at one instant hold two slots. The count is minimal:
-/// count(r, k) == largest_overlap(r, k), a clique of that many lifetimes sharing an
-/// instant (the greedy's argument, detail::colour()); tests/static/proofs_slots.cpp
-/// proves it on a grid, tests/runtime/analysis_test.cpp against a brute-force count.
+/// rank. Each rank's lifetimes of one kind are coloured in list order, each taking the
+/// lowest slot whose holder's last op comes before its first: the op that ends one
+/// lifetime and a later op that starts another share no slot conflict, as in PyTorch's
+/// action lists. The count is minimal: count(r, k) == largest_overlap(r, k), a clique of
+/// that many lifetimes holding one op (the greedy's argument, detail::colour());
+/// tests/static/proofs_slots.cpp proves it on a grid, tests/runtime/slots_test.cpp
+/// against a brute-force count and in_flight()'s peak.
 ///
 /// Errors: check_view()'s; `ctpipe: plan_slots needs a timeline of the view's ops` when
 /// t.size() differs from v.size(); `ctpipe: plan_slots needs a run that completed (the

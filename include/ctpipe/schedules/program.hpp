@@ -402,7 +402,7 @@ struct dual_program_rank {
   int next_f[2] = {0, 0}, next_b[2] = {0, 0};  // at n = 0
   int step_f[2] = {0, 0}, step_b[2] = {0, 0};  // per step of m
   int per_repetition = 0;                      // 1 while the steady segment is recorded
-  buffer<op_template> queued_w;               // DeepSeek's WeightGradStore, first in, first out
+  buffer<op_template> queued_w;                // DeepSeek's WeightGradStore, first in, first out
   std::size_t w_head = 0, w_tail = 0;
 
   /// Rank r of P; the queue holds room for the 2P-1-r Ws of a rank.
@@ -459,8 +459,10 @@ constexpr periodic_program dual_program(const schedule_spec& spec) {
   // The structural minimum, m' >= 2H - 1, where the last (half-)rank still runs its first
   // iteration of step 4 (m' >= H + 1: P = 1, or DualPipe's P = 2, start one step later).
   const int least = 2 * H - 1 > H + 1 ? 2 * H - 1 : H + 1;
-  periodic_program p{
-      {P, 0, 2, dual ? placement::bidirectional : placement::v_shape}, dual ? 2 * least : least, n_templates, n_segments};
+  periodic_program p{{P, 0, 2, dual ? placement::bidirectional : placement::v_shape},
+                     dual ? 2 * least : least,
+                     n_templates,
+                     n_segments};
   p.m_step = dual ? 2 : 1;
   program_writer out{p};
   for (int r = 0; r < P; ++r) {
@@ -627,8 +629,8 @@ template <std::size_t NT, std::size_t NS, std::size_t P>
 struct frozen_program {
   pipeline_shape shape{};
   int m_min = 1;
-  int m_step = 1;     ///< as periodic_program's
-  int m_residue = 0;  ///< as periodic_program's
+  int m_step = 1;                           ///< as periodic_program's
+  int m_residue = 0;                        ///< as periodic_program's
   std::array<op_template, NT> templates{};  ///< program_of()'s, per_m folded (freeze_program())
   std::array<program_segment, NS> segments{};
   std::array<std::uint32_t, P + 1> rank_segments{};

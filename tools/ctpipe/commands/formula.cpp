@@ -233,8 +233,7 @@ class formula_command final : public command_with_options<formula_options> {
           fmt::format("ctpipe: no formula for {}: {}", family_name(f.spec.family), why_no_program(f.spec.family)));
     // Any m of the class: for interleaved 1F1B by default its group (P or --group); for
     // DualPipe(V) an m their rule takes (the program is every m's).
-    const bool dual =
-        f.spec.family == schedule_family::dualpipev || f.spec.family == schedule_family::dualpipe;
+    const bool dual = f.spec.family == schedule_family::dualpipev || f.spec.family == schedule_family::dualpipe;
     if (app_->count("-m") == 0)
       f.spec.shape.m = classes ? (f.spec.group != 0 ? f.spec.group : f.spec.shape.P)
                        : dual  ? 2 * std::min(f.spec.shape.P, 1 << 20)  // no overflow: check_spec refuses such a P
@@ -261,20 +260,26 @@ class formula_command final : public command_with_options<formula_options> {
     }
     f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
     if (!f.cert.proved) throw usage_error(refusal(f.cert, periods < asked ? periods : 0));
+    simulate_below_m0(f, p);
+    f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma, opts_.stage_scale);
+    return opts_.format == "json" ? formula_json(f) : formula_text(f);
+  }
+
+  /// The m of the class below the certificate's m0 that the family takes, simulated
+  /// directly: their makespans and busy times into `f`.
+  static void simulate_below_m0(formula_result& f, const periodic_program& p) {
     for (int m = p.m_residue > 0 ? p.m_residue : p.m_step; m < f.cert.m0; m += p.m_step) {
       schedule_spec at = f.spec;
       at.shape.m = m;
       if (spec_error(at) != nullptr) continue;
       const schedule sched = generate(at);
-      const simulation sim = simulate(sched.view(), f.cost, cost_scale{opts_.stage_scale, {}});
+      const simulation sim = simulate(sched.view(), f.cost, cost_scale{f.stage_scale, {}});
       f.below_m.push_back(m);
       f.below.push_back(sim.makespan());
       std::vector<rational> busy;
       for (int r = 0; r < at.shape.P; ++r) busy.push_back(sim.busy(r));
       f.below_busy.push_back(std::move(busy));
     }
-    f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma, opts_.stage_scale);
-    return opts_.format == "json" ? formula_json(f) : formula_text(f);
   }
 
   /// The message of a certificate that was not found: its reason, and the last state

@@ -59,7 +59,7 @@ std::string slots_text(const slots_result& s) {
                                 s.runtime == nullptr ? std::string("simulated timeline")
                                                      : fmt::format("executed timeline of ctpipe's lowering under {}",
                                                                    runtime_model_name(*s.runtime)));
-  out += "lifetimes are closed intervals [start, end] (docs/memory.md, \"Slots\")\n";
+  out += "a lifetime holds the ops from its first to its last in its rank's list (docs/memory.md, \"Slots\")\n";
   const slot_kind kinds[] = {slot_kind::activation, slot_kind::receive};
   for (int r = 0; r < s.plan.ranks(); ++r) {
     out += fmt::format("rank {}: {} activation slots (largest overlap {}), {} receive buffers (largest overlap {})\n",
@@ -107,7 +107,9 @@ std::string slots_json(const slots_result& s) {
                                      {"end", io::to_string(s.plan.tick() * rational{l.end_ticks})},
                                      {"slot", l.slot},
                                      {"start_op", io::action(v.ops[l.first_op])},
-                                     {"end_op", io::action(v.ops[l.last_op])}});
+                                     {"end_op", io::action(v.ops[l.last_op])},
+                                     {"start_index", l.first_op - v.offsets[static_cast<std::size_t>(r)]},
+                                     {"end_index", l.last_op - v.offsets[static_cast<std::size_t>(r)]}});
       }
     }
     j["ranks"].push_back(rank);
