@@ -20,6 +20,19 @@
 using ctpipe::tests::run_tool;
 using ctpipe::tests::temp_file;
 
+namespace {
+/// The tool run with `args` refuses it: exit 2, nothing on stdout, exactly one line on
+/// stderr, starting with `message`.
+void require_refused(const char* args, const char* message) {
+  INFO(args);
+  const auto run = run_tool(args);
+  REQUIRE(run.exit_code == 2);
+  REQUIRE(run.out.empty());
+  REQUIRE(run.err.starts_with(message));
+  REQUIRE(run.err.find('\n') == run.err.size() - 1);  // exactly one line
+}
+}  // namespace
+
 // Most tool tests run the tool in this process (tool_runner.hpp's run_tool()); this one
 // checks that the executable, main() around the same invoke(), gives the same exit
 // code, output and errors for each kind of result: the default view, every format,
@@ -299,14 +312,7 @@ TEST_CASE("bad input: one ctpipe: line on stderr, exit 2, nothing on stdout", "[
       {"--bogus", "ctpipe: "},
       {"extra", "ctpipe: "},
   };
-  for (const auto& c : cases) {
-    INFO(c.args);
-    const auto run = run_tool(c.args);
-    REQUIRE(run.exit_code == 2);
-    REQUIRE(run.out.empty());
-    REQUIRE(run.err.starts_with(c.message));
-    REQUIRE(run.err.find('\n') == run.err.size() - 1);  // exactly one line
-  }
+  for (const auto& c : cases) require_refused(c.args, c.message);
 }
 
 namespace {
@@ -813,12 +819,5 @@ TEST_CASE("slots: bad input gives one ctpipe: line, exit 2, nothing on stdout", 
       {"slots --bogus", "ctpipe: "},
       {"slots extra", "ctpipe: "},
   };
-  for (const auto& c : cases) {
-    INFO(c.args);
-    const auto run = run_tool(c.args);
-    REQUIRE(run.exit_code == 2);
-    REQUIRE(run.out.empty());
-    REQUIRE(run.err.starts_with(c.message));
-    REQUIRE(run.err.find('\n') == run.err.size() - 1);
-  }
+  for (const auto& c : cases) require_refused(c.args, c.message);
 }
