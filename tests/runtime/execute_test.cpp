@@ -698,10 +698,12 @@ TEST_CASE("stream models: a looped schedule's FIFO cycle (pytorch#195760) hangs 
     INFO(runtime_model_name(model));
     const execution e = execute(s.view(), c, model);
     REQUIRE_FALSE(e.completed());
-    // Rank 0 waits at F(2,0) for RECV_F(2,0), rank 1 at F(1,1) for RECV_F(1,1).
+    // Rank 0 waits at F(2,0) for RECV_F(2,0), queued behind SEND_F(0,1), whose RECV_F(1,1)
+    // rank 1 holds behind its own head SEND_F(1,0): each names what its stream's head
+    // needs (the rank it waits on), RECV_F(1,1) and RECV_F(2,0).
     REQUIRE(e.stuck().size() == 2);
-    REQUIRE(e.stuck()[0] == validation_issue{fault::deadlock, 0, 5, F(2, 0), send_f(1, 0)});
-    REQUIRE(e.stuck()[1] == validation_issue{fault::deadlock, 1, 4, F(1, 1), send_f(0, 1)});
+    REQUIRE(e.stuck()[0] == validation_issue{fault::deadlock, 0, 5, F(2, 0), recv_f(1, 1)});
+    REQUIRE(e.stuck()[1] == validation_issue{fault::deadlock, 1, 4, F(1, 1), recv_f(2, 0)});
     REQUIRE(e.stream_head(e.stream_of(4)) == 3);    // rank 0's stream: SEND_F(0,1) at its head
     REQUIRE(e.stream_head(e.stream_of(23)) == 22);  // rank 1's stream: SEND_F(1,0) at its head
     REQUIRE(e.transfer_partner(3) == 23);           // RECV_F(1,1), issued, behind it

@@ -786,6 +786,8 @@ TEST_CASE("slots: per rank the slot counts, the largest overlaps and the map, as
         REQUIRE(life["slot"] == l.slot);
         REQUIRE(life["start_op"] == io::action(v.ops[l.first_op]));
         REQUIRE(life["end_op"] == io::action(v.ops[l.last_op]));
+        // Positions in the rank's list of actions; this schedule has no overlapped pair, so
+        // they are the flat positions less the rank's offset.
         REQUIRE(life["start_index"] == l.first_op - v.offsets[static_cast<std::size_t>(r)]);
         REQUIRE(life["end_index"] == l.last_op - v.offsets[static_cast<std::size_t>(r)]);
         ++i;
@@ -820,4 +822,59 @@ TEST_CASE("slots: bad input gives one ctpipe: line, exit 2, nothing on stdout", 
       {"slots extra", "ctpipe: "},
   };
   for (const auto& c : cases) require_refused(c.args, c.message);
+}
+
+TEST_CASE("slots: an overlapped pair is one action of the lists, in the names and the indices", "[tool][slots]") {
+  // A fresh tester's finding: the indices counted a pair's word and its B word apart, and
+  // named them 1OVERLAP_F_B1 and 0B0, which no list the tool hands out holds. Each
+  // lifetime's start_index and end_index now name its start_op and end_op in the rank's
+  // list of the tool's JSON (and of csv-comms, for a lowered run).
+  for (const char* args : {"-s dualpipev -P 2 -m 5", "-s combined-1f1b -P 2 -m 4", "-s dualpipe -P 4 -m 8"}) {
+    INFO(args);
+    const auto slots = nlohmann::json::parse(run_tool(std::string("slots --format json ") + args).out);
+    const auto lists = nlohmann::json::parse(run_tool(std::string("--format json ") + args).out)["ranks"];
+    int pairs = 0;
+    for (const auto& rank : slots["ranks"]) {
+      const auto& list = lists[rank["rank"].get<std::size_t>()];
+      for (const auto& life : rank["lifetimes"]) {
+        REQUIRE(life["end_index"].get<std::size_t>() < list.size());
+        REQUIRE(list[life["start_index"].get<std::size_t>()] == life["start_op"]);
+        REQUIRE(list[life["end_index"].get<std::size_t>()] == life["end_op"]);
+        pairs += life["start_op"].get<std::string>().ends_with(")OVERLAP_F_B");
+      }
+    }
+    REQUIRE(pairs > 0);
+  }
+  // Under a runtime model, against the csv-comms row of rank 0.
+  const auto run = nlohmann::json::parse(
+      run_tool("slots --format json -s combined-1f1b -P 2 -m 4 --runtime posted").out)["ranks"][0]["lifetimes"];
+  std::vector<std::string> row;
+  std::stringstream cells(
+      run_tool("--format csv-comms --torch-passes none -s combined-1f1b -P 2 -m 4 --runtime posted").out);
+  std::string line, cell;
+  std::getline(cells, line);
+  std::stringstream split(line);
+  while (std::getline(split, cell, ',')) row.push_back(cell);
+  for (const auto& life : run) {
+    REQUIRE(row.at(life["start_index"].get<std::size_t>()) == life["start_op"]);
+    REQUIRE(row.at(life["end_index"].get<std::size_t>()) == life["end_op"]);
+  }
+}
+
+TEST_CASE("validate: under a stream model a rank waits for the rank its stream's head waits on", "[tool][streams]") {
+  // A fresh tester's finding: rank 1's 1F0 waits for 1RECV_F0, queued on rank 1's one
+  // stream behind 1RECV_B0, whose SEND rank 2 never reaches; it was said to wait for rank
+  // 0 (whose 0SEND_F0 heads its stream). The waits-for cycle is ranks 1 and 2.
+  const temp_file file(
+      "0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_B0,1RECV_F0,1F0,1SEND_F0,1B0,1SEND_B0\n"
+      "2RECV_F0,2F0,2B0,2SEND_B0\n");
+  const auto run = run_tool("validate " + file.path + " --runtime stream-rank");
+  REQUIRE(run.exit_code != 0);
+  REQUIRE(
+      run.err.find("op 1F0: deadlock: this op waits for an op that never runs (needs 2SEND_B0); waits for rank 2") !=
+      std::string::npos);
+  REQUIRE(run.err.find("rank 1 waits for rank 2, which waits for rank 1") != std::string::npos);
+  // Per peer each message pair has its own stream: the same file, the same cycle.
+  const auto peer = run_tool("validate " + file.path + " --runtime stream-peer");
+  REQUIRE(peer.err.find("rank 1 waits for rank 2, which waits for rank 1") != std::string::npos);
 }

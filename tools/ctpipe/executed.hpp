@@ -60,7 +60,10 @@ inline std::string stream_cycle(schedule_view v, const execution& run) {
   std::vector<std::size_t> waits(static_cast<std::size_t>(P), n), at(static_cast<std::size_t>(P), n);
   for (const validation_issue& i : run.stuck()) {
     if (i.what != fault::deadlock || is_transfer(i.at.kind()) || is_move(i.needs.kind())) continue;
-    const op recv = matching_transfer(i.needs);
+    // The RECV of the stuck compute op's input (its `needs` may name the op its stream's
+    // head waits for instead: execute()'s stream_blocker()).
+    const bool gradient = i.at.kind() == op_kind::B || i.at.kind() == op_kind::I;
+    const op recv{gradient ? op_kind::recv_b : op_kind::recv_f, i.at.stage(), i.at.microbatch()};
     const auto r = static_cast<std::size_t>(i.rank);
     at[r] = v.offsets[r] + static_cast<std::size_t>(i.step);
     for (std::size_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) {

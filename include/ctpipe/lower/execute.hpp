@@ -878,7 +878,7 @@ struct lowered_run {
         if (halted[r] != 0) continue;
         if (!is_transfer(o.kind())) {  // posted: received, but the SEND never comes
           const op recv{o.kind() == op_kind::B || o.kind() == op_kind::I ? op_kind::recv_b : op_kind::recv_f, st, mb};
-          report(fault::deadlock, static_cast<int>(r), step, o, matching_transfer(recv));
+          report(fault::deadlock, static_cast<int>(r), step, o, stream_blocker(slot, matching_transfer(recv)));
         } else if (model == runtime_model::batched) {  // the first partner whose group is not posted
           std::uint32_t x = k;                         // from the group's first op to the first not matched
           while (x < group_last_b[r] && ((ops[x].bits >> 28) - 9u < 2u || cursor_b[cursor_of(ops[x].bits)] == nil ||
@@ -891,6 +891,18 @@ struct lowered_run {
         }
       }
     }
+  }
+
+  /// What a compute op stuck on the RECV of message `slot` waits for: under a stream
+  /// model whose RECV is queued behind another op of its stream, the partner of that
+  /// stream's head (the op that holds the stream: a fresh tester's finding, the rank it
+  /// names is the one the chain waits on); else `partner`, the RECV's own SEND.
+  constexpr op stream_blocker(std::size_t slot, op partner) const {
+    if (!streams || recv_op_b.size() == 0) return partner;
+    const std::uint32_t rk = recv_op_b[slot];
+    if (rk == nil) return partner;
+    const std::uint32_t h = out.head_[out.stream_of_[rk]];
+    return h == nil || h == rk ? partner : matching_transfer(v.ops[h]);
   }
 
   /// A run that did not complete (a wrong pairing, a rank that did not finish, a copy that

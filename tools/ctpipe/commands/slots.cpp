@@ -45,9 +45,38 @@ struct slots_result {
   slot_plan plan;
 };
 
+/// Whether flat op `k` of `v` is the B word of an overlapped pair (the word before it on
+/// its rank is the pair's OVERLAP_F_B word): one action with that word in every list the
+/// tool and the Python package hand out.
+bool pair_b_word(schedule_view v, int r, std::size_t k) {
+  return k > v.offsets[static_cast<std::size_t>(r)] && v.ops[k - 1].kind() == op_kind::overlap_f_b;
+}
+
+/// The action flat op `k` of rank `r` belongs to, as the lists spell it: an overlapped
+/// pair (its word or its B word) as `(<s>F<j>;<s2>B<j2>)OVERLAP_F_B`, any other op as
+/// io::action().
+std::string action_of(schedule_view v, int r, std::size_t k) {
+  if (v.ops[k].kind() == op_kind::overlap_f_b && k + 1 < v.offsets[static_cast<std::size_t>(r) + 1])
+    return io::pair_action(v.ops[k], v.ops[k + 1]);
+  if (pair_b_word(v, r, k)) return io::pair_action(v.ops[k - 1], v.ops[k]);
+  return io::action(v.ops[k]);
+}
+
+/// Per flat op of `v`, the 0-based position of its action in its rank's list (a pair,
+/// its word and its B word, one action). Linear.
+std::vector<std::size_t> action_indices(schedule_view v) {
+  std::vector<std::size_t> out(v.size());
+  for (int r = 0; r < v.shape.P; ++r) {
+    std::size_t index = 0;
+    for (std::size_t k = v.offsets[static_cast<std::size_t>(r)]; k < v.offsets[static_cast<std::size_t>(r) + 1]; ++k)
+      out[k] = pair_b_word(v, r, k) ? index - 1 : index++;
+  }
+  return out;
+}
+
 /// A lifetime's name: the action of the op that starts it and of the one that ends it.
 std::string lifetime_ops(schedule_view v, const slot_lifetime& l) {
-  return io::action(v.ops[l.first_op]) + ".." + io::action(v.ops[l.last_op]);
+  return action_of(v, l.rank, l.first_op) + ".." + action_of(v, l.rank, l.last_op);
 }
 
 /// The text view: a title, then per rank its counts and, per kind, one line per slot
@@ -92,6 +121,7 @@ std::string slots_json(const slots_result& s) {
   j["timeline"] = s.runtime == nullptr ? "simulated" : "executed";
   j["runtime"] = s.runtime == nullptr ? nlohmann::ordered_json(nullptr) : runtime_model_name(*s.runtime);
   j["ranks"] = nlohmann::ordered_json::array();
+  const std::vector<std::size_t> index = action_indices(v);
   for (int r = 0; r < s.plan.ranks(); ++r) {
     nlohmann::ordered_json rank;
     rank["rank"] = r;
@@ -106,10 +136,10 @@ std::string slots_json(const slots_result& s) {
                                      {"start", io::to_string(s.plan.tick() * rational{l.start_ticks})},
                                      {"end", io::to_string(s.plan.tick() * rational{l.end_ticks})},
                                      {"slot", l.slot},
-                                     {"start_op", io::action(v.ops[l.first_op])},
-                                     {"end_op", io::action(v.ops[l.last_op])},
-                                     {"start_index", l.first_op - v.offsets[static_cast<std::size_t>(r)]},
-                                     {"end_index", l.last_op - v.offsets[static_cast<std::size_t>(r)]}});
+                                     {"start_op", action_of(v, r, l.first_op)},
+                                     {"end_op", action_of(v, r, l.last_op)},
+                                     {"start_index", index[l.first_op]},
+                                     {"end_index", index[l.last_op]}});
       }
     }
     j["ranks"].push_back(rank);
