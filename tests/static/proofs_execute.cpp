@@ -3,8 +3,12 @@
 //   - under `blocking` and `posted`, for uneven costs with latency (t_f = 1, t_b = 3,
 //     t_i = 2, t_w = 1, t_c = 1/2);
 //   - under `rendezvous` with equal op costs and t_c = 0,
-// and the batched order runs to completion under its model with latency. Each
-// static_assert is a grid (P <= 3, m <= 4, V <= 2) in one constant
+// and the batched order runs to completion under its model with latency; the stream
+// order runs every compute op at its simulated time under one stream per rank without
+// latency (uneven op costs; the run-time twin adds latency, the other policies and the
+// claim that it is never slower than the key order, with zero loss wherever
+// stream_spacing() holds). Each
+// static_assert is a grid (P <= 3, m <= 4, V <= 2; m <= 3 for the streams) in one constant
 // evaluation within the compilers' default limits; the run-time twin in
 // tests/runtime/execute_test.cpp takes P <= 6, m <= 12, V <= 3, every interleaved rule
 // and more cost sets through the same function.
@@ -17,16 +21,38 @@ using ctpipe::tests::prove_executed_grid;
 
 constexpr costs uneven{rational{1}, rational{3}, rational{2}, rational{1}, rational{1, 2}};
 constexpr costs equal{rational{1}, rational{1}, rational{1}, rational{1}, rational{0}};
+constexpr costs uneven_instant{rational{1}, rational{3}, rational{2}, rational{1}, rational{0}};
 
 constexpr bool grid(schedule_family f, const costs& c, runtime_model model) {
   return prove_executed_grid(f, 3, 4, 2, c, model);
+}
+
+/// The stream order's proof at P ranks (P = 1 has no transfers): m <= 3, V <= 2 (or,
+/// for a family that needs more micro-batches, its least m, 2P for DualPipeV), under one
+/// stream per rank without latency, uneven op costs. One P per static_assert: each point
+/// lowers, runs and simulates twice (the key order's run and stream_spacing() besides),
+/// and looped BFS at P <= 3 in one evaluation passes Clang's step limit.
+constexpr bool stream_grid(schedule_family f, int P) {
+  int proved = 0;
+  for (int m = 1; m <= 2 * P && (m <= 3 || proved == 0); ++m) {
+    for (int V = 1; V <= 2; ++V) {
+      const schedule_spec spec{f, {P, m, V, natural_placement(f)}};
+      if (spec_error(spec) != nullptr) continue;
+      if (!ctpipe::tests::prove_executed(generate(spec).view(), uneven_instant, runtime_model::stream_rank))
+        return false;
+      ++proved;
+    }
+  }
+  return proved > 0;
 }
 
 #define CTPIPE_EXECUTED_PROOFS(family)                                            \
   static_assert(grid(schedule_family::family, uneven, runtime_model::blocking));  \
   static_assert(grid(schedule_family::family, uneven, runtime_model::posted));    \
   static_assert(grid(schedule_family::family, equal, runtime_model::rendezvous)); \
-  static_assert(grid(schedule_family::family, uneven, runtime_model::batched))
+  static_assert(grid(schedule_family::family, uneven, runtime_model::batched));   \
+  static_assert(stream_grid(schedule_family::family, 2));                         \
+  static_assert(stream_grid(schedule_family::family, 3))
 
 CTPIPE_EXECUTED_PROOFS(gpipe);
 CTPIPE_EXECUTED_PROOFS(one_f_one_b);

@@ -48,6 +48,28 @@ constexpr bool execution_consistent(const execution& e, schedule_view l) {
   return true;
 }
 
+/// Executed = proved under a stream model, for the completed run `run` of `lowered` =
+/// lower(v, c, model): each stream's messages come in one order on both of its ends; the
+/// run is never slower than the key order it reorders (lower(v, c, rendezvous) under the
+/// same model, which completes); and where stream_spacing(v, c, model) holds (always at
+/// t_c = 0) every compute op starts at simulate()'s time.
+constexpr bool prove_streamed(schedule_view v, const costs& c, runtime_model model, schedule_view lowered,
+                              const execution& run) {
+  if (!stream_order_consistent(lowered, model)) return false;
+  const execution keyed = execute(lower(v, c, runtime_model::rendezvous).view(), c, model);
+  if (!keyed.completed() || run.makespan() > keyed.makespan()) return false;
+  const bool spaced = stream_spacing(v, c, model);
+  if (c.c == rational{0} && !spaced) return false;
+  if (!spaced) return true;
+  const simulation sim = simulate(v, c);
+  std::size_t k = 0;
+  for (std::size_t q = 0; q < lowered.size(); ++q) {
+    if (is_transfer(lowered.ops[q].kind())) continue;
+    if (run.start(q) != sim.start(k++)) return false;
+  }
+  return run.makespan() == sim.makespan();
+}
+
 /// Executed = proved for `v` lowered for `model` under `c`: the run completes, is
 /// consistent, keeps each rank pair's message order (but blocking), and has the simulated
 /// makespan where lower() claims zero loss: blocking and posted always; rendezvous at equal
@@ -58,6 +80,7 @@ constexpr bool prove_executed(schedule_view v, const costs& c, runtime_model mod
   const schedule lowered = lower(v, c, model);
   const execution run = execute(lowered.view(), c, model);
   if (!run.completed() || !execution_consistent(run, lowered.view())) return false;
+  if (is_stream_model(model)) return prove_streamed(v, c, model, lowered.view(), run);
   if (model != runtime_model::blocking && !directed_order_consistent(lowered.view())) return false;
   const bool equal_costs = c.c == rational{0} && c.b == c.f && c.i == c.f && c.w == c.f && !has_pairs(v);
   const bool zero_loss = model == runtime_model::blocking || model == runtime_model::posted ||
@@ -89,8 +112,9 @@ constexpr bool prove_executed_grid(schedule_family fam, int P_hi, int m_hi, int 
 /// - has one SEND and one RECV per message of messages() (and of messages_formula()
 ///   where it holds) and keeps every compute op in its order (compute_part gives back
 ///   the compute schedule);
-/// - runs to completion under `model` (execute), and, for the orders made for
-///   `rendezvous` and `batched`, under rendezvous and buffered sends (validate_lowered),
+/// - runs to completion under `model` (execute), under buffered sends (validate_lowered;
+///   a stream model's lists, whose RECVs are issued early, under `posted` instead), and,
+///   for the orders made for `rendezvous` and `batched`, under rendezvous sends,
 ///   with the messages between any two ranks in the same order on both;
 /// - prove_executed() holds.
 constexpr bool prove_lowering(const schedule_spec& spec, const costs& c = costs{},
@@ -115,10 +139,14 @@ constexpr bool prove_lowering(const schedule_spec& spec, const costs& c = costs{
     if (back.view().offsets[static_cast<std::size_t>(r)] != compute.view().offsets[static_cast<std::size_t>(r)])
       return false;
   }
-  if (!validate_lowered(l, send_semantics::buffered).ok()) return false;
+  // Lists for a stream model issue RECVs early, as the stream runtimes (and PyTorch's
+  // posted irecv) do; a blocking RECV there could wait ahead of the rank's own sends.
+  if (is_stream_model(model) ? !execute(l, c, runtime_model::posted).completed()
+                             : !validate_lowered(l, send_semantics::buffered).ok())
+    return false;
   const bool keyed = model == runtime_model::rendezvous || model == runtime_model::batched;
   if (keyed && (!validate_lowered(l, send_semantics::rendezvous).ok() || !peer_order_consistent(l))) return false;
-  if (model != runtime_model::blocking && !directed_order_consistent(l)) return false;
+  if (model != runtime_model::blocking && !is_stream_model(model) && !directed_order_consistent(l)) return false;
   return prove_executed(compute.view(), c, model);
 }
 

@@ -39,6 +39,15 @@
 //   ops at every message's tick, so nothing waits: zero loss. Elsewhere a rendezvous can hold a sender until its
 //   receiver ends the op it is in; docs/runtimes.md tabulates the loss.
 //
+// - Stream order, for the stream models: the key order, then each RECV moved up to just
+//   after the previous transfer op of its own stream (the model's channel policy), or to
+//   the front of its rank's list. The streams keep the key order's order, so nothing can
+//   deadlock that did not before, and a RECV issued earlier only lets its stream's head
+//   be reached sooner: never slower than the key order. Where each stream's consecutive
+//   messages are produced at least t_c apart in the simulation (stream_spacing()), every
+//   message arrives at its producer's end + t_c: zero loss (docs/spec.md §7.2 gives the
+//   induction). Linear: one pass over each rank's list.
+//
 // Cost: adjacent order, one pass over the ops; key order, one simulation and a counting
 // sort over ticks (linear in the ops; the makespan in ticks is at most 4 per op there),
 // or, when the costs' denominators make the ticks finer than that, a comparison sort
@@ -375,6 +384,47 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
   return out;
 }
 
+/// The stream order's last step (file comment): in key-order lists `out`, each RECV
+/// moves up to just after the previous transfer op of its own stream under stream model
+/// `model` (stream_index()), or, when it is its stream's first, to the front of its
+/// rank's list (after the RECVs moved there before it). Every stream keeps its order, so
+/// the two ends of each stream pair as before; a RECV lands after a transfer op or at
+/// the front, never inside an overlapped pair (keep_pairs_whole() leaves no transfer
+/// there). Linear in the ops.
+constexpr void receive_at_stream_turn(schedule& out, runtime_model model) {
+  const std::span<op> ops = out.ops();
+  const std::span<std::uint32_t> off = out.offsets();
+  const pipeline_shape shape = out.view().shape;
+  // Per rank, a doubly linked list over its positions: node 0 is the front, node x the
+  // rank's x-th op (from 1), node count + 1 the end.
+  buffer<std::uint32_t> next(ops.size() + 2), prev(ops.size() + 2);
+  buffer<op> moved(ops.size());
+  for (int r = 0; r < shape.P; ++r) {
+    const std::uint32_t first = off[static_cast<std::size_t>(r)];
+    const std::uint32_t count = off[static_cast<std::size_t>(r) + 1] - first, end = count + 1;
+    for (std::uint32_t x = 0; x <= end; ++x) next[x] = x + 1, prev[x] = x - 1;
+    std::uint32_t last_in_stream[streams_per_rank] = {0, 0, 0, 0}, front_last = 0;
+    for (std::uint32_t x = 1; x <= count; ++x) {
+      const op o = ops[first + x - 1];
+      const op_kind k = o.kind();
+      if (!is_transfer(k)) continue;
+      const int local = stream_index(model, r, peer_rank(shape, o), is_send(k),
+                                     k == op_kind::send_f || k == op_kind::recv_f, shape.P) -
+                        streams_per_rank * r;
+      std::uint32_t anchor = last_in_stream[local];
+      last_in_stream[local] = x;
+      if (is_send(k)) continue;
+      if (anchor == 0) anchor = front_last, front_last = x;
+      if (prev[x] == anchor) continue;
+      next[prev[x]] = next[x], prev[next[x]] = prev[x];  // unlink x, then link it after the anchor
+      next[x] = next[anchor], prev[next[anchor]] = x, next[anchor] = x, prev[x] = anchor;
+    }
+    std::uint32_t w = first;
+    for (std::uint32_t x = next[0]; x != end; x = next[x]) moved[w++] = ops[first + x - 1];
+    for (std::uint32_t q = first; q < first + count; ++q) ops[q] = moved[q];
+  }
+}
+
 }  // namespace detail
 
 /// The lowered form of compute schedule `v` for runtime model `model` under costs `c`:
@@ -393,9 +443,12 @@ constexpr schedule lower_by_key(schedule_view v, const costs& c, std::size_t pai
 ///   receiver can be inside one: combined-1f1b, P = 6, m = 6, V = 2, t_f = t_b = 1 runs
 ///   35/2 under rendezvous against 17 simulated).
 /// - the stream models (`stream-rank`, `stream-peer`, `stream-direction`, `stream-edge`):
-///   the key order of `rendezvous`, which never deadlocks under any of them (its events
-///   taken in one global order each find both ends at the heads of their lists, so at the
-///   heads of their streams); no claim of zero loss (docs/runtimes.md lists the losses).
+///   the key order of `rendezvous` with each RECV moved up to just after the previous
+///   transfer of its own stream (the stream order, file comment): never deadlocks under
+///   its model, never slower than the key order, each stream pairs in one order on both
+///   ends (stream_order_consistent()), and zero loss (every op at simulate(v, c)'s
+///   time) wherever stream_spacing(v, c, model) holds, always at t_c = 0. It runs under
+///   `posted` too; a blocking RECV may wait ahead of its rank's sends there.
 /// Shapes: the result has the same shape as `v` and `v.size() + 2 * messages(v)` ops,
 /// CSR like every schedule. Neighbouring stages on one rank (the V-shape turn, P = 1)
 /// get no message. Source of the op names and stage convention: PyTorch's
@@ -416,7 +469,9 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model) {
     detail::receive_in_send_order(out);
     return out;
   }
-  return detail::lower_by_key(v, c, pairs, cost_scale{});
+  schedule out = detail::lower_by_key(v, c, pairs, cost_scale{});
+  if (is_stream_model(model)) detail::receive_at_stream_turn(out, model);
+  return out;
 }
 
 /// lower(v, c, model) under costs scaled per stage and per micro-batch by `scale`
@@ -435,7 +490,55 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model, c
     detail::receive_in_send_order(out);
     return out;
   }
-  return detail::lower_by_key(v, c, pairs, scale);
+  schedule out = detail::lower_by_key(v, c, pairs, scale);
+  if (is_stream_model(model)) detail::receive_at_stream_turn(out, model);
+  return out;
+}
+
+/// Whether the stream order of lower(v, c, model) (a stream model) provably loses
+/// nothing: in simulate(v, c)'s timeline, every two messages that follow each other on
+/// one stream of a rank (both of them sends or receives of that rank, on the stream
+/// stream_index() gives them) are produced at least t_c apart. Then every message is at
+/// its receiver at its producer's end + t_c, and execute(lower(v, c, model), c, model)
+/// has every op at simulate()'s time (docs/runtimes.md gives the induction). Always true
+/// with t_c = 0; with latency it fails where one stream must carry two messages closer
+/// than t_c, which no order of that stream can run on time (one of the two is at least
+/// t_c minus their distance late, a delay the consumer may or may not absorb).
+/// Errors: lower()'s. Linear in the ops (one lower() and one simulation).
+constexpr bool stream_spacing(schedule_view v, const costs& c, runtime_model model) {
+  detail::require(is_stream_model(model), "ctpipe: stream_spacing() takes a stream model");
+  const schedule lowered = lower(v, c, model);
+  const simulation sim = simulate(v, c);
+  const pipeline_shape shape = v.shape;
+  // The producer's end of each message, by message_tag().
+  detail::buffer<rational> produced(static_cast<std::size_t>(2 * (shape.stages() + 1) * shape.m));
+  const schedule plain = split_pairs(v);  // a pair's word read as its F (both words share the pair's end)
+  const std::span<const op> ops = plain.view().ops;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    const op o = ops[k];
+    const op_kind kind = o.kind();
+    const int s = o.stage();
+    const bool forward = kind == op_kind::F;
+    if (!forward && kind != op_kind::B && kind != op_kind::I) continue;
+    const int to = forward ? s + 1 : s - 1;
+    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
+    const op send = detail::make_op(forward ? op_kind::send_f : op_kind::send_b, s, o.microbatch());
+    produced[static_cast<std::size_t>(message_tag(shape, send))] = sim.end(k);
+  }
+  for (int r = 0; r < shape.P; ++r) {
+    rational last[streams_per_rank];
+    bool seen[streams_per_rank] = {false, false, false, false};
+    for (const op o : lowered.view().rank(r)) {
+      if (!is_transfer(o.kind())) continue;
+      const int local = stream_index(model, r, peer_rank(shape, o), is_send(o.kind()),
+                                     o.kind() == op_kind::send_f || o.kind() == op_kind::recv_f, shape.P) -
+                        streams_per_rank * r;
+      const rational at = produced[static_cast<std::size_t>(message_tag(shape, o))];
+      if (seen[local] && at - last[local] < c.c) return false;
+      seen[local] = true, last[local] = at;
+    }
+  }
+  return true;
 }
 
 /// lower(v, costs{}, runtime_model::blocking): the order for a runtime whose sends

@@ -616,4 +616,43 @@ constexpr bool directed_order_consistent(schedule_view v) {
   return true;
 }
 
+/// Whether, under stream model `model` (is_stream_model()), every stream pairs its
+/// messages in one order on both of its ends: for each rank a, each of its streams
+/// (stream_index()) and each peer b, the k-th transfer of that stream with peer b and
+/// the k-th transfer with peer a on b's stream that carries the same messages belong to
+/// one message. NCCL pairs a communicator's point-to-point operations in issue order,
+/// without tags; the stream models pair by message (docs/spec.md §7), so lists that
+/// hold this mean the same on both. lower() guarantees it for the stream models. Meant
+/// for a view that passes validate_lowered(); a transfer outside the shape gives false.
+/// Errors: check_view()'s, `ctpipe: stream_order_consistent() takes a stream model`.
+/// Time and memory linear in the number of ops plus P*V*m.
+constexpr bool stream_order_consistent(schedule_view v, runtime_model model) {
+  check_view(v);
+  detail::require(is_stream_model(model), "ctpipe: stream_order_consistent() takes a stream model");
+  const pipeline_shape& shape = v.shape;
+  const std::size_t slots = 2 * static_cast<std::size_t>(shape.stages()) * static_cast<std::size_t>(shape.m);
+  detail::buffer<std::uint32_t> sender_index(slots), receiver_index(slots);
+  // Per stream and neighbour (rank + 1, or rank - 1): the transfers seen so far.
+  detail::buffer<std::uint32_t> counter(2 * streams_per_rank * static_cast<std::size_t>(shape.P));
+  for (int r = 0; r < shape.P; ++r) {
+    for (const op o : v.rank(r)) {
+      if (!is_transfer(o.kind())) continue;
+      const int partner = (o.kind() == op_kind::send_f || o.kind() == op_kind::recv_b) ? o.stage() + 1 : o.stage() - 1;
+      if (o.stage() >= shape.stages() || partner < 0 || partner >= shape.stages() || o.microbatch() >= shape.m) {
+        return false;
+      }
+      const int peer = peer_rank(shape, o);
+      const bool send = is_send(o.kind());
+      const int stream =
+          stream_index(model, r, peer, send, o.kind() == op_kind::send_f || o.kind() == op_kind::recv_f, shape.P);
+      const std::size_t side = 2 * static_cast<std::size_t>(stream) + (peer == (r + 1) % shape.P ? 0 : 1);
+      (send ? sender_index : receiver_index)[static_cast<std::size_t>(message_tag(shape, o))] = ++counter[side];
+    }
+  }
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    if (sender_index[slot] != receiver_index[slot]) return false;
+  }
+  return true;
+}
+
 }  // namespace ctpipe
