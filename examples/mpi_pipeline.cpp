@@ -1,7 +1,7 @@
 // A training step of a small MLP, pipelined over MPI processes: each process executes
 // its rank's lowered op list (compute F, B, I, W and SEND_F, RECV_F, SEND_B, RECV_B)
 // with real math (Eigen), and rank 0 checks the weight gradients against the same model
-// run in one process without a pipeline. Every schedule family, in three send modes.
+// run in one process without a pipeline. Every schedule family, in five send modes.
 // It also checks ctpipe's runtime models against this engine: it measures the machine
 // first (each op kind's compute time, one message's latency), lowers every schedule at
 // run time for those exact costs and the send mode's model, and prints the measured step
@@ -47,9 +47,20 @@
 // - buffered: SEND as MPI_Bsend into a buffer attached before the step (returns at
 //   once), RECV as MPI_Recv, op by op; model `blocking`;
 // - batched: each run of consecutive transfer ops (for_each_batch) posted as
-//   MPI_Isend/MPI_Irecv, then one MPI_Waitall; model `batched`.
-// Each message's tag is message_tag() (edge, micro-batch, direction), its peer
-// peer_rank(): two messages between the same ranks never match each other's receive.
+//   MPI_Isend/MPI_Irecv, then one MPI_Waitall; model `batched`;
+// - one-comm: every SEND and RECV posted at once (MPI_Isend/MPI_Irecv) on one
+//   communicator (MPI_COMM_WORLD), untagged, a compute op waiting for the receive it
+//   consumes, as NCCL runs one process group's point-to-point ops; model `stream-rank`;
+// - pair-comms: the same on a communicator per neighbouring rank pair; model
+//   `stream-peer`.
+// In the first three modes each message's tag is message_tag() (edge, micro-batch,
+// direction), its peer peer_rank(): two messages between the same ranks never match each
+// other's receive. The last two send every message with tag 0, as NCCL pairs
+// untagged: MPI then matches a rank pair's messages on a communicator in posting order
+// (its non-overtaking rule), so they run only on lists whose streams pair in one order
+// on both ends (stream_order_consistent(), which lower() gives the stream models); a
+// list that did not would put a message into another micro-batch's buffer, and the
+// gradient check would fail.
 //
 // Tolerance: relative 1e-12 in the max norm, per stage (max |g - g_ref| / max |g_ref|
 // over the stage's weight and bias gradients). Each micro-batch's contribution is
@@ -262,7 +273,7 @@ constexpr schedule_spec spec_for(int P, schedule_family f) {
 /// combined 1F1B with its default V = 2 at P = 1).
 struct pipeline_case {
   schedule_spec spec;
-  schedule_view frozen[3];
+  schedule_view frozen[5];
   bool runs = true;
 };
 
@@ -273,9 +284,11 @@ constexpr pipeline_case make_case() {
   } else {
     static_assert(2 * (S.shape.stages() - 1) * S.shape.m <= 32767,
                   "ctpipe: message_tag() must fit the MPI tags every MPI accepts (up to 32767)");
-    return {S,
-            {lowered_v<S, costs{}, runtime_model::rendezvous>.view(), lowered_v<S>.view(),
-             lowered_v<S, costs{}, runtime_model::batched>.view()}};
+    return {
+        S,
+        {lowered_v<S, costs{}, runtime_model::rendezvous>.view(), lowered_v<S>.view(),
+         lowered_v<S, costs{}, runtime_model::batched>.view(), lowered_v<S, costs{}, runtime_model::stream_rank>.view(),
+         lowered_v<S, costs{}, runtime_model::stream_peer>.view()}};
   }
 }
 
@@ -300,16 +313,26 @@ std::span<const pipeline_case> cases_for(int P) {
 
 // --- one rank's step -------------------------------------------------------------------
 
-enum class send_mode { rendezvous, buffered, batched };
+enum class send_mode { rendezvous, buffered, batched, one_comm, pair_comms };
+
+/// Every send mode, in the order they run and print.
+constexpr send_mode all_modes[] = {send_mode::rendezvous, send_mode::buffered, send_mode::batched, send_mode::one_comm,
+                                   send_mode::pair_comms};
 
 constexpr const char* mode_name(send_mode mode) {
   switch (mode) {
     case send_mode::rendezvous: return "rendezvous";
     case send_mode::buffered: return "buffered";
     case send_mode::batched: return "batched";
+    case send_mode::one_comm: return "one-comm";
+    case send_mode::pair_comms: return "pair-comms";
   }
   return "?";
 }
+
+/// Whether `mode` posts every transfer at once on streams of communicators (one-comm,
+/// pair-comms).
+constexpr bool streamed(send_mode mode) { return mode == send_mode::one_comm || mode == send_mode::pair_comms; }
 
 /// The runtime model that describes a send mode (ctpipe/lower/runtime.hpp).
 constexpr runtime_model model_of(send_mode mode) {
@@ -317,9 +340,53 @@ constexpr runtime_model model_of(send_mode mode) {
     case send_mode::rendezvous: return runtime_model::rendezvous;
     case send_mode::buffered: return runtime_model::blocking;
     case send_mode::batched: return runtime_model::batched;
+    case send_mode::one_comm: return runtime_model::stream_rank;
+    case send_mode::pair_comms: return runtime_model::stream_peer;
   }
   return runtime_model::blocking;
 }
+
+/// The communicators of the streamed modes: MPI_COMM_WORLD for one-comm, and for
+/// pair-comms one per neighbouring rank pair (ranks e and e + 1 mod P: pair e; P = 2 has
+/// one pair), made by MPI_Comm_split on every rank. In a pair's communicator the lower
+/// world rank is rank 0.
+class stream_comms {
+ public:
+  stream_comms(int rank, int P) : rank_(rank), P_(P) {
+    const int pairs = P == 1 ? 0 : P == 2 ? 1 : P;
+    pair_.assign(static_cast<std::size_t>(pairs), MPI_COMM_NULL);
+    for (int e = 0; e < pairs; ++e) {
+      const bool member = rank == e || rank == (e + 1) % P;
+      MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank, &pair_[static_cast<std::size_t>(e)]);
+    }
+  }
+  stream_comms(const stream_comms&) = delete;
+  stream_comms& operator=(const stream_comms&) = delete;
+  ~stream_comms() {
+    for (MPI_Comm& c : pair_) {
+      if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    }
+  }
+  /// The communicator of the transfers with world rank `peer` in `mode`.
+  MPI_Comm comm(send_mode mode, int peer) const {
+    if (mode == send_mode::one_comm) return MPI_COMM_WORLD;
+    const int e = P_ == 2 ? 0 : peer == (rank_ + 1) % P_ ? rank_ : peer;
+    return pair_[static_cast<std::size_t>(e)];
+  }
+  /// `peer`'s rank in comm(mode, peer).
+  int rank_in(send_mode mode, int peer) const { return mode == send_mode::one_comm ? peer : peer < rank_ ? 0 : 1; }
+
+ private:
+  int rank_ = 0, P_ = 1;
+  std::vector<MPI_Comm> pair_;
+};
+
+/// The request slots of the streamed modes, allocated once per case: each RECV's
+/// request by message_tag() (MPI_REQUEST_NULL when none is pending), the step's SENDs.
+struct stream_requests {
+  std::vector<MPI_Request> receive, send;
+  std::size_t sends = 0;
+};
 
 constexpr int message_size = rows * width;  // doubles per message: one block
 
@@ -435,20 +502,42 @@ struct rank_timing {
   double busy = 0;   // sum of its compute ops' durations
 };
 
+/// Streamed modes: waits for the receive that compute op `o` consumes, if one is pending
+/// (an input from a stage on another rank; MPI_Wait returns at once on MPI_REQUEST_NULL).
+void wait_for_input(op o, const pipeline_shape& shape, stream_requests& posted) {
+  const int s = o.stage(), j = o.microbatch();
+  const bool forward = o.kind() == op_kind::F || o.kind() == op_kind::overlap_f_b;
+  if (forward ? s == 0 : s == shape.stages() - 1 || o.kind() == op_kind::W) return;
+  const op input = forward ? detail::make_op(op_kind::recv_f, s, j) : detail::make_op(op_kind::recv_b, s, j);
+  MPI_Wait(&posted.receive[static_cast<std::size_t>(message_tag(shape, input))], MPI_STATUS_IGNORE);
+}
+
 /// Runs one rank's lowered list `ops` once. `batch_end[k]` is the end of the batch
 /// starting at position k (batched mode); `requests` has room for the longest batch.
-/// Everything it touches is allocated by the caller.
+/// Streamed modes post on `comms` into `posted`. Everything it touches is allocated by
+/// the caller.
 template <send_mode Mode>
 rank_timing run_rank(std::span<const op> ops, const pipeline_shape& shape, step_state& st,
-                     std::span<const std::uint32_t> batch_end, std::span<MPI_Request> requests) {
+                     std::span<const std::uint32_t> batch_end, std::span<MPI_Request> requests,
+                     const stream_comms& comms, stream_requests& posted) {
   rank_timing t;
   t.start = MPI_Wtime();
+  posted.sends = 0;
   for (std::size_t k = 0; k < ops.size(); ++k) {
     const op o = ops[k];
     const int s = o.stage();
     const int j = o.microbatch();
     if (is_transfer(o.kind())) {
-      if constexpr (Mode == send_mode::batched) {
+      if constexpr (streamed(Mode)) {
+        const int peer = peer_rank(shape, o);
+        const MPI_Comm comm = comms.comm(Mode, peer);
+        if (is_send(o.kind()))
+          MPI_Isend(st.message_buffer(o), message_size, MPI_DOUBLE, comms.rank_in(Mode, peer), 0, comm,
+                    &posted.send[posted.sends++]);
+        else
+          MPI_Irecv(st.message_buffer(o), message_size, MPI_DOUBLE, comms.rank_in(Mode, peer), 0, comm,
+                    &posted.receive[static_cast<std::size_t>(message_tag(shape, o))]);
+      } else if constexpr (Mode == send_mode::batched) {
         const std::size_t last = batch_end[k];
         for (std::size_t q = k; q < last; ++q) {
           const op x = ops[q];
@@ -474,6 +563,7 @@ rank_timing run_rank(std::span<const op> ops, const pipeline_shape& shape, step_
       }
       continue;
     }
+    if constexpr (streamed(Mode)) wait_for_input(o, shape, posted);
     const double begin = MPI_Wtime();
     switch (o.kind()) {
       case op_kind::F: st.forward(s, j); break;
@@ -491,6 +581,7 @@ rank_timing run_rank(std::span<const op> ops, const pipeline_shape& shape, step_
     }
     t.busy += MPI_Wtime() - begin;
   }
+  if constexpr (streamed(Mode)) MPI_Waitall(static_cast<int>(posted.sends), posted.send.data(), MPI_STATUSES_IGNORE);
   if constexpr (Mode == send_mode::buffered) {
     void* buffer = nullptr;
     int size = 0;
@@ -538,7 +629,8 @@ double max_relative_error(const std::vector<double>& gathered, const step_state&
 /// from the same weights, so each must give the reference's gradients); rank 0 returns
 /// the comparison with the reference and the bubble of the fastest step (the one least
 /// disturbed by other processes on the machine).
-case_result run_case(schedule_view lowered, send_mode mode, int rank, int steps, const step_state& reference) {
+case_result run_case(schedule_view lowered, send_mode mode, int rank, int steps, const step_state& reference,
+                     const stream_comms& comms) {
   const pipeline_shape& shape = lowered.shape;
   const std::span<const op> ops = lowered.rank(rank);
 
@@ -554,6 +646,9 @@ case_result run_case(schedule_view lowered, send_mode mode, int rank, int steps,
   std::vector<MPI_Request> requests(longest_batch > 0 ? longest_batch : 1, MPI_REQUEST_NULL);
   std::size_t sends = 0;
   for (const op o : ops) sends += is_send(o.kind()) ? 1 : 0;
+  stream_requests posted;
+  posted.receive.assign(static_cast<std::size_t>(2 * shape.stages() * shape.m), MPI_REQUEST_NULL);
+  posted.send.assign(sends > 0 ? sends : 1, MPI_REQUEST_NULL);
   std::vector<char> bsend_buffer(sends * (sizeof(block) + MPI_BSEND_OVERHEAD) + MPI_BSEND_OVERHEAD);
   const std::size_t per_stage = width * width + width;
   std::vector<double> local(per_stage * static_cast<std::size_t>(shape.stages()));
@@ -567,9 +662,21 @@ case_result run_case(schedule_view lowered, send_mode mode, int rank, int steps,
     Eigen::internal::set_is_malloc_allowed(false);
     rank_timing t;
     switch (mode) {
-      case send_mode::rendezvous: t = run_rank<send_mode::rendezvous>(ops, shape, st, batch_end, requests); break;
-      case send_mode::buffered: t = run_rank<send_mode::buffered>(ops, shape, st, batch_end, requests); break;
-      case send_mode::batched: t = run_rank<send_mode::batched>(ops, shape, st, batch_end, requests); break;
+      case send_mode::rendezvous:
+        t = run_rank<send_mode::rendezvous>(ops, shape, st, batch_end, requests, comms, posted);
+        break;
+      case send_mode::buffered:
+        t = run_rank<send_mode::buffered>(ops, shape, st, batch_end, requests, comms, posted);
+        break;
+      case send_mode::batched:
+        t = run_rank<send_mode::batched>(ops, shape, st, batch_end, requests, comms, posted);
+        break;
+      case send_mode::one_comm:
+        t = run_rank<send_mode::one_comm>(ops, shape, st, batch_end, requests, comms, posted);
+        break;
+      case send_mode::pair_comms:
+        t = run_rank<send_mode::pair_comms>(ops, shape, st, batch_end, requests, comms, posted);
+        break;
     }
     Eigen::internal::set_is_malloc_allowed(true);
 
@@ -613,6 +720,50 @@ struct error_range {
     ++count;
   }
 };
+
+/// Runs every case in every send mode on this rank (`steps` steps each, the lists lowered
+/// at run time for the measured costs `t`, or frozen): rank 0 prints a line per case and
+/// mode, adds each prediction error to `errors` (by mode) and returns the number of
+/// cases whose gradients do not match; the other ranks return 0.
+int run_cases(std::span<const pipeline_case> cases, int rank, int P, int steps, bool frozen, const machine_times& t,
+              std::span<error_range> errors) {
+  int failures = 0;
+  const stream_comms comms(rank, P);  // freed on return, before MPI_Finalize
+  for (const pipeline_case& c : cases) {
+    if (!c.runs) continue;
+    const pipeline_shape& shape = c.spec.shape;
+    const costs measured = exact_costs(t, shape.cost_chunks());  // DualPipe: a chunk is a whole stage
+    const schedule compute = generate(c.spec);
+    step_state reference(shape);
+    if (rank == 0) run_reference(reference);
+    for (send_mode mode : all_modes) {
+      const int index = static_cast<int>(mode);
+      const schedule lowered = frozen ? schedule{} : lower(compute.view(), measured, model_of(mode));
+      const schedule_view lists = frozen ? c.frozen[index] : lowered.view();
+      const case_result r = run_case(lists, mode, rank, steps, reference, comms);
+      if (rank != 0) continue;
+      const bool ok = r.max_relative_error <= tolerance;
+      failures += ok ? 0 : 1;
+      const execution predicted = execute(lists, measured, model_of(mode));
+      if (!predicted.completed()) {
+        std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted: a hang\n",
+                    family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
+                    ok ? "OK" : "FAIL", 1e3 * r.step_seconds);
+        continue;
+      }
+      const double predicted_seconds = predicted.makespan().to_double() * shape.cost_chunks() * t.f;
+      const double error = 100.0 * (predicted_seconds - r.step_seconds) / r.step_seconds;
+      errors[index].add(error);
+      std::printf(
+          "%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted %6.3f ms %+6.1f%%"
+          "  bubble %5.1f%% predicted %5.1f%%\n",
+          family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
+          ok ? "OK" : "FAIL", 1e3 * r.step_seconds, 1e3 * predicted_seconds, error, 100.0 * r.measured_bubble,
+          100.0 * predicted.bubble_fraction().to_double());
+    }
+  }
+  return failures;
+}
 
 }  // namespace
 
@@ -667,48 +818,16 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "%s; predicted = execute(lists, costs, model).makespan() * V*F, error = (predicted - measured) / "
-        "measured; models: rendezvous -> rendezvous, buffered -> blocking, batched -> batched\n",
+        "measured; models: rendezvous -> rendezvous, buffered -> blocking, batched -> batched, one-comm -> "
+        "stream-rank, pair-comms -> stream-peer\n",
         frozen ? "lists frozen at compile time for the default costs (--frozen)"
                : "lists lowered at run time for these costs");
   }
 
-  int failures = 0;
-  error_range errors[3];
-  for (const pipeline_case& c : cases) {
-    if (!c.runs) continue;
-    const pipeline_shape& shape = c.spec.shape;
-    const costs measured = exact_costs(t, shape.cost_chunks());  // DualPipe: a chunk is a whole stage
-    const schedule compute = generate(c.spec);
-    step_state reference(shape);
-    if (rank == 0) run_reference(reference);
-    for (send_mode mode : {send_mode::rendezvous, send_mode::buffered, send_mode::batched}) {
-      const int index = static_cast<int>(mode);
-      const schedule lowered = frozen ? schedule{} : lower(compute.view(), measured, model_of(mode));
-      const schedule_view lists = frozen ? c.frozen[index] : lowered.view();
-      const case_result r = run_case(lists, mode, rank, steps, reference);
-      if (rank != 0) continue;
-      const bool ok = r.max_relative_error <= tolerance;
-      failures += ok ? 0 : 1;
-      const execution predicted = execute(lists, measured, model_of(mode));
-      if (!predicted.completed()) {
-        std::printf("%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted: a hang\n",
-                    family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
-                    ok ? "OK" : "FAIL", 1e3 * r.step_seconds);
-        continue;
-      }
-      const double predicted_seconds = predicted.makespan().to_double() * shape.cost_chunks() * t.f;
-      const double error = 100.0 * (predicted_seconds - r.step_seconds) / r.step_seconds;
-      errors[index].add(error);
-      std::printf(
-          "%-16s P=%d m=%d V=%d  %-10s  max rel error %.1e %-4s  step %6.3f ms  predicted %6.3f ms %+6.1f%%"
-          "  bubble %5.1f%% predicted %5.1f%%\n",
-          family_name(c.spec.family), shape.P, shape.m, shape.V, mode_name(mode), r.max_relative_error,
-          ok ? "OK" : "FAIL", 1e3 * r.step_seconds, 1e3 * predicted_seconds, error, 100.0 * r.measured_bubble,
-          100.0 * predicted.bubble_fraction().to_double());
-    }
-  }
+  error_range errors[std::size(all_modes)];
+  int failures = run_cases(cases, rank, P, steps, frozen, t, errors);
   if (rank == 0) {
-    for (send_mode mode : {send_mode::rendezvous, send_mode::buffered, send_mode::batched}) {
+    for (send_mode mode : all_modes) {
       const error_range& e = errors[static_cast<int>(mode)];
       if (e.count > 0)
         std::printf("prediction error %-10s  %+6.1f%% to %+6.1f%%, mean |error| %5.1f%% over %d schedules\n",
