@@ -435,8 +435,8 @@ def _check_transfers(actions: dict[int, list[_Action]], owner: dict[int, int], s
                 f"{b}'s receive {k} is for {_message_text(rm)} (position {inn[k][1]}); "
                 f"PyTorch matches one pair of ranks' messages in posting order (tag 0), so "
                 f"this list would train on the wrong tensors (ctpipe's lists for every "
-                f"runtime but 'blocking' keep the order; route 'compute_only' lets PyTorch "
-                f"place the transfers)")
+                f"runtime but 'blocking' and 'stream-direction', whose two communicators pair "
+                f"apart, keep the order; route 'compute_only' lets PyTorch place the transfers)")
 
 
 def pipeline_schedule(

@@ -312,6 +312,32 @@ def test_posted_lists_receive_in_send_order(family, options):
         ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), ct.stage_to_rank(s), s)
 
 
+@pytest.mark.parametrize("family,options", [pytest.param(f, o, id=label) for label, f, o in SCHEDULES])
+def test_stream_lists_pair_on_one_process_group(family, options):
+    """ctpipe's lists for the stream models with one stream per rank, per peer and per
+    directed pair receive each peer's messages in the order that peer sends them, so
+    PyTorch's runtime on one process group (tag 0, posting order) pairs them right, on
+    every shape of the family with P in 2..4 and m in P..2P; the lists for
+    stream-direction pair each direction apart (two communicators), and ZB-V's at P = 2
+    are refused on one group, naming the two messages."""
+    checked = 0
+    for P in range(2, 5):
+        for m in range(P, 2 * P + 1):
+            try:
+                s = ctpipe.Schedule(family, P=P, m=m, **options)
+            except ctpipe.Error:
+                continue
+            for runtime in ("stream-rank", "stream-peer", "stream-edge"):
+                rows = s.actions(comms=True, runtime=runtime)
+                ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), ct.stage_to_rank(s), s)
+                checked += 1
+    assert checked >= 3
+    s = ctpipe.Schedule("zbv", P=2, m=2)
+    rows = s.actions(comms=True, runtime="stream-direction")
+    with pytest.raises(ctpipe.Error, match=re.escape("its message 1 is 0SEND_F1 (rank 0, position 5)")):
+        ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), ct.stage_to_rank(s), s)
+
+
 class _Stage:
     """Stand-in for a PipelineStage's attributes that check_stages reads."""
 
