@@ -35,6 +35,7 @@
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/runtime.hpp"
+#include "ctpipe/lower/streams.hpp"
 #include "ctpipe/lower/transfer.hpp"
 #include "ctpipe/lower/validate.hpp"
 #include "ctpipe/plan/fill.hpp"

@@ -387,6 +387,56 @@ TEST_CASE("executed = proved: every family, rule, cost set and model over P <= 6
   REQUIRE(proved > 10000);
 }
 
+TEST_CASE("stream_loss_bound: no lowering runs below it, and it is reached where the stream order is best",
+          "[execute][streams][lower]") {
+  // Every family, P 2..4, m <= 2P + 1, V <= 2, three latencies: the lists of every
+  // ctpipe order that completes under a stream model lose at least the bound there.
+  int runs = 0, reached = 0;
+  for (const rational latency : {rational{1, 4}, rational{1, 2}, rational{1}}) {
+    const costs c = with_latency(latency);
+    for (const schedule_family family : all_families) {
+      for (int P = 2; P <= 4; ++P) {
+        for (int m = 1; m <= 2 * P + 1; ++m) {
+          for (int V = 1; V <= 2; ++V) {
+            const schedule_spec spec{family, {P, m, V, natural_placement(family)}};
+            if (spec_error(spec) != nullptr) continue;
+            const schedule g = generate(spec);
+            const rational simulated = simulate(g.view(), c).makespan();
+            for (const runtime_model model : stream_models) {
+              INFO(family_name(family) << " P=" << P << " m=" << m << " V=" << V << " " << runtime_model_name(model)
+                                       << " t_c=" << io::to_string(latency));
+              const rational bound = stream_loss_bound(g.view(), c, model);
+              REQUIRE(bound >= rational{0});
+              if (stream_spacing(g.view(), c, model)) REQUIRE(bound == rational{0});
+              for (const runtime_model order : {model, runtime_model::rendezvous, runtime_model::posted}) {
+                const execution e = execute(lower(g.view(), c, order).view(), c, model);
+                if (!e.completed()) {  // the stream and key orders run under every policy; the posted may hang
+                  REQUIRE(order == runtime_model::posted);
+                  continue;
+                }
+                REQUIRE(e.makespan() - simulated >= bound);
+                ++runs;
+                if (order == model && bound > rational{0} && e.makespan() - simulated == bound) ++reached;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  REQUIRE(runs > 3000);
+  REQUIRE(reached > 20);  // a loss that no order avoids, and the stream order's
+  // One by hand: looped BFS, P = 2, m = 3, V = 2, t_c = 1/2, one stream per rank: the
+  // stream order loses 1, and no order loses less.
+  const costs c = with_latency(rational{1, 2});
+  const schedule g = generate({schedule_family::looped_bfs, {2, 3, 2, placement::loop}});
+  const execution e = execute(lower(g.view(), c, runtime_model::stream_rank).view(), c, runtime_model::stream_rank);
+  REQUIRE(e.makespan() - simulate(g.view(), c).makespan() == rational{1});
+  REQUIRE(stream_loss_bound(g.view(), c, runtime_model::stream_rank) == rational{1});
+  REQUIRE_THROWS_WITH(stream_loss_bound(g.view(), c, runtime_model::posted),
+                      "ctpipe: stream_loss_bound() takes a stream model");
+}
+
 TEST_CASE("lowering for each model: structure, validity and peer order over P <= 5, m <= 10, V <= 3",
           "[execute][lower]") {
   using ctpipe::tests::prove_lowering_grid;
@@ -736,22 +786,23 @@ TEST_CASE("stream models: ctpipe's lower() for them runs under every policy at P
     schedule_family family;
     rational loss[4];
     rational key[4];
+    rational bound[4];  // stream_loss_bound(): no order of the transfers loses less
   };
   const rational h{1, 2};
   const row rows[] = {
-      {schedule_family::gpipe, {0, 0, 0, 0}, {9, 7, 9, 7}},
-      {schedule_family::one_f_one_b, {0, 0, 0, 0}, {5, 4, 2, 1}},
-      {schedule_family::interleaved_1f1b, {41 * h, 0, 14, 0}, {41 * h, 0, 15, 0}},
-      {schedule_family::looped_bfs, {33 * h, 0, 33 * h, 0}, {25, 15 * h, 25, 15 * h}},
-      {schedule_family::zb_h1, {0, 0, 0, 0}, {9 * h, 7 * h, 7 * h, 5 * h}},
-      {schedule_family::zb_h2, {1, 0, 0, 0}, {7, 3, 7 * h, 5 * h}},
-      {schedule_family::zbv, {19 * h, h, 4, 0}, {23 * h, 3 * h, 6, 0}},
-      {schedule_family::interleaved_zb, {11, 5 * h, 8, 0}, {12, 5 * h, 8, 0}},
-      {schedule_family::dualpipev, {19 * h, 4, 7 * h, 7 * h}, {13, 8, 6, 7 * h}},
-      {schedule_family::dualpipe, {4, 4, 5 * h, 1}, {13 * h, 6, 9 * h, 2}},
-      {schedule_family::v_half, {7, 2, 7 * h, 0}, {15 * h, 5 * h, 9 * h, 0}},
-      {schedule_family::v_min, {2, 0, 1, 0}, {2, 0, 1, 0}},
-      {schedule_family::combined_1f1b, {17, 0, 7, 0}, {59 * h, 5, 31 * h, h}},
+      {schedule_family::gpipe, {0, 0, 0, 0}, {9, 7, 9, 7}, {0, 0, 0, 0}},
+      {schedule_family::one_f_one_b, {0, 0, 0, 0}, {5, 4, 2, 1}, {0, 0, 0, 0}},
+      {schedule_family::interleaved_1f1b, {41 * h, 0, 14, 0}, {41 * h, 0, 15, 0}, {3, 0, h, 0}},
+      {schedule_family::looped_bfs, {33 * h, 0, 33 * h, 0}, {25, 15 * h, 25, 15 * h}, {7, 0, 7, 0}},
+      {schedule_family::zb_h1, {0, 0, 0, 0}, {9 * h, 7 * h, 7 * h, 5 * h}, {0, 0, 0, 0}},
+      {schedule_family::zb_h2, {1, 0, 0, 0}, {7, 3, 7 * h, 5 * h}, {0, 0, 0, 0}},
+      {schedule_family::zbv, {19 * h, h, 4, 0}, {23 * h, 3 * h, 6, 0}, {7 * h, 0, 0, 0}},
+      {schedule_family::interleaved_zb, {11, 5 * h, 8, 0}, {12, 5 * h, 8, 0}, {h, h, h, 0}},
+      {schedule_family::dualpipev, {19 * h, 4, 7 * h, 7 * h}, {13, 8, 6, 7 * h}, {1, h, 0, h}},
+      {schedule_family::dualpipe, {4, 4, 5 * h, 1}, {13 * h, 6, 9 * h, 2}, {3 * h, 3 * h, h, h}},
+      {schedule_family::v_half, {7, 2, 7 * h, 0}, {15 * h, 5 * h, 9 * h, 0}, {h, h, 0, 0}},
+      {schedule_family::v_min, {2, 0, 1, 0}, {2, 0, 1, 0}, {0, 0, 0, 0}},
+      {schedule_family::combined_1f1b, {17, 0, 7, 0}, {59 * h, 5, 31 * h, h}, {h, 0, 0, 0}},
   };
   REQUIRE(std::size(rows) == std::size(all_families));
   const costs article{}, latency = with_latency(rational{1, 2});
@@ -780,6 +831,7 @@ TEST_CASE("stream models: ctpipe's lower() for them runs under every policy at P
         REQUIRE(execute(keyed.view(), c, model).makespan() - simulated == (latent ? x.key[p] : rational{0}));
         if (stream_spacing(g.view(), c, model)) REQUIRE(e.makespan() == simulated);
         if (e.makespan() != simulated) REQUIRE_FALSE(stream_spacing(g.view(), c, model));
+        REQUIRE(stream_loss_bound(g.view(), c, model) == (latent ? x.bound[p] : rational{0}));
       }
     }
   }

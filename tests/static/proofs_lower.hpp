@@ -6,6 +6,7 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/lower/execute.hpp>
 #include <ctpipe/lower/lower.hpp>
+#include <ctpipe/lower/streams.hpp>
 #include <ctpipe/lower/validate.hpp>
 
 #include <cstddef>  // std::size_t

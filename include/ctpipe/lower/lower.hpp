@@ -495,52 +495,6 @@ constexpr schedule lower(schedule_view v, const costs& c, runtime_model model, c
   return out;
 }
 
-/// Whether the stream order of lower(v, c, model) (a stream model) provably loses
-/// nothing: in simulate(v, c)'s timeline, every two messages that follow each other on
-/// one stream of a rank (both of them sends or receives of that rank, on the stream
-/// stream_index() gives them) are produced at least t_c apart. Then every message is at
-/// its receiver at its producer's end + t_c, and execute(lower(v, c, model), c, model)
-/// has every op at simulate()'s time (docs/runtimes.md gives the induction). Always true
-/// with t_c = 0; with latency it fails where one stream must carry two messages closer
-/// than t_c, which no order of that stream can run on time (one of the two is at least
-/// t_c minus their distance late, a delay the consumer may or may not absorb).
-/// Errors: lower()'s. Linear in the ops (one lower() and one simulation).
-constexpr bool stream_spacing(schedule_view v, const costs& c, runtime_model model) {
-  detail::require(is_stream_model(model), "ctpipe: stream_spacing() takes a stream model");
-  const schedule lowered = lower(v, c, model);
-  const simulation sim = simulate(v, c);
-  const pipeline_shape shape = v.shape;
-  // The producer's end of each message, by message_tag().
-  detail::buffer<rational> produced(static_cast<std::size_t>(2 * (shape.stages() + 1) * shape.m));
-  const schedule plain = split_pairs(v);  // a pair's word read as its F (both words share the pair's end)
-  const std::span<const op> ops = plain.view().ops;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const op o = ops[k];
-    const op_kind kind = o.kind();
-    const int s = o.stage();
-    const bool forward = kind == op_kind::F;
-    if (!forward && kind != op_kind::B && kind != op_kind::I) continue;
-    const int to = forward ? s + 1 : s - 1;
-    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
-    const op send = detail::make_op(forward ? op_kind::send_f : op_kind::send_b, s, o.microbatch());
-    produced[static_cast<std::size_t>(message_tag(shape, send))] = sim.end(k);
-  }
-  for (int r = 0; r < shape.P; ++r) {
-    rational last[streams_per_rank];
-    bool seen[streams_per_rank] = {false, false, false, false};
-    for (const op o : lowered.view().rank(r)) {
-      if (!is_transfer(o.kind())) continue;
-      const int local = stream_index(model, r, peer_rank(shape, o), is_send(o.kind()),
-                                     o.kind() == op_kind::send_f || o.kind() == op_kind::recv_f, shape.P) -
-                        streams_per_rank * r;
-      const rational at = produced[static_cast<std::size_t>(message_tag(shape, o))];
-      if (seen[local] && at - last[local] < c.c) return false;
-      seen[local] = true, last[local] = at;
-    }
-  }
-  return true;
-}
-
 /// lower(v, costs{}, runtime_model::blocking): the order for a runtime whose sends
 /// return at once, zero loss for every cost set. A runtime whose sends block until the
 /// receive is posted (MPI_Ssend) needs lower(v, c, runtime_model::rendezvous).
