@@ -120,3 +120,28 @@ def test_what_the_stream_models_predict_for_the_threads_orders():
     run = asap.execute("stream-rank")["stream-rank"]
     assert ctpipe.fraction(run["makespan"]) == 62 > asap.simulate().makespan
     assert ctpipe.fraction(run["stall"][1]) == 25
+
+
+@pytest.mark.parametrize("label,family,options,P,m", [pytest.param(*f, id=f"{f[0]}-P{f[3]}-m{f[4]}")
+                                                      for f in _families()])
+def test_which_orders_receive_in_the_senders_order(label, family, options, P, m):
+    """torch-asap appends each RECV with its SEND, so every pair of ranks posts its messages in
+    one order on both sides (what gloo and NCCL pair by). The deferrals move RECVs: for the
+    V-shapes (and interleaved-zb at P = 2) a rank then receives a peer's messages in another
+    order than the peer sends them, and ctpipe.torch's check refuses those lists; PyTorch's
+    own defer_pp_recv=True runs them and trains on the wrong tensors
+    (test_torch_training.py's defer-pp-recv cases)."""
+    s = ctpipe.Schedule(family, P=P, m=m, **options)
+    owner = ct.stage_to_rank(s)
+    in_order = {}
+    for lowering in ("torch-asap", "torch-warmup", "torch-consumer", "torch-parity"):
+        rows = s.actions(comms=True, lowering=lowering)
+        try:
+            ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), owner, s)
+            in_order[lowering] = True
+        except ctpipe.Error as e:
+            assert "in another order than" in str(e)
+            in_order[lowering] = False
+    assert in_order["torch-asap"]
+    v_like = family in ("zbv", "v-half", "v-min") or (family, P) in (("interleaved-zb", 2), ("dualpipev", 4))
+    assert in_order["torch-parity"] == in_order["torch-consumer"] == (not v_like)
