@@ -418,3 +418,55 @@ TEST_CASE("torch-asap's warm-up stall under one stream per rank, interleaved 1F1
   REQUIRE(warmup.makespan() == rational{81, 2});
   REQUIRE(warmup.stall(0) == rational{0});
 }
+
+TEST_CASE("the table of docs/pytorch.md: each torch lowering under each model, P = 4 m = 8",
+          "[torch_lowering][streams]") {
+  // Makespan minus simulate() at the article's costs (t_c = 0), "hang" where the model
+  // deadlocks; models in all_runtime_models' order.
+  schedule_spec interleaved = torch_interleaved(4, 8);
+  const struct {
+    schedule_spec spec;
+    torch_lowering which;
+    const char* cells[8];
+  } rows[] = {
+      {{schedule_family::one_f_one_b, {4, 8}}, torch_lowering::asap, {"12", "12", "0", "12", "0", "0", "0", "0"}},
+      {{schedule_family::one_f_one_b, {4, 8}}, torch_lowering::warmup, {"12", "12", "0", "12", "0", "0", "0", "0"}},
+      {{schedule_family::one_f_one_b, {4, 8}},
+       torch_lowering::consumer,
+       {"0", "hang", "0", "0", "hang", "hang", "0", "0"}},
+      {{schedule_family::one_f_one_b, {4, 8}},
+       torch_lowering::parity,
+       {"0", "hang", "0", "0", "hang", "hang", "0", "0"}},
+      {interleaved, torch_lowering::asap, {"19", "19", "0", "19", "13/2", "0", "6", "0"}},
+      {interleaved, torch_lowering::warmup, {"25/2", "hang", "0", "25/2", "hang", "hang", "hang", "0"}},
+      {interleaved, torch_lowering::consumer, {"0", "hang", "0", "hang", "hang", "hang", "hang", "0"}},
+      {interleaved, torch_lowering::parity, {"0", "hang", "0", "hang", "hang", "hang", "hang", "0"}},
+      {{schedule_family::zb_h1, {4, 8}}, torch_lowering::asap, {"7", "7", "0", "7", "0", "0", "0", "0"}},
+      {{schedule_family::zb_h1, {4, 8}}, torch_lowering::warmup, {"7", "7", "0", "7", "0", "0", "0", "0"}},
+      {{schedule_family::zb_h1, {4, 8}}, torch_lowering::consumer, {"0", "hang", "0", "6", "hang", "hang", "0", "0"}},
+      {{schedule_family::zb_h1, {4, 8}}, torch_lowering::parity, {"0", "hang", "0", "6", "hang", "hang", "0", "0"}},
+      {{schedule_family::zbv, {4, 8, 2, placement::v_shape}},
+       torch_lowering::asap,
+       {"9", "9", "0", "9", "2", "0", "3/2", "0"}},
+      {{schedule_family::zbv, {4, 8, 2, placement::v_shape}},
+       torch_lowering::warmup,
+       {"15/2", "hang", "0", "29/2", "hang", "hang", "hang", "0"}},
+      {{schedule_family::zbv, {4, 8, 2, placement::v_shape}},
+       torch_lowering::consumer,
+       {"0", "hang", "0", "hang", "hang", "hang", "hang", "hang"}},
+      {{schedule_family::zbv, {4, 8, 2, placement::v_shape}},
+       torch_lowering::parity,
+       {"0", "hang", "0", "hang", "hang", "hang", "hang", "hang"}},
+  };
+  for (const auto& row : rows) {
+    INFO(family_name(row.spec.family) << " " << io::torch_lowering_name(row.which));
+    const schedule g = generate(row.spec);
+    const io::csv_schedule l = io::lower_torch(g.view(), row.which);
+    const rational simulated = simulate(g.view(), costs{}).makespan();
+    for (int k = 0; k < runtime_model_count; ++k) {
+      INFO(runtime_model_name(all_runtime_models[k]));
+      const execution run = execute(l.view(), costs{}, all_runtime_models[k]);
+      REQUIRE((run.completed() ? io::to_string(run.makespan() - simulated) : std::string("hang")) == row.cells[k]);
+    }
+  }
+}
