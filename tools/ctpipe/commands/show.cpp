@@ -63,8 +63,7 @@ class show final : public command_with_options<show_options> {
           "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
-    if (opts_.torch_passes_given && opts_.format != "csv-comms" &&
-        !(opts_.format == "json" && opts_.torch_order())) {
+    if (opts_.torch_passes_given && opts_.format != "csv-comms" && !(opts_.format == "json" && opts_.torch_order())) {
       throw usage_error(
           "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-* "
           "--lowering (whose order they change)");
