@@ -52,6 +52,7 @@
 #include <functional>   // std::greater
 #include <memory>       // std::shared_ptr: torch_lowering_error's text
 #include <queue>        // the rounds' events
+#include <span>         // a rank's ops
 #include <string>       // annotation texts, messages
 #include <string_view>  // names
 #include <utility>      // std::pair, std::move
