@@ -35,6 +35,7 @@ from . import _core
 __all__ = [
     "Error",
     "FAMILIES",
+    "LOWERINGS",
     "RUNTIMES",
     "SCHEDULE_OPTIONS",
     "Schedule",
@@ -77,6 +78,14 @@ SCHEDULE_OPTIONS = (
 #: models, then the stream models (NCCL's first-in first-out streams) by channel policy.
 RUNTIMES = ("blocking", "rendezvous", "posted", "batched", "stream-rank", "stream-peer", "stream-direction",
             "stream-edge")
+
+#: Who places the sends and receives of the lowered lists (``lowering=``, the tool's
+#: ``--lowering``; docs/pytorch.md): ``own`` (ctpipe's ``lower()`` for ``runtime``),
+#: ``deepseek`` (DeepSeek's ``step()``, dualpipev and dualpipe), and PyTorch's orders:
+#: ``torch-asap`` (``_add_send_recv``, torch 2.13's default), ``torch-warmup`` (PR #165664's
+#: warm-up RECVs after the forwards), ``torch-consumer`` (PR #172833's RECV before its
+#: consumer), ``torch-parity`` (``_defer_recv_ops``, ``defer_pp_recv=True``).
+LOWERINGS = ("own", "deepseek", "torch-asap", "torch-warmup", "torch-consumer", "torch-parity")
 
 
 def fraction(text: str | int | Fraction) -> Fraction:
@@ -213,11 +222,14 @@ def _json(args: Sequence[str]) -> dict[str, Any]:
 _FORMAT_ONLY = {
     "runtime": ("json", "csv-comms"),
     "lowering": ("json", "csv-comms"),
-    "torch_passes": ("csv-comms",),
-    "max_active_stages": ("csv-comms",),
+    "torch_passes": ("json", "csv-comms"),
+    "max_active_stages": ("json", "csv-comms"),
     "width": ("text",),
     "color": ("text",),
 }
+
+# Options json takes only with a torch-* lowering (they change PyTorch's order, not ctpipe's).
+_TORCH_ORDER_ONLY = ("torch_passes", "max_active_stages")
 
 # actions() makes a Python string per action: at most the tool's JSON limit of ops.
 _MAX_ACTION_OPS = 1 << 21
@@ -300,13 +312,14 @@ class Schedule:
     ``pair_model``, ``costs``, ``gamma``, ``stage_scale``, ``microbatch_scale``, ``model``,
     ``memory_limit``, ``layers``, ``layout`` (Megatron-LM's layout string, e.g.
     ``"Et*8|(t*8|)*2,t*8L"``), ``device_flops``, ``link_bandwidth``, ``runtime``,
-    ``lowering``, ``torch_passes``, ``max_active_stages`` (see :func:`options_to_args` for
-    the values). The request is parsed and checked by the tool's parser and the schedule
-    generated at once; a bad one raises :class:`Error` with the tool's message, e.g.
-    ``ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or m % group >= P``. Options
-    one view alone takes (``runtime``, ``lowering``: the lowered lists and the readout;
-    ``torch_passes``, ``max_active_stages``: the lowered lists; ``width``, ``color``: the
-    text view) are left out of the others. Requests over 2^24 ops (the tool's largest
+    ``lowering`` (one of :data:`LOWERINGS`), ``torch_passes``, ``max_active_stages`` (see
+    :func:`options_to_args` for the values). The request is parsed and checked by the
+    tool's parser and the schedule generated at once; a bad one raises :class:`Error` with
+    the tool's message, e.g. ``ctpipe: interleaved-1f1b (megatron) needs m % group == 0 or
+    m % group >= P``. Options one view alone takes (``runtime``, ``lowering``: the lowered
+    lists and the readout; ``torch_passes``, ``max_active_stages``: the lowered lists, and
+    the readout with a ``torch-*`` lowering, whose order they change; ``width``, ``color``:
+    the text view) are left out of the others. Requests over 2^24 ops (the tool's largest
     view) are refused.
     """
 
@@ -424,7 +437,13 @@ class Schedule:
         lowering for ``runtime`` (``SEND_F``/``RECV_F``/``SEND_B``/``RECV_B``) with PyTorch's
         ``UNSHARD``/``RESHARD``/``REDUCE_GRAD`` placed as its ``_add_unshard_reshard`` and
         ``_add_reduce_grad`` place them (``torch_passes``: ``all``, ``reduce-grad``, ``none``;
-        ``fsdp=False`` is ``reduce-grad``), what ``--format csv-comms`` writes.
+        ``fsdp=False`` is ``reduce-grad``), what ``--format csv-comms`` writes. ``lowering``
+        (one of :data:`LOWERINGS`) chooses who places the transfers: ``deepseek`` DeepSeek's
+        batches; ``torch-asap``, ``torch-warmup``, ``torch-consumer``, ``torch-parity``
+        PyTorch's orders, the same for every ``runtime`` (``torch-asap`` is what
+        ``_PipelineScheduleRuntime`` makes of ``actions()``, ``torch-parity`` the same with
+        ``defer_pp_recv=True``, token for token; the passes' actions take rounds there, so
+        ``torch_passes`` changes the order).
         """
         _check_bool("comms", comms)
         s = self._lowered(comms, self._overrides(runtime, lowering, torch_passes, max_active_stages, fsdp))
@@ -473,7 +492,9 @@ class Schedule:
         """The lowered lists executed under a runtime model (``runtime``, one of
         :data:`RUNTIMES`; default every model): the readout's ``executed`` entry
         (makespan, stalls, deadlock per model; a stream model's hang also names its
-        ``cycle``)."""
+        ``cycle``). The lists are the Schedule's ``lowering`` (default ``own``: ctpipe's
+        lowering for each model; ``torch-asap`` and the other orders of :data:`LOWERINGS`:
+        one set of lists, run under each model, with the Schedule's ``torch_passes``)."""
         return self.readout(runtime=runtime)["executed"]
 
     def peak_in_flight(self) -> list[Fraction]:
@@ -533,6 +554,9 @@ class Schedule:
         merged = dict(self._options)
         for key, formats in _FORMAT_ONLY.items():
             if fmt not in formats:
+                merged.pop(key, None)
+        if fmt == "json" and not str(merged.get("lowering", "")).startswith("torch-"):
+            for key in _TORCH_ORDER_ONLY:  # json takes them with a torch order only, whose order they change
                 merged.pop(key, None)
         merged.update(options)
         return options_to_args(merged) + ["--format", fmt]

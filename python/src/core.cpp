@@ -17,11 +17,10 @@
 #include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/io/format.hpp"
-#include "ctpipe/io/torch_passes.hpp"
-#include "ctpipe/lower/deepseek.hpp"
-#include "ctpipe/lower/lower.hpp"
+#include "ctpipe/io/csv.hpp"
 #include "ctpipe/schedules/generate.hpp"
 #include "invoke.hpp"
+#include "lowered.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "request.hpp"
@@ -80,12 +79,13 @@ class schedule_request {
   const request& req() const { return req_; }
   ctpipe::schedule_view view() const { return sched_.view(); }
 
-  /// The lowered lists (compute ops with SEND/RECV) for the request's --runtime and
+  /// The lowered lists (compute ops with SEND/RECV, PyTorch's UNSHARD, RESHARD and
+  /// REDUCE_GRAD of --torch-passes as annotations) for the request's --runtime and
   /// --lowering, as `--format csv-comms` writes them.
-  ctpipe::schedule lowered() const {
+  ctpipe::io::csv_schedule lowered() const {
     return guarded([&] {
-      if (req_.opts.deepseek_lowering) return ctpipe::lower_deepseek(req_.spec);
-      return ctpipe::lower(sched_.view(), req_.cost, req_.opts.runtime, req_.scale());
+      return ctpipe::tool::lowered_lists(&req_.spec, sched_.view(), req_.cost, req_.opts.runtime, req_.scale(),
+                                         req_.opts);
     });
   }
 
@@ -94,13 +94,12 @@ class schedule_request {
   ctpipe::schedule sched_;
 };
 
-/// Per rank, PyTorch's action strings of `v`, with the actions of `passes` in place
-/// (no pass: to_csv()'s cells).
-std::vector<std::vector<std::string>> action_rows(ctpipe::schedule_view v, const ctpipe::io::torch_passes* passes) {
-  std::vector<ctpipe::io::csv_annotation> notes;
-  if (passes != nullptr) notes = ctpipe::io::torch_annotations(v, *passes);
+/// Per rank, PyTorch's action strings of `v`, with `notes` (by rank, then position, as
+/// torch_annotations() and lower_torch() give them) in place: to_csv()'s cells.
+std::vector<std::vector<std::string>> action_rows(ctpipe::schedule_view v,
+                                                  const std::vector<ctpipe::io::csv_annotation>& notes) {
   std::vector<std::vector<std::string>> rows(static_cast<std::size_t>(v.shape.P));
-  std::size_t next = 0;  // torch_annotations() gives them by rank, then position
+  std::size_t next = 0;
   for (int r = 0; r < v.shape.P; ++r) {
     const auto ops = v.rank(r);
     auto& row = rows[static_cast<std::size_t>(r)];
@@ -198,9 +197,9 @@ void bind_request_readouts(nb::class_<schedule_request>& c) {
        "actions",
        [](const schedule_request& s, bool comms) {
          return guarded([&] {
-           if (!comms) return action_rows(s.view(), nullptr);
-           const ctpipe::schedule lowered = s.lowered();
-           return action_rows(lowered.view(), &s.req().opts.passes);
+           if (!comms) return action_rows(s.view(), {});
+           const ctpipe::io::csv_schedule lowered = s.lowered();
+           return action_rows(lowered.view(), lowered.annotations);
          });
        },
        nb::arg("comms") = false)
@@ -209,7 +208,7 @@ void bind_request_readouts(nb::class_<schedule_request>& c) {
           [](const schedule_request& s, bool comms) {
             return guarded([&] {
               if (!comms) return op_arrays(s.view());
-              const ctpipe::schedule lowered = s.lowered();
+              const ctpipe::io::csv_schedule lowered = s.lowered();
               return op_arrays(lowered.view());
             });
           },

@@ -214,8 +214,9 @@ def run_train_case(case, rank, world):
     route = case.get("route", "compute_only")
     runtime = case.get("runtime", "posted")
     fsdp = case.get("fsdp", True)
+    extra = case.get("kwargs", {})  # to _PipelineScheduleRuntime: defer_pp_recv
     sched = ct.pipeline_schedule(stages, schedule, loss_fn=loss_fn, route=route, runtime=runtime,
-                                 fsdp=fsdp, scale_grads=True)
+                                 fsdp=fsdp, scale_grads=True, **extra)
     x, y = make_data(schedule.m, seed)
     losses, executed = _step(sched, held, S, x, y)
     ref_losses, ref_grads = reference(S, schedule.m, seed)
@@ -234,6 +235,11 @@ def run_train_case(case, rank, world):
                 if not _is_transfer(a)]
         checks["UNSHARD/RESHARD/REDUCE_GRAD as PyTorch's passes"] = (
             [a for a in executed if not _is_transfer(a)] == ours)
+        # The whole list, transfers too: ctpipe's torch-asap, or torch-parity with
+        # defer_pp_recv=True (PyTorch's _add_send_recv, then _defer_recv_ops).
+        lowering = "torch-parity" if extra.get("defer_pp_recv") else "torch-asap"
+        checks[f"executed == actions(lowering='{lowering}')"] = (
+            executed == schedule.actions(comms=True, lowering=lowering)[rank])
     return {"loss_err": loss_err, "grad_err": grad_err, "executed": executed,
             "expected": expected, "checks": checks}
 

@@ -2,6 +2,7 @@
 #include <ctpipe/ctpipe.hpp>
 #include <ctpipe/io/csv.hpp>
 #include <ctpipe/io/format.hpp>
+#include <ctpipe/io/torch_lowering.hpp>
 #include <ctpipe/io/torch_passes.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -615,7 +616,9 @@ TEST_CASE(
        "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model (--runtime applies "
        "to "
        "json's executed entry)\n"},
-      {"-s dualpipev --lowering theirs --format csv-comms", "ctpipe: --lowering takes own or deepseek, not 'theirs'\n"},
+      {"-s dualpipev --lowering theirs --format csv-comms",
+       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer or torch-parity, not "
+       "'theirs'\n"},
   };
   for (const auto& c : refused) {
     INFO(c.args);
@@ -624,6 +627,85 @@ TEST_CASE(
     REQUIRE(run.out.empty());
     REQUIRE(run.err == c.message);
   }
+}
+
+TEST_CASE("the torch lowerings in csv-comms, json's executed entry and validate", "[tool][torch]") {
+  ctpipe::schedule_spec spec{ctpipe::schedule_family::interleaved_1f1b, {2, 4, 2}};
+  spec.variant = ctpipe::interleaved_variant::torch;
+  const ctpipe::schedule compute = ctpipe::generate(spec);
+  const std::string args = "-s interleaved-1f1b --variant torch -P 2 -m 4";
+  for (const auto which : ctpipe::io::all_torch_lowerings) {
+    const std::string name = ctpipe::io::torch_lowering_name(which);
+    INFO(name);
+    const auto csv = run_tool(args + " --lowering " + name + " --format csv-comms");
+    REQUIRE(csv.exit_code == 0);
+    REQUIRE(csv.out == ctpipe::io::to_csv(ctpipe::io::lower_torch(compute.view(), which)));
+    const ctpipe::io::torch_passes none{false, false, 3};
+    const ctpipe::io::csv_schedule bare = ctpipe::io::lower_torch(compute.view(), which, none);
+    REQUIRE(run_tool(args + " --lowering " + name + " --format csv-comms --torch-passes none").out ==
+            ctpipe::io::to_csv(bare));
+    // json's executed entry runs PyTorch's lists under each model; --torch-passes changes them.
+    const auto json =
+        nlohmann::json::parse(run_tool(args + " --lowering " + name + " --format json --torch-passes none").out);
+    for (const ctpipe::runtime_model model : ctpipe::all_runtime_models) {
+      const ctpipe::execution run = ctpipe::execute(bare.view(), ctpipe::costs{}, model);
+      const auto& entry = json.at("executed").at(ctpipe::runtime_model_name(model));
+      REQUIRE(entry.contains("deadlock") == !run.completed());
+      if (run.completed()) REQUIRE(entry.at("makespan") == ctpipe::io::to_string(run.makespan()));
+    }
+    // validate lowers a compute-only file the same way and runs it under every model.
+    const ctpipe::tests::temp_file file(ctpipe::io::to_csv(compute.view()));
+    const auto checked = nlohmann::json::parse(
+        run_tool("validate " + file.path + " --format json --lowering " + name + " --torch-passes none").out);
+    REQUIRE(checked.at("executed") == json.at("executed"));
+  }
+  // PR 172833's order hangs on one stream per rank (issue 172668's deadlock), torch-asap
+  // runs; validate names the cycle and still exits 0: the file is valid, the hang a
+  // prediction.
+  const ctpipe::tests::temp_file file(ctpipe::io::to_csv(compute.view()));
+  const auto consumer = run_tool("validate " + file.path + " --lowering torch-consumer --runtime stream-rank");
+  REQUIRE(consumer.exit_code == 0);
+  REQUIRE(consumer.out.starts_with(file.path +
+                                   ": valid compute schedule, lowered by torch-consumer (48 transfer ops): hangs "
+                                   "under stream-rank; P = 2, m = 4, V = 2"));
+  REQUIRE(consumer.out.find("  cycle: rank 0 waits at 2F0 for 2RECV_F0 on rank 0's stream; rank 0's stream: its head "
+                            "0SEND_F1 needs 1RECV_F1, queued on rank 1's stream behind 1SEND_F0; rank 1's stream: its "
+                            "head 1SEND_F0 needs 2RECV_F0, queued on rank 0's stream behind 0SEND_F1; back to rank 0's "
+                            "stream\n") != std::string::npos);
+  const auto asap = run_tool("validate " + file.path + " --lowering torch-asap");
+  REQUIRE(
+      asap.out.starts_with(file.path +
+                           ": valid compute schedule, lowered by torch-asap (48 transfer ops): runs under blocking, "
+                           "rendezvous, posted, batched, stream-rank, stream-peer, stream-direction, stream-edge;"));
+  const struct {
+    const char* args;
+    const char* message;
+  } refused[] = {
+      {"-s dualpipe -P 2 -m 4 --lowering torch-asap --format csv-comms",
+       "ctpipe: --lowering torch-* applies to the schedules PyTorch's runtime runs, not dualpipe"},
+      {"-s 1f1b --lowering torch-parity --runtime stream-rank --format csv-comms",
+       "ctpipe: --lowering torch-* writes PyTorch's own order, the same for every runtime model"},
+      {"-s 1f1b --lowering torch-parity --format svg",
+       "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only"},
+      {"-s 1f1b --lowering torch_asap --format csv-comms",
+       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer or torch-parity, not "
+       "'torch_asap'"},
+      {"-s 1f1b --torch-passes none --format json",
+       "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-*"},
+  };
+  for (const auto& c : refused) require_refused(c.args, c.message);
+  const ctpipe::tests::temp_file lowered(run_tool(args + " --format csv-comms").out);
+  const std::string validate_refused[][2] = {
+      {"validate " + lowered.path + " --lowering torch-asap",
+       "ctpipe: " + lowered.path +
+           ": --lowering lowers a compute-only file; this one has SEND/RECV ops (it is lowered already)"},
+      {"validate " + file.path + " --lowering deepseek",
+       "ctpipe: validate --lowering takes own or a torch-* order; deepseek lowers DeepSeek's own"},
+      {"validate " + file.path + " --torch-passes none",
+       "ctpipe: validate takes --torch-passes and --max-active-stages with a torch-* --lowering only"},
+      {"validate " + file.path + " --lowering torch-last", "ctpipe: --lowering takes own, deepseek, torch-asap"},
+  };
+  for (const auto& c : validate_refused) require_refused(c[0].c_str(), c[1].c_str());
 }
 
 TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --torch-passes and --max-active-stages",
@@ -650,8 +732,14 @@ TEST_CASE("csv-comms carries PyTorch's UNSHARD, RESHARD and REDUCE_GRAD, with --
       {"--format csv-comms --max-active-stages 0", "ctpipe: --max-active-stages must be >= 1\n"},
       {"--format csv-comms --max-active-stages x", "ctpipe: --max-active-stages takes a whole number, not 'x'\n"},
       {"--format csv --torch-passes none",
-       "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
-      {"--max-active-stages 2", "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only\n"},
+       "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-* "
+       "--lowering (whose order they change)\n"},
+      {"--max-active-stages 2",
+       "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-* "
+       "--lowering (whose order they change)\n"},
+      {"--format json --torch-passes none",
+       "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-* "
+       "--lowering (whose order they change)\n"},
   };
   for (const auto& r : rejected) {
     INFO(r.args);

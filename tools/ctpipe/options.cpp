@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ctpipe/io/torch_lowering.hpp"
+
 namespace ctpipe::tool {
 
 /// The names of the families whose table entry passes `keep`, comma-separated.
@@ -399,10 +401,18 @@ void runtime_options::declare(CLI::App& app) {
 void runtime_options::check(const CLI::App& app) { runtime_given = app.count("--runtime") > 0; }
 
 void lowering_options::declare(CLI::App& app) {
-  add_choice(app, "--lowering", deepseek_lowering, {{"own", false}, {"deepseek", true}},
+  add_choice(app, "--lowering", lowering,
+             {{"own", lowering_choice::own},
+              {"deepseek", lowering_choice::deepseek},
+              {"torch-asap", lowering_choice::torch_asap},
+              {"torch-warmup", lowering_choice::torch_warmup},
+              {"torch-consumer", lowering_choice::torch_consumer},
+              {"torch-parity", lowering_choice::torch_parity}},
              "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
-             "--runtime model) or deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same lists "
-             "for every model)");
+             "--runtime model), deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same lists "
+             "for every model), or PyTorch's orders (docs/pytorch.md): torch-asap (_add_send_recv, torch 2.13's "
+             "default), torch-warmup (PR 165664), torch-consumer (PR 172833), torch-parity (_defer_recv_ops, "
+             "defer_pp_recv=True)");
   add_converted(
       app, "--torch-passes",
       [this](const std::string& text) {
@@ -416,6 +426,16 @@ void lowering_options::declare(CLI::App& app) {
       "all");
   add_whole(app, "--max-active-stages", passes.max_active_stages,
             "csv-comms with --torch-passes all: the stages kept unsharded at once (PyTorch's window)");
+}
+
+bool torch_order_of(lowering_choice choice, io::torch_lowering& out) {
+  switch (choice) {
+    case lowering_choice::torch_asap: out = io::torch_lowering::asap; return true;
+    case lowering_choice::torch_warmup: out = io::torch_lowering::warmup; return true;
+    case lowering_choice::torch_consumer: out = io::torch_lowering::consumer; return true;
+    case lowering_choice::torch_parity: out = io::torch_lowering::parity; return true;
+    default: return false;
+  }
 }
 
 void lowering_options::check(const CLI::App& app) {

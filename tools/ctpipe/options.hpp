@@ -4,6 +4,7 @@
 // used by the tests).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,10 @@
 #include "ctpipe/io/torch_passes.hpp"
 #include "ctpipe/lower/runtime.hpp"
 #include "ctpipe/schedules/family.hpp"
+
+namespace ctpipe::io {
+enum class torch_lowering : std::uint8_t;  // ctpipe/io/torch_lowering.hpp
+}  // namespace ctpipe::io
 
 namespace CLI {
 class App;
@@ -221,13 +226,29 @@ struct runtime_options {
   const runtime_model* runtime_or_all() const { return runtime_given ? &runtime : nullptr; }
 };
 
-/// --lowering own|deepseek (ctpipe/lower/deepseek.hpp), --torch-passes,
-/// --max-active-stages.
+/// Who places the sends and receives (--lowering): ctpipe's lower() for the runtime
+/// model (`own`), DeepSeek's step() (`deepseek`, ctpipe/lower/deepseek.hpp), or one of
+/// PyTorch's four orders (`torch-asap`, `torch-warmup`, `torch-consumer`, `torch-parity`,
+/// ctpipe/io/torch_lowering.hpp).
+enum class lowering_choice : std::uint8_t { own, deepseek, torch_asap, torch_warmup, torch_consumer, torch_parity };
+
+/// The torch order `choice` names, or false for `own` and `deepseek` (then `out` is
+/// unchanged).
+bool torch_order_of(lowering_choice choice, io::torch_lowering& out);
+
+/// --lowering own|deepseek|torch-asap|torch-warmup|torch-consumer|torch-parity,
+/// --torch-passes, --max-active-stages.
 struct lowering_options {
-  bool lowering_given = false;      ///< --lowering given
-  bool deepseek_lowering = false;   ///< --lowering deepseek (dualpipev, dualpipe)
-  io::torch_passes passes{};        ///< --torch-passes, --max-active-stages (csv-comms)
-  bool torch_passes_given = false;  ///< either given
+  bool lowering_given = false;                      ///< --lowering given
+  lowering_choice lowering = lowering_choice::own;  ///< --lowering
+  io::torch_passes passes{};                        ///< --torch-passes, --max-active-stages
+  bool torch_passes_given = false;                  ///< either given
+
+  /// Whether --lowering names one of PyTorch's orders.
+  bool torch_order() const {
+    io::torch_lowering unused{};
+    return torch_order_of(lowering, unused);
+  }
 
   void declare(CLI::App& app);
   void check(const CLI::App& app);

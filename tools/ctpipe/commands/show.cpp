@@ -7,11 +7,9 @@
 
 #include "command.hpp"
 #include "ctpipe/io/csv.hpp"
-#include "ctpipe/io/torch_passes.hpp"
-#include "ctpipe/lower/deepseek.hpp"
 #include "ctpipe/lower/lower.hpp"
-#include "../executed.hpp"
 #include "../invoke.hpp"
+#include "../lowered.hpp"
 #include "../model.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
@@ -20,20 +18,29 @@
 namespace ctpipe::tool {
 namespace {
 
-/// --lowering's rules: a format with transfers; for deepseek, DeepSeek's two schedules
-/// and no --runtime with csv-comms (DeepSeek's lists are the same for every model).
+/// --lowering's rules: a format with transfers; for deepseek, DeepSeek's two schedules;
+/// for deepseek and the torch orders no --runtime with csv-comms (their lists are the same
+/// for every model); for the torch orders no dualpipe (PyTorch's runtime has one copy).
 void check_lowering(const schedule_spec& spec, const show_options& o) {
   if (o.format != "csv-comms" && o.format != "json") {
     throw usage_error("ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only");
   }
-  if (!o.deepseek_lowering) return;
-  if (spec.family != schedule_family::dualpipev && spec.family != schedule_family::dualpipe) {
+  if (o.lowering == lowering_choice::own) return;
+  const bool deepseek = o.lowering == lowering_choice::deepseek;
+  if (deepseek && spec.family != schedule_family::dualpipev && spec.family != schedule_family::dualpipe) {
     throw usage_error("ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())");
   }
-  if (o.runtime_given && o.format == "csv-comms") {
+  if (!deepseek && spec.shape.layout == placement::bidirectional) {
     throw usage_error(
-        "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime model "
-        "(--runtime applies to json's executed entry)");
+        "ctpipe: --lowering torch-* applies to the schedules PyTorch's runtime runs, not dualpipe (two model copies; "
+        "docs/pytorch.md)");
+  }
+  if (o.runtime_given && o.format == "csv-comms") {
+    throw usage_error(deepseek
+                          ? "ctpipe: --lowering deepseek writes DeepSeek's own batches, the same for every runtime "
+                            "model (--runtime applies to json's executed entry)"
+                          : "ctpipe: --lowering torch-* writes PyTorch's own order, the same for every runtime "
+                            "model (--runtime applies to json's executed entry)");
   }
 }
 
@@ -56,8 +63,10 @@ class show final : public command_with_options<show_options> {
           "executed entry) only");
     }
     if (opts_.lowering_given) check_lowering(spec, opts_);
-    if (opts_.torch_passes_given && opts_.format != "csv-comms") {
-      throw usage_error("ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms only");
+    if (opts_.torch_passes_given && opts_.format != "csv-comms" && !(opts_.format == "json" && opts_.torch_order())) {
+      throw usage_error(
+          "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-* "
+          "--lowering (whose order they change)");
     }
     if (!opts_.memory_limit_text.empty() && opts_.format != "text" && opts_.format != "json" && opts_.format != "svg") {
       throw usage_error("ctpipe: --memory-limit shows in --format text, json and svg only");
@@ -69,8 +78,7 @@ class show final : public command_with_options<show_options> {
       const schedule s = generate(spec);
       if (spec.shape.layout == placement::bidirectional) note(dualpipe_note);
       if (opts_.format == "csv") return io::to_csv(s.view());
-      if (opts_.deepseek_lowering) return io::to_torch_csv(lower_deepseek(spec).view(), opts_.passes);
-      return io::to_torch_csv(lower(s.view(), run.cost, opts_.runtime, scale).view(), opts_.passes);
+      return io::to_csv(lowered_lists(&spec, s.view(), run.cost, opts_.runtime, scale, opts_));
     }
     io::report rep = io::analyze(spec, run.cost, opts_.gamma, run.stage_scale, opts_.microbatch_scale);
     apply_memory(rep, opts_, opts_.memory_limit_text);
@@ -80,10 +88,7 @@ class show final : public command_with_options<show_options> {
       return out;
     }
     nlohmann::ordered_json j = json_of(rep);
-    j["executed"] =
-        opts_.deepseek_lowering
-            ? executed_json(execute_models(lower_deepseek(spec).view(), run.cost, opts_.runtime_or_all(), scale))
-            : own_lowering_json(generate(spec).view(), run.cost, opts_.runtime_or_all(), scale);
+    j["executed"] = lowering_json(&spec, generate(spec).view(), run.cost, opts_.runtime_or_all(), scale, opts_);
     return json_text(j);
   }
 };

@@ -20,6 +20,7 @@
 #include "ctpipe/plan/moves.hpp"
 #include "ctpipe/lower/validate.hpp"
 #include "../executed.hpp"
+#include "../lowered.hpp"
 #include "../options.hpp"
 #include "../output.hpp"
 
@@ -72,7 +73,7 @@ void require_valid(const std::vector<validation_issue>& issues, const std::strin
 
 /// `ctpipe validate` (see the file comment).
 /// `ctpipe validate`'s options.
-struct validate_options : options_of<cost_options, view_options, runtime_options> {
+struct validate_options : options_of<cost_options, view_options, runtime_options, lowering_options> {
   validate_options() {
     formats = {"text", "json", "svg", "trace"};
     format_help = "text, json, svg or trace (as for ctpipe)";
@@ -107,13 +108,62 @@ class validate_command final : public command_with_options<validate_options> {
     check_op_limit(static_cast<long long>(v.size()), 3 * limit, reader, path_, "ops in all");
     check_op_limit(static_cast<long long>(v.shape.stages()) * v.shape.m, limit, reader, path_,
                    "(stage, micro-batch) pairs");
-    if (transfers + copies == 0 && opts_.runtime_given && opts_.format != "json") {
+    check_lowering(transfers + copies != 0);
+    if (transfers + copies == 0 && opts_.runtime_given && opts_.format != "json" && !opts_.torch_order()) {
       throw usage_error(
           fmt::format("ctpipe: {}: --runtime applies to a file with SEND/RECV ops, or to --format json "
                       "(the executed entry of the file's lowering)",
                       path_));
     }
     return file;
+  }
+
+  /// --lowering's rules for validate: own (ctpipe's lower() per model, json's executed
+  /// entry) or a torch order, which lowers a compute-only file; --torch-passes and
+  /// --max-active-stages only with a torch order (they change its order).
+  void check_lowering(bool lowered) const {
+    if (opts_.lowering == lowering_choice::deepseek) {
+      throw usage_error(
+          "ctpipe: validate --lowering takes own or a torch-* order; deepseek lowers DeepSeek's own dualpipev and "
+          "dualpipe (ctpipe -s dualpipev --lowering deepseek), not a file");
+    }
+    if (opts_.lowering_given && lowered) {
+      throw usage_error(fmt::format(
+          "ctpipe: {}: --lowering lowers a compute-only file; this one has SEND/RECV ops (it is lowered already)",
+          path_));
+    }
+    if (opts_.torch_passes_given && !opts_.torch_order()) {
+      throw usage_error(
+          "ctpipe: validate takes --torch-passes and --max-active-stages with a torch-* --lowering only (whose order "
+          "they change)");
+    }
+  }
+
+  /// The models `runs` completed under and those they hung under, each a list of names.
+  static std::pair<std::string, std::string> runs_and_hangs(const std::vector<executed_run>& runs) {
+    std::string runs_under, hangs_under;
+    for (const executed_run& r : runs) {
+      std::string& list = r.run.completed() ? runs_under : hangs_under;
+      list += (list.empty() ? "" : ", ") + std::string(runtime_model_name(r.model));
+    }
+    return {runs_under, hangs_under};
+  }
+
+  /// Compute-only file `v` lowered by --lowering's torch order into `lists`, run under
+  /// every runtime model (or --runtime's) into `runs`: a prediction, so a hang is
+  /// reported, not refused. Returns the verdict line's text.
+  std::string run_torch_lowering(schedule_view v, io::csv_schedule& lists, std::vector<executed_run>& runs) const {
+    lists = lowered_lists(nullptr, v, opts_.cost, runtime_model::blocking, {}, opts_);
+    std::size_t transfers = 0;
+    for (const op o : lists.view().ops) transfers += is_transfer(o.kind()) ? 1 : 0;
+    runs = execute_models(lists.view(), opts_.cost, opts_.runtime_or_all());
+    const auto [runs_under, hangs_under] = runs_and_hangs(runs);
+    io::torch_lowering order{};
+    torch_order_of(opts_.lowering, order);
+    std::string verdict = fmt::format(
+        "valid compute schedule, lowered by {} ({} transfer ops): ", io::torch_lowering_name(order), transfers);
+    if (!runs_under.empty()) verdict += "runs under " + runs_under + (hangs_under.empty() ? "" : "; ");
+    return verdict + (hangs_under.empty() ? "" : "hangs under " + hangs_under);
   }
 
   /// A lowered file: the ops themselves first; then the lists run under each runtime
@@ -125,11 +175,7 @@ class validate_command final : public command_with_options<validate_options> {
     validate_lowered_ops(v, [&issues](const validation_issue& i) { issues.push_back(i); });
     require_valid(issues, path_);
     runs = execute_models(v, opts_.cost, opts_.runtime_or_all());
-    std::string runs_under, hangs_under;
-    for (const executed_run& r : runs) {
-      std::string& list = r.run.completed() ? runs_under : hangs_under;
-      list += (list.empty() ? "" : ", ") + std::string(runtime_model_name(r.model));
-    }
+    const auto [runs_under, hangs_under] = runs_and_hangs(runs);
     if (runs_under.empty()) throw invalid_schedule(hang_lines(path_, v.shape, runs));
     const std::string hangs = hangs_under.empty() ? "" : "; hangs under " + hangs_under;
     return copies == 0
@@ -146,12 +192,13 @@ class validate_command final : public command_with_options<validate_options> {
     std::string verdict;
     schedule compute;
     std::vector<executed_run> runs;
+    io::csv_schedule lists;  // a compute-only file's torch lowering (--lowering torch-*)
     if (transfers + copies == 0) {
       std::vector<validation_issue> issues;
       validate(v, [&issues](const validation_issue& i) { issues.push_back(i); });
       require_valid(issues, path_);
+      verdict = opts_.torch_order() ? run_torch_lowering(v, lists, runs) : "valid compute schedule";
       compute = std::move(file);
-      verdict = "valid compute schedule";
     } else {
       verdict = run_lowered_file(v, transfers, copies, runs);
       compute = compute_part(v);
@@ -162,7 +209,8 @@ class validate_command final : public command_with_options<validate_options> {
           runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all()) : executed_json(runs);
     }
     io::report rep = io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_);
-    if (!runs.empty() && (opts_.format == "text" || opts_.format == "svg")) draw_first_run(rep, v, runs);
+    const schedule_view run_lists = opts_.torch_order() ? lists.view() : v;  // the lists `runs` ran
+    if (!runs.empty() && (opts_.format == "text" || opts_.format == "svg")) draw_first_run(rep, run_lists, runs);
     if (opts_.format == "json") {
       nlohmann::ordered_json j = json_of(rep);
       j["executed"] = std::move(executed);
@@ -171,7 +219,8 @@ class validate_command final : public command_with_options<validate_options> {
     std::string out = render(rep, opts_);
     if (opts_.format == "text") {
       out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}{}\n", path_, verdict, shape.P,
-                        shape.m, shape.V, placement_name(shape.layout), executed_text(runs), copied_peaks(v, runs)) +
+                        shape.m, shape.V, placement_name(shape.layout), executed_text(runs),
+                        copied_peaks(run_lists, runs)) +
             out;
     }
     return out;
