@@ -492,7 +492,8 @@ class Schedule:
         """The lowered lists executed under a runtime model (``runtime``, one of
         :data:`RUNTIMES`; default every model): the readout's ``executed`` entry
         (makespan, stalls, deadlock per model; a stream model's hang also names its
-        ``cycle``). The lists are the Schedule's ``lowering`` (default ``own``: ctpipe's
+        ``cycle``, and a stream model's entry has ``loss_bound``: a loss no order of the
+        transfers avoids, exact). The lists are the Schedule's ``lowering`` (default ``own``: ctpipe's
         lowering for each model; ``torch-asap`` and the other orders of :data:`LOWERINGS`:
         one set of lists, run under each model, with the Schedule's ``torch_passes``)."""
         return self.readout(runtime=runtime)["executed"]

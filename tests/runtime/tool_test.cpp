@@ -9,6 +9,8 @@
 
 #include <sys/wait.h>
 
+#include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -970,4 +972,28 @@ TEST_CASE("validate: under a stream model a rank waits for the rank its stream's
   // Per peer each message pair has its own stream: the same file, the same cycle.
   const auto peer = run_tool("validate " + file.path + " --runtime stream-peer");
   REQUIRE(peer.err.find("rank 1 waits for rank 2, which waits for rank 1") != std::string::npos);
+}
+
+TEST_CASE("json and validate: a stream model's loss bound, where the stream order meets it", "[tool][streams]") {
+  // Looped BFS, P = 2, m = 3, V = 2, t_c = 1/2, one stream per rank: ctpipe's stream order
+  // runs 1 longer than simulated, and no order of the transfers does better.
+  const auto run = run_tool("-s looped-bfs -P 2 -m 3 -V 2 --costs c=1/2 --runtime stream-rank --format json");
+  REQUIRE(run.exit_code == 0);
+  const auto j = nlohmann::json::parse(run.out);
+  const auto& entry = j["executed"]["stream-rank"];
+  REQUIRE(entry["loss_bound"] == "1");
+  REQUIRE(ctpipe::parse_rational(entry["makespan"].get<std::string>()) -
+              ctpipe::parse_rational(j["makespan"].get<std::string>()) ==
+          ctpipe::rational{1});
+  REQUIRE_FALSE(j["executed"].contains("posted"));
+  const auto all = nlohmann::json::parse(run_tool("-s looped-bfs -P 2 -m 3 -V 2 --costs c=1/2 --format json").out);
+  REQUIRE_FALSE(all["executed"]["posted"].contains("loss_bound"));  // only the stream models have one
+  REQUIRE(all["executed"]["stream-edge"]["loss_bound"] == "0");
+  const std::string file = (std::filesystem::temp_directory_path() / "ctpipe_tool_test_bound.csv").string();
+  std::ofstream(file)
+      << run_tool("-s looped-bfs -P 2 -m 3 -V 2 --costs c=1/2 --runtime stream-rank --format csv-comms").out;
+  const auto text = run_tool("validate --costs c=1/2 --runtime stream-rank " + file);
+  REQUIRE(text.exit_code == 0);
+  REQUIRE(text.out.find("(no order of the transfers loses less than 1)") != std::string::npos);
+  std::filesystem::remove(file);
 }

@@ -10,8 +10,11 @@
 #include <ctpipe/lower/execute.hpp>
 #include <ctpipe/lower/validate.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -75,6 +78,31 @@ schedule_spec torch_interleaved(int P, int m) {
   schedule_spec s{schedule_family::interleaved_1f1b, {P, m, 2, placement::loop}};
   s.variant = interleaved_variant::torch;
   return s;
+}
+
+/// One row of docs/runtimes.md's table of PyTorch's orders against ctpipe's: family, P,
+/// m, simulate()'s bubble, then per stream model the bubbles of torch-asap, torch-warmup,
+/// torch-consumer, torch-parity and lower()'s stream order, in percent to one decimal
+/// ("hang" where the model deadlocks), at the article's costs with t_c = 1/2.
+std::string stream_table_row(ctpipe::schedule_family family, int P, int m) {
+  using namespace ctpipe;
+  costs c;
+  c.c = rational{1, 2};
+  const schedule g = generate({family, {P, m, family_of(family).default_V, natural_placement(family)}});
+  const auto percent = [](rational x) { return fmt::format("{:.1f}", 100.0 * x.to_double()); };
+  std::string row =
+      fmt::format("| {} | {} | {} | {} |", family_name(family), P, m, percent(simulate(g.view(), c).bubble_fraction()));
+  for (const runtime_model model : stream_models) {
+    std::string cell;
+    for (const io::torch_lowering which : {io::torch_lowering::asap, io::torch_lowering::warmup,
+                                           io::torch_lowering::consumer, io::torch_lowering::parity}) {
+      const execution run = execute(io::lower_torch(g.view(), which).view(), c, model);
+      cell += (run.completed() ? percent(run.bubble_fraction()) : std::string("hang")) + " / ";
+    }
+    const execution own = execute(lower(g.view(), c, model).view(), c, model);
+    row += " " + cell + (own.completed() ? percent(own.bubble_fraction()) : std::string("hang")) + " |";
+  }
+  return row;
 }
 
 constexpr io::torch_passes no_passes{false, false, 3};
@@ -469,4 +497,60 @@ TEST_CASE("the table of docs/pytorch.md: each torch lowering under each model, P
       REQUIRE((run.completed() ? io::to_string(run.makespan() - simulated) : std::string("hang")) == row.cells[k]);
     }
   }
+}
+
+TEST_CASE("the table of docs/runtimes.md: PyTorch's orders against ctpipe's under each stream model, every row",
+          "[torch_lowering][streams][docs]") {
+  std::ifstream in(std::string(CTPIPE_SOURCE_DIR) + "/docs/runtimes.md");
+  REQUIRE(in.good());
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t start = line.find("| ");
+    if (start == std::string::npos || line.find(" / ") == std::string::npos) continue;
+    line.erase(0, start);
+    const std::size_t bar = line.find(" | ", 2);
+    schedule_family family{};
+    if (!family_from_name(line.substr(2, bar - 2), family)) continue;
+    const int P = std::stoi(line.substr(bar + 3));
+    INFO(line);
+    REQUIRE(line == stream_table_row(family, P, 2 * P));
+    ++rows;
+  }
+  REQUIRE(rows == 2 * (static_cast<int>(std::size(all_families)) - 1));  // P = 4 and 8, all but dualpipe
+}
+
+TEST_CASE("lower_least_loss: the faster of the stream order and torch-asap moved to its streams' turns",
+          "[torch_lowering][streams]") {
+  costs c;
+  c.c = rational{1, 2};
+  int asap_kept = 0;
+  for (const schedule_family family : all_families) {
+    for (const int P : {2, 4, 8}) {
+      const schedule g = generate({family, {P, 2 * P, family_of(family).default_V, natural_placement(family)}});
+      const rational simulated = simulate(g.view(), c).makespan();
+      for (const runtime_model model : stream_models) {
+        INFO(family_name(family) << " P=" << P << " " << runtime_model_name(model));
+        const io::least_loss_lowering best = io::lower_least_loss(g.view(), c, model);
+        const execution run = execute(best.lists.view(), c, model);
+        REQUIRE(run.completed());
+        REQUIRE(run.makespan() - simulated == best.loss);
+        REQUIRE(best.loss >= best.bound);
+        REQUIRE(best.bound == stream_loss_bound(g.view(), c, model));
+        REQUIRE(stream_order_consistent(best.lists.view(), model));
+        REQUIRE(best.loss <= execute(lower(g.view(), c, model).view(), c, model).makespan() - simulated);
+        if (family != schedule_family::dualpipe) {
+          const execution asap = execute(io::lower_torch(g.view(), torch_lowering::asap).view(), c, model);
+          REQUIRE(best.loss <= asap.makespan() - simulated);
+        }
+        asap_kept += std::string_view(best.order) == "torch-asap+stream-turn" ? 1 : 0;
+      }
+    }
+  }
+  REQUIRE(asap_kept >= 3);  // the three cells of docs/runtimes.md's table at P = 4 and 8, at least
+  const schedule g = generate({schedule_family::interleaved_zb, {8, 16, 2}});
+  const io::least_loss_lowering best = io::lower_least_loss(g.view(), c, runtime_model::stream_peer);
+  REQUIRE(std::string_view(best.order) == "torch-asap+stream-turn");
+  REQUIRE(best.loss == rational{155, 2} - simulate(g.view(), c).makespan());
+  REQUIRE_THROWS_WITH(io::lower_least_loss(g.view(), c, runtime_model::posted),
+                      "ctpipe: lower_least_loss() takes a stream model");
 }

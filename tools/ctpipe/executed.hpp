@@ -8,12 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>  // std::min, std::max
+#include <optional>   // a stream model's loss bound
 #include <string>
 #include <vector>
 
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/streams.hpp"
 
 namespace ctpipe::tool {
 
@@ -22,6 +24,9 @@ struct executed_run {
   runtime_model model;
   execution run;
   std::string cycle;  ///< a stream model's run that hangs: stream_cycle(); else empty
+  /// A stream model's stream_loss_bound() of the lists' compute schedule (unscaled costs
+  /// only): no order of the transfers loses less. Absent for the other models.
+  std::optional<rational> loss_bound;
 };
 
 /// A stream of a stream-model run (execution::stream_of()) as the tool names it, by its
@@ -119,11 +124,17 @@ inline std::string stream_cycle(schedule_view v, const execution& run) {
 inline std::vector<executed_run> execute_models(schedule_view v, const costs& c, const runtime_model* only,
                                                 const cost_scale& scale = {}) {
   std::vector<executed_run> runs;
+  std::optional<schedule> compute;  // for the stream models' bound, made once
   for (const runtime_model m : all_runtime_models) {
     if (only != nullptr && *only != m) continue;
     execution run = execute(v, c, m, scale);
     std::string cycle = stream_cycle(v, run);
-    runs.push_back({m, std::move(run), std::move(cycle)});
+    std::optional<rational> bound;
+    if (is_stream_model(m) && scale.uniform()) {
+      if (!compute) compute = compute_part(v);
+      bound = stream_loss_bound(compute->view(), c, m);
+    }
+    runs.push_back({m, std::move(run), std::move(cycle), bound});
   }
   return runs;
 }
@@ -185,9 +196,13 @@ inline std::string executed_text(const std::vector<executed_run>& runs) {
     for (int r = 0; r < e.run.ranks(); ++r)
       stalls += fmt::format("{}{}", r == 0 ? "" : " ", io::to_string(e.run.stall(r)));
     const rational b = e.run.bubble_fraction();
-    out += fmt::format("executed, {:<10}  makespan {}  bubble {} ({:.1f}%)  stall per rank {}\n", name,
+    const std::string bound =
+        e.loss_bound && *e.loss_bound > rational{0}
+            ? fmt::format("  (no order of the transfers loses less than {})", io::to_string(*e.loss_bound))
+            : "";
+    out += fmt::format("executed, {:<10}  makespan {}  bubble {} ({:.1f}%)  stall per rank {}{}\n", name,
                        io::to_string(e.run.makespan()), io::to_string(b),
-                       100.0 * static_cast<double>(b.num) / static_cast<double>(b.den), stalls);
+                       100.0 * static_cast<double>(b.num) / static_cast<double>(b.den), stalls, bound);
   }
   return out;
 }
@@ -195,7 +210,8 @@ inline std::string executed_text(const std::vector<executed_run>& runs) {
 /// The JSON `executed` object: per model either {"makespan", "bubble", "idle", "stall",
 /// "wait"} (exact rationals as strings, per-rank arrays of length P, time units of t_f)
 /// or {"deadlock": true, "stuck": [{"rank", "step", "op", "fault", "needs"}]}, with
-/// "cycle" (stream_cycle()'s line) for a stream model's hang when one is found.
+/// "cycle" (stream_cycle()'s line) for a stream model's hang when one is found, and
+/// "loss_bound" (stream_loss_bound(), exact string) for a stream model.
 inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& runs) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const executed_run& e : runs) {
@@ -226,6 +242,7 @@ inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& run
       entry["stall"] = stall;
       entry["wait"] = wait;
     }
+    if (e.loss_bound) entry["loss_bound"] = io::to_string(*e.loss_bound);
     out[runtime_model_name(e.model)] = entry;
   }
   return out;

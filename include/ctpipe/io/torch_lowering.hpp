@@ -58,12 +58,17 @@
 #include <utility>      // std::pair, std::move
 #include <vector>       // lists
 
+#include "ctpipe/analysis/simulate.hpp"
 #include "ctpipe/analysis/validate.hpp"
 #include "ctpipe/core/error.hpp"
 #include "ctpipe/core/schedule.hpp"
 #include "ctpipe/io/csv.hpp"
 #include "ctpipe/io/format.hpp"
 #include "ctpipe/io/torch_passes.hpp"
+#include "ctpipe/lower/execute.hpp"
+#include "ctpipe/lower/lower.hpp"
+#include "ctpipe/lower/runtime.hpp"
+#include "ctpipe/lower/streams.hpp"
 #include "ctpipe/lower/transfer.hpp"
 
 namespace ctpipe::io {
@@ -472,6 +477,39 @@ inline csv_schedule lower_torch(schedule_view v, torch_lowering which, const tor
     }
   }
   return detail::to_csv_schedule(v.shape, lists);
+}
+
+/// What lower_least_loss() found: the lists it keeps, which order they are, their loss
+/// under the model (execute()'s makespan minus simulate()'s) and stream_loss_bound().
+struct least_loss_lowering {
+  schedule lists;          ///< lowered ops (compute and SEND/RECV), same shape as the input
+  const char* order = "";  ///< "stream" (lower()'s) or "torch-asap+stream-turn"
+  rational loss;           ///< exact, time units, >= bound
+  rational bound;          ///< no order of the transfers loses less (stream_loss_bound())
+};
+
+/// The faster of two orders for stream model `model` (is_stream_model()) under costs `c`:
+/// lower(v, c, model)'s stream order, and torch-asap's lists (PyTorch's `_add_send_recv`,
+/// default passes) with each RECV moved up to just after the previous transfer of its own
+/// stream, the stream order's last step. Both never deadlock under the stream models and
+/// pair each stream in one order on both ends; the move never slows torch-asap down. Ties
+/// keep lower()'s. A search of two, at run time: where the loss equals `bound` no order
+/// does better; elsewhere it is the least ctpipe found (docs/runtimes.md). The two-copy
+/// schedules (DualPipe), which PyTorch's format does not hold, get lower()'s order.
+/// Errors: lower()'s, lower_torch()'s, `ctpipe: lower_least_loss() takes a stream model`.
+inline least_loss_lowering lower_least_loss(schedule_view v, const costs& c, runtime_model model) {
+  ctpipe::detail::require(is_stream_model(model), "ctpipe: lower_least_loss() takes a stream model");
+  const rational simulated = simulate(v, c).makespan();
+  least_loss_lowering out{lower(v, c, model), "stream", rational{0}, stream_loss_bound(v, c, model)};
+  out.loss = execute(out.lists.view(), c, model).makespan() - simulated;
+  if (v.shape.layout == placement::bidirectional || out.loss == out.bound) return out;
+  schedule asap = lower_torch(v, torch_lowering::asap);
+  ctpipe::detail::receive_at_stream_turn(asap, model);
+  const execution run = execute(asap.view(), c, model);
+  if (run.completed() && run.makespan() - simulated < out.loss) {
+    out.lists = std::move(asap), out.order = "torch-asap+stream-turn", out.loss = run.makespan() - simulated;
+  }
+  return out;
 }
 
 }  // namespace ctpipe::io
