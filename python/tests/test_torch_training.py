@@ -300,23 +300,32 @@ def test_stage_to_rank_and_project_placement(label, family, options, P, m):
         assert {r: placed[r] for r in range(P)} == {r: sorted(s.stages_of(r)) for r in range(P)}, name
 
 
+def _check_lists_of(family, options, ranks, microbatches, runtimes):
+    """Runs ctpipe.torch's transfer check on the family's lists for each runtime, over P in
+    ``ranks`` and m in ``microbatches(P)`` (shapes the family's rule refuses skipped);
+    returns how many lists passed (a failure raises ctpipe.Error)."""
+    checked = 0
+    for P in ranks:
+        for m in microbatches(P):
+            try:
+                s = ctpipe.Schedule(family, P=P, m=m, **options)
+            except ctpipe.Error:
+                continue                      # a shape the family's rule refuses
+            for runtime in runtimes:
+                rows = s.actions(comms=True, runtime=runtime)
+                ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), ct.stage_to_rank(s), s)
+                checked += 1
+    return checked
+
+
 @pytest.mark.parametrize("family,options", [pytest.param(f, o, id=label) for label, f, o in SCHEDULES])
 def test_posted_lists_receive_in_send_order(family, options):
     """ctpipe's lists for runtime "posted" receive each peer's messages in the order that
     peer sends them, as PyTorch's runtime pairs them (ctpipe.torch's check), on every
     shape of the family with P in 2..5 and m in P-1..3P; the blocking (adjacent) lists of
     ZB-V P = 2, m = 3 do not, and are refused naming the two messages."""
-    checked = 0
-    for P in range(2, 6):
-        for m in range(max(1, P - 1), 3 * P + 1):
-            try:
-                s = ctpipe.Schedule(family, P=P, m=m, **options)
-            except ctpipe.Error:
-                continue                      # a shape the family's rule refuses
-            for runtime in ("posted", "rendezvous"):
-                rows = s.actions(comms=True, runtime=runtime)
-                ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), ct.stage_to_rank(s), s)
-                checked += 1
+    checked = _check_lists_of(family, options, range(2, 6), lambda P: range(max(1, P - 1), 3 * P + 1),
+                              ("posted", "rendezvous"))
     assert checked >= 8
     s = ctpipe.Schedule("zbv", P=2, m=3)
     rows = s.actions(comms=True, runtime="blocking")
@@ -333,17 +342,8 @@ def test_stream_lists_pair_on_one_process_group(family, options):
     every shape of the family with P in 2..4 and m in P..2P; the lists for
     stream-direction pair each direction apart (two communicators), and ZB-V's at P = 2
     are refused on one group, naming the two messages."""
-    checked = 0
-    for P in range(2, 5):
-        for m in range(P, 2 * P + 1):
-            try:
-                s = ctpipe.Schedule(family, P=P, m=m, **options)
-            except ctpipe.Error:
-                continue
-            for runtime in ("stream-rank", "stream-peer", "stream-edge"):
-                rows = s.actions(comms=True, runtime=runtime)
-                ct._check_transfers(ct.parse_actions(rows, s, route="compute_comms"), ct.stage_to_rank(s), s)
-                checked += 1
+    checked = _check_lists_of(family, options, range(2, 5), lambda P: range(P, 2 * P + 1),
+                              ("stream-rank", "stream-peer", "stream-edge"))
     assert checked >= 3
     s = ctpipe.Schedule("zbv", P=2, m=2)
     rows = s.actions(comms=True, runtime="stream-direction")
