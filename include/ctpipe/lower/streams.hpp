@@ -15,13 +15,14 @@
 //   lists with the same compute order. Where lower()'s loss equals it, the stream order
 //   is the best there is.
 //
-// Cost: one lowering-free pass over the messages, one simulation, a sort of each rank's
-// messages by production time and one backward pass over the op graph: n log n.
+// Cost: one pass over the messages, one simulation, a sort of the messages by stream and
+// production time, one backward pass over the op graph, and at most 32^2 steps per
+// message: n log n.
 #pragma once
 
 #include <algorithm>  // std::sort
 #include <cstddef>    // std::size_t
-#include <cstdint>    // std::uint32_t
+#include <cstdint>    // std::uint32_t, std::int64_t
 
 #include "ctpipe/analysis/graph.hpp"
 #include "ctpipe/analysis/simulate.hpp"
@@ -86,7 +87,7 @@ namespace detail {
 /// simulated end and the consumer's node in the op graph (a pair's word for its B word).
 struct stream_end {
   int stream = 0;
-  rational produced;
+  std::int64_t produced = 0;  ///< ticks of the simulation
   std::uint32_t consumer = 0;
 };
 
@@ -110,18 +111,19 @@ constexpr buffer<stream_end> stream_ends(schedule_view v, const simulation& sim,
     if (!forward && q == 0) q = index.at[index.slot(code_i, to, j)];
     const std::uint32_t node = op_node(pair_b, q - 1);
     const int from_rank = shape.rank_of(s), to_rank = shape.rank_of(to);
-    out[count++] = {stream_index(model, from_rank, to_rank, true, forward, shape.P), sim.end(k), node};
-    out[count++] = {stream_index(model, to_rank, from_rank, false, forward, shape.P), sim.end(k), node};
+    out[count++] = {stream_index(model, from_rank, to_rank, true, forward, shape.P), sim.end_ticks(k), node};
+    out[count++] = {stream_index(model, to_rank, from_rank, false, forward, shape.P), sim.end_ticks(k), node};
   }
   buffer<stream_end> ends(count);
   for (std::size_t x = 0; x < count; ++x) ends[x] = out[x];
   return ends;
 }
 
-/// The tail of every node of `v`'s op graph under `sim` and latency `c`: the longest
-/// path from its start to the end of the step (its own length, then the most of its
-/// outputs' edges plus their tails). Pair B words get none. Linear (a backward Kahn pass).
-constexpr buffer<rational> op_tails(schedule_view v, const simulation& sim, rational c) {
+/// The tail of every node of `v`'s op graph under `sim` and latency `c` (ticks): the
+/// longest path from its start to the end of the step (its own length, then the most of
+/// its outputs' edges plus their tails), in ticks. Pair B words get none. Linear (a
+/// backward Kahn pass).
+constexpr buffer<std::int64_t> op_tails(schedule_view v, const simulation& sim, std::int64_t c) {
   const std::size_t N = v.size();
   const op_index index(v);
   const buffer<int> ranks = op_ranks(v);
@@ -135,18 +137,18 @@ constexpr buffer<rational> op_tails(schedule_view v, const simulation& sim, rati
   buffer<std::uint32_t> at(N);
   for (std::size_t u = 0; u < N; ++u) at[u] = in_first[u];
   for (std::size_t e = 0; e < g.edges; ++e) in_edge[at[g.to[e]]++] = static_cast<std::uint32_t>(e);
-  buffer<rational> tail(N), most(N);
+  buffer<std::int64_t> tail(N), most(N);
   std::size_t end = 0;
   for (std::size_t u = 0; u < N; ++u) {
     if (!pair_b[u] && outputs[u] == 0) queue[end++] = static_cast<std::uint32_t>(u);
   }
   for (std::size_t head = 0; head < end; ++head) {
     const std::uint32_t u = queue[head];
-    tail[u] = sim.end(u) - sim.start(u) + most[u];
+    tail[u] = sim.end_ticks(u) - sim.start_ticks(u) + most[u];
     for (std::uint32_t x = in_first[u]; x < in_first[u + 1]; ++x) {
       const std::size_t e = in_edge[x];
       const std::uint32_t w = g.from[e];
-      const rational through = (g.lat[e] != 0 ? c : rational{0}) + tail[u];
+      const std::int64_t through = (g.lat[e] != 0 ? c : 0) + tail[u];
       if (most[w] < through) most[w] = through;
       if (--outputs[w] == 0) queue[end++] = w;
     }
@@ -154,22 +156,39 @@ constexpr buffer<rational> op_tails(schedule_view v, const simulation& sim, rati
   return tail;
 }
 
+/// The most of e_0 + j c + tails[j - 1] over j (ticks): the least makespan any order of
+/// a stream gives to messages produced from e_0 on, with `tails` sorted longest first.
+constexpr std::int64_t run_bound(std::int64_t e0, std::int64_t c, const std::int64_t* tails, std::size_t count) {
+  std::int64_t most = 0;
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::int64_t bound = e0 + c * static_cast<std::int64_t>(j + 1) + tails[j];
+    most = bound > most ? bound : most;
+  }
+  return most;
+}
+
+/// How many messages from each start stream_loss_bound() tries besides the whole
+/// congested run: runs are cut at this length (the bound stays valid), so the time is
+/// linear in the messages.
+inline constexpr std::size_t bound_run_cap = 32;
+
 }  // namespace detail
 
 /// A lower bound on the loss (makespan minus simulate(v, c)'s) of any lowered lists of
 /// compute schedule `v` that keep its compute order, run under stream model `model` with
-/// costs `c` (file comment): for each stream and each run of messages that follow each
-/// other on it (by production), all produced no earlier than the first's e_0, the stream
-/// completes them one at a time after e_0, the j-th (from 1) no earlier than e_0 + j t_c,
-/// and the step lasts at least that plus the consumer's tail; the order that puts the
-/// longest tails first gives the least of those maxima, which is the run's bound. The
-/// most over every run that is still congested (its last message produced before e_0 +
-/// (count - 1) t_c), minus simulate()'s makespan; 0 where no stream carries two messages
-/// closer than t_c (then stream_spacing() holds, and lower()'s stream order reaches it).
-/// Exact rational, in time units. Errors: check_view()'s and check_costs()'s, `ctpipe:
-/// stream_loss_bound() takes a stream model`, rational overflow. Time: each stream's
-/// messages sorted, then per message the congested run after it, its tails kept sorted
-/// (quadratic in the longest congested run).
+/// costs `c` (file comment): for a run of messages that follow each other on a stream (by
+/// production), all produced no earlier than the first's e_0, the stream completes them
+/// one at a time after e_0, the j-th (from 1) no earlier than e_0 + j t_c, and the step
+/// lasts at least that plus the consumer's tail; the order that puts the longest tails
+/// first gives the least of those maxima, which is the run's bound. Runs tried: from each
+/// message, the next ones while the run stays congested (its last message produced before
+/// e_0 + (count - 1) t_c), up to bound_run_cap (32) messages; and each maximal congested
+/// run whole (the greedy cover of each stream). The most of their bounds, minus
+/// simulate()'s makespan; 0 where no stream carries two messages closer than t_c (then
+/// stream_spacing() holds, and lower()'s stream order reaches it). Exact rational, in
+/// time units. Errors: check_view()'s and check_costs()'s, `ctpipe: stream_loss_bound()
+/// takes a stream model`, rational overflow. Time: a sort of the messages, then linear
+/// (32^2 steps per message at most).
 constexpr rational stream_loss_bound(schedule_view v, const costs& c, runtime_model model) {
   check_view(v);
   check_costs(c);
@@ -179,25 +198,34 @@ constexpr rational stream_loss_bound(schedule_view v, const costs& c, runtime_mo
   std::sort(ends.data(), ends.data() + ends.size(), [](const detail::stream_end& a, const detail::stream_end& b) {
     return a.stream != b.stream ? a.stream < b.stream : a.produced < b.produced;
   });
-  const detail::buffer<rational> tail = detail::op_tails(v, sim, c.c);
-  rational longest = sim.makespan();
-  detail::buffer<rational> tails(ends.size());  // the run's tails, longest first
-  for (std::size_t i = 0; i < ends.size(); ++i) {
-    const rational e0 = ends[i].produced;
+  const rational in_ticks = c.c / sim.tick();  // one tick divides the latency
+  const std::int64_t t_c = in_ticks.num;
+  const detail::buffer<std::int64_t> tail = detail::op_tails(v, sim, t_c);
+  const std::size_t n = ends.size();
+  const auto congested = [&](std::size_t first, std::size_t x, std::size_t count) {
+    return x < n && ends[x].stream == ends[first].stream &&
+           ends[x].produced - ends[first].produced < t_c * static_cast<std::int64_t>(count);
+  };
+  std::int64_t longest = sim.makespan_ticks();
+  detail::buffer<std::int64_t> tails(n + 1);  // a run's tails, longest first
+  for (std::size_t i = 0; i < n; ++i) {       // runs from each message, capped
     std::size_t count = 0;
-    for (std::size_t x = i; x < ends.size() && ends[x].stream == ends[i].stream; ++x) {
-      if (count > 0 && !(ends[x].produced - e0 < c.c * rational{static_cast<std::int64_t>(count)})) break;
-      std::size_t at = count++;  // insert the tail, keeping the longest first
+    for (std::size_t x = i; count < detail::bound_run_cap && (count == 0 || congested(i, x, count)); ++x) {
+      std::size_t at = count++;
       for (; at > 0 && tails[at - 1] < tail[ends[x].consumer]; --at) tails[at] = tails[at - 1];
       tails[at] = tail[ends[x].consumer];
-      if (count < 2) continue;
-      for (std::size_t j = 0; j < count; ++j) {
-        const rational bound = e0 + c.c * rational{static_cast<std::int64_t>(j + 1)} + tails[j];
-        if (longest < bound) longest = bound;
-      }
+      if (count > 1) longest = std::max(longest, detail::run_bound(ends[i].produced, t_c, tails.data(), count));
     }
   }
-  return longest - sim.makespan();
+  for (std::size_t i = 0; i < n;) {  // each maximal congested run whole
+    std::size_t count = 1;
+    tails[0] = tail[ends[i].consumer];
+    while (congested(i, i + count, count)) tails[count] = tail[ends[i + count].consumer], ++count;
+    std::sort(tails.data(), tails.data() + count, [](std::int64_t a, std::int64_t b) { return a > b; });
+    if (count > 1) longest = std::max(longest, detail::run_bound(ends[i].produced, t_c, tails.data(), count));
+    i += count;
+  }
+  return sim.tick() * rational{longest - sim.makespan_ticks()};
 }
 
 }  // namespace ctpipe
