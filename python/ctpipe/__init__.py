@@ -84,8 +84,10 @@ RUNTIMES = ("blocking", "rendezvous", "posted", "batched", "stream-rank", "strea
 #: ``deepseek`` (DeepSeek's ``step()``, dualpipev and dualpipe), and PyTorch's orders:
 #: ``torch-asap`` (``_add_send_recv``, torch 2.13's default), ``torch-warmup`` (PR #165664's
 #: warm-up RECVs after the forwards), ``torch-consumer`` (PR #172833's RECV before its
-#: consumer), ``torch-parity`` (``_defer_recv_ops``, ``defer_pp_recv=True``).
-LOWERINGS = ("own", "deepseek", "torch-asap", "torch-warmup", "torch-consumer", "torch-parity")
+#: consumer), ``torch-parity`` (``_defer_recv_ops``, ``defer_pp_recv=True``); and
+#: ``least-loss`` (under a stream model the fastest of ctpipe's three orders,
+#: docs/runtimes.md; ``own`` under the other models).
+LOWERINGS = ("own", "deepseek", "torch-asap", "torch-warmup", "torch-consumer", "torch-parity", "least-loss")
 
 
 def fraction(text: str | int | Fraction) -> Fraction:
@@ -416,8 +418,12 @@ class Schedule:
         if runtime is not None:
             out["runtime"] = runtime
         if lowering is not None:
+            if not isinstance(lowering, str):
+                raise Error(f"ctpipe: lowering must be one of {', '.join(repr(x) for x in LOWERINGS)}, not {lowering!r}")
             out["lowering"] = lowering
         if fsdp is not None:
+            if not isinstance(fsdp, bool):
+                raise Error(f"ctpipe: fsdp must be True or False, not {fsdp!r}")
             if torch_passes is not None:
                 raise Error("ctpipe: give fsdp or torch_passes, not both")
             torch_passes = "all" if fsdp else "reduce-grad"

@@ -10,6 +10,7 @@ import json
 import pathlib
 import os
 import random
+import re
 import subprocess
 from fractions import Fraction
 
@@ -325,3 +326,17 @@ def test_an_unknown_runtime_or_policy_is_the_tools_message():
     assert str(e.value) == message
     with pytest.raises(ctpipe.Error, match="^ctpipe: --runtime takes"):
         ctpipe.validate(FIFO_CYCLE, runtime="stream")
+
+
+def test_actions_refuse_an_fsdp_or_lowering_of_the_wrong_type():
+    """fsdp takes True or False only (a string such as "no" is not False), lowering a name
+    of LOWERINGS only (a tuple holding one is refused); "least-loss" is one."""
+    s = ctpipe.Schedule("1f1b", P=2, m=2)
+    for bad in ("no", "false", 0, 1):
+        with pytest.raises(ctpipe.Error, match=re.escape(f"fsdp must be True or False, not {bad!r}")):
+            s.actions(comms=True, fsdp=bad)
+    with pytest.raises(ctpipe.Error, match="lowering must be one of"):
+        s.actions(comms=True, lowering=("torch-parity",))
+    assert "least-loss" in ctpipe.LOWERINGS
+    assert s.actions(comms=True, runtime="stream-rank", lowering="least-loss") == \
+        s.actions(comms=True, runtime="stream-rank")  # 1F1B P = 2 loses nothing: the stream order is kept

@@ -619,7 +619,7 @@ TEST_CASE(
        "to "
        "json's executed entry)\n"},
       {"-s dualpipev --lowering theirs --format csv-comms",
-       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer or torch-parity, not "
+       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer, torch-parity or least-loss, not "
        "'theirs'\n"},
   };
   for (const auto& c : refused) {
@@ -690,7 +690,7 @@ TEST_CASE("the torch lowerings in csv-comms, json's executed entry and validate"
       {"-s 1f1b --lowering torch-parity --format svg",
        "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only"},
       {"-s 1f1b --lowering torch_asap --format csv-comms",
-       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer or torch-parity, not "
+       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer, torch-parity or least-loss, not "
        "'torch_asap'"},
       {"-s 1f1b --torch-passes none --format json",
        "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-*"},
@@ -996,4 +996,26 @@ TEST_CASE("json and validate: a stream model's loss bound, where the stream orde
   REQUIRE(text.exit_code == 0);
   REQUIRE(text.out.find("(no order of the transfers loses less than 1)") != std::string::npos);
   std::filesystem::remove(file);
+}
+
+TEST_CASE("the least-loss lowering: a stream model's fastest of ctpipe's orders, own under the other models",
+          "[tool][streams]") {
+  using namespace ctpipe;
+  costs c;
+  c.c = rational{1, 2};
+  const schedule g = generate({schedule_family::interleaved_zb, {8, 16, 2}});
+  const io::least_loss_lowering best = io::lower_least_loss(g.view(), c, runtime_model::stream_peer);
+  const std::string args = "-s interleaved-zb -P 8 -m 16 --costs c=1/2 --lowering least-loss ";
+  REQUIRE(run_tool(args + "--runtime stream-peer --format csv-comms").out == io::to_torch_csv(best.lists.view()));
+  const auto j = nlohmann::json::parse(run_tool(args + "--format json").out);
+  REQUIRE(parse_rational(j["executed"]["stream-peer"]["makespan"].get<std::string>()) -
+              parse_rational(j["makespan"].get<std::string>()) ==
+          rational{3, 2});  // torch-asap's lists moved to their streams' turns (the stream order: 13/2)
+  const auto own = nlohmann::json::parse(run_tool("-s interleaved-zb -P 8 -m 16 --costs c=1/2 --format json").out);
+  REQUIRE(parse_rational(own["executed"]["stream-peer"]["makespan"].get<std::string>()) -
+              parse_rational(own["makespan"].get<std::string>()) ==
+          rational{13, 2});
+  REQUIRE(j["executed"]["posted"] == own["executed"]["posted"]);  // own under the other models
+  REQUIRE(run_tool(args + "--runtime posted --format csv-comms").out ==
+          run_tool("-s interleaved-zb -P 8 -m 16 --costs c=1/2 --runtime posted --format csv-comms").out);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ctpipe/io/format.hpp"
+#include "ctpipe/io/torch_lowering.hpp"
 #include "ctpipe/lower/execute.hpp"
 #include "ctpipe/lower/lower.hpp"
 #include "ctpipe/lower/streams.hpp"
@@ -248,14 +249,22 @@ inline nlohmann::ordered_json executed_json(const std::vector<executed_run>& run
   return out;
 }
 
+/// --lowering least-loss's lists of compute schedule `compute` for model `m`: under a
+/// stream model with unscaled costs io::lower_least_loss()'s (the fastest of ctpipe's
+/// three orders), else lower(compute, c, m, scale).
+inline schedule least_loss_lists(schedule_view compute, const costs& c, runtime_model m, const cost_scale& scale) {
+  if (is_stream_model(m) && scale.uniform()) return io::lower_least_loss(compute, c, m).lists;
+  return lower(compute, c, m, scale);
+}
+
 /// The `executed` object of a compute schedule: the lists lower() makes for each model
 /// (or only `*only`), each run under that model; costs scaled by `scale`.
 inline nlohmann::ordered_json own_lowering_json(schedule_view compute, const costs& c, const runtime_model* only,
-                                                const cost_scale& scale = {}) {
+                                                const cost_scale& scale = {}, bool least_loss = false) {
   nlohmann::ordered_json executed = nlohmann::ordered_json::object();
   for (const runtime_model m : all_runtime_models) {
     if (only != nullptr && *only != m) continue;
-    const schedule lowered = lower(compute, c, m, scale);
+    const schedule lowered = least_loss ? least_loss_lists(compute, c, m, scale) : lower(compute, c, m, scale);
     const char* name = runtime_model_name(m);
     executed[name] = executed_json(execute_models(lowered.view(), c, &m, scale))[name];
   }

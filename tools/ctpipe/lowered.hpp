@@ -20,7 +20,7 @@
 namespace ctpipe::tool {
 
 /// The lists --lowering `o` makes of compute schedule `compute`: lower(compute, c, model,
-/// scale) for `own`; lower_deepseek(*spec) for `deepseek` (`spec`: the generated
+/// scale) for `own`; least_loss_lists() for `least-loss`; lower_deepseek(*spec) for `deepseek` (`spec`: the generated
 /// schedule's, never null then); io::lower_torch(compute, order, o.passes) for a torch
 /// order. PyTorch's actions of `o.passes` come as annotations: placed on the lists by
 /// io::torch_annotations() for `own` and `deepseek`, where PyTorch's passes put them (they
@@ -30,7 +30,9 @@ inline io::csv_schedule lowered_lists(const schedule_spec* spec, schedule_view c
                                       runtime_model model, const cost_scale& scale, const lowering_options& o) {
   io::torch_lowering order{};
   if (torch_order_of(o.lowering, order)) return io::lower_torch(compute, order, o.passes);
-  schedule ops = o.lowering == lowering_choice::deepseek ? lower_deepseek(*spec) : lower(compute, c, model, scale);
+  schedule ops = o.lowering == lowering_choice::deepseek     ? lower_deepseek(*spec)
+                 : o.lowering == lowering_choice::least_loss ? least_loss_lists(compute, c, model, scale)
+                                                             : lower(compute, c, model, scale);
   std::vector<io::csv_annotation> notes = io::torch_annotations(ops.view(), o.passes);
   return io::csv_schedule{std::move(ops), std::move(notes)};
 }
@@ -41,7 +43,8 @@ inline io::csv_schedule lowered_lists(const schedule_spec* spec, schedule_view c
 inline nlohmann::ordered_json lowering_json(const schedule_spec* spec, schedule_view compute, const costs& c,
                                             const runtime_model* only, const cost_scale& scale,
                                             const lowering_options& o) {
-  if (o.lowering == lowering_choice::own) return own_lowering_json(compute, c, only, scale);
+  if (o.lowering == lowering_choice::own || o.lowering == lowering_choice::least_loss)
+    return own_lowering_json(compute, c, only, scale, o.lowering == lowering_choice::least_loss);
   const io::csv_schedule lists = lowered_lists(spec, compute, c, runtime_model::blocking, scale, o);
   return executed_json(execute_models(lists.view(), c, only, scale));
 }

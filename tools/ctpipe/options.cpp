@@ -407,9 +407,12 @@ void lowering_options::declare(CLI::App& app) {
               {"torch-asap", lowering_choice::torch_asap},
               {"torch-warmup", lowering_choice::torch_warmup},
               {"torch-consumer", lowering_choice::torch_consumer},
-              {"torch-parity", lowering_choice::torch_parity}},
+              {"torch-parity", lowering_choice::torch_parity},
+              {"least-loss", lowering_choice::least_loss}},
              "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
-             "--runtime model), deepseek (dualpipev, dualpipe: DeepSeek's step() with its batches, the same lists "
+             "--runtime model), least-loss (under a stream model the fastest of ctpipe's three orders, "
+             "docs/runtimes.md; own under the others), deepseek (dualpipev, dualpipe: DeepSeek's step() with its "
+             "batches, the same lists "
              "for every model), or PyTorch's orders (docs/pytorch.md): torch-asap (_add_send_recv, torch 2.13's "
              "default), torch-warmup (PR 165664), torch-consumer (PR 172833), torch-parity (_defer_recv_ops, "
              "defer_pp_recv=True)");

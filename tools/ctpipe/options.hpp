@@ -230,7 +230,15 @@ struct runtime_options {
 /// model (`own`), DeepSeek's step() (`deepseek`, ctpipe/lower/deepseek.hpp), or one of
 /// PyTorch's four orders (`torch-asap`, `torch-warmup`, `torch-consumer`, `torch-parity`,
 /// ctpipe/io/torch_lowering.hpp).
-enum class lowering_choice : std::uint8_t { own, deepseek, torch_asap, torch_warmup, torch_consumer, torch_parity };
+enum class lowering_choice : std::uint8_t {
+  own,
+  deepseek,
+  torch_asap,
+  torch_warmup,
+  torch_consumer,
+  torch_parity,
+  least_loss  ///< a stream model's fastest of ctpipe's orders (io::lower_least_loss()); own elsewhere
+};
 
 /// The torch order `choice` names, or false for `own` and `deepseek` (then `out` is
 /// unchanged).

@@ -483,31 +483,38 @@ inline csv_schedule lower_torch(schedule_view v, torch_lowering which, const tor
 /// under the model (execute()'s makespan minus simulate()'s) and stream_loss_bound().
 struct least_loss_lowering {
   schedule lists;          ///< lowered ops (compute and SEND/RECV), same shape as the input
-  const char* order = "";  ///< "stream" (lower()'s) or "torch-asap+stream-turn"
+  const char* order = "";  ///< "stream" (lower()'s), "deadline" (lower_by_deadline()) or "torch-asap+stream-turn"
   rational loss;           ///< exact, time units, >= bound
   rational bound;          ///< no order of the transfers loses less (stream_loss_bound())
 };
 
-/// The faster of two orders for stream model `model` (is_stream_model()) under costs `c`:
-/// lower(v, c, model)'s stream order, and torch-asap's lists (PyTorch's `_add_send_recv`,
-/// default passes) with each RECV moved up to just after the previous transfer of its own
-/// stream, the stream order's last step. Both never deadlock under the stream models and
-/// pair each stream in one order on both ends; the move never slows torch-asap down. Ties
-/// keep lower()'s. A search of two, at run time: where the loss equals `bound` no order
-/// does better; elsewhere it is the least ctpipe found (docs/runtimes.md). The two-copy
-/// schedules (DualPipe), which PyTorch's format does not hold, get lower()'s order.
-/// Errors: lower()'s, lower_torch()'s, `ctpipe: lower_least_loss() takes a stream model`.
+/// The fastest of three orders for stream model `model` (is_stream_model()) under costs
+/// `c`: lower(v, c, model)'s stream order (proved: never deadlocks, no loss where
+/// stream_spacing() holds); lower_by_deadline()'s; and torch-asap's lists (PyTorch's
+/// `_add_send_recv`, default passes) with each RECV moved up to just after the previous
+/// transfer of its own stream, the stream order's last step (never slower than
+/// torch-asap). A candidate that is empty or does not complete is skipped; ties keep the
+/// earlier one. A search of three at run time: where the loss equals `bound` no order does
+/// better; elsewhere it is the least ctpipe found (docs/runtimes.md). The two-copy
+/// schedules (DualPipe), which PyTorch's format does not hold, skip torch-asap. Errors:
+/// lower()'s, lower_torch()'s, `ctpipe: lower_least_loss() takes a stream model`.
 inline least_loss_lowering lower_least_loss(schedule_view v, const costs& c, runtime_model model) {
   ctpipe::detail::require(is_stream_model(model), "ctpipe: lower_least_loss() takes a stream model");
   const rational simulated = simulate(v, c).makespan();
   least_loss_lowering out{lower(v, c, model), "stream", rational{0}, stream_loss_bound(v, c, model)};
   out.loss = execute(out.lists.view(), c, model).makespan() - simulated;
-  if (v.shape.layout == placement::bidirectional || out.loss == out.bound) return out;
-  schedule asap = lower_torch(v, torch_lowering::asap);
-  ctpipe::detail::receive_at_stream_turn(asap, model);
-  const execution run = execute(asap.view(), c, model);
-  if (run.completed() && run.makespan() - simulated < out.loss) {
-    out.lists = std::move(asap), out.order = "torch-asap+stream-turn", out.loss = run.makespan() - simulated;
+  const auto consider = [&](schedule lists, const char* order) {
+    if (out.loss == out.bound || lists.view().size() == 0) return;
+    const execution run = execute(lists.view(), c, model);
+    if (run.completed() && run.makespan() - simulated < out.loss)
+      out.lists = std::move(lists), out.order = order, out.loss = run.makespan() - simulated;
+  };
+  if (out.loss == out.bound) return out;
+  consider(lower_by_deadline(v, c, model), "deadline");
+  if (v.shape.layout != placement::bidirectional && out.loss != out.bound) {
+    schedule asap = lower_torch(v, torch_lowering::asap);
+    ctpipe::detail::receive_at_stream_turn(asap, model);
+    consider(std::move(asap), "torch-asap+stream-turn");
   }
   return out;
 }

@@ -174,6 +174,135 @@ inline constexpr std::size_t bound_run_cap = 32;
 
 }  // namespace detail
 
+namespace detail {
+
+/// One message of the deadline order: its consumer's latest start minus t_c (`due`),
+/// its production, its producer (flat index), and where its two ops may go.
+struct due_message {
+  std::int64_t due = 0, produced = 0;
+  std::uint32_t producer = 0;
+  int from = 0, to = 0;                 ///< sender's and receiver's ranks
+  std::uint32_t after = 0, before = 0;  ///< the SEND after this many of its rank's ops; the RECV before op `before`
+  int send_stream = 0, recv_stream = 0;
+  op send, recv;
+};
+
+/// The messages of `v` under stream model `model` and costs `c`, each with its due time
+/// and places (due_message), sorted by due time, then production, then producer.
+constexpr buffer<due_message> due_messages(schedule_view v, const costs& c, runtime_model model) {
+  const pipeline_shape shape = v.shape;
+  const simulation sim = simulate(v, c);
+  const std::int64_t t_c = (c.c / sim.tick()).num;
+  const op_index index(v);
+  const buffer<std::uint8_t> pair_b = pair_b_words(v);
+  const schedule plain = split_pairs(v);
+  const std::span<const op> ops = plain.view().ops;
+  const buffer<int> rank_of_op = op_ranks(v);
+  buffer<due_message> all(ops.size());
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    const op o = ops[k];
+    const bool forward = o.kind() == op_kind::F;
+    if (!forward && o.kind() != op_kind::B && o.kind() != op_kind::I) continue;
+    const int s = o.stage(), to = forward ? s + 1 : s - 1, j = o.microbatch();
+    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
+    std::uint32_t q = index.at[index.slot(forward ? code_f : code_b, to, j)];
+    if (!forward && q == 0) q = index.at[index.slot(code_i, to, j)];
+    const std::uint32_t consumer = op_node(pair_b, q - 1);  // a pair's RECVs go before its word
+    const int from = rank_of_op[k], dest = rank_of_op[consumer];
+    const std::uint32_t last =
+        v.ops[k].kind() == op_kind::overlap_f_b ? static_cast<std::uint32_t>(k) + 1 : static_cast<std::uint32_t>(k);
+    all[n++] = {sim.start_ticks(consumer) - t_c,
+                sim.end_ticks(k),
+                static_cast<std::uint32_t>(k),
+                from,
+                dest,
+                last + 1 - v.offsets[static_cast<std::size_t>(from)],
+                consumer - v.offsets[static_cast<std::size_t>(dest)],
+                stream_index(model, from, dest, true, forward, shape.P),
+                stream_index(model, dest, from, false, forward, shape.P),
+                make_op(forward ? op_kind::send_f : op_kind::send_b, s, j),
+                make_op(forward ? op_kind::recv_f : op_kind::recv_b, to, j)};
+  }
+  buffer<due_message> msgs(n);
+  for (std::size_t x = 0; x < n; ++x) msgs[x] = all[x];
+  std::sort(msgs.data(), msgs.data() + n, [](const due_message& a, const due_message& b) {
+    if (a.due != b.due) return a.due < b.due;
+    return a.produced != b.produced ? a.produced < b.produced : a.producer < b.producer;
+  });
+  return msgs;
+}
+
+/// Each transfer's place in the deadline order, as the count of its rank's compute ops
+/// before it: `slot[2x]` message x's SEND (after its producer and its stream's previous
+/// transfer), `slot[2x + 1]` its RECV (after its stream's previous transfer). False when a
+/// RECV would come after its consumer.
+constexpr bool due_slots(const buffer<due_message>& msgs, int P, buffer<std::uint32_t>& slot) {
+  buffer<std::uint32_t> last_slot(static_cast<std::size_t>(streams_per_rank * P));
+  for (std::size_t x = 0; x < msgs.size(); ++x) {
+    const due_message& m = msgs[x];
+    const std::uint32_t at = last_slot[static_cast<std::size_t>(m.send_stream)];
+    slot[2 * x] = last_slot[static_cast<std::size_t>(m.send_stream)] = m.after > at ? m.after : at;
+    slot[2 * x + 1] = last_slot[static_cast<std::size_t>(m.recv_stream)];
+    if (slot[2 * x + 1] > m.before) return false;
+  }
+  return true;
+}
+
+/// The lowered lists of `v` with the transfers of `msgs` at their `slot`s: per rank its
+/// transfers (bucketed by rank in the global order, then sorted by slot, stable) merged
+/// with its compute ops.
+constexpr schedule due_lists(schedule_view v, const buffer<due_message>& msgs, const buffer<std::uint32_t>& slot) {
+  const std::size_t n = msgs.size(), P = static_cast<std::size_t>(v.shape.P);
+  schedule out{v.shape, v.size() + 2 * n};
+  buffer<std::uint32_t> count(P + 1), first(P + 1), fill(P);
+  for (std::size_t x = 0; x < n; ++x)
+    ++count[static_cast<std::size_t>(msgs[x].from)], ++count[static_cast<std::size_t>(msgs[x].to)];
+  std::span<std::uint32_t> offsets = out.offsets();
+  for (std::size_t r = 0; r < P; ++r) {
+    offsets[r + 1] = offsets[r] + (v.offsets[r + 1] - v.offsets[r]) + count[r];
+    first[r + 1] = first[r] + count[r];
+  }
+  buffer<std::uint64_t> keyed(2 * n);
+  for (std::size_t x = 0; x < 2 * n; ++x) {
+    const std::size_t r = static_cast<std::size_t>(x % 2 == 0 ? msgs[x / 2].from : msgs[x / 2].to);
+    keyed[first[r] + fill[r]++] = (std::uint64_t{slot[x]} << 32) | x;
+  }
+  for (std::size_t r = 0; r < P; ++r) {
+    std::uint64_t* begin = keyed.data() + first[r];
+    std::sort(begin, keyed.data() + first[r + 1]);  // slot, then x: x grows with the global order
+    std::uint32_t w = offsets[r], t = 0;
+    const std::uint32_t compute = v.offsets[r + 1] - v.offsets[r], mine = count[r];
+    for (std::uint32_t p = 0; p <= compute; ++p) {
+      for (; t < mine && (begin[t] >> 32) == p; ++t) {
+        const std::size_t x = begin[t] & 0xFFFFFFFFu;
+        out.ops()[w++] = x % 2 == 0 ? msgs[x / 2].send : msgs[x / 2].recv;
+      }
+      if (p < compute) out.ops()[w++] = v.ops[v.offsets[r] + p];
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// The deadline order for stream model `model` under costs `c`, a candidate of
+/// io::lower_least_loss(): every stream takes its messages by their consumers' simulated
+/// starts minus t_c (then by production), and each SEND and RECV goes as early in its
+/// rank's list as that order allows (a SEND right after its producer or its stream's
+/// previous transfer, whichever is later; a RECV right after its stream's previous
+/// transfer). Not proved: ties between ops that take no time can leave a RECV no place
+/// before its consumer, and then the result is empty (size 0); a caller runs it and keeps
+/// it only when it completes and is faster. Run time and constexpr; n log n.
+constexpr schedule lower_by_deadline(schedule_view v, const costs& c, runtime_model model) {
+  detail::check_lowerable(v);
+  detail::require(is_stream_model(model), "ctpipe: lower_by_deadline() takes a stream model");
+  const detail::buffer<detail::due_message> msgs = detail::due_messages(v, c, model);
+  detail::buffer<std::uint32_t> slot(2 * msgs.size());
+  if (!detail::due_slots(msgs, v.shape.P, slot)) return schedule{};
+  return detail::due_lists(v, msgs, slot);
+}
+
 /// A lower bound on the loss (makespan minus simulate(v, c)'s) of any lowered lists of
 /// compute schedule `v` that keep its compute order, run under stream model `model` with
 /// costs `c` (file comment): for a run of messages that follow each other on a stream (by

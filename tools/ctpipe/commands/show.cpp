@@ -25,7 +25,7 @@ void check_lowering(const schedule_spec& spec, const show_options& o) {
   if (o.format != "csv-comms" && o.format != "json") {
     throw usage_error("ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only");
   }
-  if (o.lowering == lowering_choice::own) return;
+  if (o.lowering == lowering_choice::own || o.lowering == lowering_choice::least_loss) return;
   const bool deepseek = o.lowering == lowering_choice::deepseek;
   if (deepseek && spec.family != schedule_family::dualpipev && spec.family != schedule_family::dualpipe) {
     throw usage_error("ctpipe: --lowering deepseek applies to dualpipev and dualpipe (DeepSeek's step())");

@@ -205,8 +205,9 @@ class validate_command final : public command_with_options<validate_options> {
     }
     nlohmann::ordered_json executed;  // a lowered file's own lists; a compute file's lowering
     if (opts_.format == "json") {
-      executed =
-          runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all()) : executed_json(runs);
+      executed = runs.empty() ? own_lowering_json(compute.view(), opts_.cost, opts_.runtime_or_all(), {},
+                                                  opts_.lowering == lowering_choice::least_loss)
+                              : executed_json(runs);
     }
     io::report rep = io::analyze(std::move(compute), opts_.cost, opts_.gamma, path_);
     const schedule_view run_lists = opts_.torch_order() ? lists.view() : v;  // the lists `runs` ran
