@@ -83,6 +83,29 @@ constexpr bool stream_spacing(schedule_view v, const costs& c, runtime_model mod
 
 namespace detail {
 
+/// Calls f(k, forward, s, to, consumer) for every message of `v`: the op at flat index k
+/// (a pair's word read as its F) of stage s whose output goes to stage `to` on another
+/// rank (an activation when `forward`, else a gradient), and the node of the op that
+/// consumes it (a pair's word for its B word: a pair's inputs come before its word).
+template <class F>
+constexpr void for_each_message(schedule_view v, F&& f) {
+  const pipeline_shape shape = v.shape;
+  const op_index index(v);
+  const buffer<std::uint8_t> pair_b = pair_b_words(v);
+  const schedule plain = split_pairs(v);  // both words of a pair share the pair's times
+  const std::span<const op> ops = plain.view().ops;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    const op o = ops[k];
+    const bool forward = o.kind() == op_kind::F;
+    if (!forward && o.kind() != op_kind::B && o.kind() != op_kind::I) continue;
+    const int s = o.stage(), to = forward ? s + 1 : s - 1, j = o.microbatch();
+    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
+    std::uint32_t q = index.at[index.slot(forward ? code_f : code_b, to, j)];
+    if (!forward && q == 0) q = index.at[index.slot(code_i, to, j)];
+    f(k, forward, s, to, op_node(pair_b, q - 1));
+  }
+}
+
 /// One end of a message on a stream: the stream (stream_index()), the producer's
 /// simulated end and the consumer's node in the op graph (a pair's word for its B word).
 struct stream_end {
@@ -95,25 +118,13 @@ struct stream_end {
 /// receiver's) under stream model `model`, with `sim` = simulate(v, c).
 constexpr buffer<stream_end> stream_ends(schedule_view v, const simulation& sim, runtime_model model) {
   const pipeline_shape shape = v.shape;
-  const op_index index(v);
-  const buffer<std::uint8_t> pair_b = pair_b_words(v);
-  const schedule plain = split_pairs(v);  // a pair's word read as its F (both words share the pair's end)
-  const std::span<const op> ops = plain.view().ops;
   std::size_t count = 0;
-  buffer<stream_end> out(2 * ops.size());
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const op o = ops[k];
-    const bool forward = o.kind() == op_kind::F;
-    if (!forward && o.kind() != op_kind::B && o.kind() != op_kind::I) continue;
-    const int s = o.stage(), to = forward ? s + 1 : s - 1, j = o.microbatch();
-    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
-    std::uint32_t q = forward ? index.at[index.slot(code_f, to, j)] : index.at[index.slot(code_b, to, j)];
-    if (!forward && q == 0) q = index.at[index.slot(code_i, to, j)];
-    const std::uint32_t node = op_node(pair_b, q - 1);
+  buffer<stream_end> out(2 * v.size());
+  for_each_message(v, [&](std::size_t k, bool forward, int s, int to, std::uint32_t node) {
     const int from_rank = shape.rank_of(s), to_rank = shape.rank_of(to);
     out[count++] = {stream_index(model, from_rank, to_rank, true, forward, shape.P), sim.end_ticks(k), node};
     out[count++] = {stream_index(model, to_rank, from_rank, false, forward, shape.P), sim.end_ticks(k), node};
-  }
+  });
   buffer<stream_end> ends(count);
   for (std::size_t x = 0; x < count; ++x) ends[x] = out[x];
   return ends;
@@ -193,23 +204,11 @@ constexpr buffer<due_message> due_messages(schedule_view v, const costs& c, runt
   const pipeline_shape shape = v.shape;
   const simulation sim = simulate(v, c);
   const std::int64_t t_c = (c.c / sim.tick()).num;
-  const op_index index(v);
-  const buffer<std::uint8_t> pair_b = pair_b_words(v);
-  const schedule plain = split_pairs(v);
-  const std::span<const op> ops = plain.view().ops;
   const buffer<int> rank_of_op = op_ranks(v);
-  buffer<due_message> all(ops.size());
+  buffer<due_message> all(v.size());
   std::size_t n = 0;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const op o = ops[k];
-    const bool forward = o.kind() == op_kind::F;
-    if (!forward && o.kind() != op_kind::B && o.kind() != op_kind::I) continue;
-    const int s = o.stage(), to = forward ? s + 1 : s - 1, j = o.microbatch();
-    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
-    std::uint32_t q = index.at[index.slot(forward ? code_f : code_b, to, j)];
-    if (!forward && q == 0) q = index.at[index.slot(code_i, to, j)];
-    const std::uint32_t consumer = op_node(pair_b, q - 1);  // a pair's RECVs go before its word
-    const int from = rank_of_op[k], dest = rank_of_op[consumer];
+  for_each_message(v, [&](std::size_t k, bool forward, int s, int to, std::uint32_t consumer) {
+    const int from = rank_of_op[k], dest = rank_of_op[consumer], j = v.ops[k].microbatch();
     const std::uint32_t last =
         v.ops[k].kind() == op_kind::overlap_f_b ? static_cast<std::uint32_t>(k) + 1 : static_cast<std::uint32_t>(k);
     all[n++] = {sim.start_ticks(consumer) - t_c,
@@ -223,7 +222,7 @@ constexpr buffer<due_message> due_messages(schedule_view v, const costs& c, runt
                 stream_index(model, dest, from, false, forward, shape.P),
                 make_op(forward ? op_kind::send_f : op_kind::send_b, s, j),
                 make_op(forward ? op_kind::recv_f : op_kind::recv_b, to, j)};
-  }
+  });
   buffer<due_message> msgs(n);
   for (std::size_t x = 0; x < n; ++x) msgs[x] = all[x];
   std::sort(msgs.data(), msgs.data() + n, [](const due_message& a, const due_message& b) {
