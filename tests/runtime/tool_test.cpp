@@ -619,7 +619,8 @@ TEST_CASE(
        "to "
        "json's executed entry)\n"},
       {"-s dualpipev --lowering theirs --format csv-comms",
-       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer, torch-parity or least-loss, not "
+       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer, torch-parity or least-loss, "
+       "not "
        "'theirs'\n"},
   };
   for (const auto& c : refused) {
@@ -690,7 +691,8 @@ TEST_CASE("the torch lowerings in csv-comms, json's executed entry and validate"
       {"-s 1f1b --lowering torch-parity --format svg",
        "ctpipe: --lowering applies to --format csv-comms and json (the executed entry) only"},
       {"-s 1f1b --lowering torch_asap --format csv-comms",
-       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer, torch-parity or least-loss, not "
+       "ctpipe: --lowering takes own, deepseek, torch-asap, torch-warmup, torch-consumer, torch-parity or least-loss, "
+       "not "
        "'torch_asap'"},
       {"-s 1f1b --torch-passes none --format json",
        "ctpipe: --torch-passes and --max-active-stages apply to --format csv-comms, and to json with a torch-*"},
@@ -1018,4 +1020,21 @@ TEST_CASE("the least-loss lowering: a stream model's fastest of ctpipe's orders,
   REQUIRE(j["executed"]["posted"] == own["executed"]["posted"]);  // own under the other models
   REQUIRE(run_tool(args + "--runtime posted --format csv-comms").out ==
           run_tool("-s interleaved-zb -P 8 -m 16 --costs c=1/2 --runtime posted --format csv-comms").out);
+}
+
+TEST_CASE("validate: its own --lowering help, and a note when every run of a torch order hangs", "[tool][streams]") {
+  const std::string main_help = run_tool("--help").out, validate_help = run_tool("validate --help").out;
+  REQUIRE(main_help.find("deepseek (dualpipev, dualpipe") != std::string::npos);
+  REQUIRE(validate_help.find("deepseek (dualpipev, dualpipe") == std::string::npos);  // refused by validate
+  REQUIRE(validate_help.find("a compute-only file's lowering") != std::string::npos);
+  // 1F1B P = 2, m = 2 under torch-parity hangs on one stream per rank (docs/pytorch.md).
+  const std::string file = (std::filesystem::temp_directory_path() / "ctpipe_tool_test_onef.csv").string();
+  std::ofstream(file) << run_tool("-s 1f1b -P 2 -m 2 --format csv").out;
+  const auto hung = run_tool("validate --lowering torch-parity --runtime stream-rank " + file);
+  REQUIRE(hung.exit_code == 0);
+  REQUIRE(hung.out.find("hangs under stream-rank") != std::string::npos);
+  REQUIRE(hung.out.find("timeline: simulated (no run of these lists completes)") != std::string::npos);
+  const auto ran = run_tool("validate --lowering torch-parity --runtime posted " + file);
+  REQUIRE(ran.out.find("timeline: simulated (no run") == std::string::npos);
+  std::filesystem::remove(file);
 }

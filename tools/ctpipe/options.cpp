@@ -401,6 +401,20 @@ void runtime_options::declare(CLI::App& app) {
 void runtime_options::check(const CLI::App& app) { runtime_given = app.count("--runtime") > 0; }
 
 void lowering_options::declare(CLI::App& app) {
+  // `ctpipe validate` lowers a compute-only file for json's executed entry and its runs:
+  // its own text, without deepseek (refused there) and csv-comms (not a format of it).
+  const bool validate = app.get_name() == "validate";
+  const std::string help =
+      validate ? "a compute-only file's lowering, run under every runtime model (or --runtime's): own (lower() per "
+                 "model, json's executed entry), least-loss (under a stream model the fastest of ctpipe's three "
+                 "orders, docs/runtimes.md), or PyTorch's orders (docs/pytorch.md): torch-asap, torch-warmup, "
+                 "torch-consumer, torch-parity, whose runs are shown and whose hangs are reported, not refused"
+               : "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
+                 "--runtime model), least-loss (under a stream model the fastest of ctpipe's three orders, "
+                 "docs/runtimes.md; own under the others), deepseek (dualpipev, dualpipe: DeepSeek's step() with its "
+                 "batches, the same lists for every model), or PyTorch's orders (docs/pytorch.md): torch-asap "
+                 "(_add_send_recv, torch 2.13's default), torch-warmup (PR 165664), torch-consumer (PR 172833), "
+                 "torch-parity (_defer_recv_ops, defer_pp_recv=True)";
   add_choice(app, "--lowering", lowering,
              {{"own", lowering_choice::own},
               {"deepseek", lowering_choice::deepseek},
@@ -409,13 +423,7 @@ void lowering_options::declare(CLI::App& app) {
               {"torch-consumer", lowering_choice::torch_consumer},
               {"torch-parity", lowering_choice::torch_parity},
               {"least-loss", lowering_choice::least_loss}},
-             "who places the sends and receives of csv-comms and json's executed entry: own (lower(), for the "
-             "--runtime model), least-loss (under a stream model the fastest of ctpipe's three orders, "
-             "docs/runtimes.md; own under the others), deepseek (dualpipev, dualpipe: DeepSeek's step() with its "
-             "batches, the same lists "
-             "for every model), or PyTorch's orders (docs/pytorch.md): torch-asap (_add_send_recv, torch 2.13's "
-             "default), torch-warmup (PR 165664), torch-consumer (PR 172833), torch-parity (_defer_recv_ops, "
-             "defer_pp_recv=True)");
+             help);
   add_converted(
       app, "--torch-passes",
       [this](const std::string& text) {
@@ -423,12 +431,16 @@ void lowering_options::declare(CLI::App& app) {
         passes.unshard_reshard = kept == 2;
         passes.reduce_grad = kept >= 1;
       },
-      "the actions of PyTorch's lowering passes csv-comms carries (docs/pytorch.md): all (UNSHARD, RESHARD and "
-      "REDUCE_GRAD, as _add_unshard_reshard and _add_reduce_grad place them), reduce-grad (REDUCE_GRAD only: no "
-      "FSDP) or none",
+      validate ? "with a torch-* --lowering: the actions of PyTorch's lowering passes in the lists (each takes a round "
+                 "of _add_send_recv, so they change the order): all (UNSHARD, RESHARD and REDUCE_GRAD), reduce-grad "
+                 "or none"
+               : "the actions of PyTorch's lowering passes csv-comms carries (docs/pytorch.md): all (UNSHARD, "
+                 "RESHARD and REDUCE_GRAD, as _add_unshard_reshard and _add_reduce_grad place them), reduce-grad "
+                 "(REDUCE_GRAD only: no FSDP) or none",
       "all");
   add_whole(app, "--max-active-stages", passes.max_active_stages,
-            "csv-comms with --torch-passes all: the stages kept unsharded at once (PyTorch's window)");
+            validate ? "with a torch-* --lowering and --torch-passes all: the stages kept unsharded at once"
+                     : "csv-comms with --torch-passes all: the stages kept unsharded at once (PyTorch's window)");
 }
 
 bool torch_order_of(lowering_choice choice, io::torch_lowering& out) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>  // std::none_of
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -219,8 +220,13 @@ class validate_command final : public command_with_options<validate_options> {
     }
     std::string out = render(rep, opts_);
     if (opts_.format == "text") {
-      out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}{}\n", path_, verdict, shape.P,
-                        shape.m, shape.V, placement_name(shape.layout), executed_text(runs),
+      // A compute-only file's torch order that hangs under every model run: the timeline
+      // drawn is the simulation's, and the text says so.
+      const bool none_ran = !runs.empty() && std::none_of(runs.begin(), runs.end(),
+                                                          [](const executed_run& r) { return r.run.completed(); });
+      out = fmt::format("{}: {}; P = {}, m = {}, V = {}, placement {} (from the file)\n{}{}{}\n", path_, verdict,
+                        shape.P, shape.m, shape.V, placement_name(shape.layout), executed_text(runs),
+                        none_ran ? "timeline: simulated (no run of these lists completes)\n" : "",
                         copied_peaks(run_lists, runs)) +
             out;
     }
