@@ -57,7 +57,7 @@ TEST_CASE("periodic programs expand to the families' generators op for op", "[pe
   }
   REQUIRE_THROWS_WITH(expand(program_of(spec_of(schedule_family::one_f_one_b, 4)), 2),
                       "ctpipe: a periodic program holds for m >= its m_min");
-  REQUIRE_THROWS_WITH(program_of(spec_of(schedule_family::gpipe, 4)),
+  REQUIRE_THROWS_WITH(program_of(schedule_spec{schedule_family::v_half, {4, 8, 2, placement::v_shape}}),
                       "ctpipe: no periodic program for this schedule family yet (docs/proofs.md lists the families "
                       "with one)");
 }
@@ -392,6 +392,95 @@ TEST_CASE("periodic certificate: unequal stages repeat too", "[periodic]") {
   }
 }
 
+namespace {
+
+/// GPipe (V = 1) or looped BFS at P and V, loop placement.
+schedule_spec phased_spec(schedule_family family, int P, int V) { return {family, {P, 1, V, placement::loop}}; }
+
+/// Requires certificate `cert` of `s` (stage factors `scale`) to equal direct simulations
+/// at every m in [m0, m0 + 3 cycles + 6): makespan, idle and busy per rank, bubble, peaks.
+void require_certificate_matches(const periodic_certificate& cert, const schedule_spec& s, const costs& c,
+                                 const std::vector<rational>& scale) {
+  REQUIRE(cert.proved);
+  for (int m = cert.m0; m < cert.m0 + 3 * cert.cycle + 6; ++m) {
+    INFO("m = " << m);
+    schedule_spec at = s;
+    at.shape.m = m;
+    const schedule sched = generate(at);
+    const simulation sim = simulate(sched.view(), c, cost_scale{scale, {}});
+    const in_flight_profile memory = in_flight(sched.view());
+    REQUIRE(cert.makespan(m) == sim.makespan());
+    REQUIRE(cert.bubble_fraction(m) == sim.bubble_fraction());
+    for (int r = 0; r < s.shape.P; ++r) {
+      REQUIRE(cert.idle(r, m) == sim.idle(r));
+      REQUIRE(cert.peak_at(r, m) == memory.peak(r));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("phased programs: GPipe's and looped BFS's expand to their generators and are certified for every m",
+          "[periodic]") {
+  for (int P = 1; P <= 8; ++P) {
+    for (int V = 1; V <= 4; ++V) {
+      for (const schedule_family family : {schedule_family::gpipe, schedule_family::looped_bfs}) {
+        if (family == schedule_family::gpipe && V > 1) continue;
+        schedule_spec s = phased_spec(family, P, V);
+        const periodic_program p = program_of(s);
+        INFO(family_name(family) << " P = " << P << " V = " << V);
+        REQUIRE(p.phases == (family == schedule_family::gpipe ? 2 : 2 * V));
+        for (int m = 1; m <= 2 * P + 4; ++m) {
+          s.shape.m = m;
+          REQUIRE(same_ops(expand(p, m).view(), detail::generate_by_generator(s).view()));
+        }
+        for (const costs& c : {costs{}, costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}},
+                               costs{rational{3}, rational{1, 2}, rational{1}, rational{1}, rational{2}}}) {
+          const periodic_certificate cert = periodic_certificate_of(s, c);
+          require_certificate_matches(cert, s, c, {});
+          // Peaks grow with m: m per rank for GPipe, mV for looped BFS.
+          REQUIRE(cert.peak_per_m[0] == rational{V});
+          // The closed forms: GPipe's for every m, with latency too; looped BFS's from m = P
+          // (V > 1) at t_c = 0 (chunked_timing_exception()), none with latency.
+          const every_m_result holds = closed_forms_hold_for_every_m(cert, s, c);
+          REQUIRE(holds.makespan.correct);
+          REQUIRE(holds.peaks.from == 1);
+          const bool claimed = family == schedule_family::gpipe || c.c == rational{0} || P == 1;
+          REQUIRE(holds.makespan.from == (!claimed ? 0 : family == schedule_family::looped_bfs && V > 1 ? P : 1));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("phased programs: unequal stages are certified where each phase runs at one rate, refused elsewhere",
+          "[periodic]") {
+  // GPipe's forwards flow from rank 0, its backwards from rank P-1: with the slowest stage
+  // at both ends every rank of each phase keeps its pace; with a slower stage inside, the
+  // ranks ahead of it run at their own rate and no state repeats as one shift.
+  const schedule_spec s = phased_spec(schedule_family::gpipe, 4, 1);
+  const costs c{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 4}};
+  const std::vector<rational> ends{rational{3, 2}, rational{1}, rational{5, 4}, rational{3, 2}};
+  require_certificate_matches(periodic_certificate_of(s, c, ends), s, c, ends);
+  const std::vector<rational> inside{rational{1}, rational{3, 2}, rational{1}, rational{1}};
+  const periodic_certificate refused = periodic_certificate_of(s, c, inside);
+  REQUIRE_FALSE(refused.proved);
+  REQUIRE(std::string(refused.reason).find("run at their own rate") != std::string::npos);
+}
+
+TEST_CASE("phased programs: malformed ones are refused", "[periodic]") {
+  periodic_program p = program_of(phased_spec(schedule_family::gpipe, 3, 1));
+  p.phases = 3;  // two growing segments per rank, three declared
+  REQUIRE_THROWS_WITH(periodic_certificate_of(p, costs{}),
+                      "ctpipe: a phased program has `phases` growing segments on every rank");
+  periodic_program q = program_of(phased_spec(schedule_family::looped_bfs, 3, 2));
+  q.templates[q.segments[q.steady[1]].first].per_repetition = 2;  // rank 1's chunk-0 forwards skip
+  REQUIRE_THROWS_WITH(periodic_certificate_of(q, costs{}),
+                      "ctpipe: a phased program's steady ops advance the same number of micro-batches per repetition "
+                      "within each phase, and per step of m each phase's ops move alike and a fixed segment as the "
+                      "phase before it ends");
+}
+
 TEST_CASE("periodic certificate: bad programs get no certificate, with the reason", "[periodic]") {
   // An unbalanced period: 1F1B's program with rank 1's steady B made an F.
   periodic_program unbalanced = program_of(spec_of(schedule_family::one_f_one_b, 3));
@@ -449,6 +538,21 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
   REQUIRE(simulate(generate(at).view(), costs{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}})
               .makespan() == rational{113});  // 98 + 15 (34 - 29) / 5
 
+  // GPipe: a phased program (its forwards, then its backwards), its peaks growing with m;
+  // looped BFS: 2V phases, its closed forms from m = P.
+  const auto gpipe = run_tool("formula -s gpipe -P 4");
+  REQUIRE(gpipe.exit_code == 0);
+  REQUIRE(gpipe.out.find("2 phases: the state of each") != std::string::npos);
+  REQUIRE(gpipe.out.find("for every m >= 1:\n  makespan(m) = 12 + 3 (m - 1)\n") != std::string::npos);
+  REQUIRE(gpipe.out.find("peak in flight per rank (chunks) = a + b (m - 1)   a = 1 1 1 1   b = 1 1 1 1") !=
+          std::string::npos);
+  REQUIRE(gpipe.out.find("makespan: holds for every m; bubble fraction: holds for every m; peaks: holds for every m") !=
+          std::string::npos);
+  const nlohmann::json lj = nlohmann::json::parse(run_tool("formula -s looped-bfs -P 4 -V 2 --format json").out);
+  REQUIRE(lj["phases"] == 4);
+  REQUIRE(lj["peak_in_flight_per_m"] == nlohmann::json::array({"2", "2", "2", "2"}));
+  REQUIRE(lj["closed_forms"]["makespan"]["from"] == 4);
+
   // The parameters that decide the program, in the header and the JSON (a tester's
   // finding: --warmup-factor 1 and fb changed the answer but not the header).
   REQUIRE(run_tool("formula -s interleaved-1f1b -P 4 -V 2 --warmup-factor 1")
@@ -502,11 +606,12 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     const char* args;
     const char* message;
   } refusals[] = {
-      {"formula -s gpipe", "ctpipe: no formula for gpipe: its forwards and its backwards each grow with m"},
+      {"formula -s gpipe --stage-scale 1,3/2,1,1",
+       "ctpipe: no certificate: the state does not repeat within the bound (raise --max-periods; with unequal "
+       "stages the ranks ahead of a phase's slowest stage run at their own rate"},
       {"formula -s v-half", "ctpipe: no formula for v-half: its warm-up and cool-down are moved op by op by a greedy"},
       {"formula -s interleaved-zb -m 6",
        "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only"},
-      {"formula -s looped-bfs", "ctpipe: no formula for looped-bfs: each chunk's forwards and backwards grow with m"},
       {"formula -m 8",
        "ctpipe: formula answers for every m; -m is not taken (but for the classes of interleaved-1f1b, "
        "combined-1f1b and interleaved-zb)\n"},

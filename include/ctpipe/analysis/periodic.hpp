@@ -29,10 +29,20 @@
 // The peaks: one rank's ops never overlap, so its in-flight level follows its list; a
 // balanced steady segment returns to the level it started from and repeats its profile,
 // so past one repetition the peaks no longer depend on m.
+//
+// Phased programs (GPipe, looped BFS: several growing segments per rank, one after the
+// other; docs/proofs.md "Phased programs"): each phase is certified in turn as the
+// steady segment, the ops before it its warm-up and those after it its cool-down; an
+// edge from an earlier phase of the same rank (but the predecessor) is implied by the
+// rank's order and dropped; an edge from an earlier phase of another rank (looped BFS's
+// chunks) is dropped and checked slack, which growing m by a cycle cannot undo. The
+// simulations at m_a, m_a - 1, .. cover each class of m modulo the phases' cycles, and
+// the peaks, which grow with m, are walked segment by segment as affine functions of m.
 #pragma once
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint32_t
+#include <numeric>      // std::lcm
 #include <type_traits>  // std::is_constant_evaluated
 
 #include "ctpipe/analysis/formulas.hpp"
@@ -66,9 +76,11 @@ struct periodic_certificate {
   rational increment;                   ///< the makespan's growth per cycle (c * lambda)
   detail::buffer<rational> busy_base;   ///< per rank: busy time at m = 0 of its affine form
   detail::buffer<rational> busy_per_m;  ///< per rank: busy time added per micro-batch
-  detail::buffer<rational> peak;        ///< per rank: peak in-flight activations for m >= m0 (chunks)
-  int state_index = 0;                  ///< K: the repetition from which the state repeats
-  int state_width = 0;                  ///< d: repetitions the state holds
+  detail::buffer<rational> peak;        ///< per rank: peak in-flight activations at m0 (chunks)
+  detail::buffer<rational> peak_per_m;  ///< per rank: added per micro-batch past m0 (GPipe, looped BFS; else 0)
+  int state_index = 0;                  ///< K: the repetition from which the state repeats (the latest phase's)
+  int state_width = 0;                  ///< d: repetitions the state holds (the widest phase's)
+  int phases = 1;                       ///< the program's growing segments per rank (GPipe 2, looped BFS 2V)
   int P = 0;
   /// An unbalanced period (`reason` says so): its rank, and per repetition its forwards
   /// and its backwards (B or I); or its I and W when those differ. -1 otherwise.
@@ -88,6 +100,11 @@ struct periodic_certificate {
   /// Rank r's busy time under m >= m0 micro-batches (exact, affine in m).
   constexpr rational busy(int r, int m) const {
     return busy_base[static_cast<std::size_t>(r)] + rational{m} * busy_per_m[static_cast<std::size_t>(r)];
+  }
+  /// Rank r's peak in-flight activations under m >= m0 (chunks): peak + (m - m0) *
+  /// peak_per_m, constant but for the phased programs.
+  constexpr rational peak_at(int r, int m) const {
+    return peak[static_cast<std::size_t>(r)] + rational{m - m0} * peak_per_m[static_cast<std::size_t>(r)];
   }
   /// Rank r's idle time under m >= m0: makespan - busy.
   constexpr rational idle(int r, int m) const { return makespan(m) - busy(r, m); }
@@ -179,8 +196,9 @@ constexpr bool balanced(const periodic_program& p, periodic_certificate& out) {
 }
 
 /// The certificate's work (see the file comment), one step per member function: the
-/// program's simulation at m_a = m_min + max_periods, its ops labelled by segment and
-/// repetition, the op graph's edges into each op, the window, the structure's checks and
+/// program's simulation at m_a = m_min + (max_periods - below) * m_step, its ops
+/// labelled by segment and repetition for one phase at a time (label(h); programs of one
+/// phase have phase 0 only), the op graph's edges into each op, the window, the structure's checks and
 /// the repeat (complete() then reads the result). Linear in the ops at m_a, except the
 /// repeat's search: O(cycles tried x repetitions x steady ops), bounded by max_periods
 /// and independent of m (cycle 1 is found in one pass).
@@ -193,37 +211,73 @@ struct certifier {
   schedule sched;
   simulation sim;
   std::size_t N = 0, W = 0;                // ops; steady ops per repetition (all ranks)
+  detail::buffer<int> position;            // phased: per op, 2h + 1 in phase h's segment, 2h before it
   detail::buffer<int> rep;                 // per op: steady repetition, -1 warm-up, -2 cool-down
   detail::buffer<std::uint32_t> tmpl;      // per op: its template
   detail::buffer<std::uint32_t> slot;      // per template: its place among the steady ones, or W
   detail::buffer<std::uint32_t> node;      // [k * W + slot]: the op of steady repetition k
   detail::buffer<std::uint32_t> in_first;  // N + 1: the edges into each op, in in_from
   detail::buffer<std::uint32_t> in_from;
-  int reps = 0;                   // repetitions every rank's steady segment runs at m_a
-  int lo = 0, hi = 0, width = 1;  // the window [lo, hi) and the state's width d
+  detail::buffer<std::uint32_t> driven_from, driven_to;  // the driven edges (dropped())
+  detail::buffer<int> op_rank;                           // per op: its rank
+  int reps = 0;                                          // repetitions every rank's steady segment runs at m_a
+  int lo = 0, hi = 0, width = 1;                         // the window [lo, hi) and the state's width d
 
   constexpr certifier(const periodic_program& p, const costs& c, std::span<const rational> scale, rational g,
-                      int max_periods)
+                      int max_periods, int below = 0)
       : prog(p),
         cost(c),
         stage_scale(scale),
         gamma(g),
-        m_a(p.m_min + max_periods * p.m_step),
+        m_a(p.m_min + (max_periods - below) * p.m_step),
         sched(expand(p, m_a)),
         sim(simulate(sched.view(), c, cost_scale{scale, {}})),
         N(sched.size()) {
-    label();
+    if (p.phases > 1) positions();
     in_edges();
+    label(0);
   }
 
-  /// Each op's segment part, repetition and template; the steady ops by repetition.
-  constexpr void label() {
+  /// A phased program's op positions (position: 2h + 1 in its rank's h-th growing
+  /// segment, 2h in a fixed segment before it), for dropped().
+  constexpr void positions() {
+    position = buffer<int>(N);
+    std::size_t k = 0;
+    for (int r = 0; r < prog.shape.P; ++r) {
+      const auto ru = static_cast<std::size_t>(r);
+      int grown = 0;
+      for (std::uint32_t g = prog.rank_segments[ru]; g < prog.rank_segments[ru + 1]; ++g) {
+        const program_segment& seg = prog.segments[g];
+        const int pos = 2 * grown + seg.repetitions_per_step;
+        grown += seg.repetitions_per_step;
+        const std::size_t n = static_cast<std::size_t>(seg.times(prog.steps(m_a))) * seg.count;
+        for (std::size_t j = 0; j < n; ++j) position[k++] = pos;
+      }
+    }
+  }
+
+  /// Rank r's h-th growing segment (its steady one in a program of one phase).
+  constexpr const program_segment& growing(int r, int h) const {
+    const auto ru = static_cast<std::size_t>(r);
+    if (prog.phases == 1) return prog.segments[prog.steady[ru]];
+    std::uint32_t g = prog.rank_segments[ru];
+    for (int seen = prog.segments[g].repetitions_per_step - 1; seen < h;)
+      seen += prog.segments[++g].repetitions_per_step;
+    return prog.segments[g];
+  }
+
+  /// Labels the ops for phase h (0 in a program of one phase): each op's template; the
+  /// rank's h-th growing segment's ops are the steady ones (rep: their repetition), the
+  /// ops before it -1 (warm-up), the ops after it -2 (cool-down); the steady ops by
+  /// repetition.
+  constexpr void label(int h) {
     rep = buffer<int>(N);
     tmpl = buffer<std::uint32_t>(N);
     slot = buffer<std::uint32_t>(prog.templates.size());
+    W = 0;
     reps = m_a;
     for (int r = 0; r < prog.shape.P; ++r) {
-      const program_segment& seg = prog.segments[prog.steady[static_cast<std::size_t>(r)]];
+      const program_segment& seg = growing(r, h);
       reps = seg.times(prog.steps(m_a)) < reps ? seg.times(prog.steps(m_a)) : reps;
       for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) slot[t] = static_cast<std::uint32_t>(W++);
     }
@@ -231,9 +285,12 @@ struct certifier {
     std::size_t k = 0;
     for (int r = 0; r < prog.shape.P; ++r) {
       const auto ru = static_cast<std::size_t>(r);
+      int grown = 0;  // growing segments passed on this rank
       for (std::uint32_t g = prog.rank_segments[ru]; g < prog.rank_segments[ru + 1]; ++g) {
         const program_segment& seg = prog.segments[g];
-        const int part = g < prog.steady[ru] ? -1 : g > prog.steady[ru] ? -2 : 0;
+        const bool grows = seg.repetitions_per_step != 0;
+        const int part = grown < h || (!grows && grown == h) ? -1 : grown == h ? 0 : -2;
+        grown += grows ? 1 : 0;
         for (int i = 0; i < seg.times(prog.steps(m_a)); ++i) {
           for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t, ++k) {
             rep[k] = part == 0 ? i : part;
@@ -243,24 +300,86 @@ struct certifier {
         }
       }
     }
+    lo = hi = 0;
+    width = 1;
   }
 
   /// The op graph's edges (docs/spec.md §2 and each rank's order) by the op they enter.
   constexpr void in_edges() {
     const schedule_view v = sched.view();
-    const op_index index(v);
-    const buffer<int> ranks = op_ranks(v);
+    const op_index ops(v);
+    op_rank = op_ranks(v);
     const buffer<std::uint8_t> pair_b = pair_b_words(v);
     op_edges g(5 * N + 1);
-    add_dependency_edges(v, index, ranks, pair_b, 1, g);
+    add_dependency_edges(v, ops, op_rank, pair_b, 1, g);
     add_rank_order_edges(v, pair_b, g);
+    split_edges(g);
+  }
+
+  /// What becomes of edge e of the op graph: 0 kept; in a phased program, 1 when it comes
+  /// from an earlier part of the same rank other than the op's predecessor (implied by the
+  /// rank's order: the ops between last >= 0), 2 when from an earlier part of another
+  /// rank (driven: looped BFS's chunk c+1 waits for chunk c on the last rank), checked
+  /// slack instead (drivens_slack()).
+  constexpr int dropped(const op_edges& g, std::size_t e) const {
+    if (!(position[g.from[e]] < position[g.to[e]])) return 0;
+    if (op_rank[g.from[e]] != op_rank[g.to[e]]) return 2;
+    return g.from[e] + 1 != g.to[e] ? 1 : 0;
+  }
+
+  /// The kept edges by the op they enter (in_first, in_from), the driven ones apart. A
+  /// program of one phase keeps every edge, in a loop of its own: a dropped() per edge
+  /// put interleaved 1F1B's certificate at P = 6, V = 2 past Clang 14's step limit.
+  constexpr void split_edges(const op_edges& g) {
     in_first = buffer<std::uint32_t>(N + 1);
-    in_from = buffer<std::uint32_t>(g.edges);
-    for (std::size_t e = 0; e < g.edges; ++e) ++in_first[g.to[e] + 1];
+    std::size_t driven = 0;
+    if (prog.phases == 1) {
+      for (std::size_t e = 0; e < g.edges; ++e) ++in_first[g.to[e] + 1];
+    } else {
+      for (std::size_t e = 0; e < g.edges; ++e) {
+        const int d = dropped(g, e);
+        in_first[g.to[e] + 1] += d == 0 ? 1 : 0;
+        driven += d == 2 ? 1 : 0;
+      }
+    }
     for (std::size_t u = 0; u < N; ++u) in_first[u + 1] += in_first[u];
+    in_from = buffer<std::uint32_t>(in_first[N]);
+    driven_from = buffer<std::uint32_t>(driven);
+    driven_to = buffer<std::uint32_t>(driven);
     buffer<std::uint32_t> at(N);
     for (std::size_t u = 0; u < N; ++u) at[u] = in_first[u];
-    for (std::size_t e = 0; e < g.edges; ++e) in_from[at[g.to[e]]++] = g.from[e];
+    if (prog.phases == 1) {
+      for (std::size_t e = 0; e < g.edges; ++e) in_from[at[g.to[e]]++] = g.from[e];
+      return;
+    }
+    for (std::size_t e = 0, n = 0; e < g.edges; ++e) {
+      const int d = dropped(g, e);
+      if (d == 0) in_from[at[g.to[e]]++] = g.from[e];
+      if (d == 2) driven_from[n] = g.from[e], driven_to[n++] = g.to[e];
+    }
+  }
+
+  /// Whether every driven edge is slack in the simulation: its input arrives no later
+  /// than the latest input of its op over the kept edges, so that the times are those of
+  /// the program without the driven edges; and it joins two growing segments' templates
+  /// that move alike with m (so that it recurs at the same offsets at every m).
+  constexpr bool drivens_slack() const {
+    const rational ticks = cost.c / sim.tick();
+    for (std::size_t n = 0; n < driven_from.size(); ++n) {
+      const std::uint32_t u = driven_from[n], v = driven_to[n];
+      const op_template &a = prog.templates[tmpl[u]], &b = prog.templates[tmpl[v]];
+      if (position[u] % 2 == 0 || position[v] % 2 == 0 || shift_per_step(prog, a) != shift_per_step(prog, b) ||
+          a.per_repetition != b.per_repetition)
+        return false;
+      std::int64_t kept = 0;
+      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
+        const std::uint32_t w = in_from[e];
+        const std::int64_t arrives = sim.end_ticks(w) + (op_rank[w] != op_rank[v] ? ticks.num : 0);
+        kept = arrives > kept ? arrives : kept;
+      }
+      if (sim.end_ticks(u) + ticks.num > kept) return false;
+    }
+    return true;
   }
 
   /// Step 1's window: lo after the last steady op that waits for a warm-up op (at least
@@ -380,6 +499,7 @@ constexpr void complete(periodic_certificate& out, const certifier& w, int K, in
   out.busy_base = buffer<rational>(P);
   out.busy_per_m = buffer<rational>(P);
   out.peak = buffer<rational>(P);
+  out.peak_per_m = buffer<rational>(P);
   const in_flight_profile memory = in_flight(w.sched.view(), w.gamma);
   const auto take = [&](int m, const simulation& at) {
     if (w.m_a - m < out.cycle) {
@@ -462,6 +582,261 @@ constexpr periodic_certificate certify_within(const periodic_program& p, const c
   return out;
 }
 
+/// check_program() of a phased program (periodic_program::phases > 1): every rank runs
+/// `phases` growing segments, each repeated n0 + steps(m) times; per phase h one rho_h
+/// != 0 and one beta_h for all its templates (growing m by a step moves each of the
+/// phase's micro-batches by beta_h and adds a repetition whose ops advance rho_h each:
+/// GPipe's phases and looped BFS's forwards beta 0, rho 1; looped BFS's backwards, in
+/// reverse, beta 1, rho -1), and a fixed segment moves as the phase before it ends,
+/// beta + rho (before phase 0: beta_0). Raises otherwise.
+constexpr void check_phased_program(const periodic_program& p) {
+  buffer<int> beta(static_cast<std::size_t>(p.phases)), rho(static_cast<std::size_t>(p.phases));
+  for (int pass = 0; pass < 2; ++pass) {  // the phases' rho and beta, then the fixed segments
+    for (int r = 0; r < p.shape.P; ++r) {
+      int h = -1;
+      for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
+           g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
+        const program_segment& seg = p.segments[g];
+        require((seg.repetitions_per_step == 0 || seg.repetitions_per_step == 1) &&
+                    (h += seg.repetitions_per_step) < p.phases,
+                "ctpipe: a phased program has `phases` growing segments on every rank");
+        for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
+          const op_template& o = p.templates[t];
+          const auto hu = static_cast<std::size_t>(h < 0 ? 0 : h);
+          if (pass == 0 && seg.repetitions_per_step == 1 && rho[hu] == 0) {
+            rho[hu] = o.per_repetition;
+            beta[hu] = shift_per_step(p, o);
+          }
+          if (pass == 0) continue;
+          const int moves = seg.repetitions_per_step == 1 || h < 0 ? beta[hu] : beta[hu] + rho[hu];
+          require(shift_per_step(p, o) == moves &&
+                      (seg.repetitions_per_step == 0 || (rho[hu] != 0 && o.per_repetition == rho[hu])),
+                  "ctpipe: a phased program's steady ops advance the same number of micro-batches per repetition "
+                  "within each phase, and per step of m each phase's ops move alike and a fixed segment as the phase "
+                  "before it ends");
+        }
+      }
+      require(h == p.phases - 1, "ctpipe: a phased program has `phases` growing segments on every rank");
+    }
+  }
+}
+
+/// The in-flight level an op of kind `k` adds (analysis/memory.hpp: F +1, B -1, I -(1 -
+/// gamma), W -gamma). Raises for another kind.
+constexpr rational level_change(op_kind k, rational gamma) {
+  require(k == op_kind::F || k == op_kind::B || k == op_kind::I || k == op_kind::W,
+          "ctpipe: a phased program takes F, B, I and W ops only");
+  return k == op_kind::F ? rational{1} : k == op_kind::B ? rational{-1} : k == op_kind::I ? gamma - 1 : -gamma;
+}
+
+/// a + b * n.
+struct affine {
+  rational a, b;
+};
+
+/// Rank r's peak in flight under phased program `p`, as a + b * steps(m) for every m
+/// with steps(m) >= `from` (set here, at least n_min): the level walks the rank's
+/// segments as an affine function of n = steps(m); within a segment the highest point is
+/// in its first repetition or, when a repetition raises the level, in its last; the peak
+/// is the highest of these candidates, which past `from` is the one that grows fastest.
+constexpr affine phased_peak(const periodic_program& p, int r, rational gamma, int n_min, int& from) {
+  const auto ru = static_cast<std::size_t>(r);
+  buffer<affine> candidate(p.rank_segments[ru + 1] - p.rank_segments[ru] + 1);
+  std::size_t n = 1;  // candidate[0]: level 0 before the first op
+  affine level{};
+  for (std::uint32_t g = p.rank_segments[ru]; g < p.rank_segments[ru + 1]; ++g) {
+    const program_segment& seg = p.segments[g];
+    rational within{0}, top{0};
+    for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
+      within = within + level_change(p.templates[t].kind, gamma);
+      top = t == seg.first || within > top ? within : top;
+    }
+    if (seg.count == 0 || seg.times(n_min) < 1) continue;
+    require(seg.repetitions + seg.repetitions_per_step * n_min >= 1,
+            "ctpipe: a phased program's segments run at least once at m_min");
+    const bool rising = within > rational{0};
+    candidate[n++] = {level.a + top + (rising ? rational{seg.repetitions - 1} * within : rational{0}),
+                      level.b + (rising ? rational{seg.repetitions_per_step} * within : rational{0})};
+    level = {level.a + rational{seg.repetitions} * within, level.b + rational{seg.repetitions_per_step} * within};
+  }
+  affine best = candidate[0];
+  for (std::size_t k = 1; k < n; ++k) {
+    if (candidate[k].b > best.b || (candidate[k].b == best.b && candidate[k].a > best.a)) best = candidate[k];
+  }
+  from = n_min;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!(candidate[k].b < best.b)) continue;
+    const rational x = (candidate[k].a - best.a) / (best.b - candidate[k].b);  // best is higher from n >= x on
+    const std::int64_t up = x.num >= 0 ? (x.num + x.den - 1) / x.den : -((-x.num) / x.den);
+    from = up > from ? static_cast<int>(up) : from;
+  }
+  return best;
+}
+
+/// floor(a / b) for b > 0.
+constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// What the phases of one simulation give (certify_phases()): the reason when one is
+/// not certified; else the makespan's growth per step of m (the phases' lambdas
+/// summed), the lcm of their cycles, the steps of m by which m_a may go down in its
+/// class with every phase still past its repeat, and the makespan at m_a.
+struct phased_class {
+  const char* why = nullptr;
+  rational grow;
+  int cycle = 1;
+  int margin = 0;
+  rational makespan;
+  bool driven = false;  ///< whether driven edges were dropped (and found slack)
+};
+
+/// Certifies each phase of `w`'s simulation in turn (labelled as the steady segment,
+/// the ops before it as the warm-up and the ops after it as the cool-down: the same
+/// window, structure and repeat as a program of one phase), recording the widest state
+/// and latest repeat in `out`.
+constexpr phased_class certify_phases(certifier& w, periodic_certificate& out) {
+  phased_class k;
+  k.margin = w.reps;
+  for (int h = 0; h < w.prog.phases; ++h) {
+    if (h > 0) w.label(h);
+    w.window();
+    if ((k.why = w.check_structure()) != nullptr) return k;
+    int K = 0, c = 0;
+    std::int64_t delta = 0;
+    if (!w.find_repeat(K, c, delta)) {
+      k.why =
+          "the state does not repeat within the bound (raise max_periods; with unequal stages the ranks ahead of a "
+          "phase's slowest stage run at their own rate, and no bound is enough)";
+      out.last_differences = last_differences(w);
+      return k;
+    }
+    k.cycle = std::lcm(k.cycle, c);
+    k.grow = k.grow + w.sim.tick() * rational{delta, c};
+    k.margin = w.hi - 1 - K < k.margin ? w.hi - 1 - K : k.margin;
+    out.state_index = K > out.state_index ? K : out.state_index;
+    out.state_width = w.width > out.state_width ? w.width : out.state_width;
+  }
+  k.makespan = w.sim.makespan();
+  k.driven = w.driven_from.size() > 0;
+  if (!w.drivens_slack()) {
+    k.why =
+        "an earlier phase on another rank holds a later one up (a driven edge binds) within the bound (raise "
+        "max_periods)";
+  }
+  return k;
+}
+
+/// The phased certificate's m0, base, busy and peaks (certify_phased()): `makespan[j]`
+/// and `margin[j]` of the simulation at m_a - j * step for j < C (C = out.cycle / step,
+/// `grow` per step), `busy_hi` and `busy_lo` per rank at m_a and m_a - step. Each class
+/// j holds from m_a - j step less margin[j] rounded down to whole cycles (`driven`: from
+/// m_a - j step); m0 is the least m past which every class holds, and past each rank's
+/// peak threshold.
+constexpr void complete_phased(periodic_certificate& out, const periodic_program& p, int m_a, bool driven,
+                               rational gamma, rational grow, const buffer<rational>& makespan,
+                               const buffer<int>& margin, const buffer<rational>& busy_hi,
+                               const buffer<rational>& busy_lo) {
+  const int step = p.m_step, C = out.cycle / step;
+  const auto P = static_cast<std::size_t>(p.shape.P);
+  out.proved = true;
+  out.P = p.shape.P;
+  out.phases = p.phases;
+  out.m_step = step;
+  out.m_residue = p.m_residue;
+  out.busy_base = buffer<rational>(P);
+  out.busy_per_m = buffer<rational>(P);
+  out.peak = buffer<rational>(P);
+  out.peak_per_m = buffer<rational>(P);
+  int least = p.m_min;
+  for (int j = 0; j < C; ++j) {
+    const int m_j = m_a - j * step;
+    least = m_j - margin[static_cast<std::size_t>(j)] / C * C * step > least
+                ? m_j - margin[static_cast<std::size_t>(j)] / C * C * step
+                : least;
+  }
+  out.m0 = least - (C - 1) * step > p.m_min ? least - (C - 1) * step : p.m_min;
+  // With driven edges it holds from the simulated m up (where each was found slack).
+  out.m0 = driven && m_a - (C - 1) * step > out.m0 ? m_a - (C - 1) * step : out.m0;
+  buffer<affine> peak(static_cast<std::size_t>(p.shape.P));
+  for (int r = 0; r < p.shape.P; ++r) {
+    int from = 0;
+    peak[static_cast<std::size_t>(r)] = phased_peak(p, r, gamma, p.steps(p.m_min), from);
+    const int m_from = p.m_residue + from * step;
+    out.m0 = m_from > out.m0 ? m_from : out.m0;
+  }
+  out.increment = rational{C} * grow;
+  out.base = buffer<rational>(static_cast<std::size_t>(C));
+  for (int j = 0; j < C; ++j) {
+    const int d = (m_a - j * step - out.m0) / step;  // steps past m0 (may be negative: the law holds there)
+    out.base[static_cast<std::size_t>((d % C + C) % C)] =
+        makespan[static_cast<std::size_t>(j)] - rational{floor_div(d, C)} * out.increment;
+  }
+  for (int r = 0; r < p.shape.P; ++r) {
+    const auto ru = static_cast<std::size_t>(r);
+    out.busy_per_m[ru] = (busy_hi[ru] - busy_lo[ru]) / rational{step};
+    out.busy_base[ru] = busy_hi[ru] - rational{m_a} * out.busy_per_m[ru];
+    out.peak_per_m[ru] = peak[ru].b / rational{step};
+    out.peak[ru] = peak[ru].a + rational{p.steps(out.m0)} * peak[ru].b;
+  }
+}
+
+/// The certificate of a phased program (docs/proofs.md, "Phased programs: GPipe"): each
+/// phase certified in the simulations at m_a, m_a - step, .. (one per class of m modulo
+/// the phases' cycles, whose starting states differ), the makespan's growth per step the
+/// same in each. `proved` false with the reason otherwise.
+constexpr periodic_certificate certify_phased(const periodic_program& p, const costs& c,
+                                              std::span<const rational> stage_scale, rational gamma, int periods) {
+  constexpr int most_classes = 64;
+  periodic_certificate out;
+  const auto P = static_cast<std::size_t>(p.shape.P);
+  buffer<rational> makespan(most_classes), busy_hi(P), busy_lo(P), peak_hi(P);
+  buffer<int> margin(most_classes);
+  int C = 1;
+  rational grow;
+  bool driven = false;
+  for (int j = 0; j < C || j < 2; ++j) {
+    if (j >= most_classes || j >= periods) {
+      out.reason = "the phases' cycles pass the bound (raise max_periods)";
+      return out;
+    }
+    if (j >= C) {  // only the busy time below m_a
+      const simulation at =
+          simulate(expand(p, p.m_min + (periods - j) * p.m_step).view(), c, cost_scale{stage_scale, {}});
+      for (std::size_t r = 0; r < P; ++r) busy_lo[r] = at.busy(static_cast<int>(r));
+      continue;
+    }
+    certifier w(p, c, stage_scale, gamma, periods, j);
+    const phased_class k = certify_phases(w, out);
+    out.reason = k.why != nullptr          ? k.why
+                 : j > 0 && k.grow != grow ? "the phases grow at different rates in different classes of m"
+                                           : "";
+    if (out.reason[0] != '\0') return out;
+    grow = k.grow;
+    driven = driven || k.driven;
+    C = std::lcm(C, k.cycle);
+    makespan[static_cast<std::size_t>(j)] = k.makespan;
+    margin[static_cast<std::size_t>(j)] = k.margin;
+    for (std::size_t r = 0; r < P && j == 1; ++r) busy_lo[r] = w.sim.busy(static_cast<int>(r));
+    if (j > 0) continue;
+    const in_flight_profile memory = in_flight(w.sched.view(), gamma);
+    for (std::size_t r = 0; r < P; ++r) busy_hi[r] = w.sim.busy(static_cast<int>(r));
+    for (std::size_t r = 0; r < P; ++r) peak_hi[r] = memory.peak(static_cast<int>(r));
+  }
+  for (int j = 0; driven && j < C; ++j) {  // the driven edges' induction starts a cycle and a state past K
+    if (margin[static_cast<std::size_t>(j)] < C + out.state_width) {
+      out.reason = "the state does not repeat within the bound (raise max_periods)";
+      return out;
+    }
+  }
+  out.cycle = C * p.m_step;
+  const int m_a = p.m_min + periods * p.m_step;
+  complete_phased(out, p, m_a, driven, gamma, grow, makespan, margin, busy_hi, busy_lo);
+  for (int r = 0; r < out.P && m_a >= out.m0; ++r) {
+    require(out.peak_at(r, m_a) == peak_hi[static_cast<std::size_t>(r)],
+            "ctpipe: the periodic certificate disagrees with a direct simulation (a bug: please report it)");
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// The periodic certificate of program `p` (a family's, program_of(), or one written by
@@ -479,14 +854,25 @@ constexpr periodic_certificate certify_within(const periodic_program& p, const c
 constexpr periodic_certificate periodic_certificate_of(const periodic_program& p, const costs& c,
                                                        std::span<const rational> stage_scale = {},
                                                        rational gamma = rational{1}, int max_periods = 0) {
-  detail::check_program(p);
-  periodic_certificate unbalanced;
-  if (!detail::balanced(p, unbalanced)) return unbalanced;
+  if (p.phases > 1) {
+    detail::check_phased_program(p);
+  } else {
+    detail::check_program(p);
+    periodic_certificate unbalanced;
+    if (!detail::balanced(p, unbalanced)) return unbalanced;
+  }
   const int most = max_periods > 0 ? max_periods : default_max_periods(p);
   const int first = p.steps(p.m_min) + 8;  // the warm-up's reach, and a cycle
   int periods = first < most ? first : most;
   while (true) {
-    periodic_certificate out = detail::certify_within(p, c, stage_scale, gamma, periods);
+    // Not `?:`: GCC 12 frees the buffers of a class prvalue chosen by a conditional
+    // operator in a constant expression ("use of allocated storage after deallocation").
+    periodic_certificate out;
+    if (p.phases > 1) {
+      out = detail::certify_phased(p, c, stage_scale, gamma, periods);
+    } else {
+      out = detail::certify_within(p, c, stage_scale, gamma, periods);
+    }
     if (out.proved || periods >= most) return out;
     periods = 2 * periods < most ? 2 * periods : most;
   }
@@ -574,7 +960,8 @@ constexpr void check_point(every_m_result& out, schedule_spec s, int m, int step
 /// makespan and bubble fraction (polynomials of degree 1 in m, and their ratios with the
 /// busy time, docs/schedules.md), so two such functions equal at three points are equal
 /// everywhere; the peaks are constant past m0 and so are the closed forms' there
-/// (min(m, P-r), (P-r) + r*gamma, 2P-1: constant past their thresholds). No simulation.
+/// (min(m, P-r), (P-r) + r*gamma, 2P-1: constant past their thresholds), or affine in m
+/// for GPipe and looped BFS (m, mV) as their certificates' are. No simulation.
 constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& cert, const schedule_spec& s,
                                                    const costs& c, rational gamma = rational{1},
                                                    std::span<const rational> stage_scale = {}) {
@@ -582,9 +969,11 @@ constexpr every_m_result closed_forms_hold_from_m0(const periodic_certificate& c
   if (!cert.proved) return out;
   const int last = cert.m0 + 3 * cert.cycle - cert.m_step;
   out.makespan.from = out.bubble_fraction.from = out.peaks.from = last + cert.m_step;
+  detail::buffer<rational> peak(static_cast<std::size_t>(cert.P));
   for (int m = last; m >= cert.m0; m -= cert.m_step) {
+    for (int r = 0; r < cert.P; ++r) peak[static_cast<std::size_t>(r)] = cert.peak_at(r, m);
     detail::check_point(out, s, m, cert.m_step, c, cost_scale{stage_scale, {}}, gamma, cert.makespan(m),
-                        cert.bubble_fraction(m), cert.peak);
+                        cert.bubble_fraction(m), peak);
   }
   for (closed_form_range* r : {&out.makespan, &out.bubble_fraction, &out.peaks})
     r->from = r->from == cert.m0 ? r->from : 0;

@@ -4,8 +4,8 @@
 // Where a family has a periodic program (schedules/program.hpp) for the spec's m, the
 // schedule is that program expanded: the program is the schedule. Below the program's
 // m_min, for a class of m it has no program for (PyTorch's interleaved 1F1B when P does
-// not divide m) and for the families without one (GPipe, looped BFS, V-Half, V-Min), the
-// family's generator writes it. The generators stay the reference the programs are
+// not divide m) and for the families without one (V-Half, V-Min), the family's
+// generator writes it. The generators stay the reference the programs are
 // tested against (detail::fill_by_generator(), tests/runtime/periodic_test.cpp), equal op
 // for op on every grid and vector tried.
 #pragma once

@@ -13,13 +13,16 @@
 //
 // m_step is 1 (steps(m) = m) except for interleaved 1F1B, whose table runs in groups of
 // g micro-batches: its program holds for one residue class m = m_residue (mod g), and
-// its steady segment runs once per group. Exactly one segment per rank grows with m
-// (repetitions_per_step = 1): its repeated pattern is the steady state, the segments
-// before it the warm-up, the ones after it the cool-down. analysis/periodic.hpp proves a
-// family's makespan for every m of the class from one finite simulation of its program.
-// program_of() gives the programs of 1F1B, ZB-H1, ZB-H2, ZB-V, interleaved 1F1B,
-// combined 1F1B (interleaved's with one more warm-up forward and its pairs) and
-// interleaved ZB (for m a multiple of P);
+// its steady segment runs once per group. In most families exactly one segment per rank
+// grows with m (repetitions_per_step = 1): its repeated pattern is the steady state, the
+// segments before it the warm-up, the ones after it the cool-down. GPipe and looped BFS
+// are phased programs (`phases` > 1): each rank runs `phases` growing segments one after
+// the other (GPipe's forwards, then its backwards), the same number on every rank.
+// analysis/periodic.hpp proves a family's makespan for every m of the class from finite
+// simulations of its program. program_of() gives the programs of GPipe, 1F1B, ZB-H1,
+// ZB-H2, ZB-V, interleaved 1F1B, looped BFS, combined 1F1B (interleaved's with one more
+// warm-up forward and its pairs), interleaved ZB (for m a multiple of P), DualPipeV and
+// DualPipe;
 // expand() writes the ops, equal op for op to generate() of the same family wherever
 // tested (tests/runtime/periodic_test.cpp: P <= 12, m_min <= m <= m_min + 3P + 4, and
 // interleaved 1F1B over P <= 6, V <= 4, its groups and residues; the certificate checks
@@ -72,12 +75,13 @@ struct program_segment {
 /// A schedule family's op lists for every m >= m_min with m = m_residue (mod m_step)
 /// (see the file comment). `shape` holds P, V and the placement (its m is not used). Per
 /// rank r its segments are `segments[rank_segments[r] .. rank_segments[r + 1])`;
-/// `steady[r]` is the index of its growing segment.
+/// `steady[r]` is the index of its (first) growing segment.
 struct periodic_program {
   pipeline_shape shape{};
   int m_min = 1;
   int m_step = 1;     ///< micro-batches per steady repetition (interleaved 1F1B: its group g)
   int m_residue = 0;  ///< the class of m the program holds for, in [0, m_step)
+  int phases = 1;     ///< growing segments per rank (GPipe 2, looped BFS 2V, the others 1)
   detail::buffer<op_template> templates;
   detail::buffer<program_segment> segments;
   detail::buffer<std::uint32_t> rank_segments;  ///< P + 1 offsets into segments
@@ -121,17 +125,60 @@ struct program_writer {
   periodic_program& p;
   std::uint32_t templates = 0, segments = 0;
   int rank = 0;
+  bool grown = false;  // whether the current rank has had its first growing segment
 
   constexpr void segment(int repetitions, int repetitions_per_step) {
-    if (repetitions_per_step != 0) p.steady[static_cast<std::size_t>(rank)] = segments;
+    if (repetitions_per_step != 0 && !grown) p.steady[static_cast<std::size_t>(rank)] = segments;
+    grown = grown || repetitions_per_step != 0;
     p.segments[segments++] = {templates, 0, repetitions, repetitions_per_step};
   }
   constexpr void add(op_kind k, int stage, int microbatch, int per_repetition, int per_m = 0, int per_step = 0) {
     p.templates[templates++] = {k, stage, microbatch, per_repetition, per_m, per_step};
     ++p.segments[segments - 1].count;
   }
-  constexpr void next_rank() { p.rank_segments[static_cast<std::size_t>(++rank)] = segments; }
+  constexpr void next_rank() {
+    p.rank_segments[static_cast<std::size_t>(++rank)] = segments;
+    grown = false;
+  }
 };
+
+/// GPipe (schedules/gpipe.hpp) for m >= 1, a phased program: rank r's forwards F(i), then
+/// its backwards B(i), each m times.
+constexpr periodic_program gpipe_program(int P) {
+  periodic_program p{{P, 0, 1, placement::loop}, 1, 2 * static_cast<std::size_t>(P), 2 * static_cast<std::size_t>(P)};
+  p.phases = 2;
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) {
+    out.segment(0, 1);
+    out.add(op_kind::F, r, 0, 1);
+    out.segment(0, 1);
+    out.add(op_kind::B, r, 0, 1);
+    out.next_rank();
+  }
+  return p;
+}
+
+/// Looped BFS (schedules/interleaved.hpp) for m >= 1, a phased program of 2V phases: rank
+/// r's forwards of chunk 0, 1, .. V-1 (stage cP + r), F(i) m times each; then its
+/// backwards of chunk V-1, .. 0, B(m-1-i) m times each (reverse micro-batch order).
+constexpr periodic_program looped_bfs_program(int P, int V) {
+  const auto n = 2 * static_cast<std::size_t>(P) * static_cast<std::size_t>(V);
+  periodic_program p{{P, 0, V, placement::loop}, 1, n, n};
+  p.phases = 2 * V;
+  program_writer out{p};
+  for (int r = 0; r < P; ++r) {
+    for (int c = 0; c < V; ++c) {
+      out.segment(0, 1);
+      out.add(op_kind::F, c * P + r, 0, 1);
+    }
+    for (int c = V - 1; c >= 0; --c) {
+      out.segment(0, 1);
+      out.add(op_kind::B, c * P + r, -1, -1, 1);
+    }
+    out.next_rank();
+  }
+  return p;
+}
 
 /// 1F1B (schedules/one_f_one_b.hpp) for m >= P-1: rank r's w = P-1-r warm-up forwards,
 /// the steady pair [F(w+i), B(i)] m-w times, the w cool-down backwards B(m-w+i).
@@ -490,29 +537,22 @@ constexpr periodic_program dual_program(const schedule_spec& spec) {
 
 }  // namespace detail
 
-/// Whether `family` has a periodic program in this version (1F1B, ZB-H1, ZB-H2, ZB-V,
-/// interleaved 1F1B, combined 1F1B, interleaved ZB, DualPipeV and DualPipe; interleaved
-/// 1F1B, combined 1F1B and interleaved ZB per class of m: program_of()).
+/// Whether `family` has a periodic program in this version (every family but V-Half and
+/// V-Min; interleaved 1F1B, combined 1F1B and interleaved ZB per class of m; GPipe and
+/// looped BFS phased: program_of()).
 constexpr bool has_program(schedule_family family) {
-  return family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
+  return family == schedule_family::gpipe || family == schedule_family::looped_bfs ||
+         family == schedule_family::one_f_one_b || family == schedule_family::zb_h1 ||
          family == schedule_family::zb_h2 || family == schedule_family::zbv ||
          family == schedule_family::interleaved_1f1b || family == schedule_family::combined_1f1b ||
          family == schedule_family::interleaved_zb || family == schedule_family::dualpipev ||
          family == schedule_family::dualpipe;
 }
 
-/// Why `family` has no periodic program, for a refusal: GPipe's forwards and backwards
-/// each grow with m (two phases, not one repeated pattern), and looped BFS's per chunk;
-/// for the others it is not written yet. Empty for a family with one.
+/// Why `family` has no periodic program, for a refusal: V-Half's and V-Min's greedy;
+/// for another family it is not written yet. Empty for a family with one.
 constexpr const char* why_no_program(schedule_family family) {
   if (has_program(family)) return "";
-  if (family == schedule_family::gpipe) {
-    return "its forwards and its backwards each grow with m (two phases, not one repeated pattern); its closed form "
-           "holds for any costs (docs/schedules.md)";
-  }
-  if (family == schedule_family::looped_bfs) {
-    return "each chunk's forwards and backwards grow with m (phases, not one repeated pattern)";
-  }
   if (family == schedule_family::v_half || family == schedule_family::v_min) {
     return "its warm-up and cool-down are moved op by op by a greedy over the whole timeline (the Zero Bubble "
            "authors' zbv_greedy.py), so no program of a fixed shape is known to give it for every m (docs/proofs.md)";
@@ -524,8 +564,9 @@ constexpr const char* why_no_program(schedule_family family) {
 /// group, warm-up factor read), combined 1F1B (V, group, pair model) and interleaved ZB
 /// (V) the program of the class of s's m modulo its group g (the class's m from m_min
 /// on); for DualPipeV and DualPipe (pair model read; the rest of the spec checked at m
-/// = 2P) the program from the structural minimum on, DualPipe's for m even; for the
-/// others s's m is not read. Raises `ctpipe: no periodic program for this
+/// = 2P) the program from the structural minimum on, DualPipe's for m even; GPipe's and
+/// looped BFS's (V read; the spec checked) for every m >= 1; for the others s's m is not
+/// read. Raises `ctpipe: no periodic program for this
 /// schedule family yet (docs/proofs.md lists the families with one)` for a family
 /// without one; for the three, check_spec()'s message for an m the family refuses, and
 /// `ctpipe: PyTorch's interleaved 1F1B (or ZB) has a periodic program for m a multiple
@@ -560,6 +601,11 @@ constexpr periodic_program program_of(const schedule_spec& s) {
     return detail::dual_program(s);
   }
   if (s.family == schedule_family::one_f_one_b) return detail::one_f_one_b_program(s.shape.P);
+  if (s.family == schedule_family::gpipe || s.family == schedule_family::looped_bfs) {
+    check_spec(s);
+    if (s.family == schedule_family::gpipe) return detail::gpipe_program(s.shape.P);
+    return detail::looped_bfs_program(s.shape.P, s.shape.V);
+  }
   if (s.family == schedule_family::zbv) return detail::zbv_program(s.shape.P);
   return detail::zb_program(s.shape.P, s.family == schedule_family::zb_h1 ? 1 : 2);
 }
