@@ -661,7 +661,9 @@ class Formula:
     only: a rank whose warm-up takes every forward runs no overlapped pair).
     ``busy_base`` and ``busy_per_m`` per rank: busy = base + per_m * m (each rank runs each
     of its stages' ops once per micro-batch, for every m). ``peak_in_flight`` per rank
-    (chunks, m >= m0). ``closed_forms``: for ``"makespan"``, ``"bubble_fraction"`` and
+    (chunks, at m0) and ``peak_in_flight_per_m`` (added per micro-batch past m0: 1 for
+    GPipe, V for looped BFS, 0 for the others): :meth:`peaks`. ``phases``: the program's
+    growing segments per rank (GPipe 2, looped BFS 2V, else 1). ``closed_forms``: for ``"makespan"``, ``"bubble_fraction"`` and
     ``"peak_in_flight"``, the least m from which the family's closed form holds at every
     larger m (``None``: not for every m from some m on); where it holds it always equals
     the simulation (else :func:`formula` raises, a bug).
@@ -682,6 +684,8 @@ class Formula:
     busy_base: tuple[Fraction, ...]
     busy_per_m: tuple[Fraction, ...]
     peak_in_flight: tuple[Fraction, ...]
+    peak_in_flight_per_m: tuple[Fraction, ...]
+    phases: int
     closed_forms: dict[str, int | None] = dataclasses.field(compare=False)
 
     def makespan(self, m: int) -> Fraction:
@@ -706,6 +710,14 @@ class Formula:
         if m < self.m0:  # busy is affine in m from m0 on only: below, as simulated
             return [T - busy for busy in self.below_busy[self.below_m.index(m)]]
         return [T - (a + b * m) for a, b in zip(self.busy_base, self.busy_per_m)]
+
+    def peaks(self, m: int) -> list[Fraction]:
+        """Per rank, the peak in-flight activations (chunks) under ``m >= m0`` micro-batches
+        of the class; raises :class:`Error` below m0 (the formula says nothing there)."""
+        self.makespan(m)  # checks m
+        if int(m) < self.m0:
+            raise Error(f"ctpipe: the peaks are known for m >= m0 = {self.m0}, not m = {m}")
+        return [p + q * (int(m) - self.m0) for p, q in zip(self.peak_in_flight, self.peak_in_flight_per_m)]
 
     def bubble_fraction(self, m: int) -> Fraction:
         """Total idle over P times the makespan under ``m`` micro-batches."""
@@ -748,6 +760,7 @@ def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: A
         below_busy=tuple(exact(b) for b in j["below_busy"]),
         m_step=j["m_step"], m_residue=j["m_residue"], busy_base=exact(j["busy"]["base"]),
         busy_per_m=exact(j["busy"]["per_m"]), peak_in_flight=exact(j["peak_in_flight"]),
+        peak_in_flight_per_m=exact(j["peak_in_flight_per_m"]), phases=j["phases"],
         closed_forms=_closed_form_ranges(j["closed_forms"]),
     )
 

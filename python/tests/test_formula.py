@@ -41,6 +41,26 @@ def test_every_m_equals_the_simulation(family, P, costs):  # noqa: N803 (the pap
         assert tuple(f.idle(m)) == sim.idle, m
 
 
+@pytest.mark.parametrize("family,P,V,costs", [
+    ("gpipe", 4, None, LATENCY),
+    ("gpipe", 5, None, {"f": Fraction(1, 2), "b": Fraction(5, 3)}),
+    ("looped-bfs", 4, 2, {"f": 1, "b": 2}),
+    ("looped-bfs", 3, 3, LATENCY),
+])
+def test_phased_programs_equal_the_simulation(family, P, V, costs):  # noqa: N803
+    """GPipe's and looped BFS's phased programs: makespan, idle and peaks, which grow with
+    m, for every m up to three cycles past m0."""
+    f = ctpipe.formula(family, P=P, V=V, costs=costs)
+    assert f.phases == (2 if family == "gpipe" else 2 * V)
+    for m in range(1, f.m0 + 3 * f.cycle + 6):
+        s = ctpipe.Schedule(family, P=P, V=V, m=m, costs=costs)
+        sim = s.simulate()
+        assert f.makespan(m) == sim.makespan, m
+        assert tuple(f.idle(m)) == sim.idle, m
+        if m >= f.m0:
+            assert f.peaks(m) == [Fraction(x) for x in s.peak_in_flight()], m
+
+
 @pytest.mark.parametrize("V,group,m,costs", [
     (2, None, None, LATENCY),
     (2, 5, 9, LATENCY),
@@ -109,7 +129,11 @@ def test_dualpipe_formulas_equal_the_simulation(family, P, options):  # noqa: N8
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: ctpipe.formula("gpipe"), "ctpipe: no formula for gpipe: its forwards and its backwards each grow"),
+    (lambda: ctpipe.formula("v-half"), "ctpipe: no formula for v-half: its warm-up and cool-down are moved"),
+    (lambda: ctpipe.formula("gpipe", stage_scale=[1, Fraction(3, 2), 1, 1]),
+     "ctpipe: no certificate: the state does not repeat within the bound"),
+    (lambda: ctpipe.formula("gpipe").peaks(0), "ctpipe: m takes a whole number >= 1, not 0"),
+    (lambda: ctpipe.formula("looped-bfs", P=4, V=2).peaks(3), "ctpipe: the peaks are known for m >= m0 = 10"),
     (lambda: ctpipe.formula("1f1b", m=8), "ctpipe: formula answers for every m; -m is not taken"),
     (lambda: ctpipe.formula("interleaved-1f1b", V=2, m=6), "ctpipe: interleaved-1f1b (megatron) needs m % group"),
     (lambda: ctpipe.formula("interleaved-1f1b", V=2, m=6, variant="torch"),

@@ -119,9 +119,16 @@ std::string formula_text(const formula_result& f) {
       f.params.text(f.cost), io::to_string(f.cost.f), io::to_string(f.cost.b), io::to_string(f.cost.i),
       io::to_string(f.cost.w), io::to_string(f.cost.c), io::to_string(f.gamma),
       f.stage_scale.empty() ? "" : "  stage scale " + io::detail::joined(f.stage_scale, ","));
-  out += fmt::format(
-      "periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
-      c.state_width, c.state_index);
+  if (c.phases == 1) {
+    out += fmt::format(
+        "periodic certificate (docs/proofs.md): the state of {} steady repetitions repeats from repetition {}\n",
+        c.state_width, c.state_index);
+  } else {
+    out += fmt::format(
+        "periodic certificate (docs/proofs.md), {} phases: the state of each (at most {} repetitions) repeats from "
+        "repetition {} at the latest\n",
+        c.phases, c.state_width, c.state_index);
+  }
   const std::string every = c.m_step == 1
                                 ? fmt::format("for every m >= {}", c.m0)
                                 : fmt::format("for every m >= {} with m = {} (mod {})", c.m0, c.m_residue, c.m_step);
@@ -138,7 +145,14 @@ std::string formula_text(const formula_result& f) {
   }
   out += fmt::format("  busy per rank = a + b m   a = {}   b = {}\n", spaced(c.busy_base), spaced(c.busy_per_m));
   out += "  idle per rank = makespan(m) - busy; bubble fraction = sum of idle / (P makespan(m))\n";
-  out += fmt::format("  peak in flight per rank (chunks): {}\n", spaced(c.peak));
+  bool growing = false;
+  for (std::size_t r = 0; r < c.peak_per_m.size(); ++r) growing = growing || c.peak_per_m[r] != rational{0};
+  if (growing) {
+    out += fmt::format("  peak in flight per rank (chunks) = a + b (m - {})   a = {}   b = {}\n", c.m0, spaced(c.peak),
+                       spaced(c.peak_per_m));
+  } else {
+    out += fmt::format("  peak in flight per rank (chunks): {}\n", spaced(c.peak));
+  }
   std::string below;
   for (std::size_t k = 0; k < f.below.size(); ++k) below += (k ? " " : "") + io::to_string(f.below[k]);
   if (!f.below.empty()) {  // which m: from 1, a range the family takes (DualPipe(V)), or a class's
@@ -185,6 +199,8 @@ std::string formula_json(const formula_result& f) {
   j["base"] = texts(c.base);
   j["increment"] = io::to_string(c.increment);
   j["peak_in_flight"] = texts(c.peak);
+  j["peak_in_flight_per_m"] = texts(c.peak_per_m);
+  j["phases"] = c.phases;
   j["busy"] = {{"base", texts(c.busy_base)}, {"per_m", texts(c.busy_per_m)}};
   j["bubble_fraction"] = "sum over ranks of (makespan(m) - busy(m)) / (P * makespan(m))";
   j["below"] = texts(f.below);
