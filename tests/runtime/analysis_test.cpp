@@ -30,6 +30,13 @@ TEST_CASE("grid proofs hold at run time (twins of tests/static)", "[analysis][pr
     REQUIRE(prove_timing(family, light_backward, 1, 8, 1, 16));
   }
   REQUIRE(prove_timing(schedule_family::gpipe, with_latency, 1, 8, 1, 16));
+  // For every m (phased programs): the twins of tests/static/proofs_timing.cpp, and looped
+  // BFS past its P <= 8 there.
+  using ctpipe::tests::prove_every_m_phased;
+  REQUIRE(prove_every_m_phased(schedule_family::gpipe, article, 1, 16));
+  for (const costs& c : {equal, uneven, light_backward, with_latency})
+    REQUIRE(prove_every_m_phased(schedule_family::gpipe, c, 1, 8));
+  REQUIRE(prove_every_m_phased(schedule_family::looped_bfs, article, 1, 16, 1, 4));
   // Beyond the compile-time grid, at run time only.
   REQUIRE(prove_structure(schedule_family::one_f_one_b, 9, 16, 1, 64));
   REQUIRE(prove_timing(schedule_family::one_f_one_b, article, 9, 16, 1, 64));

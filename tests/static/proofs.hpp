@@ -49,6 +49,32 @@ constexpr bool prove_timing(schedule_family fam, costs c, int P_lo, int P_hi, in
   return true;
 }
 
+/// Timing proof for every m (phased programs, docs/proofs.md "Phased programs"): for
+/// every P in [P_lo, P_hi] and V in [V_lo, V_hi], GPipe (V = 1) or looped BFS under costs
+/// `c` has a periodic certificate by which its makespan, bubble fraction and peak closed
+/// forms hold for every m >= 1 (closed_forms_hold_for_every_m(): directly below m0), and
+/// every rank busy m(t_f + t_b) for every m >= m0 (each rank idles T - m(t_f + t_b)).
+constexpr bool prove_every_m_phased(schedule_family fam, costs c, int P_lo, int P_hi, int V_lo = 1, int V_hi = 1) {
+  for (int P = P_lo; P <= P_hi; ++P) {
+    for (int V = V_lo; V <= V_hi; ++V) {
+      const schedule_spec s{fam, {P, 1, V, placement::loop}};
+      const periodic_certificate cert = periodic_certificate_of(s, c);
+      if (!cert.proved) return false;
+      const every_m_result holds = closed_forms_hold_for_every_m(cert, s, c);
+      if (!holds) return false;
+      // GPipe's forms hold from m = 1; looped BFS's from m = P when V > 1 (formulas.hpp).
+      const int from = fam == schedule_family::looped_bfs && V > 1 ? P : 1;
+      if (holds.makespan.from != from || holds.bubble_fraction.from != from || holds.peaks.from != 1) return false;
+      for (int r = 0; r < P; ++r) {
+        if (cert.busy_base[static_cast<std::size_t>(r)] != rational{0} ||
+            cert.busy_per_m[static_cast<std::size_t>(r)] != c.f + c.b)
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// Structure proof (cost-free facts): for every P in [P_lo, P_hi] and m in [m_lo, m_hi],
 /// schedule `fam` is valid, each rank's peak in-flight count equals its closed form for
 /// gamma = 1 and gamma = 3/7, and the message count equals its closed form.

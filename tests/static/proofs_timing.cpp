@@ -1,22 +1,27 @@
-// Compile-time proofs, timing: the simulated makespan, bubble fraction and idle per rank
-// of GPipe equal the closed forms of analysis/formulas.hpp, over P in [1, 8] x m in
-// [1, 32] with the article's costs (t_f = 1, t_b = 2), and over P in [1, 8] x m in
-// [1, 16] with four other cost sets (t_b = t_f, fractional costs, t_b < t_f, and a
-// latency t_c, which its formulas include). 1F1B's were here on the same grids; they
-// are proved for every m in proofs_periodic.cpp (periodic certificates), which makes
-// those grids redundant.
-// Each static_assert is one constant evaluation (one P, half the m range) within the
-// default limits of GCC 12 and Clang 14, with no -fconstexpr-* flag. The run-time twin
-// of every grid is tests/runtime/analysis_test.cpp, through the same functions.
+// Compile-time proofs, timing for every m: GPipe's and looped BFS's makespan, bubble
+// fraction and peak closed forms (analysis/formulas.hpp) hold for every m >= 1, and each
+// rank idles T - m(t_f + t_b), each proof one periodic certificate of the family's phased
+// program (analysis/periodic.hpp; docs/proofs.md "Phased programs") and the direct
+// simulations of the m below its m0, at a cost that does not depend on m:
+// - GPipe for every P <= 16 at the article's costs (t_f = 1, t_b = 2), and for P <= 8 at
+//   four more (t_b = t_f, fractional costs, t_b < t_f, and a latency t_c = 1/4, which its
+//   formulas include): these replaced the grids P <= 8 x m <= 32 (16) that were here;
+// - looped BFS for every P <= 8 and V <= 4 at the article's costs (its forms from m = P
+//   where V > 1; P up to 16 in the run-time twin: at P = 16, V = 4 its m0 is 19 and the
+//   direct simulations below it pass GCC's operation limit in one evaluation).
+// Each static_assert is one constant evaluation within the default limits of GCC 12 and
+// Clang 14, with no -fconstexpr-* flag. The run-time twin is
+// tests/runtime/analysis_test.cpp, through the same function (tests/static/proofs.hpp).
 #include "proofs.hpp"
 
 namespace {
 
 using ctpipe::costs;
 using ctpipe::rational;
-using ctpipe::tests::prove_timing;
+using ctpipe::tests::prove_every_m_phased;
 
 constexpr auto gpipe = ctpipe::schedule_family::gpipe;
+constexpr auto looped_bfs = ctpipe::schedule_family::looped_bfs;
 
 constexpr costs article{};                                    // t_f = 1, t_b = 2
 constexpr costs equal{rational{1}, rational{1}};              // t_f = t_b = 1
@@ -24,17 +29,36 @@ constexpr costs uneven{rational{1, 2}, rational{5, 3}};       // t_f = 1/2, t_b 
 constexpr costs light_backward{rational{3}, rational{1, 2}};  // t_b < t_f
 constexpr costs with_latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 4}};
 
-// P = 1 .. 8 with m in [1, 16].
-#define CTPIPE_EACH_P_HALF(PROOF, ...)                              \
-  static_assert(PROOF(__VA_ARGS__, 1, 4, 1, 16), #PROOF " P <= 4"); \
-  static_assert(PROOF(__VA_ARGS__, 5, 6, 1, 16), #PROOF " P <= 6"); \
-  static_assert(PROOF(__VA_ARGS__, 7, 7, 1, 16), #PROOF " P = 7");  \
-  static_assert(PROOF(__VA_ARGS__, 8, 8, 1, 16), #PROOF " P = 8")
+// One (P, V) per static_assert past the smallest: Clang's step budget binds first.
+#define CTPIPE_GPIPE_UP_TO_8(c, name)                                                     \
+  static_assert(prove_every_m_phased(gpipe, c, 1, 4), "GPipe, every m, P <= 4, " name);   \
+  static_assert(prove_every_m_phased(gpipe, c, 5, 6), "GPipe, every m, P 5 .. 6, " name); \
+  static_assert(prove_every_m_phased(gpipe, c, 7, 7), "GPipe, every m, P = 7, " name);    \
+  static_assert(prove_every_m_phased(gpipe, c, 8, 8), "GPipe, every m, P = 8, " name)
 
-CTPIPE_EACH_P(prove_timing, gpipe, article);
-CTPIPE_EACH_P_HALF(prove_timing, gpipe, equal);
-CTPIPE_EACH_P_HALF(prove_timing, gpipe, uneven);
-CTPIPE_EACH_P_HALF(prove_timing, gpipe, light_backward);
-CTPIPE_EACH_P_HALF(prove_timing, gpipe, with_latency);
+CTPIPE_GPIPE_UP_TO_8(article, "the article's costs");
+static_assert(prove_every_m_phased(gpipe, article, 9, 10), "GPipe, every m, P 9 .. 10");
+static_assert(prove_every_m_phased(gpipe, article, 11, 12), "GPipe, every m, P 11 .. 12");
+static_assert(prove_every_m_phased(gpipe, article, 13, 14), "GPipe, every m, P 13 .. 14");
+static_assert(prove_every_m_phased(gpipe, article, 15, 16), "GPipe, every m, P 15 .. 16");
+CTPIPE_GPIPE_UP_TO_8(equal, "t_f = t_b");
+CTPIPE_GPIPE_UP_TO_8(uneven, "fractional costs");
+CTPIPE_GPIPE_UP_TO_8(light_backward, "t_b < t_f");
+CTPIPE_GPIPE_UP_TO_8(with_latency, "t_c = 1/4");
+
+#define CTPIPE_LOOPED_EACH_V(P)                                                                                   \
+  static_assert(prove_every_m_phased(looped_bfs, article, P, P, 1, 1), "looped BFS, every m, P = " #P ", V = 1"); \
+  static_assert(prove_every_m_phased(looped_bfs, article, P, P, 2, 2), "looped BFS, every m, P = " #P ", V = 2"); \
+  static_assert(prove_every_m_phased(looped_bfs, article, P, P, 3, 3), "looped BFS, every m, P = " #P ", V = 3"); \
+  static_assert(prove_every_m_phased(looped_bfs, article, P, P, 4, 4), "looped BFS, every m, P = " #P ", V = 4")
+
+CTPIPE_LOOPED_EACH_V(1);
+CTPIPE_LOOPED_EACH_V(2);
+CTPIPE_LOOPED_EACH_V(3);
+CTPIPE_LOOPED_EACH_V(4);
+CTPIPE_LOOPED_EACH_V(5);
+CTPIPE_LOOPED_EACH_V(6);
+CTPIPE_LOOPED_EACH_V(7);
+CTPIPE_LOOPED_EACH_V(8);
 
 }  // namespace
