@@ -1,12 +1,13 @@
-// Compile-time proofs for every m past P = 8 (docs/proofs.md, "Proofs for every m"), at
-// the article's costs (1F1B t_f = 1, t_b = 2; ZB t_f = t_i = t_w = 1): the makespan,
-// bubble fraction and peak closed forms of analysis/formulas.hpp hold for every m >= 1,
-// as in proofs_periodic.cpp (the helpers of proofs_periodic.hpp), for
+// Compile-time proofs for every m at more P than proofs_periodic.cpp (docs/proofs.md,
+// "Proofs for every m"), at the article's costs (1F1B t_f = 1, t_b = 2; ZB t_f = t_i =
+// t_w = 1): the makespan, bubble fraction and peak closed forms of
+// analysis/formulas.hpp hold for every m >= 1, as in proofs_periodic.cpp (the helpers
+// of proofs_periodic.hpp), for
 // - 1F1B, P = 9 .. 16, and ZB-H1, P = 9 .. 16;
 // - interleaved 1F1B (megatron variant, group P, every m = 0 mod P) at V = 2 for P = 2,
 //   3, 5, V = 3 for P = 2 .. 5 and V = 4 for P = 2 .. 4 (proofs_periodic.cpp has V = 2
 //   at P = 4 and 6).
-// ZB-H2, ZB-V, DualPipeV and DualPipe past P = 8 are in proofs_periodic_p16_zb.cpp.
+// ZB-H2, ZB-V, DualPipeV and DualPipe at more P are in proofs_periodic_p16_zb.cpp.
 // Each point is its periodic certificate (with the closed forms from its m0 on) and the
 // direct simulations of the m below m0; where both do not fit in one constant evaluation,
 // the certificate (which bounds m0) and the m below it are separate static_asserts, each

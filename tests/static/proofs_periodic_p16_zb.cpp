@@ -1,15 +1,17 @@
-// Compile-time proofs for every m past P = 8 for the families whose m0 is about 4P
-// (docs/proofs.md, "Proofs for every m"), at the article's costs (t_f = t_i = t_w = 1,
-// t_b = 2): the makespan, bubble fraction and peak closed forms of analysis/formulas.hpp
-// hold for every m >= 1, as in proofs_periodic.cpp (the helpers of proofs_periodic.hpp),
-// for ZB-H2, P = 9 .. 13; ZB-V, P = 7, 8; DualPipeV, P = 9; DualPipe, P = 10 and 12 (from
-// the structural minimum on). 1F1B, ZB-H1 and interleaved 1F1B are in
-// proofs_periodic_p16.cpp, which says how the proofs are split. The certificate alone
-// passes Clang 14's step limit ("constexpr evaluation hit maximum step limit") for ZB-H2
-// from P = 14, ZB-V from P = 9, DualPipeV from P = 10 and DualPipe from P = 14 (and GCC
-// 12's operation limit for ZB-V from P = 15): those points are not proved here. ZB-H2's
-// certificate alone at P = 13 needs 95% to 100% of Clang's steps. The run-time twin,
-// tests/runtime/periodic_test.cpp, runs the same functions for every P <= 16.
+// Compile-time proofs for every m at more P than proofs_periodic.cpp, the families
+// whose m0 is about 4P (docs/proofs.md, "Proofs for every m"), at the article's costs
+// (t_f = t_i = t_w = 1, t_b = 2): the makespan, bubble fraction and peak closed forms
+// of analysis/formulas.hpp hold for every m >= 1, as in proofs_periodic.cpp (the
+// helpers of proofs_periodic.hpp), for ZB-H2, P = 9 .. 13; ZB-V, P = 7, 8;
+// DualPipeV, P = 9; DualPipe, P = 10 and 12 (from the structural minimum on). 1F1B,
+// ZB-H1 and interleaved 1F1B are in proofs_periodic_p16.cpp, which says how the proofs
+// are split.
+// The certificate alone passes Clang 14's step limit ("constexpr evaluation hit maximum
+// step limit") for ZB-H2 from P = 14, ZB-V from P = 9, DualPipeV from P = 10 and
+// DualPipe from P = 14 (and GCC 12's operation limit for ZB-V from P = 15): those
+// points are not proved here. ZB-H2's certificate alone at P = 13 needs 95% to 100% of
+// Clang's steps. The run-time twin, tests/runtime/periodic_test.cpp, runs the same
+// functions for every P <= 16.
 #include "proofs_periodic.hpp"
 
 namespace {
