@@ -21,40 +21,14 @@
 // Each static_assert is one constant evaluation within the default limits of GCC 12 and
 // Clang 14. The run-time twin is tests/runtime/periodic_test.cpp, through the same
 // functions, with every P <= 16 and the comparison with direct simulations.
-#include "ctpipe/analysis/periodic.hpp"
+#include "proofs_periodic.hpp"
 
 namespace {
 
 using ctpipe::costs;
 using ctpipe::rational;
 using ctpipe::schedule_family;
-
-constexpr auto one_f_one_b = schedule_family::one_f_one_b;
-constexpr auto zb_h1 = schedule_family::zb_h1;
-constexpr auto zb_h2 = schedule_family::zb_h2;
-constexpr auto zbv = schedule_family::zbv;
-
-/// Whether `family`'s makespan, bubble and peak closed forms hold for every m at P under
-/// costs `c`: from m0 on by the periodic certificate (closed_forms_hold_from_m0()), and
-/// directly at m in [m_lo, min(m_hi, m0)) (closed_forms_hold_directly()); a P whose m0
-/// is large splits its range below m0 over several static_asserts (GCC's operation limit
-/// is per evaluation), the first of which (m_lo = 1) also checks the certificate.
-constexpr bool every_m(schedule_family family, costs c, int P, int m_lo = 1, int m_hi = 1 << 30) {
-  ctpipe::schedule_spec s{};
-  s.family = family;
-  s.shape = {P, 1, family == zbv ? 2 : 1, family == zbv ? ctpipe::placement::v_shape : ctpipe::placement::loop};
-  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
-  if (!cert.proved || (m_lo == 1 && !ctpipe::closed_forms_hold_from_m0(cert, s, c))) return false;
-  return bool(ctpipe::closed_forms_hold_directly(s, c, m_lo, m_hi < cert.m0 ? m_hi : cert.m0));
-}
-
-/// every_m() at each P in [P_lo, P_hi], m below m0 whole.
-constexpr bool every_m_each_P(schedule_family family, costs c, int P_lo, int P_hi) {
-  for (int P = P_lo; P <= P_hi; ++P) {
-    if (!every_m(family, c, P)) return false;
-  }
-  return true;
-}
+using namespace ctpipe::tests;  // every_m(), every_m_interleaved(), dual_certified(), ...: proofs_periodic.hpp
 
 constexpr costs article{};                                                      // t_f = 1, t_b = 2 (ZB: t_i = t_w = 1)
 constexpr costs equal{rational{1}, rational{1}};                                // t_f = t_b = 1
@@ -88,19 +62,6 @@ static_assert(every_m(zbv, article, 4), "zbv, every m, P = 4");
 static_assert(every_m(zbv, article, 5), "zbv, every m, P = 5");
 static_assert(every_m(zbv, article, 6), "zbv, every m, P = 6");
 
-/// Interleaved 1F1B (megatron variant, loop placement) at P, V and group g (0: P), for
-/// the class of m = residue (mod g): its closed forms for every m of the class that
-/// Megatron accepts, as every_m() does for the families above.
-constexpr bool every_m_interleaved(costs c, int P, int V, int g = 0, int residue = 0) {
-  ctpipe::schedule_spec s{};
-  s.family = schedule_family::interleaved_1f1b;
-  s.group = g;
-  const int G = g != 0 ? g : P;
-  s.shape = {P, residue + 2 * G, V, ctpipe::placement::loop};
-  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
-  return cert.proved && cert.m_step == G && bool(ctpipe::closed_forms_hold_for_every_m(cert, s, c));
-}
-
 // Interleaved 1F1B at three points (each costs GCC about as much as the whole ZB-V line
 // above); the run-time twin covers P <= 6, V <= 4, the variants, groups and classes.
 static_assert(every_m_interleaved(article, 4, 2), "interleaved 1F1B, every m = 0 (mod 4), P = 4, V = 2");
@@ -118,34 +79,6 @@ constexpr bool every_m_combined() {
 }
 static_assert(every_m_combined(), "combined 1F1B, every m = 0 (mod 4), P = 4, V = 2");
 
-/// DualPipeV (V-shape) or DualPipe (bidirectional, m even) at P, from the structural
-/// minimum on.
-constexpr ctpipe::schedule_spec dual_spec(schedule_family family, int P) {
-  const bool dual = family == schedule_family::dualpipe;
-  ctpipe::schedule_spec s{family, {P, 2 * P, 2, dual ? ctpipe::placement::bidirectional : ctpipe::placement::v_shape}};
-  s.structural_minimum = true;
-  return s;
-}
-
-/// DeepSeek's makespan, bubble fraction and peak forms (2P+1 and P+1 chunks, one less on
-/// the outer ranks at the minimum) from m0 on by the certificate, whose m0 is at most
-/// `m0_most` (so that the m below it can be proved apart: dual_below()), and directly
-/// below m0 when `below` (a small P, within one evaluation).
-constexpr bool dual_certified(schedule_family family, costs c, int P, int m0_most, bool below = true) {
-  const ctpipe::schedule_spec s = dual_spec(family, P);
-  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, c);
-  if (!cert.proved || cert.m0 > m0_most || !ctpipe::closed_forms_hold_from_m0(cert, s, c)) return false;
-  return !below || bool(ctpipe::closed_forms_hold_directly(s, c, 1, cert.m0, rational{1}, {}, cert.m_step));
-}
-
-/// The same forms directly at the m in [m_lo, m_hi) the family takes (its step).
-constexpr bool dual_below(schedule_family family, costs c, int P, int m_lo, int m_hi) {
-  return bool(ctpipe::closed_forms_hold_directly(dual_spec(family, P), c, m_lo, m_hi, rational{1}, {},
-                                                 family == schedule_family::dualpipe ? 2 : 1));
-}
-
-constexpr auto dualpipev = schedule_family::dualpipev;
-constexpr auto dualpipe = schedule_family::dualpipe;
 constexpr costs dual_wide{rational{2}, rational{3}, rational{2}, rational{1}};  // t_w < t_f
 constexpr costs dual_no_w{rational{1}, rational{1}, rational{1}, rational{0}};  // t_w = 0
 static_assert(dual_certified(dualpipev, article, 1, 64) && dual_certified(dualpipev, article, 2, 64) &&
