@@ -2,16 +2,17 @@
 // whose m0 is about 4P (docs/proofs.md, "Proofs for every m"), at the article's costs
 // (t_f = t_i = t_w = 1, t_b = 2): the makespan, bubble fraction and peak closed forms
 // of analysis/formulas.hpp hold for every m >= 1, as in proofs_periodic.cpp (the
-// helpers of proofs_periodic.hpp), for ZB-H2, P = 9 .. 13; ZB-V, P = 7, 8;
+// helpers of proofs_periodic.hpp), for ZB-H2, P = 9 .. 12; ZB-V, P = 7, 8;
 // DualPipeV, P = 9; DualPipe, P = 10 and 12 (from the structural minimum on). 1F1B,
 // ZB-H1 and interleaved 1F1B are in proofs_periodic_p16.cpp, which says how the proofs
 // are split.
 // The certificate alone passes Clang 14's step limit ("constexpr evaluation hit maximum
 // step limit") for ZB-H2 from P = 14, ZB-V from P = 9, DualPipeV from P = 10 and
 // DualPipe from P = 14 (and GCC 12's operation limit for ZB-V from P = 15): those
-// points are not proved here. ZB-H2's certificate alone at P = 13 needs 95% to 100% of
-// Clang's steps. The run-time twin, tests/runtime/periodic_test.cpp, runs the same
-// functions for every P <= 16.
+// points are not proved here. ZB-H2's at P = 13 fits but needs 95% to 100% of Clang's
+// steps (a small change to the library put it over once): left out too, so that the
+// proofs do not hang on the last steps of one compiler's budget. The run-time twin, tests/runtime/periodic_test.cpp,
+// runs the same functions for every P <= 16.
 #include "proofs_periodic.hpp"
 
 namespace {
@@ -32,9 +33,6 @@ static_assert(below(every_m_spec(zb_h2, 11), article, 1, 28), "ZB-H2, every m < 
 static_assert(certified(every_m_spec(zb_h2, 12), article, 44, false), "ZB-H2, every m >= m0 (<= 44), P = 12");
 static_assert(below(every_m_spec(zb_h2, 12), article, 31, 44), "ZB-H2, every m in [31, 44), P = 12");
 static_assert(below(every_m_spec(zb_h2, 12), article, 1, 31), "ZB-H2, every m < 31, P = 12");
-static_assert(certified(every_m_spec(zb_h2, 13), article, 48, false), "ZB-H2, every m >= m0 (<= 48), P = 13");
-static_assert(below(every_m_spec(zb_h2, 13), article, 31, 48), "ZB-H2, every m in [31, 48), P = 13");
-static_assert(below(every_m_spec(zb_h2, 13), article, 1, 31), "ZB-H2, every m < 31, P = 13");
 
 // ZB-V, m0 = 4P - 2.
 static_assert(certified(every_m_spec(zbv, 7), article, 26, false), "ZB-V, every m >= m0 (<= 26), P = 7");
