@@ -465,10 +465,20 @@ TEST_CASE("phased programs: unequal stages are certified where each phase runs a
   const std::vector<rational> inside{rational{1}, rational{3, 2}, rational{1}, rational{1}};
   const periodic_certificate refused = periodic_certificate_of(s, c, inside);
   REQUIRE_FALSE(refused.proved);
-  REQUIRE(std::string(refused.reason).find("run at their own rate") != std::string::npos);
+  REQUIRE(std::string(refused.reason).find("the ranks of a phase run at different rates") != std::string::npos);
+  // Where the search ends early, the reason says so and a larger bound helps (a
+  // tester's finding: --max-periods 1 was refused with "the phases' cycles pass the bound").
+  REQUIRE(periodic_certificate_of(program_of(s), c, {}, rational{1}, 1).proved);
 }
 
-TEST_CASE("phased programs: malformed ones are refused", "[periodic]") {
+TEST_CASE("phased programs: malformed ones are refused, and a driven edge that always binds", "[periodic]") {
+  // Looped BFS with t_b = 0 and latency: each backward chunk's last rank waits for the
+  // chunk before it at every m (a tester's finding: the reason said only "raise").
+  const periodic_certificate bound =
+      periodic_certificate_of(phased_spec(schedule_family::looped_bfs, 4, 2),
+                              costs{rational{1}, rational{0}, rational{1}, rational{1}, rational{1, 2}});
+  REQUIRE_FALSE(bound.proved);
+  REQUIRE(std::string(bound.reason).find("(a driven edge binds) at the m the search reached") != std::string::npos);
   periodic_program p = program_of(phased_spec(schedule_family::gpipe, 3, 1));
   p.phases = 3;  // two growing segments per rank, three declared
   REQUIRE_THROWS_WITH(periodic_certificate_of(p, costs{}),
@@ -607,8 +617,8 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
     const char* message;
   } refusals[] = {
       {"formula -s gpipe --stage-scale 1,3/2,1,1",
-       "ctpipe: no certificate: the state does not repeat within the bound (raise --max-periods; with unequal "
-       "stages the ranks ahead of a phase's slowest stage run at their own rate"},
+       "ctpipe: no certificate: the ranks of a phase run at different rates where the search ends (unequal "
+       "stages"},
       {"formula -s v-half", "ctpipe: no formula for v-half: its warm-up and cool-down are moved op by op by a greedy"},
       {"formula -s interleaved-zb -m 6",
        "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only"},

@@ -176,9 +176,14 @@ test("the page, in headless Chromium", async (t) => {
       // 3m + 3, the closed form m(t_f+t_i+t_w) + (P-1)(t_f+t_i-t_w)
       assert.match(await text(page, "#certificate"), /^makespan = 24 \+ 3 · \(m − 7\)/);
       assert.match(await text(page, "#certificate"), /makespan m ≥ 4, bubble m ≥ 4, peaks m ≥ 4$/);
+      // GPipe: a phased program (its forwards, then its backwards), 12 + 3(m - 1).
       await page.goto(`${url}#s=gpipe&P=4&m=8`);
       await settled(page, 0);
-      assert.match(await text(page, "#certificate"), /^no certificate: its forwards and its backwards each grow with m/);
+      assert.match(await text(page, "#certificate"), /^makespan = 12 \+ 3 · \(m − 1\)/);
+      assert.match(await text(page, "#certificate"), /makespan every m, bubble every m, peaks every m$/);
+      await page.goto(`${url}#s=v-half&P=4&m=8`);
+      await settled(page, 0);
+      assert.match(await text(page, "#certificate"), /^no certificate: its warm-up and cool-down are moved op by op/);
       // Interleaved 1F1B: the class of the chosen m modulo its group (as ctpipe formula -m 9).
       await page.goto(`${url}#s=interleaved-1f1b&P=4&m=9&V=2&g=5&c=1/2`);
       await settled(page, 0);

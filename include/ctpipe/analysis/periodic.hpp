@@ -454,6 +454,21 @@ struct certifier {
     return true;
   }
 
+  /// Whether, at the end of the window, every steady slot advances by its own constant
+  /// per repetition but not all by the same: ranks running at different rates (a phased
+  /// program's unequal stages), which no repeat as one shift covers.
+  constexpr bool uneven_rates() const {
+    const int k = hi - 2;
+    if (k < 1 || W == 0) return false;
+    bool uneven = false;
+    for (std::size_t j = 0; j < W; ++j) {
+      const std::int64_t d = end(k + 1, j) - end(k, j);
+      if (d != end(k, j) - end(k - 1, j)) return false;
+      uneven = uneven || d != end(k + 1, 0) - end(k, 0);
+    }
+    return uneven;
+  }
+
   /// Step 3: the least cycle c, and for it the least K with Y(K + c) = Y(K) + delta (width
   /// consecutive repetitions shifted alike), K + 1 >= lo (the recursion holds from the
   /// next repetition on) and K + c < hi. Returns false when none is found.
@@ -703,9 +718,11 @@ constexpr phased_class certify_phases(certifier& w, periodic_certificate& out) {
     int K = 0, c = 0;
     std::int64_t delta = 0;
     if (!w.find_repeat(K, c, delta)) {
-      k.why =
-          "the state does not repeat within the bound (raise max_periods; with unequal stages the ranks ahead of a "
-          "phase's slowest stage run at their own rate, and no bound is enough)";
+      k.why = w.uneven_rates()
+                  ? "the ranks of a phase run at different rates where the search ends (unequal stages: the ranks "
+                    "ahead of its slowest stage keep their own pace), so its state never repeats as one shift: no "
+                    "bound changes that in phases whose ranks feed each other one way, as GPipe's and looped BFS's"
+                  : "the state does not repeat within the bound (raise max_periods)";
       out.last_differences = last_differences(w);
       return k;
     }
@@ -719,8 +736,8 @@ constexpr phased_class certify_phases(certifier& w, periodic_certificate& out) {
   k.driven = w.driven_from.size() > 0;
   if (!w.drivens_slack()) {
     k.why =
-        "an earlier phase on another rank holds a later one up (a driven edge binds) within the bound (raise "
-        "max_periods)";
+        "an earlier phase on another rank holds a later one up (a driven edge binds) at the m the search reached "
+        "(raise max_periods: it may stop binding at a larger m; where an op costs nothing it never does)";
   }
   return k;
 }
@@ -794,8 +811,9 @@ constexpr periodic_certificate certify_phased(const periodic_program& p, const c
   rational grow;
   bool driven = false;
   for (int j = 0; j < C || j < 2; ++j) {
-    if (j >= most_classes || j >= periods) {
-      out.reason = "the phases' cycles pass the bound (raise max_periods)";
+    if (j >= most_classes || j > periods) {  // m_a - j * step below m_min, or too many classes
+      out.reason = j > periods ? "the phases' cycles pass the bound (raise max_periods)"
+                               : "the phases' cycles pass 64 classes of m";
       return out;
     }
     if (j >= C) {  // only the busy time below m_a

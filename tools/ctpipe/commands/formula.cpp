@@ -125,9 +125,9 @@ std::string formula_text(const formula_result& f) {
         c.state_width, c.state_index);
   } else {
     out += fmt::format(
-        "periodic certificate (docs/proofs.md), {} phases: the state of each (at most {} repetitions) repeats from "
-        "repetition {} at the latest\n",
-        c.phases, c.state_width, c.state_index);
+        "periodic certificate (docs/proofs.md), {} phases: the state of each (at most {} repetition{}) repeats "
+        "from repetition {} at the latest\n",
+        c.phases, c.state_width, c.state_width == 1 ? "" : "s", c.state_index);
   }
   const std::string every = c.m_step == 1
                                 ? fmt::format("for every m >= {}", c.m0)
