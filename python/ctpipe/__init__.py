@@ -653,8 +653,9 @@ class Formula:
     for every m"). All numbers are :class:`~fractions.Fraction` in the costs' time unit.
 
     ``m0`` and ``cycle``: for every m >= m0 of the class (``m % m_step == m_residue``;
-    ``m_step`` 1 but for interleaved and combined 1F1B, whose groups of g micro-batches
-    make one class per residue of m modulo g), ``makespan(m) = base[(m - m0) % cycle // m_step] +
+    ``m_step`` 1 but for interleaved 1F1B, combined 1F1B and interleaved ZB, whose groups
+    of g micro-batches make one class per residue of m modulo g, and DualPipe, 2: m even),
+    ``makespan(m) = base[(m - m0) % cycle // m_step] +
     ((m - m0) // cycle) * increment``; below m0, simulated directly at the m of
     ``below_m`` (the class's m the family accepts), their makespans in ``below`` and
     per rank their busy times in ``below_busy`` (busy time is affine in m from m0 on
@@ -736,8 +737,9 @@ def _closed_form_ranges(forms: Mapping[str, Any]) -> dict[str, int | None]:
 def formula(family: str = "1f1b", P: int = 4, V: int | None = None, **options: Any) -> Formula:  # noqa: N803
     """The periodic certificate of ``family`` at ``P`` (and ``V``) under the tool's
     ``costs``, ``gamma`` and ``stage_scale`` (``ctpipe formula``): a :class:`Formula`.
-    ``m`` is taken by interleaved and combined 1F1B only, to choose the class of m modulo the group
-    (default: the multiples of g); the answer is for every m of the class. Raises
+    ``m`` is taken by interleaved 1F1B, combined 1F1B and interleaved ZB only, to choose the
+    class of m modulo the group (default: the multiples of g); the answer is for every m of
+    the class. Raises
     :class:`Error` with the tool's message for a family without a periodic program, for
     ``m`` with another family and for a state that does not repeat within
     ``max_periods``."""
