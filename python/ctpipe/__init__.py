@@ -664,10 +664,11 @@ class Formula:
     of its stages' ops once per micro-batch, for every m). ``peak_in_flight`` per rank
     (chunks, at m0) and ``peak_in_flight_per_m`` (added per micro-batch past m0: 1 for
     GPipe, V for looped BFS, 0 for the others): :meth:`peaks`. ``phases``: the program's
-    growing segments per rank (GPipe 2, looped BFS 2V, else 1). ``closed_forms``: for ``"makespan"``, ``"bubble_fraction"`` and
-    ``"peak_in_flight"``, the least m from which the family's closed form holds at every
-    larger m (``None``: not for every m from some m on); where it holds it always equals
-    the simulation (else :func:`formula` raises, a bug).
+    growing segments per rank (GPipe 2, looped BFS 2V, else 1). ``closed_forms``: for
+    ``"makespan"``, ``"bubble_fraction"`` and ``"peak_in_flight"``, the least m from which
+    the family's closed form holds at every larger m (``None``: not for every m from some
+    m on); where it holds it always equals the simulation (else :func:`formula` raises, a
+    bug).
     """
 
     family: str
