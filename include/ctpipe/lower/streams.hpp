@@ -17,7 +17,8 @@
 //
 // Cost: one pass over the messages, one simulation, a sort of the messages by stream and
 // production time, one backward pass over the op graph, and at most 32^2 steps per
-// message: n log n.
+// message: n log n, so stream_loss_bound() and lower_by_deadline() are run-time functions
+// (stream_spacing(), linear, is constexpr).
 #pragma once
 
 #include <algorithm>  // std::sort
@@ -34,52 +35,6 @@
 #include "ctpipe/lower/transfer.hpp"
 
 namespace ctpipe {
-
-/// Whether the stream order of lower(v, c, model) (a stream model) provably loses
-/// nothing: in simulate(v, c)'s timeline, every two messages that follow each other on
-/// one stream of a rank (both of them sends or receives of that rank, on the stream
-/// stream_index() gives them) are produced at least t_c apart. Then every message is at
-/// its receiver at its producer's end + t_c, and execute(lower(v, c, model), c, model)
-/// has every op at simulate()'s time (docs/runtimes.md gives the induction). Always true
-/// with t_c = 0; with latency it fails where one stream must carry two messages closer
-/// than t_c, which no order of that stream can run on time (one of the two is at least
-/// t_c minus their distance late, a delay the consumer may or may not absorb).
-/// Errors: lower()'s. Linear in the ops (one lower() and one simulation).
-constexpr bool stream_spacing(schedule_view v, const costs& c, runtime_model model) {
-  detail::require(is_stream_model(model), "ctpipe: stream_spacing() takes a stream model");
-  const schedule lowered = lower(v, c, model);
-  const simulation sim = simulate(v, c);
-  const pipeline_shape shape = v.shape;
-  // The producer's end of each message, by message_tag().
-  detail::buffer<rational> produced(static_cast<std::size_t>(2 * (shape.stages() + 1) * shape.m));
-  const schedule plain = split_pairs(v);  // a pair's word read as its F (both words share the pair's end)
-  const std::span<const op> ops = plain.view().ops;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const op o = ops[k];
-    const op_kind kind = o.kind();
-    const int s = o.stage();
-    const bool forward = kind == op_kind::F;
-    if (!forward && kind != op_kind::B && kind != op_kind::I) continue;
-    const int to = forward ? s + 1 : s - 1;
-    if (to < 0 || to >= shape.stages() || shape.rank_of(to) == shape.rank_of(s)) continue;
-    const op send = detail::make_op(forward ? op_kind::send_f : op_kind::send_b, s, o.microbatch());
-    produced[static_cast<std::size_t>(message_tag(shape, send))] = sim.end(k);
-  }
-  for (int r = 0; r < shape.P; ++r) {
-    rational last[streams_per_rank];
-    bool seen[streams_per_rank] = {false, false, false, false};
-    for (const op o : lowered.view().rank(r)) {
-      if (!is_transfer(o.kind())) continue;
-      const int local = stream_index(model, r, peer_rank(shape, o), is_send(o.kind()),
-                                     o.kind() == op_kind::send_f || o.kind() == op_kind::recv_f, shape.P) -
-                        streams_per_rank * r;
-      const rational at = produced[static_cast<std::size_t>(message_tag(shape, o))];
-      if (seen[local] && at - last[local] < c.c) return false;
-      seen[local] = true, last[local] = at;
-    }
-  }
-  return true;
-}
 
 namespace detail {
 
@@ -105,6 +60,48 @@ constexpr void for_each_message(schedule_view v, F&& f) {
     f(k, forward, s, to, op_node(pair_b, q - 1));
   }
 }
+
+}  // namespace detail
+
+/// Whether the stream order of lower(v, c, model) (a stream model) provably loses
+/// nothing: in simulate(v, c)'s timeline, every two messages that follow each other on
+/// one stream of a rank (both of them sends or receives of that rank, on the stream
+/// stream_index() gives them) are produced at least t_c apart. Then every message is at
+/// its receiver at its producer's end + t_c, and execute(lower(v, c, model), c, model)
+/// has every op at simulate()'s time (docs/runtimes.md gives the induction). Always true
+/// with t_c = 0; with latency it fails where one stream must carry two messages closer
+/// than t_c, which no order of that stream can run on time (one of the two is at least
+/// t_c minus their distance late, a delay the consumer may or may not absorb).
+/// Errors: lower()'s. Linear in the ops (one lower(), one simulation and one walk of the
+/// messages).
+constexpr bool stream_spacing(schedule_view v, const costs& c, runtime_model model) {
+  detail::require(is_stream_model(model), "ctpipe: stream_spacing() takes a stream model");
+  const schedule lowered = lower(v, c, model);
+  const simulation sim = simulate(v, c);
+  const pipeline_shape shape = v.shape;
+  // The producer's end of each message, by message_tag().
+  detail::buffer<rational> produced(static_cast<std::size_t>(2 * (shape.stages() + 1) * shape.m));
+  detail::for_each_message(v, [&](std::size_t k, bool forward, int s, int, std::uint32_t) {
+    const op send = detail::make_op(forward ? op_kind::send_f : op_kind::send_b, s, v.ops[k].microbatch());
+    produced[static_cast<std::size_t>(message_tag(shape, send))] = sim.end(k);
+  });
+  for (int r = 0; r < shape.P; ++r) {
+    rational last[streams_per_rank];
+    bool seen[streams_per_rank] = {false, false, false, false};
+    for (const op o : lowered.view().rank(r)) {
+      if (!is_transfer(o.kind())) continue;
+      const int local = stream_index(model, r, peer_rank(shape, o), is_send(o.kind()),
+                                     o.kind() == op_kind::send_f || o.kind() == op_kind::recv_f, shape.P) -
+                        streams_per_rank * r;
+      const rational at = produced[static_cast<std::size_t>(message_tag(shape, o))];
+      if (seen[local] && at - last[local] < c.c) return false;
+      seen[local] = true, last[local] = at;
+    }
+  }
+  return true;
+}
+
+namespace detail {
 
 /// One end of a message on a stream: the stream (stream_index()), the producer's
 /// simulated end and the consumer's node in the op graph (a pair's word for its B word).
@@ -200,7 +197,7 @@ struct due_message {
 
 /// The messages of `v` under stream model `model` and costs `c`, each with its due time
 /// and places (due_message), sorted by due time, then production, then producer.
-constexpr buffer<due_message> due_messages(schedule_view v, const costs& c, runtime_model model) {
+inline buffer<due_message> due_messages(schedule_view v, const costs& c, runtime_model model) {
   const pipeline_shape shape = v.shape;
   const simulation sim = simulate(v, c);
   const std::int64_t t_c = (c.c / sim.tick()).num;
@@ -236,7 +233,7 @@ constexpr buffer<due_message> due_messages(schedule_view v, const costs& c, runt
 /// before it: `slot[2x]` message x's SEND (after its producer and its stream's previous
 /// transfer), `slot[2x + 1]` its RECV (after its stream's previous transfer). False when a
 /// RECV would come after its consumer.
-constexpr bool due_slots(const buffer<due_message>& msgs, int P, buffer<std::uint32_t>& slot) {
+inline bool due_slots(const buffer<due_message>& msgs, int P, buffer<std::uint32_t>& slot) {
   buffer<std::uint32_t> last_slot(static_cast<std::size_t>(streams_per_rank * P));
   for (std::size_t x = 0; x < msgs.size(); ++x) {
     const due_message& m = msgs[x];
@@ -251,7 +248,7 @@ constexpr bool due_slots(const buffer<due_message>& msgs, int P, buffer<std::uin
 /// The lowered lists of `v` with the transfers of `msgs` at their `slot`s: per rank its
 /// transfers (bucketed by rank in the global order, then sorted by slot, stable) merged
 /// with its compute ops.
-constexpr schedule due_lists(schedule_view v, const buffer<due_message>& msgs, const buffer<std::uint32_t>& slot) {
+inline schedule due_lists(schedule_view v, const buffer<due_message>& msgs, const buffer<std::uint32_t>& slot) {
   const std::size_t n = msgs.size(), P = static_cast<std::size_t>(v.shape.P);
   schedule out{v.shape, v.size() + 2 * n};
   buffer<std::uint32_t> count(P + 1), first(P + 1), fill(P);
@@ -292,8 +289,9 @@ constexpr schedule due_lists(schedule_view v, const buffer<due_message>& msgs, c
 /// previous transfer, whichever is later; a RECV right after its stream's previous
 /// transfer). Not proved: ties between ops that take no time can leave a RECV no place
 /// before its consumer, and then the result is empty (size 0); a caller runs it and keeps
-/// it only when it completes and is faster. Run time and constexpr; n log n.
-constexpr schedule lower_by_deadline(schedule_view v, const costs& c, runtime_model model) {
+/// it only when it completes and is faster. Run time only (a sort: n log n, not a
+/// constexpr algorithm, which the project keeps linear in the ops).
+inline schedule lower_by_deadline(schedule_view v, const costs& c, runtime_model model) {
   detail::check_lowerable(v);
   detail::require(is_stream_model(model), "ctpipe: lower_by_deadline() takes a stream model");
   const detail::buffer<detail::due_message> msgs = detail::due_messages(v, c, model);
@@ -315,9 +313,9 @@ constexpr schedule lower_by_deadline(schedule_view v, const costs& c, runtime_mo
 /// simulate()'s makespan; 0 where no stream carries two messages closer than t_c (then
 /// stream_spacing() holds, and lower()'s stream order reaches it). Exact rational, in
 /// time units. Errors: check_view()'s and check_costs()'s, `ctpipe: stream_loss_bound()
-/// takes a stream model`, rational overflow. Time: a sort of the messages, then linear
-/// (32^2 steps per message at most).
-constexpr rational stream_loss_bound(schedule_view v, const costs& c, runtime_model model) {
+/// takes a stream model`, rational overflow. Run time only: a sort of the messages, then
+/// linear (32^2 steps per message at most).
+inline rational stream_loss_bound(schedule_view v, const costs& c, runtime_model model) {
   check_view(v);
   check_costs(c);
   detail::require(is_stream_model(model), "ctpipe: stream_loss_bound() takes a stream model");
