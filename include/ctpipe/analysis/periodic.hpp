@@ -612,8 +612,8 @@ constexpr void check_phased_program(const periodic_program& p) {
       for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
            g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
         const program_segment& seg = p.segments[g];
-        require((seg.repetitions_per_step == 0 || seg.repetitions_per_step == 1) &&
-                    (h += seg.repetitions_per_step) < p.phases,
+        h += seg.repetitions_per_step;
+        require((seg.repetitions_per_step == 0 || seg.repetitions_per_step == 1) && h < p.phases,
                 "ctpipe: a phased program has `phases` growing segments on every rank");
         for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
           const op_template& o = p.templates[t];
@@ -796,10 +796,13 @@ constexpr void complete_phased(periodic_certificate& out, const periodic_program
   }
 }
 
-/// The certificate of a phased program (docs/proofs.md, "Phased programs: GPipe"): each
+/// The certificate of a phased program (docs/proofs.md, "Phased programs"): each
 /// phase certified in the simulations at m_a, m_a - step, .. (one per class of m modulo
 /// the phases' cycles, whose starting states differ), the makespan's growth per step the
-/// same in each. `proved` false with the reason otherwise.
+/// same in each. `proved` false with the reason otherwise. Cost per class: one
+/// simulation, and each phase's labels, window and structure over every op, so
+/// O(phases x ops at m_a) (looped BFS: 2V passes), plus the repeats' search; none of it
+/// grows with m.
 constexpr periodic_certificate certify_phased(const periodic_program& p, const costs& c,
                                               std::span<const rational> stage_scale, rational gamma, int periods) {
   constexpr int most_classes = 64;
