@@ -114,3 +114,14 @@ constexpr bool dual_below(schedule_family family, costs c, int P, int m_lo, int 
 }
 
 }  // namespace ctpipe::tests
+
+// A point proved in parts, each its own constant evaluation: the certificate with its m0
+// at most M0 (certified(..., false)), then the m below it, whole (CTPIPE_EVERY_M_IN_TWO)
+// or split at CUT (CTPIPE_EVERY_M_IN_THREE). WHAT names the point in the messages.
+#define CTPIPE_EVERY_M_IN_TWO(SPEC, C, M0, WHAT)                                                      \
+  static_assert(::ctpipe::tests::certified(SPEC, C, M0, false), WHAT ", every m >= m0 (<= " #M0 ")"); \
+  static_assert(::ctpipe::tests::below(SPEC, C, 1, M0), WHAT ", every m < " #M0)
+#define CTPIPE_EVERY_M_IN_THREE(SPEC, C, M0, CUT, WHAT)                                               \
+  static_assert(::ctpipe::tests::certified(SPEC, C, M0, false), WHAT ", every m >= m0 (<= " #M0 ")"); \
+  static_assert(::ctpipe::tests::below(SPEC, C, CUT, M0), WHAT ", every m in [" #CUT ", " #M0 ")");   \
+  static_assert(::ctpipe::tests::below(SPEC, C, 1, CUT), WHAT ", every m < " #CUT)

@@ -33,34 +33,21 @@ constexpr costs article{};  // t_f = 1, t_b = 2 (ZB: t_i = t_w = 1)
 static_assert(certified(every_m_spec(one_f_one_b, 9), article, 17), "1F1B, every m, P = 9");
 static_assert(certified(every_m_spec(one_f_one_b, 10), article, 19), "1F1B, every m, P = 10");
 static_assert(certified(every_m_spec(one_f_one_b, 11), article, 21), "1F1B, every m, P = 11");
-static_assert(certified(every_m_spec(one_f_one_b, 12), article, 23, false), "1F1B, every m >= m0 (<= 23), P = 12");
-static_assert(below(every_m_spec(one_f_one_b, 12), article, 1, 23), "1F1B, every m < 23, P = 12");
-static_assert(certified(every_m_spec(one_f_one_b, 13), article, 25, false), "1F1B, every m >= m0 (<= 25), P = 13");
-static_assert(below(every_m_spec(one_f_one_b, 13), article, 1, 25), "1F1B, every m < 25, P = 13");
-static_assert(certified(every_m_spec(one_f_one_b, 14), article, 27, false), "1F1B, every m >= m0 (<= 27), P = 14");
-static_assert(below(every_m_spec(one_f_one_b, 14), article, 1, 27), "1F1B, every m < 27, P = 14");
-static_assert(certified(every_m_spec(one_f_one_b, 15), article, 29, false), "1F1B, every m >= m0 (<= 29), P = 15");
-static_assert(below(every_m_spec(one_f_one_b, 15), article, 1, 29), "1F1B, every m < 29, P = 15");
-static_assert(certified(every_m_spec(one_f_one_b, 16), article, 31, false), "1F1B, every m >= m0 (<= 31), P = 16");
-static_assert(below(every_m_spec(one_f_one_b, 16), article, 1, 31), "1F1B, every m < 31, P = 16");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(one_f_one_b, 12), article, 23, "1F1B, P = 12");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(one_f_one_b, 13), article, 25, "1F1B, P = 13");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(one_f_one_b, 14), article, 27, "1F1B, P = 14");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(one_f_one_b, 15), article, 29, "1F1B, P = 15");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(one_f_one_b, 16), article, 31, "1F1B, P = 16");
 
 // ZB-H1, m0 = 2P - 1.
 static_assert(certified(every_m_spec(zb_h1, 9), article, 17), "ZB-H1, every m, P = 9");
 static_assert(certified(every_m_spec(zb_h1, 10), article, 19), "ZB-H1, every m, P = 10");
-static_assert(certified(every_m_spec(zb_h1, 11), article, 21, false), "ZB-H1, every m >= m0 (<= 21), P = 11");
-static_assert(below(every_m_spec(zb_h1, 11), article, 1, 21), "ZB-H1, every m < 21, P = 11");
-static_assert(certified(every_m_spec(zb_h1, 12), article, 23, false), "ZB-H1, every m >= m0 (<= 23), P = 12");
-static_assert(below(every_m_spec(zb_h1, 12), article, 1, 23), "ZB-H1, every m < 23, P = 12");
-static_assert(certified(every_m_spec(zb_h1, 13), article, 25, false), "ZB-H1, every m >= m0 (<= 25), P = 13");
-static_assert(below(every_m_spec(zb_h1, 13), article, 1, 25), "ZB-H1, every m < 25, P = 13");
-static_assert(certified(every_m_spec(zb_h1, 14), article, 27, false), "ZB-H1, every m >= m0 (<= 27), P = 14");
-static_assert(below(every_m_spec(zb_h1, 14), article, 1, 27), "ZB-H1, every m < 27, P = 14");
-static_assert(certified(every_m_spec(zb_h1, 15), article, 29, false), "ZB-H1, every m >= m0 (<= 29), P = 15");
-static_assert(below(every_m_spec(zb_h1, 15), article, 20, 29), "ZB-H1, every m in [20, 29), P = 15");
-static_assert(below(every_m_spec(zb_h1, 15), article, 1, 20), "ZB-H1, every m < 20, P = 15");
-static_assert(certified(every_m_spec(zb_h1, 16), article, 31, false), "ZB-H1, every m >= m0 (<= 31), P = 16");
-static_assert(below(every_m_spec(zb_h1, 16), article, 22, 31), "ZB-H1, every m in [22, 31), P = 16");
-static_assert(below(every_m_spec(zb_h1, 16), article, 1, 22), "ZB-H1, every m < 22, P = 16");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zb_h1, 11), article, 21, "ZB-H1, P = 11");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zb_h1, 12), article, 23, "ZB-H1, P = 12");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zb_h1, 13), article, 25, "ZB-H1, P = 13");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zb_h1, 14), article, 27, "ZB-H1, P = 14");
+CTPIPE_EVERY_M_IN_THREE(every_m_spec(zb_h1, 15), article, 29, 20, "ZB-H1, P = 15");
+CTPIPE_EVERY_M_IN_THREE(every_m_spec(zb_h1, 16), article, 31, 22, "ZB-H1, P = 16");
 
 // Interleaved 1F1B (megatron variant, group P), every m = 0 (mod P); m0 = 3P at P = 2,
 // 5P from P = 3 on.
@@ -70,15 +57,9 @@ static_assert(certified(interleaved_spec(5, 2), article, 25), "interleaved 1F1B,
 static_assert(certified(interleaved_spec(2, 3), article, 6), "interleaved 1F1B, every m = 0 (mod 2), P = 2, V = 3");
 static_assert(certified(interleaved_spec(3, 3), article, 15), "interleaved 1F1B, every m = 0 (mod 3), P = 3, V = 3");
 static_assert(certified(interleaved_spec(4, 3), article, 20), "interleaved 1F1B, every m = 0 (mod 4), P = 4, V = 3");
-static_assert(certified(interleaved_spec(5, 3), article, 25, false),
-              "interleaved 1F1B, every m = 0 (mod 5) >= m0 (<= 25), P = 5, V = 3");
-static_assert(below(interleaved_spec(5, 3), article, 1, 25),
-              "interleaved 1F1B, every m = 0 (mod 5) < 25, P = 5, V = 3");
+CTPIPE_EVERY_M_IN_TWO(interleaved_spec(5, 3), article, 25, "interleaved 1F1B, P = 5, V = 3");
 static_assert(certified(interleaved_spec(2, 4), article, 6), "interleaved 1F1B, every m = 0 (mod 2), P = 2, V = 4");
 static_assert(certified(interleaved_spec(3, 4), article, 15), "interleaved 1F1B, every m = 0 (mod 3), P = 3, V = 4");
-static_assert(certified(interleaved_spec(4, 4), article, 20, false),
-              "interleaved 1F1B, every m = 0 (mod 4) >= m0 (<= 20), P = 4, V = 4");
-static_assert(below(interleaved_spec(4, 4), article, 1, 20),
-              "interleaved 1F1B, every m = 0 (mod 4) < 20, P = 4, V = 4");
+CTPIPE_EVERY_M_IN_TWO(interleaved_spec(4, 4), article, 20, "interleaved 1F1B, P = 4, V = 4");
 
 }  // namespace

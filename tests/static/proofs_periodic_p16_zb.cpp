@@ -23,32 +23,18 @@ using namespace ctpipe::tests;  // every_m_spec(), certified(), below(), ...: pr
 constexpr costs article{};  // t_f = 1, t_b = 2 (ZB: t_i = t_w = 1)
 
 // ZB-H2, m0 = 4P - 4.
-static_assert(certified(every_m_spec(zb_h2, 9), article, 32, false), "ZB-H2, every m >= m0 (<= 32), P = 9");
-static_assert(below(every_m_spec(zb_h2, 9), article, 1, 32), "ZB-H2, every m < 32, P = 9");
-static_assert(certified(every_m_spec(zb_h2, 10), article, 36, false), "ZB-H2, every m >= m0 (<= 36), P = 10");
-static_assert(below(every_m_spec(zb_h2, 10), article, 1, 36), "ZB-H2, every m < 36, P = 10");
-static_assert(certified(every_m_spec(zb_h2, 11), article, 40, false), "ZB-H2, every m >= m0 (<= 40), P = 11");
-static_assert(below(every_m_spec(zb_h2, 11), article, 28, 40), "ZB-H2, every m in [28, 40), P = 11");
-static_assert(below(every_m_spec(zb_h2, 11), article, 1, 28), "ZB-H2, every m < 28, P = 11");
-static_assert(certified(every_m_spec(zb_h2, 12), article, 44, false), "ZB-H2, every m >= m0 (<= 44), P = 12");
-static_assert(below(every_m_spec(zb_h2, 12), article, 31, 44), "ZB-H2, every m in [31, 44), P = 12");
-static_assert(below(every_m_spec(zb_h2, 12), article, 1, 31), "ZB-H2, every m < 31, P = 12");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zb_h2, 9), article, 32, "ZB-H2, P = 9");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zb_h2, 10), article, 36, "ZB-H2, P = 10");
+CTPIPE_EVERY_M_IN_THREE(every_m_spec(zb_h2, 11), article, 40, 28, "ZB-H2, P = 11");
+CTPIPE_EVERY_M_IN_THREE(every_m_spec(zb_h2, 12), article, 44, 31, "ZB-H2, P = 12");
 
 // ZB-V, m0 = 4P - 2.
-static_assert(certified(every_m_spec(zbv, 7), article, 26, false), "ZB-V, every m >= m0 (<= 26), P = 7");
-static_assert(below(every_m_spec(zbv, 7), article, 1, 26), "ZB-V, every m < 26, P = 7");
-static_assert(certified(every_m_spec(zbv, 8), article, 30, false), "ZB-V, every m >= m0 (<= 30), P = 8");
-static_assert(below(every_m_spec(zbv, 8), article, 21, 30), "ZB-V, every m in [21, 30), P = 8");
-static_assert(below(every_m_spec(zbv, 8), article, 1, 21), "ZB-V, every m < 21, P = 8");
+CTPIPE_EVERY_M_IN_TWO(every_m_spec(zbv, 7), article, 26, "ZB-V, P = 7");
+CTPIPE_EVERY_M_IN_THREE(every_m_spec(zbv, 8), article, 30, 21, "ZB-V, P = 8");
 
 // DualPipeV (m0 = 4P - 1) and DualPipe (m even, m0 = 4P - 2), from the structural minimum on.
-static_assert(dual_certified(dualpipev, article, 9, 35, false), "DualPipeV, every m >= m0 (<= 35), P = 9");
-static_assert(dual_below(dualpipev, article, 9, 27, 35), "DualPipeV, every m in [27, 35), P = 9");
-static_assert(dual_below(dualpipev, article, 9, 1, 27), "DualPipeV, every m < 27, P = 9");
-static_assert(dual_certified(dualpipe, article, 10, 38, false), "DualPipe, every m >= m0 (<= 38), P = 10");
-static_assert(dual_below(dualpipe, article, 10, 1, 38), "DualPipe, every m < 38, P = 10");
-static_assert(dual_certified(dualpipe, article, 12, 46, false), "DualPipe, every m >= m0 (<= 46), P = 12");
-static_assert(dual_below(dualpipe, article, 12, 32, 46), "DualPipe, every m in [32, 46), P = 12");
-static_assert(dual_below(dualpipe, article, 12, 1, 32), "DualPipe, every m < 32, P = 12");
+CTPIPE_EVERY_M_IN_THREE(dual_spec(dualpipev, 9), article, 35, 27, "DualPipeV, P = 9");
+CTPIPE_EVERY_M_IN_TWO(dual_spec(dualpipe, 10), article, 38, "DualPipe, P = 10");
+CTPIPE_EVERY_M_IN_THREE(dual_spec(dualpipe, 12), article, 46, 32, "DualPipe, P = 12");
 
 }  // namespace
