@@ -76,28 +76,12 @@ constexpr void fill_schedule(const schedule_spec& s, op* ops, std::uint32_t* off
   if (!program_exists(s)) return fill_by_generator(s, ops, offsets);
   const periodic_program p = program_of(s);
   if (s.shape.m < p.m_min) return fill_by_generator(s, ops, offsets);
-  const int m = s.shape.m, n = p.steps(m);
+  const int m = s.shape.m;
   offsets[0] = 0;
   op* out = ops;
   for (int r = 0; r < s.shape.P; ++r) {
     require(p.rank_ops(r, m) == ops_of_rank(s, r), "ctpipe: internal error: a program wrote a wrong number of ops");
-    // As expand_rank(), template by template: each op word is the one before it in its
-    // template plus per_repetition (the micro-batch is the word's low bits), written a
-    // segment's width apart. One statement per op, and fewer operations than at() per
-    // op: the generators' constexpr cost (bench/RESULTS.md).
-    for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
-         g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
-      const program_segment& seg = p.segments[g];
-      const int times = seg.times(n);
-      for (std::uint32_t k = 0; k < seg.count; ++k) {
-        const op_template& t = p.templates[seg.first + k];
-        std::uint32_t word = t.at(0, m, n).bits;
-        const auto step = static_cast<std::uint32_t>(t.per_repetition);
-        std::size_t j = k;  // an index, not a pointer: one past the last op would not be one
-        for (int i = 0; i < times; ++i, j += seg.count, word += step) out[j].bits = word;
-      }
-      out += static_cast<std::size_t>(times) * seg.count;
-    }
+    out = detail::write_rank(p, r, m, out);
     offsets[r + 1] = static_cast<std::uint32_t>(out - ops);
   }
 }
