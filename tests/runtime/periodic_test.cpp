@@ -309,6 +309,36 @@ TEST_CASE("periodic certificates: the makespan of every m from m0 on equals a di
   }
 }
 
+TEST_CASE("periodic certificates: the search's first attempt repeats at the article's costs, every P <= 16",
+          "[periodic]") {
+  // first_search_periods()'s room for a cycle of one step: the compile-time proofs pay
+  // for one attempt only.
+  std::vector<schedule_spec> specs;
+  for (int P = 1; P <= 16; ++P) {
+    for (const schedule_family family : with_program) specs.push_back(spec_of(family, P));
+    for (const auto family : {schedule_family::dualpipev, schedule_family::dualpipe}) {
+      const bool dual = family == schedule_family::dualpipe;
+      schedule_spec s{family, {P, 2 * P, 2, dual ? placement::bidirectional : placement::v_shape}};
+      s.structural_minimum = true;
+      if (!dual || P % 2 == 0) specs.push_back(s);
+    }
+    for (int V = 2; V <= 4; ++V) {
+      schedule_spec s{};
+      s.family = schedule_family::interleaved_1f1b;
+      s.shape = {P, 2 * P, V, placement::loop};
+      if (P > 1) specs.push_back(s);
+    }
+  }
+  for (const schedule_spec& s : specs) {
+    const periodic_program p = program_of(s);
+    INFO(family_name(s.family) << " P = " << s.shape.P << " V = " << s.shape.V);
+    REQUIRE(p.phases == 1);
+    const periodic_certificate first = detail::certify_within(p, costs{}, {}, rational{1}, first_search_periods(p));
+    REQUIRE(first.proved);
+    REQUIRE(first.m0 == periodic_certificate_of(s, costs{}).m0);
+  }
+}
+
 TEST_CASE("periodic certificate: 1F1B with latency has no closed form, and repeats every P micro-batches",
           "[periodic]") {
   // The issue's example, measured with an independent simulator: P = 4, t_f = 1, t_b = 2,

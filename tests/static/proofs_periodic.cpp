@@ -3,8 +3,8 @@
 // 1F1B, DualPipeV and DualPipe the
 // makespan, bubble fraction and peak closed forms of analysis/formulas.hpp hold for
 // every m >= 1, each proof one periodic certificate
-// (analysis/periodic.hpp: a simulation of the family's periodic program at m_min + 8
-// steady repetitions, or more until its state repeats, and one at one repetition less)
+// (analysis/periodic.hpp: a simulation of the family's periodic program at
+// first_search_periods() steady repetitions past m_min, or more until its state repeats)
 // and the direct simulations of the m below its m0, whose cost depends on P and not on m:
 // - every P <= 8 at the article's costs (1F1B t_f = 1, t_b = 2; ZB t_f = t_i = t_w = 1),
 //   P <= 6 for ZB-V; interleaved 1F1B at P = 4 and 6 with V = 2 (m = 0 mod P; at P = 8

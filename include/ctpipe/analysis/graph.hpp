@@ -29,12 +29,13 @@ struct op_index {
   constexpr op_index() = default;
   constexpr explicit op_index(schedule_view v)
       : S(static_cast<std::size_t>(v.shape.stages())), m(static_cast<std::size_t>(v.shape.m)), at(4 * S * m) {
-    for (std::size_t k = 0; k < v.size(); ++k) {
-      const op o = v.ops[k];
-      const std::uint32_t kind = code_of(o);
-      if (kind <= code_w && static_cast<std::size_t>(o.stage()) < S && static_cast<std::size_t>(o.microbatch()) < m) {
-        at[slot(kind, o.stage(), o.microbatch())] = static_cast<std::uint32_t>(k + 1);
-      }
+    // core/engine.hpp's discipline: the word decoded by hand (kind 8, a pair word, as F).
+    const op* ops = v.ops.data();
+    std::uint32_t* slots = at.data();
+    std::uint32_t bits = 0, kind = 0, s = 0, j = 0;
+    for (std::size_t k = 0, n = v.size(); k < n; ++k) {
+      bits = ops[k].bits, kind = bits >> 28 == 8 ? 0 : bits >> 28, s = (bits >> 16) & 0xFFF, j = bits & 0xFFFF;
+      if (kind <= 3 && s < S && j < m) slots[(kind * S + s) * m + j] = static_cast<std::uint32_t>(k + 1);
     }
   }
   /// The kind code `o` is indexed under: a pair word's is code_f.
@@ -58,17 +59,22 @@ struct op_index {
 /// Rank of every op of `v`, flat order. Linear.
 constexpr buffer<int> op_ranks(schedule_view v) {
   buffer<int> out(v.size());
+  int* rank = out.data();
+  const std::uint32_t* offsets = v.offsets.data();
   for (int r = 0; r < v.shape.P; ++r) {
-    for (std::uint32_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k) out[k] = r;
+    for (std::uint32_t k = offsets[r]; k < offsets[r + 1]; ++k) rank[k] = r;
   }
   return out;
 }
 
 /// Per op of `v`, flat order: 1 when it is an overlapped pair's B word (the word after an
-/// overlap_f_b word), whose node in an op graph is its pair word (k - 1), else 0. Linear.
+/// overlap_f_b word, kind code 8), whose node in an op graph is its pair word (k - 1),
+/// else 0. Linear.
 constexpr buffer<std::uint8_t> pair_b_words(schedule_view v) {
   buffer<std::uint8_t> out(v.size());
-  for (std::size_t k = 1; k < v.size(); ++k) out[k] = v.ops[k - 1].kind() == op_kind::overlap_f_b ? 1 : 0;
+  std::uint8_t* pair_b = out.data();
+  const op* ops = v.ops.data();
+  for (std::size_t k = 1, n = v.size(); k < n; ++k) pair_b[k] = ops[k - 1].bits >> 28 == 8 ? 1 : 0;
   return out;
 }
 
@@ -89,44 +95,66 @@ struct op_edges {
   }
 };
 
-/// The ops that op k of `v` waits for, by docs/spec.md §2 restated (not the walk's
-/// tables): added to `g` as edges into node k, with latency `c` (ticks) across ranks. F
+/// The ops that an op waits for, by docs/spec.md §2 restated (not the walk's tables): F
 /// waits for the F of the stage below; B and I for their own F and the B (else I) of the
-/// stage above; W for its I (else B). A pair word waits for both halves' inputs.
-/// `pair_b[k]`: op k is a pair's B word (its node is k - 1).
-constexpr void add_op_edges(schedule_view v, const op_index& index, const buffer<int>& ranks,
+/// stage above; W for its I (else B). Holds the schedule's op_index and each micro-batch's
+/// first and last stage (pipeline_shape::first_stage(), last_stage()), so that of() asks
+/// neither the shape nor the placement per op (core/engine.hpp's discipline). O(m) to
+/// build.
+struct op_inputs {
+  buffer<int> ends;          ///< [2j]: first_stage(j), [2j + 1]: last_stage(j)
+  const std::uint32_t* at;   ///< op_index::at (the index outlives this)
+  const int* end;            ///< ends.data()
+  std::size_t S = 0, m = 0;  ///< op_index's
+
+  constexpr op_inputs(schedule_view v, const op_index& index)
+      : ends(2 * index.m), at(index.at.data()), end(ends.data()), S(index.S), m(index.m) {
+    for (int j = 0; j < v.shape.m; ++j) {
+      ends[2 * static_cast<std::size_t>(j)] = v.shape.first_stage(j);
+      ends[2 * static_cast<std::size_t>(j) + 1] = v.shape.last_stage(j);
+    }
+  }
+  /// Writes to `out` the flat index + 1 of each op that the op word `bits` waits for and
+  /// the schedule holds, and returns how many it wrote (0 to 2). `bits` is a compute op
+  /// of the schedule (stage < S, micro-batch < m); a pair word (kind code 8) stands for
+  /// its forward, its B half being the next word (call of() for both). Constant time.
+  constexpr int of(std::uint32_t bits, std::uint32_t* out) const {
+    // Slots (kind * S + stage) * m + j: F kind 0, B 1, I 2 (B's slot + S * m), W 3.
+    const std::size_t kind = bits >> 28, s = (bits >> 16) & 0xFFF, j = bits & 0xFFFF, row = S * m;
+    if (kind == 0 || kind == 8) return static_cast<int>(s) > end[2 * j] && (out[0] = at[(s - 1) * m + j]) != 0 ? 1 : 0;
+    if (kind == 3) {  // its I, else its B
+      const std::size_t i = 2 * row + s * m + j;
+      return (out[0] = at[i] != 0 ? at[i] : at[i - row]) != 0 ? 1 : 0;
+    }
+    if (kind != 1 && kind != 2) return 0;
+    const int n = (out[0] = at[s * m + j]) != 0 ? 1 : 0;  // its F
+    if (static_cast<int>(s) >= end[2 * j + 1]) return n;
+    const std::size_t b = row + (s + 1) * m + j;  // the B of the stage above, else its I
+    return (out[n] = at[b] != 0 ? at[b] : at[b + row]) != 0 ? n + 1 : n;
+  }
+};
+
+/// The ops that op k of `v` waits for (op_inputs; a pair word for both halves'): added
+/// to `g` as edges into node k, with latency `c` (ticks) across ranks. `pair_b[k]`: op
+/// k is a pair's B word (its node is k - 1).
+constexpr void add_op_edges(schedule_view v, const op_inputs& inputs, const buffer<int>& ranks,
                             const buffer<std::uint8_t>& pair_b, std::int64_t c, std::size_t k, op_edges& g) {
-  const auto need = [&](std::uint32_t found) {  // found: flat index + 1 (0: none)
-    if (found == 0) return;
-    const std::uint32_t d = found - 1;
+  std::uint32_t found[4] = {};
+  int n = inputs.of(v.ops[k].bits, found);
+  n += v.ops[k].bits >> 28 == 8 ? inputs.of(v.ops[k + 1].bits, found + n) : 0;
+  for (int i = 0; i < n; ++i) {
+    const std::uint32_t d = found[i] - 1;
     g.add(op_node(pair_b, d), static_cast<std::uint32_t>(k), ranks[d] != ranks[k] ? c : 0);
-  };
-  const auto deps = [&](op o) {
-    const int s = o.stage(), j = o.microbatch();
-    const std::uint32_t kind = op_index::code_of(o);
-    if (kind == code_f && s > v.shape.first_stage(j)) need(index.at[index.slot(code_f, s - 1, j)]);
-    if (kind == code_b || kind == code_i) {
-      need(index.at[index.slot(code_f, s, j)]);
-      if (s < v.shape.last_stage(j)) {
-        const std::uint32_t b = index.at[index.slot(code_b, s + 1, j)];
-        need(b != 0 ? b : index.at[index.slot(code_i, s + 1, j)]);
-      }
-    }
-    if (kind == code_w) {
-      const std::uint32_t i = index.at[index.slot(code_i, s, j)];
-      need(i != 0 ? i : index.at[index.slot(code_b, s, j)]);
-    }
-  };
-  deps(v.ops[k]);
-  if (v.ops[k].kind() == op_kind::overlap_f_b) deps(v.ops[k + 1]);
+  }
 }
 
 /// add_op_edges() of every op of `v` but the pair B words: all the dependency edges, at
 /// most 4 per op. Linear.
 constexpr void add_dependency_edges(schedule_view v, const op_index& index, const buffer<int>& ranks,
                                     const buffer<std::uint8_t>& pair_b, std::int64_t c, op_edges& g) {
+  const op_inputs inputs(v, index);
   for (std::size_t k = 0; k < v.size(); ++k) {
-    if (!pair_b[k]) add_op_edges(v, index, ranks, pair_b, c, k, g);
+    if (!pair_b[k]) add_op_edges(v, inputs, ranks, pair_b, c, k, g);
   }
 }
 

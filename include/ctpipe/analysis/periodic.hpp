@@ -20,8 +20,8 @@
 // makespan(m) + c*lambda for every m with hi(m) - 1 >= K (X(k) also waits for ops of its
 // own repetition; those edges form no cycle, so M is that acyclic part solved). The
 // certificate checks 1 and 2 edge by edge on the op graph (analysis/graph.hpp), finds 3,
-// and reads the first cycle's makespans (base) from the program's simulations at m_a and
-// just below; the m below m0 are simulated directly (direct_makespan()). Its cost
+// and reads the first cycle's makespans (base) from the program's simulations at m_a and,
+// for a cycle of c steps, the c - 1 steps below; the m below m0 are simulated directly (direct_makespan()). Its cost
 // depends on P, V and the costs, not on m. A period that is not balanced (its forwards
 // and backwards differ) is refused, and a program whose state does not repeat within
 // `max_periods` repetitions gets no certificate, with the reason.
@@ -218,10 +218,11 @@ struct certifier {
   detail::buffer<std::uint32_t> node;      // [k * W + slot]: the op of steady repetition k
   detail::buffer<std::uint32_t> in_first;  // N + 1: the edges into each op, in in_from
   detail::buffer<std::uint32_t> in_from;
-  detail::buffer<std::uint32_t> driven_from, driven_to;  // the driven edges (dropped())
-  detail::buffer<int> op_rank;                           // per op: its rank
-  int reps = 0;                                          // repetitions every rank's steady segment runs at m_a
-  int lo = 0, hi = 0, width = 1;                         // the window [lo, hi) and the state's width d
+  detail::buffer<std::uint32_t> driven_from, driven_to;  // the driven edges (dropped()): drivens of them
+  std::size_t drivens = 0;
+  detail::buffer<int> op_rank;    // per op: its rank
+  int reps = 0;                   // repetitions every rank's steady segment runs at m_a
+  int lo = 0, hi = 0, width = 1;  // the window [lo, hi) and the state's width d
 
   constexpr certifier(const periodic_program& p, const costs& c, std::span<const rational> scale, rational g,
                       int max_periods, int below = 0)
@@ -281,8 +282,12 @@ struct certifier {
       reps = seg.times(prog.steps(m_a)) < reps ? seg.times(prog.steps(m_a)) : reps;
       for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) slot[t] = static_cast<std::uint32_t>(W++);
     }
-    node = buffer<std::uint32_t>(static_cast<std::size_t>(reps) * W);
-    std::size_t k = 0;
+    node = buffer<std::uint32_t>(static_cast<std::size_t>(reps) * W + 1);  // + 1: where the others' go
+    int* r_of = rep.data();
+    std::uint32_t *t_of = tmpl.data(), *at = node.data();
+    const std::uint32_t* slots = slot.data();
+    const int n = prog.steps(m_a);
+    std::uint32_t k = 0;
     for (int r = 0; r < prog.shape.P; ++r) {
       const auto ru = static_cast<std::size_t>(r);
       int grown = 0;  // growing segments passed on this rank
@@ -291,12 +296,11 @@ struct certifier {
         const bool grows = seg.repetitions_per_step != 0;
         const int part = grown < h || (!grows && grown == h) ? -1 : grown == h ? 0 : -2;
         grown += grows ? 1 : 0;
-        for (int i = 0; i < seg.times(prog.steps(m_a)); ++i) {
-          for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t, ++k) {
-            rep[k] = part == 0 ? i : part;
-            tmpl[k] = t;
-            if (part == 0 && i < reps) node[static_cast<std::size_t>(i) * W + slot[t]] = static_cast<std::uint32_t>(k);
-          }
+        for (int i = 0, times = seg.times(n); i < times; ++i) {
+          for (std::uint32_t t = seg.first, end = seg.first + seg.count; t < end; ++t, ++k)
+            r_of[k] = part == 0 ? i : part, t_of[k] = t,
+            at[part == 0 && i < reps ? static_cast<std::size_t>(i) * W + slots[t]
+                                     : static_cast<std::size_t>(reps) * W] = k;
         }
       }
     }
@@ -304,59 +308,63 @@ struct certifier {
     width = 1;
   }
 
-  /// The op graph's edges (docs/spec.md §2 and each rank's order) by the op they enter.
+  /// The op graph's edges (docs/spec.md §2's dependencies, op_inputs, then each rank's
+  /// order) by the op they enter (in_first, in_from), a pair's B word folded into its
+  /// word; in a phased program without the dropped() edges, the driven ones apart. One
+  /// pass in core/engine.hpp's discipline (built as op_edges and sorted, the graph put
+  /// ZB-H2's certificate at P = 13 near Clang 14's step limit).
   constexpr void in_edges() {
     const schedule_view v = sched.view();
-    const op_index ops(v);
+    const op_index index(v);
+    const op_inputs inputs(v, index);
     op_rank = op_ranks(v);
     const buffer<std::uint8_t> pair_b = pair_b_words(v);
-    op_edges g(5 * N + 1);
-    add_dependency_edges(v, ops, op_rank, pair_b, 1, g);
-    add_rank_order_edges(v, pair_b, g);
-    split_edges(g);
-  }
-
-  /// What becomes of edge e of the op graph: 0 kept; in a phased program, 1 when it comes
-  /// from an earlier part of the same rank other than the op's predecessor (implied by the
-  /// rank's order: the ops between last >= 0), 2 when from an earlier part of another
-  /// rank (driven: looped BFS's chunk c+1 waits for chunk c on the last rank), checked
-  /// slack instead (drivens_slack()).
-  constexpr int dropped(const op_edges& g, std::size_t e) const {
-    if (!(position[g.from[e]] < position[g.to[e]])) return 0;
-    if (op_rank[g.from[e]] != op_rank[g.to[e]]) return 2;
-    return g.from[e] + 1 != g.to[e] ? 1 : 0;
-  }
-
-  /// The kept edges by the op they enter (in_first, in_from), the driven ones apart. A
-  /// program of one phase keeps every edge, in a loop of its own: a dropped() per edge
-  /// put interleaved 1F1B's certificate at P = 6, V = 2 past Clang 14's step limit.
-  constexpr void split_edges(const op_edges& g) {
     in_first = buffer<std::uint32_t>(N + 1);
-    std::size_t driven = 0;
-    if (prog.phases == 1) {
-      for (std::size_t e = 0; e < g.edges; ++e) ++in_first[g.to[e] + 1];
-    } else {
-      for (std::size_t e = 0; e < g.edges; ++e) {
-        const int d = dropped(g, e);
-        in_first[g.to[e] + 1] += d == 0 ? 1 : 0;
-        driven += d == 2 ? 1 : 0;
+    in_from = buffer<std::uint32_t>(5 * N);
+    driven_from = buffer<std::uint32_t>(prog.phases > 1 ? 4 * N : 0);
+    driven_to = buffer<std::uint32_t>(prog.phases > 1 ? 4 * N : 0);
+    const op* ops = v.ops.data();
+    const std::uint8_t* pb = pair_b.data();
+    const int* rank = op_rank.data();
+    std::uint32_t *first = in_first.data(), *from = in_from.data();
+    std::uint32_t found[5] = {}, e = 0;
+    int n = 0;
+    for (std::size_t k = 0; k < N; first[++k] = e) {
+      if (pb[k]) continue;
+      n = inputs.of(ops[k].bits, found), n += ops[k].bits >> 28 == 8 ? inputs.of(ops[k + 1].bits, found + n) : 0;
+      n += k > 0 && rank[k - 1] == rank[k] ? (found[n] = static_cast<std::uint32_t>(k), 1) : 0;  // op k - 1, + 1
+      if (prog.phases > 1) {
+        e = keep(found, n, k, e);
+        continue;
       }
+      for (int i = 0; i < n; ++i) from[e++] = pb[found[i] - 1] ? found[i] - 2 : found[i] - 1;
     }
-    for (std::size_t u = 0; u < N; ++u) in_first[u + 1] += in_first[u];
-    in_from = buffer<std::uint32_t>(in_first[N]);
-    driven_from = buffer<std::uint32_t>(driven);
-    driven_to = buffer<std::uint32_t>(driven);
-    buffer<std::uint32_t> at(N);
-    for (std::size_t u = 0; u < N; ++u) at[u] = in_first[u];
-    if (prog.phases == 1) {
-      for (std::size_t e = 0; e < g.edges; ++e) in_from[at[g.to[e]]++] = g.from[e];
-      return;
+  }
+
+  /// in_edges() of a phased program: of the `n` inputs `found` (flat index + 1) of op k,
+  /// those not dropped() go to in_from from `e` on (returns the new end), the driven ones
+  /// to driven_from and driven_to.
+  constexpr std::uint32_t keep(const std::uint32_t* found, int n, std::size_t k, std::uint32_t e) {
+    for (int i = 0; i < n; ++i) {
+      const std::size_t d = found[i] - 1,
+                        u = d > 0 && sched.view().ops[d - 1].kind() == op_kind::overlap_f_b ? d - 1 : d;
+      const int drop = dropped(u, k);
+      if (drop == 0) in_from[e++] = static_cast<std::uint32_t>(u);
+      if (drop == 2)
+        driven_from[drivens] = static_cast<std::uint32_t>(u), driven_to[drivens++] = static_cast<std::uint32_t>(k);
     }
-    for (std::size_t e = 0, n = 0; e < g.edges; ++e) {
-      const int d = dropped(g, e);
-      if (d == 0) in_from[at[g.to[e]]++] = g.from[e];
-      if (d == 2) driven_from[n] = g.from[e], driven_to[n++] = g.to[e];
-    }
+    return e;
+  }
+
+  /// What becomes of the edge from op u into op v: 0 kept; in a phased program, 1 when
+  /// it comes from an earlier part of the same rank other than the op's predecessor
+  /// (implied by the rank's order: the ops between last >= 0), 2 when from an earlier
+  /// part of another rank (driven: looped BFS's chunk c+1 waits for chunk c on the last
+  /// rank), checked slack instead (drivens_slack()).
+  constexpr int dropped(std::size_t u, std::size_t v) const {
+    if (!(position[u] < position[v])) return 0;
+    if (op_rank[u] != op_rank[v]) return 2;
+    return u + 1 != v ? 1 : 0;
   }
 
   /// Whether every driven edge is slack in the simulation: its input arrives no later
@@ -365,7 +373,7 @@ struct certifier {
   /// that move alike with m (so that it recurs at the same offsets at every m).
   constexpr bool drivens_slack() const {
     const rational ticks = cost.c / sim.tick();
-    for (std::size_t n = 0; n < driven_from.size(); ++n) {
+    for (std::size_t n = 0; n < drivens; ++n) {
       const std::uint32_t u = driven_from[n], v = driven_to[n];
       const op_template &a = prog.templates[tmpl[u]], &b = prog.templates[tmpl[v]];
       if (position[u] % 2 == 0 || position[v] % 2 == 0 || shift_per_step(prog, a) != shift_per_step(prog, b) ||
@@ -388,20 +396,18 @@ struct certifier {
   constexpr void window() {
     lo = 1;  // repetition 0 follows the warm-up (or starts its rank) in each rank's order
     hi = reps;
+    const int* r = rep.data();
+    const std::uint32_t *first = in_first.data(), *from = in_from.data();
+    int at = 0;
     for (std::size_t v = 0; v < N; ++v) {
-      if (rep[v] < 0) continue;
-      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
-        const int from = rep[in_from[e]];
-        if (from == -1 && rep[v] + 1 > lo) lo = rep[v] + 1;
-        if ((from == -2 || from > rep[v]) && rep[v] < hi) hi = rep[v];
+      for (std::uint32_t e = first[v]; r[v] >= 0 && e < first[v + 1]; ++e) {
+        at = r[from[e]], lo = at == -1 && r[v] + 1 > lo ? r[v] + 1 : lo,
+        hi = (at == -2 || at > r[v]) && r[v] < hi ? r[v] : hi;
       }
     }
     for (std::size_t v = 0; v < N; ++v) {
-      if (rep[v] < lo || rep[v] >= hi) continue;
-      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
-        const int back = rep[v] - rep[in_from[e]];
-        width = back > width ? back : width;
-      }
+      for (std::uint32_t e = first[v]; r[v] >= lo && r[v] < hi && e < first[v + 1]; ++e)
+        width = r[v] - r[from[e]] > width ? r[v] - r[from[e]] : width;
     }
   }
 
@@ -409,10 +415,11 @@ struct certifier {
   /// the same offsets as the op of its template at repetition lo.
   constexpr bool same_edges(std::size_t v) const {
     const std::size_t ref = node[static_cast<std::size_t>(lo) * W + slot[tmpl[v]]];
-    if (in_first[v + 1] - in_first[v] != in_first[ref + 1] - in_first[ref]) return false;
-    for (std::uint32_t e = in_first[v], f = in_first[ref]; e < in_first[v + 1]; ++e, ++f) {
-      const std::uint32_t a = in_from[e], b = in_from[f];
-      if (tmpl[a] != tmpl[b] || rep[v] - rep[a] != rep[ref] - rep[b]) return false;
+    const std::uint32_t *first = in_first.data(), *from = in_from.data(), *t = tmpl.data();
+    const int* r = rep.data();
+    if (first[v + 1] - first[v] != first[ref + 1] - first[ref]) return false;
+    for (std::uint32_t e = first[v], f = first[ref]; e < first[v + 1]; ++e, ++f) {
+      if (t[from[e]] != t[from[f]] || r[v] - r[from[e]] != r[ref] - r[from[f]]) return false;
     }
     return true;
   }
@@ -425,15 +432,16 @@ struct certifier {
       return "the steady segments never run free of the warm-up and the cool-down within the bound (raise "
              "max_periods)";
     }
+    const int* r = rep.data();
+    const std::uint32_t *first = in_first.data(), *from = in_from.data();
     for (std::size_t v = 0; v < N; ++v) {
-      if (rep[v] >= lo && rep[v] < hi && !same_edges(v)) return "the steady ops do not wait alike at every repetition";
+      if (r[v] >= lo && r[v] < hi && !same_edges(v)) return "the steady ops do not wait alike at every repetition";
     }
+    int at = 0;
     for (std::size_t v = 0; v < N; ++v) {
-      if (rep[v] != -2 && rep[v] < hi) continue;
-      for (std::uint32_t e = in_first[v]; e < in_first[v + 1]; ++e) {
-        const int from = rep[in_from[e]];
-        if (from == -1) return "the cool-down waits for the warm-up within the bound";
-        if (from >= 0 && from < hi && hi - from > width) width = hi - from;
+      for (std::uint32_t e = first[v]; (r[v] == -2 || r[v] >= hi) && e < first[v + 1]; ++e) {
+        if ((at = r[from[e]]) == -1) return "the cool-down waits for the warm-up within the bound";
+        width = at >= 0 && at < hi && hi - at > width ? hi - at : width;
       }
     }
     return hi - width < 0 ? "the steady segments never run free of the warm-up and the cool-down within the bound "
@@ -493,10 +501,34 @@ struct certifier {
   }
 };
 
+/// Ticks that one step of m adds to rank r's busy time in the simulation at m_a: the
+/// durations (end - start: a pair lasts its whole length on both words, counted once)
+/// of one repetition of each growing segment, times its repetitions per step. An op's
+/// duration depends on its kind and stage only (the certificate scales per stage), so
+/// busy(r, m) is affine in the steps of m with this slope.
+constexpr std::int64_t busy_per_step(const certifier& w, int r) {
+  const periodic_program& p = w.prog;
+  const auto ru = static_cast<std::size_t>(r);
+  const int n = p.steps(w.m_a);
+  const schedule_view v = w.sched.view();
+  std::int64_t out = 0;
+  std::size_t k = v.offsets[ru];
+  for (std::uint32_t g = p.rank_segments[ru]; g < p.rank_segments[ru + 1]; ++g) {
+    const program_segment& seg = p.segments[g];
+    for (std::size_t j = k; seg.repetitions_per_step != 0 && j < k + seg.count; ++j) {
+      const bool pair_b = j > 0 && v.ops[j - 1].kind() == op_kind::overlap_f_b;
+      out += pair_b ? 0 : seg.repetitions_per_step * (w.sim.end_ticks(j) - w.sim.start_ticks(j));
+    }
+    k += static_cast<std::size_t>(seg.times(n)) * seg.count;
+  }
+  return out;
+}
+
 /// The certificate's values once the repeat is found: m0, the increment, the base cycle
 /// (from the simulations of the program at m_a - (c-1)*step .. m_a, step = m_step: each
 /// m is m0 + j*step + k*cycle, so base[j] is its makespan less k increments), busy per
-/// rank (affine in m: from m_a and m_a - step), the peaks (at m_a >= m0).
+/// rank (affine in m: busy_per_step()), the peaks (at m_a >= m0). A cycle of one step
+/// simulates nothing more.
 constexpr void complete(periodic_certificate& out, const certifier& w, int K, int c, std::int64_t delta) {
   const int step = w.prog.m_step;
   out.proved = true;
@@ -516,20 +548,18 @@ constexpr void complete(periodic_certificate& out, const certifier& w, int K, in
   out.peak = buffer<rational>(P);
   out.peak_per_m = buffer<rational>(P);
   const in_flight_profile memory = in_flight(w.sched.view(), w.gamma);
+  for (int r = 0; r < out.P; ++r) {
+    const auto ru = static_cast<std::size_t>(r);
+    out.busy_per_m[ru] = w.sim.tick() * rational{busy_per_step(w, r), step};
+    out.busy_base[ru] = w.sim.busy(r) - rational{w.m_a} * out.busy_per_m[ru];
+    out.peak[ru] = memory.peak(r);
+  }
   const auto take = [&](int m, const simulation& at) {
-    if (w.m_a - m < out.cycle) {
-      out.base[static_cast<std::size_t>((m - out.m0) % out.cycle / step)] =
-          at.makespan() - rational{(m - out.m0) / out.cycle} * out.increment;
-    }
-    for (int r = 0; m == w.m_a - step && r < out.P; ++r) {
-      const auto ru = static_cast<std::size_t>(r);
-      out.busy_per_m[ru] = (w.sim.busy(r) - at.busy(r)) / rational{step};
-      out.busy_base[ru] = w.sim.busy(r) - rational{w.m_a} * out.busy_per_m[ru];
-      out.peak[ru] = memory.peak(r);
-    }
+    out.base[static_cast<std::size_t>((m - out.m0) % out.cycle / step)] =
+        at.makespan() - rational{(m - out.m0) / out.cycle} * out.increment;
   };
   take(w.m_a, w.sim);
-  for (int j = 1; j < (c > 2 ? c : 2); ++j) {
+  for (int j = 1; j < c; ++j) {
     const schedule shorter = expand(w.prog, w.m_a - j * step);
     take(w.m_a - j * step, simulate(shorter.view(), w.cost, cost_scale{w.stage_scale, {}}));
   }
@@ -539,6 +569,16 @@ constexpr void complete(periodic_certificate& out, const certifier& w, int K, in
 
 /// The default bound of periodic_certificate_of(): steady repetitions searched at most.
 constexpr int default_max_periods(const periodic_program& p) { return 16 * p.shape.stages() + 64; }
+
+/// The certificate's first attempt, in steady repetitions past m_min: steps(m_min) + 2,
+/// the warm-up's reach and then room for a cycle of one step, as the families of one
+/// phase have at the article's costs (tests/runtime/periodic_test.cpp); each later
+/// attempt doubles it, as latency's longer cycles need. A larger first attempt costs
+/// every certificate ops (at steps(m_min) + 8 interleaved 1F1B's at P = 16, V = 2 passed
+/// Clang 14's step limit). A phased program starts at steps(m_min) + 8, where looped
+/// BFS's driven edges are slack at the article's costs up to P = 10 (its m0 depends on
+/// where they are found slack: docs/proofs.md, "Phased programs").
+constexpr int first_search_periods(const periodic_program& p) { return p.steps(p.m_min) + (p.phases > 1 ? 8 : 2); }
 
 /// The ops the certificate simulates when it searches `periods` steady repetitions of
 /// `p` (at m = m_min + periods * m_step), in 64 bits (periods up to 2^31 - 1; the ops
@@ -733,7 +773,7 @@ constexpr phased_class certify_phases(certifier& w, periodic_certificate& out) {
     out.state_width = w.width > out.state_width ? w.width : out.state_width;
   }
   k.makespan = w.sim.makespan();
-  k.driven = w.driven_from.size() > 0;
+  k.driven = w.drivens > 0;
   if (!w.drivens_slack()) {
     k.why =
         "an earlier phase on another rank holds a later one up (a driven edge binds) at the m the search reached "
@@ -864,8 +904,8 @@ constexpr periodic_certificate certify_phased(const periodic_program& p, const c
 /// hand) under costs `c` (t_c included), per-stage factors `stage_scale` (S entries, or
 /// none) and `gamma` for the peaks: the makespan, idle, bubble fraction and peaks for
 /// every m >= m0, and m0 itself (see the file comment; below m0, simulate directly).
-/// Simulates the program at m_min plus steps(m_min) + 8 steady repetitions (of m_step
-/// micro-batches each), then twice as many repetitions until the
+/// Simulates the program at m_min plus first_search_periods() steady repetitions (of
+/// m_step micro-batches each), then twice as many repetitions until the
 /// state repeats or `max_periods` (default_max_periods() when 0) is passed. Not proved
 /// (`proved` false, `reason` saying why) for an unbalanced period (with its rank and
 /// counts), steady ops that do not wait alike at every repetition (the program does
@@ -883,7 +923,7 @@ constexpr periodic_certificate periodic_certificate_of(const periodic_program& p
     if (!detail::balanced(p, unbalanced)) return unbalanced;
   }
   const int most = max_periods > 0 ? max_periods : default_max_periods(p);
-  const int first = p.steps(p.m_min) + 8;  // the warm-up's reach, and a cycle
+  const int first = first_search_periods(p);
   int periods = first < most ? first : most;
   while (true) {
     // Not `?:`: GCC 12 frees the buffers of a class prvalue chosen by a conditional

@@ -263,9 +263,9 @@ class formula_command final : public command_with_options<formula_options> {
     const periodic_program p = program_of(f.spec);
     f.params = program_parameters(p, f.spec);
     // The search starts small and doubles up to the bound; it goes as far as the op limit
-    // allows (the first attempt, steps(m_min) + 8 repetitions, must fit).
+    // allows (the first attempt, first_search_periods(), must fit).
     const int asked = max_periods_ > 0 ? max_periods_ : default_max_periods(p);
-    const int first = std::min(asked, p.steps(p.m_min) + 8);
+    const int first = std::min(asked, first_search_periods(p));
     check_op_limit(certificate_search_ops(p, first), max_json_ops, "the certificate's search", "formula");
     const int periods = max_periods_within(p, asked, max_json_ops);
     if (periods < first) {
