@@ -7,6 +7,9 @@
 // the certificate's part, below() the direct ranges, which together cover [1, m0).
 #pragma once
 
+#include <cstddef>  // std::size_t
+#include <utility>  // std::index_sequence
+
 #include "ctpipe/analysis/periodic.hpp"
 
 namespace ctpipe::tests {
@@ -111,6 +114,38 @@ constexpr bool dual_certified(schedule_family family, costs c, int P, int m0_mos
 /// The same forms directly at the m in [m_lo, m_hi) the family takes (its step).
 constexpr bool dual_below(schedule_family family, costs c, int P, int m_lo, int m_hi) {
   return below(dual_spec(family, P), c, m_lo, m_hi);
+}
+
+/// One part of a proof for every m: the forms directly at the m in [Lo, Hi) that the
+/// family takes (below()), in a static_assert of its own (one constant evaluation per
+/// instantiation, so each part has the compilers' whole budget).
+template <schedule_spec S, costs C, int Lo, int Hi>
+struct proved_below {
+  static_assert(Lo < Hi && below(S, C, Lo, Hi), "the closed forms hold at every m of [Lo, Hi) (directly)");
+  static constexpr bool value = true;
+};
+
+/// The certificate's part: the forms from m0 on, m0 at most M0 (certified(..., false)).
+template <schedule_spec S, costs C, int M0>
+struct proved_from_m0 {
+  static_assert(certified(S, C, M0, false), "the closed forms hold for every m >= m0, m0 <= M0 (certificate)");
+  static constexpr bool value = true;
+};
+
+/// The m of [1, M0) cut at Cuts (ascending, inside): the parts' bounds.
+template <int M0, int... Cuts>
+inline constexpr int part_bounds[sizeof...(Cuts) + 2] = {1, Cuts..., M0};
+
+/// `S`'s closed forms for every m >= 1 in parts, each its own constant evaluation: the
+/// certificate with m0 <= M0, then the m below M0 directly in the ranges [1, Cuts_0),
+/// [Cuts_0, Cuts_1), .., [Cuts_last, M0), which cover [1, M0) by construction.
+template <schedule_spec S, costs C, int M0, int... Cuts>
+constexpr bool every_m_in_parts() {
+  constexpr const int* at = part_bounds<M0, Cuts...>;
+  return proved_from_m0<S, C, M0>::value&&[]<std::size_t... I>(std::index_sequence<I...>) {
+    return (proved_below<S, C, at[I], at[I + 1]>::value && ...);
+  }
+  (std::make_index_sequence<sizeof...(Cuts) + 1>{});
 }
 
 }  // namespace ctpipe::tests
