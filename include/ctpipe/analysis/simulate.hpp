@@ -189,13 +189,11 @@ struct fused_pair {
 
   constexpr std::int64_t operator()(std::uint32_t r, std::uint32_t k, std::uint32_t s_f, std::int64_t stamp_f,
                                     std::uint32_t s_b, std::int64_t stamp_b_a, std::int64_t stamp_b_b) const {
-    std::int64_t at = free_at[r];
-    for (const std::int64_t ready : {stamp_f - 1 + lat_prev[s_f], stamp_b_a - 1, stamp_b_b - 1 + lat_next[s_b]})
-      at = ready > at ? ready : at;
-    const std::int64_t length = pair_of != nullptr ? pair_of[k] : pair;
-    start[k] = start[k + 1] = at;
-    free_at[r] = end[k] = end[k + 1] = at + length;
-    busy[r] += length;
+    // One statement per step, no range-for (core/engine.hpp): DualPipe's steady ops are pairs.
+    const std::int64_t f = stamp_f - 1 + lat_prev[s_f], b = stamp_b_a - 1, c = stamp_b_b - 1 + lat_next[s_b],
+                       ready = f > b ? (f > c ? f : c) : (b > c ? b : c), at = free_at[r] > ready ? free_at[r] : ready,
+                       length = pair_of != nullptr ? pair_of[k] : pair;
+    start[k] = start[k + 1] = at, free_at[r] = end[k] = end[k + 1] = at + length, busy[r] += length;
     return free_at[r] + 1;
   }
 };

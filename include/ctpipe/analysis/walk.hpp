@@ -139,21 +139,23 @@ class dependency_walk {
   template <class VisitPair>
   constexpr std::uint32_t run_pair_or_stop(std::uint32_t r, std::uint32_t k, std::uint32_t end, std::uint32_t& top,
                                            VisitPair& visit_pair) {
+    // Raw pointers, no range-for (core/engine.hpp): DualPipe's steady ops are all pairs.
     const std::uint32_t keys = static_cast<std::uint32_t>(keys_), always = 2 * keys, nowhere = 2 * keys + 1;
-    const std::uint32_t word = v_.ops[k].bits, s = (word >> 16) & 0xFFFu, j = word & 0xFFFFu;
-    const std::uint32_t next = (word >> 28) == 8 && s < S_ && j < m_ && k + 1 < end ? v_.ops[k + 1].bits : 0;
+    const op* ops = v_.ops.data();
+    std::int64_t* stamp = stamp_.data();
+    std::uint32_t *wait = wait_.data(), *next_wait = next_wait_.data(), *stack = work_.stack.data();
+    const std::uint32_t word = ops[k].bits, s = (word >> 16) & 0xFFFu, j = word & 0xFFFFu;
+    const std::uint32_t next = (word >> 28) == 8 && s < S_ && j < m_ && k + 1 < end ? ops[k + 1].bits : 0;
     const std::uint32_t s2 = (next >> 16) & 0xFFFu, j2 = next & 0xFFFFu;
     if ((next >> 28) != 1 || s2 >= S_ || j2 >= m_) return out_of_shape_ = true, nowhere + 1;
     const std::uint32_t key_f = s * m_ + j, key_b = s2 * m_ + j2;
-    const std::uint32_t dep[3] = {s > 0 ? key_f - m_ : always, key_b, s2 + 1 < S_ ? keys + key_b + m_ : always};
-    for (const std::uint32_t d : dep) {
-      if (stamp_[d] == 0) return d;
-    }
-    stamp_[key_f] = stamp_[keys + key_b] = visit_pair(r, k, s, stamp_[dep[0]], s2, stamp_[dep[1]], stamp_[dep[2]]);
-    for (const std::uint32_t done : {key_f, keys + key_b}) {
-      for (std::uint32_t w = wait_[done]; w != 0; w = next_wait_[w - 1]) work_.stack[top++] = w - 1;
-      wait_[done] = 0;
-    }
+    const std::uint32_t dep_f = s > 0 ? key_f - m_ : always, dep_b = s2 + 1 < S_ ? keys + key_b + m_ : always;
+    if (stamp[dep_f] == 0 || stamp[key_b] == 0 || stamp[dep_b] == 0)
+      return stamp[dep_f] == 0 ? dep_f : stamp[key_b] == 0 ? key_b : dep_b;
+    stamp[key_f] = stamp[keys + key_b] = visit_pair(r, k, s, stamp[dep_f], s2, stamp[key_b], stamp[dep_b]);
+    for (std::uint32_t w = wait[key_f]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
+    for (std::uint32_t w = wait[keys + key_b]; w != 0; w = next_wait[w - 1]) stack[top++] = w - 1;
+    wait[key_f] = wait[keys + key_b] = 0;
     return nowhere;
   }
 
