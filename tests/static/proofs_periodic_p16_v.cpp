@@ -6,9 +6,8 @@
 // part needs at most about 60% of Clang 14's steps and GCC 12's operations (checked with
 // both limits lowered to 80%). The m below m0 cost the most here: a simulation per m,
 // six ops per micro-batch and rank. ZB-V P <= 8 is in proofs_periodic.cpp and
-// proofs_periodic_p16_zb.cpp. DualPipeV P = 10 .. 16 is not proved here: its parts below
-// m0 (overlapped pairs simulate at about three times the steps per op) took 13 to 14
-// parts at P = 16 and GCC 12 over 6 GiB for this file. The run-time twin,
+// proofs_periodic_p16_zb.cpp, DualPipeV P = 10 .. 16 in proofs_periodic_p16_dpv.cpp
+// (beside these parts GCC 12 took over 6 GiB for one file). The run-time twin,
 // tests/runtime/periodic_test.cpp, runs the same functions for every P <= 16.
 #include "proofs_periodic.hpp"
 
