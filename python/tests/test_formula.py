@@ -145,6 +145,8 @@ def test_dualpipe_formulas_equal_the_simulation(family, P, options):  # noqa: N8
     (lambda: ctpipe.formula("1f1b").makespan(2.0), "ctpipe: m takes a whole number >= 1, not 2.0"),
     (lambda: ctpipe.formula("1f1b", format="json"), "ctpipe: formula() reads the tool's JSON; format is not taken"),
     (lambda: ctpipe.formula(None), "ctpipe: the family is a name such as '1f1b', not None"),
+    (lambda: ctpipe.formula("1f1b", foo=1),
+     "ctpipe: formula does not take '--foo 1' (`ctpipe formula --help` lists its options)"),
     (lambda: ctpipe.formula("1f1b", P=None), "ctpipe: -P takes a whole number, not None"),
     # True only for the tool's flags; a flag only True or False (a fresh tester's findings).
     (lambda: ctpipe.formula("1f1b", max_periods=True), "ctpipe: --max-periods takes a value, not True"),

@@ -650,6 +650,10 @@ TEST_CASE("ctpipe formula: the certificate as text and JSON, and its refusals", 
        "ctpipe: no certificate: the ranks of a phase run at different rates where the search ends (unequal "
        "stages"},
       {"formula -s v-half", "ctpipe: no formula for v-half: its warm-up and cool-down are moved op by op by a greedy"},
+      {"formula --foo 1", "ctpipe: formula does not take '--foo 1' (`ctpipe formula --help` lists its options)"},
+      // m0 = 8015: the direct simulations below it would grow as m0 squared.
+      {"formula -s zb-h2 --stage-scale 1,1,1,4001/4000 --max-periods 100000",
+       "ctpipe: formula: 385393260 ops are too many for the direct simulations below m0 = 8015 (at most 268435456)"},
       {"formula -s interleaved-zb -m 6",
        "ctpipe: PyTorch's interleaved ZB has a periodic program for m a multiple of P only"},
       {"formula -m 8",

@@ -54,6 +54,10 @@ std::string run(int argc, const char* const* argv) {
     return root.help();
   } catch (const CLI::CallForVersion& e) {
     return std::string(e.what()) + "\n";
+  } catch (const CLI::ExtrasError&) {
+    const CLI::App* command = &root;
+    for (const made_command& m : made) command = m.app->parsed() ? m.app : command;
+    throw usage_error(unexpected_arguments(*command));
   } catch (const CLI::ParseError& e) {
     throw usage_error(fmt::format("ctpipe: {}", e.what()));
   }
@@ -71,6 +75,15 @@ std::string run(int argc, const char* const* argv) {
 }
 
 }  // namespace
+
+std::string unexpected_arguments(const CLI::App& command) {
+  std::string args;
+  for (const std::string& a : command.remaining()) args += (args.empty() ? "" : " ") + a;
+  const bool sub = command.get_parent() != nullptr;
+  return fmt::format("ctpipe: {} does not take '{}' (`ctpipe{}{} --help` lists its options)",
+                     sub ? command.get_name() : std::string("the tool"), args, sub ? " " : "",
+                     sub ? command.get_name() : std::string());
+}
 
 std::string error_line(std::string_view message) {
   std::string line;

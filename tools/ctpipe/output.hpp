@@ -19,6 +19,10 @@ struct view_options;
 inline constexpr long long max_text_ops = 1LL << 24;
 /// JSON and SVG (every op is an element; also each schedule of `ctpipe compare`).
 inline constexpr long long max_json_ops = 1LL << 21;
+/// `ctpipe formula`'s direct simulations of the m below m0 (their ops summed over m; run
+/// twice): a transient of thousands of micro-batches grows them as m0 squared (m0 = 8015
+/// at P = 4 took 84 s in a debug build before this limit).
+inline constexpr long long max_below_ops = 1LL << 28;
 /// Chrome trace (a trace event is four times a JSON op).
 inline constexpr long long max_trace_ops = 1LL << 19;
 /// CSV (compute ops; the lowered file has at most 3 times as many): as JSON, so that every

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "invoke.hpp"
 #include "model.hpp"
 
 namespace ctpipe::tool {
@@ -28,6 +29,8 @@ request parse_request(const std::vector<std::string>& args) {
   for (const std::string& a : args) argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ExtrasError&) {
+    throw usage_error(unexpected_arguments(app));
   } catch (const CLI::ParseError& e) {
     throw usage_error(fmt::format("ctpipe: {}", e.what()));
   }

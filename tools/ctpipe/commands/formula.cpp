@@ -276,9 +276,25 @@ class formula_command final : public command_with_options<formula_options> {
     }
     f.cert = periodic_certificate_of(f.spec, f.cost, opts_.stage_scale, opts_.gamma, periods);
     if (!f.cert.proved) throw usage_error(refusal(f.cert, periods < asked ? periods : 0));
+    check_op_limit(ops_below_m0(f, p), max_below_ops, fmt::format("the direct simulations below m0 = {}", f.cert.m0),
+                   "formula");
     simulate_below_m0(f, p);
     f.closed = closed_forms_hold_for_every_m(f.cert, f.spec, f.cost, opts_.gamma, opts_.stage_scale);
     return opts_.format == "json" ? formula_json(f) : formula_text(f);
+  }
+
+  /// The ops of the m below m0 that simulate_below_m0() simulates (twice: the closed
+  /// forms' check simulates them again): arithmetic, O(m0 P). A long
+  /// transient (a stage factor near 1, with --max-periods raised) puts m0 in the
+  /// thousands, and these simulations grow as m0 squared.
+  static long long ops_below_m0(const formula_result& f, const periodic_program& p) {
+    long long n = 0;
+    for (int m = p.m_residue > 0 ? p.m_residue : p.m_step; m < f.cert.m0; m += p.m_step) {
+      schedule_spec at = f.spec;
+      at.shape.m = m;
+      if (spec_error(at) == nullptr) n += static_cast<long long>(total_ops(at));
+    }
+    return n;
   }
 
   /// The m of the class below the certificate's m0 that the family takes, simulated
