@@ -76,15 +76,6 @@ std::string run(int argc, const char* const* argv) {
 
 }  // namespace
 
-std::string unexpected_arguments(const CLI::App& command) {
-  std::string args;
-  for (const std::string& a : command.remaining()) args += (args.empty() ? "" : " ") + a;
-  const bool sub = command.get_parent() != nullptr;
-  return fmt::format("ctpipe: {} does not take '{}' (`ctpipe{}{} --help` lists its options)",
-                     sub ? command.get_name() : std::string("the tool"), args, sub ? " " : "",
-                     sub ? command.get_name() : std::string());
-}
-
 std::string error_line(std::string_view message) {
   std::string line;
   for (char ch : message) {

@@ -8,10 +8,6 @@
 #include <string_view>
 #include <vector>
 
-namespace CLI {
-class App;
-}  // namespace CLI
-
 namespace ctpipe::tool {
 
 /// What one run of the tool gives: exit code 0 (success), 2 (rejected input or an invalid
@@ -33,12 +29,6 @@ invocation invoke(const std::vector<std::string>& args);
 /// Adds one line to the running invocation's standard error (escaped as print_error()
 /// does): a note that does not change the exit code.
 void note(std::string_view message);
-
-/// The message for the arguments that `command` (the tool, or one of its commands) did
-/// not take (CLI::ExtrasError), in their order: CLI11's own lists them last first
-/// ("... not expected: 1 --foo"), which read as nonsense from Python (`formula(foo=1)`):
-/// `ctpipe: formula does not take '--foo 1' (`ctpipe formula --help` lists its options)`.
-std::string unexpected_arguments(const CLI::App& command);
 
 /// `message` as one standard-error line: newlines as `\n`, other control characters as
 /// `?`, then a newline.

@@ -84,6 +84,15 @@ CLI::Option* add_whole(CLI::App& app, const std::string& name, int& target, cons
       help, std::to_string(target));
 }
 
+std::string unexpected_arguments(const CLI::App& command) {
+  std::string args;
+  for (const std::string& a : command.remaining()) args += (args.empty() ? "" : " ") + a;
+  const bool sub = command.get_parent() != nullptr;
+  return fmt::format("ctpipe: {} does not take '{}' (`ctpipe{}{} --help` lists its options)",
+                     sub ? command.get_name() : std::string("the tool"), args, sub ? " " : "",
+                     sub ? command.get_name() : std::string());
+}
+
 void check_op_limit(long long n, long long limit, std::string_view reader, std::string_view subject,
                     std::string_view what) {
   if (n <= limit) return;

@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "invoke.hpp"
 #include "model.hpp"
 
 namespace ctpipe::tool {
