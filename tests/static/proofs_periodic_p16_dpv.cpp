@@ -3,13 +3,14 @@
 // structural minimum m = 2P - 1 on: the makespan, bubble fraction and peak closed forms
 // of analysis/formulas.hpp hold for every m >= 2P - 1 (m0 = 4P - 1). Each point is
 // every_m_in_parts() (proofs_periodic.hpp): the certificate, then the m below m0
-// directly, cut so that each part needs at most about 60% of Clang 14's steps and GCC
-// 12's operations (checked with both limits lowered to 80%). The m below m0 cost the most
-// here: DualPipeV's steady ops are overlapped pairs, which simulate at about one and a
-// half times the steps per op of the others. A file of its own: beside ZB-V's parts
-// (proofs_periodic_p16_v.cpp) GCC 12 took over 6 GiB. DualPipeV P <= 9 is in
-// proofs_periodic.cpp and proofs_periodic_p16_zb.cpp; the run-time twin,
-// tests/runtime/periodic_test.cpp, runs the same functions for every P <= 16.
+// directly, cut so that each part needs at most 80% of Clang 14's steps and GCC 12's
+// operations (checked with both limits lowered to 80%; cut by a cost model for about
+// half). The m below m0 cost the most here: DualPipeV's steady ops are overlapped
+// pairs, which simulate at about one and a half times the steps per op of the others. A
+// file of its own: beside ZB-V's parts (proofs_periodic_p16_v.cpp) GCC 12 took over 6
+// GiB. DualPipeV P <= 9 is in proofs_periodic.cpp and proofs_periodic_p16_zb.cpp; the
+// run-time twin, tests/runtime/periodic_test.cpp, runs the same functions for every P
+// <= 16.
 #include "proofs_periodic.hpp"
 
 namespace {

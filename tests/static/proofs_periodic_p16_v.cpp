@@ -1,14 +1,15 @@
-// Compile-time proofs for every m of the V-shaped families at P up to 16
-// (docs/proofs.md, "Proofs for every m"), at the article's costs (t_f = t_i = t_w = 1,
-// t_b = 2): the makespan, bubble fraction and peak closed forms of analysis/formulas.hpp
-// hold for every m >= 1 for ZB-V, P = 9 .. 16 (m0 = 4P - 2). Each point is every_m_in_parts()
-// (proofs_periodic.hpp): the certificate, then the m below m0 directly, cut so that each
-// part needs at most about 60% of Clang 14's steps and GCC 12's operations (checked with
-// both limits lowered to 80%). The m below m0 cost the most here: a simulation per m,
-// six ops per micro-batch and rank. ZB-V P <= 8 is in proofs_periodic.cpp and
-// proofs_periodic_p16_zb.cpp, DualPipeV P = 10 .. 16 in proofs_periodic_p16_dpv.cpp
-// (beside these parts GCC 12 took over 6 GiB for one file). The run-time twin,
-// tests/runtime/periodic_test.cpp, runs the same functions for every P <= 16.
+// Compile-time proofs for every m of ZB-V at P = 9 .. 16 (docs/proofs.md, "Proofs for
+// every m"), at the article's costs (t_f = t_i = t_w = 1, t_b = 2): the makespan,
+// bubble fraction and peak closed forms of analysis/formulas.hpp hold for every m >= 1
+// for ZB-V, P = 9 .. 16 (m0 = 4P - 2). Each point is every_m_in_parts()
+// (proofs_periodic.hpp): the certificate, then the m below m0 directly, cut so that
+// each part needs at most 80% of Clang 14's steps and GCC 12's operations (checked with
+// both limits lowered to 80%; cut by a cost model for about half). The m below m0 cost
+// the most here: a simulation per m, six ops per micro-batch and rank. ZB-V P <= 8 is
+// in proofs_periodic.cpp and proofs_periodic_p16_zb.cpp, DualPipeV P = 10 .. 16 in
+// proofs_periodic_p16_dpv.cpp (beside these parts GCC 12 took over 6 GiB for one file).
+// The run-time twin, tests/runtime/periodic_test.cpp, runs the same functions for every
+// P <= 16.
 #include "proofs_periodic.hpp"
 
 namespace {

@@ -1,15 +1,16 @@
 // Compile-time proofs for every m at more P than proofs_periodic.cpp, the families
 // whose m0 is about 4P (docs/proofs.md, "Proofs for every m"), at the article's costs
 // (t_f = t_i = t_w = 1, t_b = 2): the makespan, bubble fraction and peak closed forms
-// of analysis/formulas.hpp hold for every m >= 1, as in proofs_periodic.cpp (the helpers
-// of proofs_periodic.hpp), for ZB-H2, P = 9 .. 16; ZB-V, P = 7, 8; DualPipeV, P = 9;
-// DualPipe, P = 10, 12, 14 and 16 (from the structural minimum on). ZB-V and DualPipeV
-// at P up to 16 are in proofs_periodic_p16_v.cpp; 1F1B, ZB-H1 and interleaved 1F1B in
-// proofs_periodic_p16.cpp, which says how the proofs are split. From P = 13 on each
-// point is every_m_in_parts(): the certificate, then the m below m0 directly, cut so
-// that each part needs at most about 60% of Clang 14's steps and GCC 12's operations
-// (checked with both limits lowered to 80%). The run-time twin,
-// tests/runtime/periodic_test.cpp, runs the same functions for every P <= 16.
+// of analysis/formulas.hpp hold for every m >= 1, as in proofs_periodic.cpp (the
+// helpers of proofs_periodic.hpp), for ZB-H2, P = 9 .. 16; ZB-V, P = 7, 8; DualPipeV, P
+// = 9; DualPipe, P = 10, 12, 14 and 16 (from the structural minimum on). ZB-V at P up
+// to 16 is in proofs_periodic_p16_v.cpp, DualPipeV in proofs_periodic_p16_dpv.cpp;
+// 1F1B, ZB-H1 and interleaved 1F1B in proofs_periodic_p16.cpp, which says how the
+// proofs are split. From P = 13 on each point is every_m_in_parts(): the certificate,
+// then the m below m0 directly, cut so that each part needs at most 80% of Clang 14's
+// steps and GCC 12's operations (checked with both limits lowered to 80%; cut by a cost
+// model for about half). The run-time twin, tests/runtime/periodic_test.cpp, runs the
+// same functions for every P <= 16.
 #include "proofs_periodic.hpp"
 
 namespace {
