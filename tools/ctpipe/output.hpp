@@ -21,7 +21,7 @@ inline constexpr long long max_text_ops = 1LL << 24;
 inline constexpr long long max_json_ops = 1LL << 21;
 /// `ctpipe formula`'s direct simulations of the m below m0 (their ops summed over m; run
 /// twice): a transient of thousands of micro-batches grows them as m0 squared (m0 = 8015
-/// at P = 4 took 84 s in a debug build before this limit).
+/// at P = 4 took 84 s in the dev preset's Release build before this limit).
 inline constexpr long long max_below_ops = 1LL << 28;
 /// Chrome trace (a trace event is four times a JSON op).
 inline constexpr long long max_trace_ops = 1LL << 19;
