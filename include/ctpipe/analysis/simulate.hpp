@@ -64,6 +64,9 @@ class simulation {
   /// Raw ticks (multiply by tick() for time units), for drawing code.
   constexpr std::int64_t start_ticks(std::size_t k) const { return start_[k]; }
   constexpr std::int64_t end_ticks(std::size_t k) const { return end_[k]; }
+  /// Every op's end_ticks() (size() entries), for a loop that reads many (a call per
+  /// read costs constant evaluations steps: analysis/periodic.hpp's certificate).
+  constexpr const std::int64_t* end_ticks_data() const { return end_.data(); }
   constexpr std::int64_t makespan_ticks() const { return makespan_; }
   /// Number of ranks.
   constexpr int ranks() const { return ranks_; }
@@ -129,7 +132,7 @@ class simulation {
 };
 
 namespace detail {
-constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) { return rational::mul(a / std::gcd(a, b), b); }
+constexpr std::int64_t lcm(std::int64_t a, std::int64_t b) { return rational::mul(a / rational::gcd(a, b), b); }
 
 /// Durations of the compute kinds and the latency in ticks of one common length, and
 /// that length: shared by simulate() and execute().
