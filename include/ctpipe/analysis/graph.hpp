@@ -119,18 +119,19 @@ struct op_inputs {
   /// of the schedule (stage < S, micro-batch < m); a pair word (kind code 8) stands for
   /// its forward, its B half being the next word (call of() for both). Constant time.
   constexpr int of(std::uint32_t bits, std::uint32_t* out) const {
-    // Slots (kind * S + stage) * m + j: F kind 0, B 1, I 2 (B's slot + S * m), W 3.
-    const std::size_t kind = bits >> 28, s = (bits >> 16) & 0xFFF, j = bits & 0xFFFF, row = S * m;
-    if (kind == 0 || kind == 8) return static_cast<int>(s) > end[2 * j] && (out[0] = at[(s - 1) * m + j]) != 0 ? 1 : 0;
-    if (kind == 3) {  // its I, else its B
-      const std::size_t i = 2 * row + s * m + j;
-      return (out[0] = at[i] != 0 ? at[i] : at[i - row]) != 0 ? 1 : 0;
-    }
-    if (kind != 1 && kind != 2) return 0;
-    const int n = (out[0] = at[s * m + j]) != 0 ? 1 : 0;  // its F
-    if (static_cast<int>(s) >= end[2 * j + 1]) return n;
-    const std::size_t b = row + (s + 1) * m + j;  // the B of the stage above, else its I
-    return (out[n] = at[b] != 0 ? at[b] : at[b + row]) != 0 ? n + 1 : n;
+    // Slots (kind * S + stage) * m + j: F kind 0, B 1, I 2 (B's slot + S * m), W 3. Two
+    // statements (a constant evaluation's steps): i is W's I, else the B of the stage
+    // above B's or I's (the I's a row on).
+    const std::size_t kind = bits >> 28, s = (bits >> 16) & 0xFFF, j = bits & 0xFFFF, row = S * m,
+                      i = kind == 3 ? 2 * row + s * m + j : row + (s + 1) * m + j;
+    int n = 0;
+    return kind == 0 || kind == 8   ? (static_cast<int>(s) > end[2 * j] && (out[0] = at[(s - 1) * m + j]) != 0 ? 1 : 0)
+           : kind == 3              ? ((out[0] = at[i] != 0 ? at[i] : at[i - row]) != 0 ? 1 : 0)
+           : kind != 1 && kind != 2 ? 0
+                                    : (n = (out[0] = at[s * m + j]) != 0 ? 1 : 0,  // its F, then the B (else I) above
+                                       static_cast<int>(s) >= end[2 * j + 1]              ? n
+                                       : (out[n] = at[i] != 0 ? at[i] : at[i + row]) != 0 ? n + 1
+                                                                                          : n);
   }
 };
 

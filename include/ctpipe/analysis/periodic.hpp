@@ -147,26 +147,30 @@ constexpr int copy_of(const pipeline_shape& shape, int s) {
 /// beta 0, rho g; DualPipe's up pipeline, whose micro-batches start at m/2, beta 1, rho 1.)
 constexpr void check_program(const periodic_program& p) {
   int rho = 0, beta[2] = {0, 0};
-  bool seen[2] = {false, false};
+  bool seen[2] = {false, false}, ok = true;
+  const op_template* tp = p.templates.data();
+  const bool two = p.shape.layout == placement::bidirectional;
   for (int r = 0; r < p.shape.P; ++r) {
     const auto ru = static_cast<std::size_t>(r);
     const std::uint32_t steady = p.steady[ru];
     const program_segment& st = p.segments[steady];
-    if (st.count > 0 && rho == 0) rho = p.templates[st.first].per_repetition;
+    if (st.count > 0 && rho == 0) rho = tp[st.first].per_repetition;
     for (std::uint32_t g = p.rank_segments[ru]; g < p.rank_segments[ru + 1]; ++g) {
       const program_segment& seg = p.segments[g];
       require(seg.repetitions_per_step == (g == steady ? 1 : 0),
               "ctpipe: a periodic program needs one steady segment per rank (repeated n0 + steps(m) times)");
-      for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
-        const op_template& o = p.templates[t];
-        const int copy = copy_of(p.shape, o.stage), shift = shift_per_step(p, o) - (g > steady ? rho : 0);
+      // Per template (copy_of(), shift_per_step() inline: few statements per template).
+      for (std::uint32_t t = seg.first, cool = g > steady ? 1 : 0; t < seg.first + seg.count; ++t) {
+        const int copy = two && tp[t].stage >= p.shape.P ? 1 : 0,
+                  shift = tp[t].per_step + tp[t].per_m * p.m_step - static_cast<int>(cool) * rho;
         if (!seen[copy]) seen[copy] = true, beta[copy] = shift;
-        require(rho > 0 && shift == beta[copy] && (g != steady || o.per_repetition == rho),
-                "ctpipe: a periodic program's steady ops advance the same number of micro-batches per repetition, "
-                "and per step of m its warm-up and steady ops move alike and its cool-down that much more");
+        ok = ok && rho > 0 && shift == beta[copy] && (g != steady || tp[t].per_repetition == rho);
       }
     }
   }
+  require(ok,
+          "ctpipe: a periodic program's steady ops advance the same number of micro-batches per repetition, and per "
+          "step of m its warm-up and steady ops move alike and its cool-down that much more");
 }
 
 /// Whether every rank's steady segment is balanced (F = B + I and I = W per
@@ -176,13 +180,11 @@ constexpr bool balanced(const periodic_program& p, periodic_certificate& out) {
   for (int r = 0; r < p.shape.P; ++r) {
     int f = 0, b = 0, i = 0, w = 0;
     const program_segment& seg = p.segments[p.steady[static_cast<std::size_t>(r)]];
-    for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t) {
-      const op_kind k = p.templates[t].kind;
-      f += k == op_kind::F || k == op_kind::overlap_f_b ? 1 : 0;  // a pair's word is its forward
-      b += k == op_kind::B ? 1 : 0;
-      i += k == op_kind::I ? 1 : 0;
-      w += k == op_kind::W ? 1 : 0;
-    }
+    const op_template* tp = p.templates.data();
+    for (std::uint32_t t = seg.first; t < seg.first + seg.count; ++t)  // a pair's word is its forward
+      f += tp[t].kind == op_kind::F || tp[t].kind == op_kind::overlap_f_b ? 1 : 0,
+          b += tp[t].kind == op_kind::B ? 1 : 0, i += tp[t].kind == op_kind::I ? 1 : 0,
+          w += tp[t].kind == op_kind::W ? 1 : 0;
     if (f != b + i || i != w) {
       out.reason = f != b + i ? "an unbalanced period: its forwards differ from its backwards (B or I)"
                               : "an unbalanced period: its I differ from its W";
@@ -329,14 +331,12 @@ struct certifier {
     std::uint32_t *first = in_first.data(), *from = in_from.data();
     std::uint32_t found[5] = {}, e = 0;
     int n = 0;
+    const bool phased = prog.phases > 1;
     for (std::size_t k = 0; k < N; first[++k] = e) {
       if (pb[k]) continue;
-      n = inputs.of(ops[k].bits, found), n += ops[k].bits >> 28 == 8 ? inputs.of(ops[k + 1].bits, found + n) : 0;
+      n = inputs.of(ops[k].bits, found), n += ops[k].bits >> 28 == 8 ? inputs.of(ops[k + 1].bits, found + n) : 0,
       n += k > 0 && rank[k - 1] == rank[k] ? (found[n] = static_cast<std::uint32_t>(k), 1) : 0;  // op k - 1, + 1
-      if (prog.phases > 1) {
-        e = keep(found, n, k, e);
-        continue;
-      }
+      if (phased) e = keep(found, n, k, e), n = 0;
       for (int i = 0; i < n; ++i) from[e++] = pb[found[i] - 1] ? found[i] - 2 : found[i] - 1;
     }
   }
@@ -392,56 +392,60 @@ struct certifier {
 
   /// Step 1's window: lo after the last steady op that waits for a warm-up op (at least
   /// 1), hi at the first that waits for a later op (a cool-down op or a later
-  /// repetition); d the farthest reach back inside it.
+  /// repetition). Visits the steady ops (node) only.
   constexpr void window() {
     lo = 1;  // repetition 0 follows the warm-up (or starts its rank) in each rank's order
     hi = reps;
     const int* r = rep.data();
-    const std::uint32_t *first = in_first.data(), *from = in_from.data();
-    int at = 0;
-    for (std::size_t v = 0; v < N; ++v) {
-      for (std::uint32_t e = first[v]; r[v] >= 0 && e < first[v + 1]; ++e) {
-        at = r[from[e]], lo = at == -1 && r[v] + 1 > lo ? r[v] + 1 : lo,
-        hi = (at == -2 || at > r[v]) && r[v] < hi ? r[v] : hi;
+    const std::uint32_t *first = in_first.data(), *from = in_from.data(), *at = node.data();
+    int a = 0;
+    for (int k = 0; k < reps; ++k) {
+      for (std::size_t j = 0, v = at[static_cast<std::size_t>(k) * W]; j < W;
+           v = at[static_cast<std::size_t>(k) * W + ++j]) {
+        for (std::uint32_t e = first[v]; e < first[v + 1]; ++e)
+          a = r[from[e]], lo = a == -1 && k + 1 > lo ? k + 1 : lo, hi = (a == -2 || a > k) && k < hi ? k : hi;
       }
     }
-    for (std::size_t v = 0; v < N; ++v) {
-      for (std::uint32_t e = first[v]; r[v] >= lo && r[v] < hi && e < first[v + 1]; ++e)
-        width = r[v] - r[from[e]] > width ? r[v] - r[from[e]] : width;
-    }
   }
 
-  /// Whether steady op `v` (repetition k in the window) waits for the same templates at
-  /// the same offsets as the op of its template at repetition lo.
-  constexpr bool same_edges(std::size_t v) const {
-    const std::size_t ref = node[static_cast<std::size_t>(lo) * W + slot[tmpl[v]]];
-    const std::uint32_t *first = in_first.data(), *from = in_from.data(), *t = tmpl.data();
-    const int* r = rep.data();
-    if (first[v + 1] - first[v] != first[ref + 1] - first[ref]) return false;
-    for (std::uint32_t e = first[v], f = first[ref]; e < first[v + 1]; ++e, ++f) {
-      if (t[from[e]] != t[from[f]] || r[v] - r[from[e]] != r[ref] - r[from[f]]) return false;
-    }
-    return true;
-  }
-
-  /// Steps 1 and 2 hold: every steady op of the window waits by its template's edges,
-  /// and the ops after the window wait for no warm-up op and for no steady repetition
-  /// more than the state's width back (which grows to cover them). Else the reason.
+  /// Steps 1 and 2 hold: every steady op of the window waits by its template's edges
+  /// (the ops of repetitions lo + 1 .. hi - 1 compared with those of lo, whose reach back
+  /// is then the state's width d), and the ops after the window (each rank's suffix)
+  /// wait for no warm-up op and for no steady repetition more than the state's width
+  /// back (which grows to cover them). Else the reason. Visits the window's steady ops
+  /// and the ops after it only.
   constexpr const char* check_structure() {
     if (lo >= hi) {
       return "the steady segments never run free of the warm-up and the cool-down within the bound (raise "
              "max_periods)";
     }
     const int* r = rep.data();
-    const std::uint32_t *first = in_first.data(), *from = in_from.data();
-    for (std::size_t v = 0; v < N; ++v) {
-      if (r[v] >= lo && r[v] < hi && !same_edges(v)) return "the steady ops do not wait alike at every repetition";
+    const std::uint32_t *first = in_first.data(), *from = in_from.data(), *at = node.data(), *t = tmpl.data();
+    const std::uint32_t* ref = at + static_cast<std::size_t>(lo) * W;
+    for (std::size_t j = 0; j < W; ++j) {
+      for (std::uint32_t e = first[ref[j]]; e < first[ref[j] + 1]; ++e)
+        width = lo - r[from[e]] > width ? lo - r[from[e]] : width;
     }
-    int at = 0;
-    for (std::size_t v = 0; v < N; ++v) {
-      for (std::uint32_t e = first[v]; (r[v] == -2 || r[v] >= hi) && e < first[v + 1]; ++e) {
-        if ((at = r[from[e]]) == -1) return "the cool-down waits for the warm-up within the bound";
-        width = at >= 0 && at < hi && hi - at > width ? hi - at : width;
+    for (int k = lo + 1; k < hi; ++k) {  // repetition k against lo: the same templates, k - lo later
+      for (std::size_t j = 0, v = at[static_cast<std::size_t>(k) * W], u = ref[0]; j < W;
+           ++j, v = at[static_cast<std::size_t>(k) * W + j], u = ref[j]) {
+        if (first[v + 1] - first[v] != first[u + 1] - first[u])
+          return "the steady ops do not wait alike at every repetition";
+        for (std::uint32_t e = first[v], f = first[u]; e < first[v + 1]; ++e, ++f) {
+          if (t[from[e]] != t[from[f]] || k - r[from[e]] != lo - r[from[f]])
+            return "the steady ops do not wait alike at every repetition";
+        }
+      }
+    }
+    const std::span<const std::uint32_t> offsets = sched.view().offsets;
+    int a = 0;
+    for (int q = 0; q < prog.shape.P; ++q) {
+      for (std::size_t v = offsets[static_cast<std::size_t>(q) + 1];
+           v-- > offsets[static_cast<std::size_t>(q)] && (r[v] == -2 || r[v] >= hi);) {
+        for (std::uint32_t e = first[v]; e < first[v + 1]; ++e) {
+          if ((a = r[from[e]]) == -1) return "the cool-down waits for the warm-up within the bound";
+          width = a >= 0 && a < hi && hi - a > width ? hi - a : width;
+        }
       }
     }
     return hi - width < 0 ? "the steady segments never run free of the warm-up and the cool-down within the bound "
@@ -455,11 +459,12 @@ struct certifier {
   }
   /// Whether X(k + c) - X(k) is one constant `delta` (set from its first slot).
   constexpr bool shifted(int k, int c, std::int64_t& delta) const {
-    delta = end(k + c, 0) - end(k, 0);
-    for (std::size_t j = 1; j < W; ++j) {
-      if (end(k + c, j) - end(k, j) != delta) return false;
-    }
-    return true;
+    const std::int64_t* e = sim.end_ticks_data();
+    const std::uint32_t *a = node.data() + static_cast<std::size_t>(k) * W, *b = a + static_cast<std::size_t>(c) * W;
+    delta = e[b[0]] - e[a[0]];
+    std::size_t j = 1;
+    while (j < W && e[b[j]] - e[a[j]] == delta) ++j;
+    return j >= W;
   }
 
   /// Whether, at the end of the window, every steady slot advances by its own constant

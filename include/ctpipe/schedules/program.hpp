@@ -646,13 +646,18 @@ constexpr op* write_rank(const periodic_program& p, int r, int m, op* out) {
   for (std::uint32_t g = p.rank_segments[static_cast<std::size_t>(r)];
        g < p.rank_segments[static_cast<std::size_t>(r) + 1]; ++g) {
     const program_segment& seg = p.segments[g];
-    const int times = seg.times(n);
+    const auto times = static_cast<std::uint32_t>(seg.times(n));
+    const op_template* t = p.templates.data() + seg.first;
+    // Per template one statement: its word at repetition 0 (at(0, m, n), make_op()'s
+    // encoding by hand), then a write per repetition; j an index, not a pointer (one past
+    // the last op would not be one).
     for (std::uint32_t k = 0; k < seg.count; ++k) {
-      const op_template& t = p.templates[seg.first + k];
-      std::uint32_t word = t.at(0, m, n).bits;
-      const auto step = static_cast<std::uint32_t>(t.per_repetition);
-      std::size_t j = k;  // an index, not a pointer: one past the last op would not be one
-      for (int i = 0; i < times; ++i, j += seg.count, word += step) out[j].bits = word;
+      for (std::uint32_t i = 0, j = k, step = static_cast<std::uint32_t>(t[k].per_repetition),
+                         word = static_cast<std::uint32_t>(t[k].kind) << 28 |
+                                static_cast<std::uint32_t>(t[k].stage) << 16 |
+                                static_cast<std::uint32_t>(t[k].microbatch + t[k].per_m * m + t[k].per_step * n);
+           i < times; ++i, j += seg.count, word += step)
+        out[j].bits = word;
     }
     out += static_cast<std::size_t>(times) * seg.count;
   }
