@@ -133,7 +133,7 @@ def test_dualpipe_formulas_equal_the_simulation(family, P, options):  # noqa: N8
     (lambda: ctpipe.formula("gpipe", stage_scale=[1, Fraction(3, 2), 1, 1]),
      "ctpipe: no certificate: the ranks of a phase run at different rates"),
     (lambda: ctpipe.formula("gpipe").peaks(0), "ctpipe: m takes a whole number >= 1, not 0"),
-    (lambda: ctpipe.formula("looped-bfs", P=4, V=2).peaks(3), "ctpipe: the peaks are known for m >= m0 = 10"),
+    (lambda: ctpipe.formula("looped-bfs", P=4, V=2).peaks(3), "ctpipe: the peaks are known for m >= m0 = 4"),
     (lambda: ctpipe.formula("1f1b", m=8), "ctpipe: formula answers for every m; -m is not taken"),
     (lambda: ctpipe.formula("interleaved-1f1b", V=2, m=6), "ctpipe: interleaved-1f1b (megatron) needs m % group"),
     (lambda: ctpipe.formula("interleaved-1f1b", V=2, m=6, variant="torch"),

@@ -339,6 +339,27 @@ TEST_CASE("periodic certificates: the search's first attempt repeats at the arti
   }
 }
 
+TEST_CASE("periodic certificates: the phased programs' first attempt repeats at the article's costs, every P <= 16",
+          "[periodic]") {
+  // first_search_periods(): 1 for two phases (GPipe, looped BFS at V = 1), whose m0 is
+  // then 1; the least m_a >= P (and 3 at least) for looped BFS at V >= 2, whose driven
+  // edges are slack from m = P on at these costs, and whose m0 is then m_a.
+  for (int P = 1; P <= 16; ++P) {
+    for (int V = 1; V <= 4; ++V) {
+      for (const auto family : {schedule_family::gpipe, schedule_family::looped_bfs}) {
+        if (family == schedule_family::gpipe && V > 1) continue;
+        const schedule_spec s{family, {P, 1, V, placement::loop}};
+        const periodic_program p = program_of(s);
+        INFO(family_name(family) << " P = " << P << " V = " << V);
+        const periodic_certificate first = detail::certify_phased(p, costs{}, {}, rational{1}, first_search_periods(p));
+        REQUIRE(first.proved);
+        REQUIRE(first.m0 == (V == 1 || P == 1 ? 1 : std::max(P, 3)));
+        REQUIRE(first.m0 == periodic_certificate_of(s, costs{}).m0);
+      }
+    }
+  }
+}
+
 TEST_CASE("periodic certificate: 1F1B with latency has no closed form, and repeats every P micro-batches",
           "[periodic]") {
   // The issue's example, measured with an independent simulator: P = 4, t_f = 1, t_b = 2,

@@ -575,15 +575,24 @@ constexpr void complete(periodic_certificate& out, const certifier& w, int K, in
 /// The default bound of periodic_certificate_of(): steady repetitions searched at most.
 constexpr int default_max_periods(const periodic_program& p) { return 16 * p.shape.stages() + 64; }
 
-/// The certificate's first attempt, in steady repetitions past m_min: steps(m_min) + 2,
-/// the warm-up's reach and then room for a cycle of one step, as the families of one
-/// phase have at the article's costs (tests/runtime/periodic_test.cpp); each later
-/// attempt doubles it, as latency's longer cycles need. A larger first attempt costs
-/// every certificate ops (at steps(m_min) + 8 interleaved 1F1B's at P = 16, V = 2 passed
-/// Clang 14's step limit). A phased program starts at steps(m_min) + 8, where looped
-/// BFS's driven edges are slack at the article's costs up to P = 10 (its m0 depends on
-/// where they are found slack: docs/proofs.md, "Phased programs").
-constexpr int first_search_periods(const periodic_program& p) { return p.steps(p.m_min) + (p.phases > 1 ? 8 : 2); }
+/// The certificate's first attempt, in steady repetitions past m_min; each later attempt
+/// doubles it, as latency's longer cycles need. A larger first attempt costs every
+/// certificate ops (at steps(m_min) + 8 interleaved 1F1B's at P = 16, V = 2 passed Clang
+/// 14's step limit); the first attempts below are the least that certify at the
+/// article's costs (measured for P <= 16, V <= 4: tests/runtime/periodic_test.cpp).
+/// - One phase: steps(m_min) + 2, the warm-up's reach and then room for a cycle of one
+///   step.
+/// - Two phases (GPipe; looped BFS at V = 1): 1. Its phases hand over on each rank only.
+/// - More (looped BFS at V >= 2): the least m_a >= P, and 2 at least. Chunk c + 1 starts
+///   on rank 0 when micro-batch 0 has come round the P ranks through chunk c, a driven
+///   edge (docs/proofs.md, "Phased programs"), slack only once rank 0's m forwards of
+///   chunk c take as long (m >= P at equal stage costs); m0 is then m_a.
+constexpr int first_search_periods(const periodic_program& p) {
+  if (p.phases == 1) return p.steps(p.m_min) + 2;
+  if (p.phases == 2) return 1;
+  const int to_P = (p.shape.P - p.m_min + p.m_step - 1) / p.m_step;
+  return to_P > 2 ? to_P : 2;
+}
 
 /// The ops the certificate simulates when it searches `periods` steady repetitions of
 /// `p` (at m = m_min + periods * m_step), in 64 bits (periods up to 2^31 - 1; the ops
