@@ -75,6 +75,32 @@ constexpr bool prove_every_m_phased(schedule_family fam, costs c, int P_lo, int 
   return true;
 }
 
+/// prove_every_m_phased() at one P and V in two parts, each its own constant evaluation
+/// where the certificate and the m below its m0 pass a compiler's limit together: the
+/// certificate's part, its m0 at most `m0_most`, its forms from m0 on and every rank busy
+/// m(t_f + t_b) (prove_phased_from_m0()); and the m in [1, m0_most) directly
+/// (prove_phased_below()), each form correct wherever it holds and holding from where
+/// the whole proof says (m = P for looped BFS at V > 1, else 1; peaks from 1).
+constexpr bool prove_phased_from_m0(schedule_family fam, costs c, int P, int V, int m0_most) {
+  const schedule_spec s{fam, {P, 1, V, placement::loop}};
+  const periodic_certificate cert = periodic_certificate_of(s, c);
+  if (!cert.proved || cert.m0 > m0_most || !closed_forms_hold_from_m0(cert, s, c)) return false;
+  for (int r = 0; r < P; ++r) {
+    if (cert.busy_base[static_cast<std::size_t>(r)] != rational{0} ||
+        cert.busy_per_m[static_cast<std::size_t>(r)] != c.f + c.b)
+      return false;
+  }
+  return true;
+}
+constexpr bool prove_phased_below(schedule_family fam, costs c, int P, int V, int m0_most) {
+  const schedule_spec s{fam, {P, 1, V, placement::loop}};
+  const every_m_result below = closed_forms_hold_directly(s, c, 1, m0_most);
+  const bool from_P = fam == schedule_family::looped_bfs && V > 1;
+  const int from = !from_P ? 1 : P < m0_most ? P : m0_most;  // m0_most: held nowhere below
+  return below.makespan.correct && below.bubble_fraction.correct && below.peaks.correct &&
+         below.makespan.from == from && below.bubble_fraction.from == from && below.peaks.from == 1;
+}
+
 /// Structure proof (cost-free facts): for every P in [P_lo, P_hi] and m in [m_lo, m_hi],
 /// schedule `fam` is valid, each rank's peak in-flight count equals its closed form for
 /// gamma = 1 and gamma = 3/7, and the message count equals its closed form.

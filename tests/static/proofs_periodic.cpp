@@ -9,7 +9,8 @@
 // - every P <= 8 at the article's costs (1F1B t_f = 1, t_b = 2; ZB t_f = t_i = t_w = 1),
 //   P <= 6 for ZB-V; interleaved 1F1B at P = 4 and 6 with V = 2 (m = 0 mod P; at P = 8
 //   the certificate passes Clang 14's step limit), and P = 4, V = 2, group 6 for m = 5
-//   (mod 6);
+//   (mod 6); the megatron-legacy and PyTorch rules at P = 4, V = 2 and P = 5 or 6, V = 3,
+//   and warm-up factor 1 at P = 4, V = 2 (m = 0 mod P);
 // - P <= 8 at the other cost sets of the grids where the closed forms are claimed (1F1B:
 //   t_b = t_f, fractional costs, t_b < t_f; ZB-H1: the Zero Bubble cost sets);
 // - combined 1F1B at P = 4, V = 2 (m = 0 mod 4, pairs fused), its peaks 12 10 8 6;
@@ -67,6 +68,25 @@ static_assert(every_m(zbv, article, 6), "zbv, every m, P = 6");
 static_assert(every_m_interleaved(article, 4, 2), "interleaved 1F1B, every m = 0 (mod 4), P = 4, V = 2");
 static_assert(every_m_interleaved(article, 6, 2), "interleaved 1F1B, every m = 0 (mod 6), P = 6, V = 2");
 static_assert(every_m_interleaved(article, 4, 2, 6, 5), "interleaved 1F1B, every m = 5 (mod 6), P = 4, V = 2, g = 6");
+
+/// Interleaved 1F1B under rule `v` and warm-up factor `k` at P, V (group P), for every m
+/// = 0 (mod P): its makespan, bubble and peak forms (megatron-legacy's peak mV at m = P
+/// among them), as every_m_interleaved() for Megatron's rule.
+constexpr bool every_m_rule(ctpipe::interleaved_variant v, int k, int P, int V) {
+  ctpipe::schedule_spec s = interleaved_spec(P, V);
+  s.variant = v;
+  s.warmup_factor = k;
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, article);
+  return cert.proved && cert.m_step == P && bool(ctpipe::closed_forms_hold_for_every_m(cert, s, article));
+}
+constexpr auto legacy = ctpipe::interleaved_variant::megatron_legacy;
+constexpr auto torch = ctpipe::interleaved_variant::torch;
+static_assert(every_m_rule(legacy, 2, 4, 2), "interleaved 1F1B, megatron-legacy, every m = 0 (mod 4), P = 4, V = 2");
+static_assert(every_m_rule(torch, 2, 4, 2), "interleaved 1F1B, PyTorch's rule, every m = 0 (mod 4), P = 4, V = 2");
+static_assert(every_m_rule(ctpipe::interleaved_variant::megatron, 1, 4, 2),
+              "interleaved 1F1B, warm-up factor 1, every m = 0 (mod 4), P = 4, V = 2");
+static_assert(every_m_rule(torch, 2, 6, 3), "interleaved 1F1B, PyTorch's rule, every m = 0 (mod 6), P = 6, V = 3");
+static_assert(every_m_rule(legacy, 2, 5, 3), "interleaved 1F1B, megatron-legacy, every m = 0 (mod 5), P = 5, V = 3");
 
 /// Combined 1F1B (Megatron's expert-parallel overlap, pairs fused at t_fb = t_f + t_b)
 /// at P = 4, V = 2, for every m = 0 (mod 4): its makespan, bubble and peak forms
