@@ -360,6 +360,61 @@ TEST_CASE("periodic certificates: the phased programs' first attempt repeats at 
   }
 }
 
+TEST_CASE("periodic structure: the certificate given its window and width apart is the certificate", "[periodic]") {
+  // periodic_structure_of() and periodic_certificate_of(p, c, known), the two constant
+  // evaluations of tests/static's every_m_apart(): for families of one phase, with
+  // latency too, the same m0, cycle, base and peaks as the search's.
+  const costs latency{rational{1}, rational{2}, rational{1}, rational{1}, rational{1, 2}};
+  std::vector<schedule_spec> specs;
+  for (int P = 1; P <= 6; ++P) {
+    for (const auto family :
+         {schedule_family::one_f_one_b, schedule_family::zb_h1, schedule_family::zb_h2, schedule_family::zbv})
+      specs.push_back(spec_of(family, P));
+    schedule_spec s{};
+    s.family = schedule_family::interleaved_1f1b;
+    s.shape = {P, 2 * P, 3, placement::loop};
+    if (P > 1) specs.push_back(s);
+  }
+  for (const schedule_spec& s : specs) {
+    for (const costs& c : {costs{}, latency}) {
+      const periodic_program p = program_of(s);
+      INFO(family_name(s.family) << " P = " << s.shape.P << " t_c = " << c.c.num << "/" << c.c.den);
+      const periodic_certificate searched = periodic_certificate_of(p, c);
+      REQUIRE(searched.proved);
+      // The search's last attempt: the least doubling of the first at which it repeats.
+      int periods = first_search_periods(p);
+      while (!detail::certify_within(p, c, {}, rational{1}, periods).proved) periods *= 2;
+      const periodic_structure known = periodic_structure_of(p, periods);
+      REQUIRE(known.lo < known.hi);
+      REQUIRE(known.width >= 1);
+      const periodic_certificate given = periodic_certificate_of(p, c, known);
+      REQUIRE(given.proved);
+      REQUIRE(given.m0 == searched.m0);
+      REQUIRE(given.cycle == searched.cycle);
+      REQUIRE(given.increment == searched.increment);
+      for (std::size_t j = 0; j < given.base.size(); ++j) REQUIRE(given.base[j] == searched.base[j]);
+      for (int r = 0; r < s.shape.P; ++r) REQUIRE(given.peak_at(r, given.m0) == searched.peak_at(r, searched.m0));
+    }
+  }
+  // The numbers of tests/static/proofs_periodic_p16_i.cpp's points, at a P that runs fast.
+  const periodic_program p12 =
+      program_of(schedule_spec{schedule_family::interleaved_1f1b, {12, 24, 4, placement::loop}});
+  REQUIRE(periodic_structure_of(p12, 4) == periodic_structure{4, 2, 4, 2});
+  // At run time a structure that is not the program's raises; a window that never runs
+  // free is no certificate.
+  REQUIRE_THROWS_WITH(periodic_certificate_of(p12, costs{}, periodic_structure{4, 2, 4, 1}),
+                      "ctpipe: the structure given is not the program's (periodic_structure_of())");
+  const periodic_program one = program_of(spec_of(schedule_family::one_f_one_b, 4));
+  REQUIRE(periodic_structure_of(one, 1) == periodic_structure{1, 0, 0, 0});
+  const periodic_certificate none = periodic_certificate_of(one, costs{}, periodic_structure{1, 0, 0, 0});
+  REQUIRE_FALSE(none.proved);
+  REQUIRE(std::string(none.reason).find("never run free") != std::string::npos);
+  REQUIRE_THROWS_WITH(periodic_structure_of(program_of(spec_of(schedule_family::one_f_one_b, 4)), 0),
+                      "ctpipe: periodic_structure_of() needs periods >= 1");
+  REQUIRE_THROWS_WITH(periodic_structure_of(program_of(schedule_spec{schedule_family::gpipe, {4, 1}}), 2),
+                      "ctpipe: periodic_structure_of() takes a program of one phase");
+}
+
 TEST_CASE("periodic certificate: 1F1B with latency has no closed form, and repeats every P micro-batches",
           "[periodic]") {
   // The issue's example, measured with an independent simulator: P = 4, t_f = 1, t_b = 2,

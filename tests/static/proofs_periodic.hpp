@@ -148,6 +148,50 @@ constexpr bool every_m_in_parts() {
   (std::make_index_sequence<sizeof...(Cuts) + 1>{});
 }
 
+/// certified(s, c, m0_most, false) with the certificate's steps 1 and 2 given (`known`,
+/// proved apart: proved_structure), so that its graph is not built in this evaluation.
+constexpr bool certified_given(const schedule_spec& s, costs c, int m0_most, periodic_structure known) {
+  const periodic_program p = program_of(s);  // named: GCC 12 frees a temporary's buffers too early here
+  const periodic_certificate cert = periodic_certificate_of(p, c, known);
+  return cert.proved && cert.m0 <= m0_most && cert.m_step == m_step_of(s) &&
+         bool(closed_forms_hold_from_m0(cert, s, c));
+}
+
+/// Whether periodic_structure_of() of `s`'s program at `known`.periods is `known`.
+constexpr bool structure_is(const schedule_spec& s, periodic_structure known) {
+  const periodic_program p = program_of(s);
+  return periodic_structure_of(p, known.periods) == known;
+}
+
+/// The structure's part: periodic_structure_of() of S's program at W.periods is W.
+template <schedule_spec S, periodic_structure W>
+struct proved_structure {
+  static_assert(structure_is(S, W), "the certificate's window and width (steps 1 and 2) are W's");
+  static constexpr bool value = true;
+};
+
+/// The certificate's part given W: the forms from m0 on, m0 at most M0.
+template <schedule_spec S, costs C, int M0, periodic_structure W>
+struct proved_from_m0_given {
+  static_assert(certified_given(S, C, M0, W),
+                "the closed forms hold for every m >= m0, m0 <= M0 (certificate given W)");
+  static constexpr bool value = true;
+};
+
+/// every_m_in_parts() with the certificate itself in two constant evaluations, where it
+/// alone passes a limit: its structure W (proved_structure: the graph, no simulation),
+/// then its repeat and forms given W (proved_from_m0_given: the simulation, no graph);
+/// together they are the certificate, since W is proved to be the program's.
+template <schedule_spec S, costs C, int M0, periodic_structure W, int... Cuts>
+constexpr bool every_m_apart() {
+  constexpr const int* at = part_bounds<M0, Cuts...>;
+  return proved_structure<S, W>::value &&
+         proved_from_m0_given<S, C, M0, W>::value&&[]<std::size_t... I>(std::index_sequence<I...>) {
+    return (proved_below<S, C, at[I], at[I + 1]>::value && ...);
+  }
+  (std::make_index_sequence<sizeof...(Cuts) + 1>{});
+}
+
 }  // namespace ctpipe::tests
 
 // A point proved in parts, each its own constant evaluation: the certificate with its m0

@@ -116,6 +116,18 @@ struct periodic_certificate {
   }
 };
 
+/// Steps 1 and 2 of the certificate (see the file comment) for a program of one phase
+/// simulated at m_min + `periods` steps: the window [lo, hi) of its steady repetitions
+/// and the state's width d. They depend on the program's op graph only, not on the
+/// costs: periodic_structure_of() finds them, and periodic_certificate_of() given them
+/// searches the repeat (step 3) alone, so that a proof can take the two in separate
+/// constant evaluations (tests/static/proofs_periodic.hpp, every_m_apart). lo = hi = 0:
+/// the graph has no such structure at `periods`.
+struct periodic_structure {
+  int periods = 0, lo = 0, hi = 0, width = 0;
+  friend constexpr bool operator==(const periodic_structure&, const periodic_structure&) = default;
+};
+
 /// The makespan of `s` at m micro-batches, simulated directly (generate, simulate): the
 /// certificate's values below its m0.
 constexpr rational direct_makespan(schedule_spec s, int m, const costs& c, std::span<const rational> stage_scale = {}) {
@@ -226,19 +238,32 @@ struct certifier {
   int reps = 0;                   // repetitions every rank's steady segment runs at m_a
   int lo = 0, hi = 0, width = 1;  // the window [lo, hi) and the state's width d
 
+  /// What a certifier computes: everything; the graph only (for periodic_structure_of(),
+  /// no simulation); the times only (for a structure given apart, no graph).
+  enum class parts : std::uint8_t { all, graph, times };
+
   constexpr certifier(const periodic_program& p, const costs& c, std::span<const rational> scale, rational g,
-                      int max_periods, int below = 0)
+                      int max_periods, int below = 0, parts what = parts::all)
       : prog(p),
         cost(c),
         stage_scale(scale),
         gamma(g),
         m_a(p.m_min + (max_periods - below) * p.m_step),
         sched(expand(p, m_a)),
-        sim(simulate(sched.view(), c, cost_scale{scale, {}})),
+        sim(simulated(what, sched, c, scale)),
         N(sched.size()) {
     if (p.phases > 1) positions();
-    in_edges();
+    if (what != parts::times) in_edges();
     label(0);
+  }
+
+  /// The simulation of `sched`, none for the graph only. Not `?:`: GCC 12 frees the
+  /// buffers of a class prvalue chosen by a conditional operator in a constant
+  /// expression.
+  static constexpr simulation simulated(parts what, const schedule& sched, const costs& c,
+                                        std::span<const rational> scale) {
+    if (what == parts::graph) return simulation{};
+    return simulate(sched.view(), c, cost_scale{scale, {}});
   }
 
   /// A phased program's op positions (position: 2h + 1 in its rank's h-th growing
@@ -951,6 +976,59 @@ constexpr periodic_certificate periodic_certificate_of(const periodic_program& p
     if (out.proved || periods >= most) return out;
     periods = 2 * periods < most ? 2 * periods : most;
   }
+}
+
+/// The periodic_structure of program `p` (one phase) at `periods` steady repetitions
+/// past m_min: lo = hi = 0 when its steady ops do not wait alike at every repetition or
+/// its steady segments never run free of the warm-up and the cool-down. Raises
+/// check_program()'s messages for a malformed program, and for a phased one.
+constexpr periodic_structure periodic_structure_of(const periodic_program& p, int periods) {
+  detail::require(p.phases == 1, "ctpipe: periodic_structure_of() takes a program of one phase");
+  detail::require(periods >= 1, "ctpipe: periodic_structure_of() needs periods >= 1");
+  detail::check_program(p);
+  detail::certifier w(p, costs{}, {}, rational{1}, periods, 0, detail::certifier::parts::graph);
+  w.window();
+  if (w.check_structure() != nullptr) return {periods, 0, 0, 0};
+  return {periods, w.lo, w.hi, w.width};
+}
+
+/// periodic_certificate_of() of program `p` (one phase) with its steps 1 and 2 given:
+/// `known`, periodic_structure_of(p, known.periods), proved apart (a compile-time proof
+/// asserts that equality in a constant evaluation of its own: tests/static/
+/// proofs_periodic.hpp); the repeat is searched in the simulation at known.periods only.
+/// In a constant evaluation `known` is trusted (the point: the graph is not built); at
+/// run time it is checked, and raises `ctpipe: the structure given is not the program's
+/// (periodic_structure_of())` when it differs. Not proved (`reason`) for an unbalanced
+/// period, a structure with lo >= hi, or no repeat within its window.
+constexpr periodic_certificate periodic_certificate_of(const periodic_program& p, const costs& c,
+                                                       const periodic_structure& known,
+                                                       std::span<const rational> stage_scale = {},
+                                                       rational gamma = rational{1}) {
+  detail::require(p.phases == 1, "ctpipe: a periodic structure is given for a program of one phase only");
+  detail::check_program(p);
+  periodic_certificate out;
+  if (!detail::balanced(p, out)) return out;
+  if (!std::is_constant_evaluated()) {
+    detail::require(periodic_structure_of(p, known.periods) == known,
+                    "ctpipe: the structure given is not the program's (periodic_structure_of())");
+  }
+  if (known.lo >= known.hi) {
+    out.reason =
+        "the steady segments never run free of the warm-up and the cool-down within the bound (raise "
+        "max_periods)";
+    return out;
+  }
+  detail::certifier w(p, c, stage_scale, gamma, known.periods, 0, detail::certifier::parts::times);
+  w.lo = known.lo, w.hi = known.hi, w.width = known.width;
+  int K = 0, cycle = 0;
+  std::int64_t delta = 0;
+  if (!w.find_repeat(K, cycle, delta)) {
+    out.reason = "the state does not repeat within the bound (raise max_periods)";
+    out.last_differences = detail::last_differences(w);
+    return out;
+  }
+  detail::complete(out, w, K, cycle, delta);
+  return out;
 }
 
 /// periodic_certificate_of() of `s`'s family's program at its P (its m is not read);
