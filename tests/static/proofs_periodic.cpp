@@ -17,8 +17,9 @@
 // - DualPipeV for P <= 8 and DualPipe for P = 2, 4, 6, 8 at the article's costs, and at
 //   P = 4 two more cost sets of DeepSeek's range, from the structural minimum on (the
 //   grid of tests/static/proofs_dualpipe.cpp keeps the rule's edges, m <= 2P + 2);
-// - where no closed form exists (1F1B with latency, P = 4, t_c = 1/2), the certificate's
-//   own formula: cycle 4 micro-batches, makespans 101, 105, 108 at m = 24, 25, 26.
+// - where no closed form exists (1F1B with latency, P = 4, t_c = 1/2; interleaved ZB, P =
+//   4, V = 2), the certificate's own formula: cycle 4 micro-batches, makespans 101, 105,
+//   108 at m = 24, 25, 26; interleaved ZB's against direct simulations over two cycles.
 // Each static_assert is one constant evaluation within the default limits of GCC 12 and
 // Clang 14. The run-time twin is tests/runtime/periodic_test.cpp, through the same
 // functions, with every P <= 16 and the comparison with direct simulations.
@@ -136,5 +137,27 @@ constexpr bool latency_example() {
          !ctpipe::makespan_formula(s, c).holds;
 }
 static_assert(latency_example(), "1F1B with latency: cycle 4, makespans 101, 105, 108");
+
+/// Interleaved ZB (PyTorch's ScheduleInterleavedZeroBubble), P = 4, V = 2, every m = 0
+/// (mod 4) at the Zero Bubble costs t_f = t_i = t_w = 1: no closed form is claimed, so
+/// its certificate is its formula for every m >= m0 of the class; the certificate's
+/// makespan and peaks at m0 and two cycles on equal direct simulations.
+constexpr bool interleaved_zb_example() {
+  const ctpipe::schedule_spec s{schedule_family::interleaved_zb, {4, 8, 2, ctpipe::placement::loop}};
+  const ctpipe::periodic_certificate cert = ctpipe::periodic_certificate_of(s, article);
+  if (!cert.proved || cert.m_step != 4 || ctpipe::makespan_formula(s, article).holds) return false;
+  for (int m = cert.m0; m <= cert.m0 + 2 * cert.cycle; m += cert.cycle) {
+    ctpipe::schedule_spec at = s;
+    at.shape.m = m;
+    const ctpipe::schedule sched = ctpipe::generate(at);
+    const ctpipe::in_flight_profile memory = ctpipe::in_flight(sched.view());
+    if (ctpipe::simulate(sched.view(), article).makespan() != cert.makespan(m)) return false;
+    for (int r = 0; r < 4; ++r) {
+      if (memory.peak(r) != cert.peak_at(r, m)) return false;
+    }
+  }
+  return true;
+}
+static_assert(interleaved_zb_example(), "interleaved ZB, its certificate's formula, every m = 0 (mod 4), P = 4, V = 2");
 
 }  // namespace
