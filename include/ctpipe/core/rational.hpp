@@ -126,7 +126,9 @@ constexpr int read_digits(std::string_view text, std::size_t& i, std::int64_t& v
   int count = 0;
   value = 0;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++count) {
-    check_number(count < 18);
+    require(count < 18,
+            "ctpipe: more than 18 digits in a number (exact numbers are 64-bit: write it as a fraction of shorter "
+            "numbers or in larger units)");
     value = value * 10 + (text[i] - '0');
   }
   check_number(count > 0);
@@ -136,9 +138,10 @@ constexpr int read_digits(std::string_view text, std::size_t& i, std::int64_t& v
 
 /// Parses an exact number: an integer (`3`, `-2`), a fraction (`1/2`, `-7/3`) or a
 /// decimal (`0.43` = 43/100, `1.5`). Surrounding spaces are not accepted; anything else
-/// (empty text, `1.`, `.5`, `2x`, a run of more than 18 digits) raises
-/// `ctpipe: not an exact number (use 3, 1/2 or 0.25)`; `1/0` raises the zero-denominator
-/// message. The same parser runs at compile time and in the `ctpipe` tool.
+/// (empty text, `1.`, `.5`, `2x`) raises `ctpipe: not an exact number (use 3, 1/2 or
+/// 0.25)`, a run of more than 18 digits `ctpipe: more than 18 digits in a number (...)`
+/// (a fresh tester's finding: 2^60 - 1 was "not an exact number"); `1/0` raises the
+/// zero-denominator message. The same parser runs at compile time and in the `ctpipe` tool.
 constexpr rational parse_rational(std::string_view text) {
   std::size_t i = 0;
   const bool negative = i < text.size() && text[i] == '-';
