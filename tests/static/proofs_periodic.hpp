@@ -78,11 +78,22 @@ constexpr schedule_spec dual_spec(schedule_family family, int P) {
   return s;
 }
 
-/// The step between the m a spec's family takes: DualPipe's 2, interleaved 1F1B's group,
-/// 1 elsewhere.
+/// Combined 1F1B (Megatron's expert-parallel overlap, pairs fused at t_fb = t_f + t_b)
+/// at P, V and group P, for every m = 0 (mod P); its m is the class's least accepted but
+/// one.
+constexpr schedule_spec combined_spec(int P, int V) {
+  schedule_spec s{};
+  s.family = schedule_family::combined_1f1b;
+  s.shape = {P, 2 * P, V, placement::loop};
+  return s;
+}
+
+/// The step between the m a spec's family takes: DualPipe's 2, interleaved and combined
+/// 1F1B's group, 1 elsewhere.
 constexpr int m_step_of(const schedule_spec& s) {
   if (s.family == dualpipe) return 2;
-  if (s.family == schedule_family::interleaved_1f1b) return s.group != 0 ? s.group : s.shape.P;
+  if (s.family == schedule_family::interleaved_1f1b || s.family == schedule_family::combined_1f1b)
+    return s.group != 0 ? s.group : s.shape.P;
   return 1;
 }
 

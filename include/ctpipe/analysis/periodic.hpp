@@ -604,8 +604,9 @@ constexpr int default_max_periods(const periodic_program& p) { return 16 * p.sha
 /// The certificate's first attempt, in steady repetitions past m_min; each later attempt
 /// doubles it, as latency's longer cycles need. A larger first attempt costs every
 /// certificate ops (at steps(m_min) + 8 interleaved 1F1B's at P = 16, V = 2 passed Clang
-/// 14's step limit); the first attempts below are the least that certify at the
-/// article's costs (measured for P <= 16, V <= 4: tests/runtime/periodic_test.cpp).
+/// 14's step limit); the first attempts below certify at the article's costs (tested
+/// for P <= 16, V <= 4: tests/runtime/periodic_test.cpp), those of phased programs the
+/// least that do (measured).
 /// - One phase: steps(m_min) + 2, the warm-up's reach and then room for a cycle of one
 ///   step.
 /// - Two phases (GPipe; looped BFS at V = 1): 1. Its phases hand over on each rank only.
