@@ -49,6 +49,17 @@ constexpr bool prove_timing(schedule_family fam, costs c, int P_lo, int P_hi, in
   return true;
 }
 
+/// Whether certificate `cert` has every rank busy m(t_f + t_b) for every m >= m0
+/// (uniform stages, costs `c`).
+constexpr bool busy_m_fb(const periodic_certificate& cert, const costs& c) {
+  for (int r = 0; r < cert.P; ++r) {
+    if (cert.busy_base[static_cast<std::size_t>(r)] != rational{0} ||
+        cert.busy_per_m[static_cast<std::size_t>(r)] != c.f + c.b)
+      return false;
+  }
+  return true;
+}
+
 /// Timing proof for every m (phased programs, docs/proofs.md "Phased programs"): for
 /// every P in [P_lo, P_hi] and V in [V_lo, V_hi], GPipe (V = 1) or looped BFS under costs
 /// `c` has a periodic certificate by which its makespan, bubble fraction and peak closed
@@ -65,11 +76,7 @@ constexpr bool prove_every_m_phased(schedule_family fam, costs c, int P_lo, int 
       // GPipe's forms hold from m = 1; looped BFS's from m = P when V > 1 (formulas.hpp).
       const int from = fam == schedule_family::looped_bfs && V > 1 ? P : 1;
       if (holds.makespan.from != from || holds.bubble_fraction.from != from || holds.peaks.from != 1) return false;
-      for (int r = 0; r < P; ++r) {
-        if (cert.busy_base[static_cast<std::size_t>(r)] != rational{0} ||
-            cert.busy_per_m[static_cast<std::size_t>(r)] != c.f + c.b)
-          return false;
-      }
+      if (!busy_m_fb(cert, c)) return false;
     }
   }
   return true;
@@ -84,13 +91,7 @@ constexpr bool prove_every_m_phased(schedule_family fam, costs c, int P_lo, int 
 constexpr bool prove_phased_from_m0(schedule_family fam, costs c, int P, int V, int m0_most) {
   const schedule_spec s{fam, {P, 1, V, placement::loop}};
   const periodic_certificate cert = periodic_certificate_of(s, c);
-  if (!cert.proved || cert.m0 > m0_most || !closed_forms_hold_from_m0(cert, s, c)) return false;
-  for (int r = 0; r < P; ++r) {
-    if (cert.busy_base[static_cast<std::size_t>(r)] != rational{0} ||
-        cert.busy_per_m[static_cast<std::size_t>(r)] != c.f + c.b)
-      return false;
-  }
-  return true;
+  return cert.proved && cert.m0 <= m0_most && closed_forms_hold_from_m0(cert, s, c) && busy_m_fb(cert, c);
 }
 constexpr bool prove_phased_below(schedule_family fam, costs c, int P, int V, int m0_most) {
   const schedule_spec s{fam, {P, 1, V, placement::loop}};
