@@ -79,8 +79,7 @@ constexpr schedule_spec dual_spec(schedule_family family, int P) {
 }
 
 /// Combined 1F1B (Megatron's expert-parallel overlap, pairs fused at t_fb = t_f + t_b)
-/// at P, V and group P, for every m = 0 (mod P); its m is the class's least accepted but
-/// one.
+/// at P, V and group P, for every m = 0 (mod P); its m, 2P, only names the class.
 constexpr schedule_spec combined_spec(int P, int V) {
   schedule_spec s{};
   s.family = schedule_family::combined_1f1b;
