@@ -277,15 +277,15 @@ struct show_options : options_of<schedule_options, cost_options, scale_options, 
   show_options();
 };
 
-/// The one message of an op limit: raises usage_error(`ctpipe: [SUBJECT: ]N WHAT are too
-/// many for READER (at most LIMIT)`) when `n` > `limit` (`what` "ops", "compute ops",
-/// ...; `reader` "--format json", "compare", ...).
 /// The message for the arguments that `command` (the tool, or one of its commands) did
 /// not take (CLI::ExtrasError), in their order: CLI11's own lists them last first
 /// ("... not expected: 1 --foo"), which read as nonsense from Python (`formula(foo=1)`):
 /// `ctpipe: formula does not take '--foo 1' (`ctpipe formula --help` lists its options)`.
 std::string unexpected_arguments(const CLI::App& command);
 
+/// The one message of an op limit: raises usage_error(`ctpipe: [SUBJECT: ]N WHAT are too
+/// many for READER (at most LIMIT)`) when `n` > `limit` (`what` "ops", "compute ops",
+/// ...; `reader` "--format json", "compare", ...).
 void check_op_limit(long long n, long long limit, std::string_view reader, std::string_view subject = {},
                     std::string_view what = "ops");
 
